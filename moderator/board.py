@@ -198,3 +198,293 @@ class Board:
         """Human name of a section: ``"Denver-Omaha"``."""
         a, b = self.sections[sid].cities
         return f"{self.cities[a].name}-{self.cities[b].name}"
+
+
+# ------------------------------------------------------------------ validation
+#
+# The constraints below come from shared/rules/board-facts.md ("What an authored
+# board must satisfy") and the rules (The board, Components).  They are documented
+# for board authors in docs/board.md.
+
+MIN_CITIES, MAX_CITIES = 35, 45
+"""About 40 cities are joined by the network (board-facts.md)."""
+
+MIN_SPACES, MAX_SPACES = 1, 4
+"""Train spaces per section, starting spaces included (rules: The board)."""
+
+LAT_RANGE: tuple[float, float] = (14.0, 72.0)
+LON_RANGE: tuple[float, float] = (-170.0, -50.0)
+"""A box around North America; every city must lie inside it."""
+
+ALL_TYPES_COMPANY = "EPRG"
+"""The one company that may use all four track types and has two starting spaces."""
+
+STARTING_SPACES = len(COMPANIES) + 1
+"""Starting spaces on the board: one per company, two for EPRG (11)."""
+
+ALL_TRAINS = sum(c.trains for c in COMPANIES.values())
+"""Trains of all companies together (131)."""
+
+MIN_NEUTRAL_SPACES = ALL_TRAINS - STARTING_SPACES
+"""Neutral spaces needed at the very least: every train not on a starting space
+(131 - 11 = 120) must have a space to go to."""
+
+MIN_CONTESTED_SECTIONS = 5
+"""Sections of 1-2 spaces (where companies block each other) a board should have."""
+
+WARNING_PREFIX = "warning: "
+"""``check_board`` messages starting with this flag a board that is legal but plays
+poorly; every other message is a violated constraint."""
+
+_SHARE_ORDER: tuple[str, ...] = ("plain", "black-white", "black", "white")
+"""Track types from most to least common, as the track card counts 14:9:7:6."""
+
+
+def _starts_of(board: Board, abbr: str) -> list[str]:
+    """Ids of the sections holding starting spaces of company ``abbr``, one entry per
+    starting space (a section listing the company twice appears twice)."""
+    return [sid for sid, s in board.sections.items() for co in s.starts if co == abbr]
+
+
+def _components(board: Board) -> list[set[str]]:
+    """The connected parts of the network as sets of city ids, in the order of their
+    first city in the file."""
+    parts: list[set[str]] = []
+    placed: set[str] = set()
+    for start in board.cities:
+        if start in placed:
+            continue
+        part = {start}
+        frontier = [start]
+        while frontier:
+            city = frontier.pop()
+            for s in board.sections_at(city):
+                other = s.other(city)
+                if other not in part:
+                    part.add(other)
+                    frontier.append(other)
+        placed |= part
+        parts.append(part)
+    return parts
+
+
+def reachable_sections(board: Board, abbr: str) -> list[str]:
+    """Ids (sorted) of the sections company ``abbr`` could ever build on, ignoring
+    other companies' trains: breadth-first from its home station, through sections
+    it can use.  A section is usable if it has a neutral space of a track type the
+    company may use, or holds that company's starting space; a usable section is
+    reachable once one of its cities is reached, and traversing it reaches the other.
+
+    Returns [] for a company the board does not list or whose home is not a city."""
+    route = board.companies.get(abbr)
+    if route is None or route.home not in board.cities:
+        return []
+    usable = {
+        sid
+        for sid, s in board.sections.items()
+        if abbr in s.starts or any(t in route.types for t in s.spaces)
+    }
+    seen = {route.home}
+    frontier = [route.home]
+    reached: set[str] = set()
+    while frontier:
+        city = frontier.pop()
+        for s in board.sections_at(city):
+            if s.id not in usable:
+                continue
+            reached.add(s.id)
+            other = s.other(city)
+            if other not in seen:
+                seen.add(other)
+                frontier.append(other)
+    return sorted(reached)
+
+
+def neutral_space_counts(board: Board) -> dict[str, int]:
+    """Number of neutral spaces of each track type, in the order of TRACK_TYPES, then
+    any unknown types found on the board."""
+    counts = {t: 0 for t in TRACK_TYPES}
+    for s in board.sections.values():
+        for t in s.spaces:
+            counts[t] = counts.get(t, 0) + 1
+    return counts
+
+
+def check_board(board: Board) -> list[str]:
+    """Check ``board`` against every constraint an authored board must satisfy
+    (shared/rules/board-facts.md; listed for authors in docs/board.md).
+
+    Returns a list of plain-English messages, one per violated constraint, each
+    naming the constraint and the offending city, section, company or track type,
+    e.g. ``"section DEN-OMA has 5 spaces; a section has 1-4"``.  An empty list means
+    the board is valid.  Messages starting with WARNING_PREFIX (``"warning: "``)
+    flag a board that is legal but plays poorly (too few contested sections).
+
+    Never raises for a board built by ``Board.from_dict``; structural errors (unknown
+    cities in sections, duplicate ids, missing keys) are raised there as BoardError,
+    which ``check_board_file`` turns into a message.
+
+    Checks, in order: city count (35-45); city positions inside North America (lat
+    14..72, lon -170..-50); short city ids; city names and ids naming one city only;
+    no '-' or '/' in city names; section size 1-4; known track types; every track type
+    occurring and the shares following the card counts (plain > black-white > black >
+    white); a connected network; unknown and missing companies; 1-3 track types per
+    company (EPRG all 4); home stations being cities; starting spaces (EPRG exactly
+    two, every other company one, each on a section touching the home station, at most
+    one per company and section); each company reaching through its usable sections
+    at least as many sections as it has trains; at least 120 neutral spaces; and (as
+    a warning) at least 5 contested sections of 1-2 spaces.
+    """
+    msgs: list[str] = []
+    type_list = ", ".join(TRACK_TYPES)
+
+    # ---- cities
+    n = len(board.cities)
+    if not MIN_CITIES <= n <= MAX_CITIES:
+        msgs.append(f"city count {n} outside {MIN_CITIES}-{MAX_CITIES}")
+    for c in board.cities.values():
+        if not (LAT_RANGE[0] <= c.lat <= LAT_RANGE[1] and LON_RANGE[0] <= c.lon <= LON_RANGE[1]):
+            msgs.append(
+                f"city {c.id} ({c.name}) lies at lat {c.lat:g}, lon {c.lon:g}, outside North America "
+                f"(lat {LAT_RANGE[0]:g}..{LAT_RANGE[1]:g}, lon {LON_RANGE[0]:g}..{LON_RANGE[1]:g})"
+            )
+        if not re.fullmatch(r"[A-Z][A-Z0-9]{1,4}", c.id):
+            msgs.append(f"city id {c.id!r} is not a short id (2-5 letters or digits, starting with a letter)")
+        if re.search(r"[-/–—]", c.name):
+            msgs.append(
+                f"city name {c.name!r} contains '-' or '/'; sections are named 'City-City', "
+                "so city names must not"
+            )
+    owner: dict[str, str] = {_norm(c.id): c.id for c in board.cities.values()}
+    for c in board.cities.values():
+        label = _norm(c.name)
+        if not label:
+            msgs.append(f"city {c.id} has an empty name")
+            continue
+        other = owner.setdefault(label, c.id)
+        if other != c.id:
+            msgs.append(
+                f"city name {c.name!r} of {c.id} is also a name or id of {other}; "
+                "each name and id must identify one city"
+            )
+
+    # ---- sections and track types
+    for s in board.sections.values():
+        if not MIN_SPACES <= s.capacity <= MAX_SPACES:
+            msgs.append(f"section {s.id} has {s.capacity} spaces; a section has {MIN_SPACES}-{MAX_SPACES}")
+        for t in dict.fromkeys(s.spaces):
+            if t not in TRACK_TYPES:
+                msgs.append(f"section {s.id} has a space of unknown track type {t!r}; track types are {type_list}")
+    counts = neutral_space_counts(board)
+    for t in TRACK_TYPES:
+        if counts[t] == 0:
+            msgs.append(f"track type {t} has no neutral space; every track type must occur on the board")
+    for more, less in zip(_SHARE_ORDER, _SHARE_ORDER[1:]):
+        if counts[less] >= counts[more] and counts[less] > 0:
+            relation = "more" if counts[less] > counts[more] else "as many"
+            msgs.append(
+                f"track type {less} has {relation} neutral spaces ({counts[less]}) "
+                f"{'than' if relation == 'more' else 'as'} {more} ({counts[more]}); shares should "
+                "follow the card counts plain > black-white > black > white"
+            )
+
+    # ---- one connected network
+    parts = _components(board)
+    if len(parts) > 1:
+        main = max(parts, key=len)  # the first of the largest parts, in file order
+        lost = [cid for cid in board.cities if cid not in main]
+        first = next(cid for cid in board.cities if cid in main)
+        msgs.append(f"the network is not connected: {', '.join(lost)} cannot be reached from {first}")
+
+    # ---- companies
+    for abbr in board.companies:
+        if abbr not in COMPANIES:
+            msgs.append(f"company {abbr} is not a company of the game; companies are {', '.join(COMPANIES)}")
+    for s in board.sections.values():
+        for co in dict.fromkeys(s.starts):
+            if co not in COMPANIES:
+                msgs.append(f"section {s.id} holds a starting space of unknown company {co}")
+            elif s.starts.count(co) > 1:
+                msgs.append(
+                    f"section {s.id} holds {s.starts.count(co)} starting spaces of {co}; "
+                    "a company may have only one train per section"
+                )
+    raw_companies = board.source.get("companies") if isinstance(board.source, dict) else None
+    for abbr, company in COMPANIES.items():
+        route = board.companies.get(abbr)
+        if route is None:
+            msgs.append(f"company {abbr} is missing from companies; every company needs a home station and track types")
+            continue
+        raw = raw_companies.get(abbr) if isinstance(raw_companies, dict) else None
+        if isinstance(raw, dict) and not isinstance(raw.get("types"), list):
+            msgs.append(f"company {abbr}: types must be a list of track types, e.g. [plain, black]")
+        for t in sorted(route.types):
+            if t not in TRACK_TYPES:
+                msgs.append(f"company {abbr} may use unknown track type {t!r}; track types are {type_list}")
+        k = len(route.types)
+        if abbr == ALL_TYPES_COMPANY:
+            if set(route.types) != set(TRACK_TYPES):
+                msgs.append(f"company {abbr} may use {k} track types; {abbr} may use all {len(TRACK_TYPES)}")
+        elif not 1 <= k <= 3:
+            msgs.append(f"company {abbr} may use {k} track types; every company but {ALL_TYPES_COMPANY} may use 1-3")
+        home_ok = route.home in board.cities
+        if not home_ok:
+            msgs.append(f"company {abbr}'s home station {route.home} is not a city of the board")
+        starts = _starts_of(board, abbr)
+        want = 2 if abbr == ALL_TYPES_COMPANY else 1
+        if len(starts) != want:
+            noun = "starting space" if len(starts) == 1 else "starting spaces"
+            if abbr == ALL_TYPES_COMPANY:
+                rule = f"{abbr} has exactly {want}"
+            else:
+                rule = f"every company but {ALL_TYPES_COMPANY} has exactly {want}"
+            msgs.append(f"company {abbr} has {len(starts)} {noun}; {rule}")
+        if home_ok:
+            for sid in dict.fromkeys(starts):
+                if route.home not in board.sections[sid].cities:
+                    msgs.append(
+                        f"starting space of {abbr} on section {sid} does not touch its home station {route.home}"
+                    )
+            reach = len(reachable_sections(board, abbr))
+            if reach < company.trains:
+                msgs.append(
+                    f"company {abbr} can reach only {reach} section{'' if reach == 1 else 's'} through its track types "
+                    f"from {route.home}; it has {company.trains} trains"
+                )
+
+    # ---- capacity
+    neutral = sum(len(s.spaces) for s in board.sections.values())
+    if neutral < MIN_NEUTRAL_SPACES:
+        msgs.append(
+            f"the board has {neutral} neutral spaces; it needs at least {MIN_NEUTRAL_SPACES} "
+            f"({ALL_TRAINS} trains, {STARTING_SPACES} of them on starting spaces)"
+        )
+    contested = sum(1 for s in board.sections.values() if 1 <= s.capacity <= 2)
+    if contested < MIN_CONTESTED_SECTIONS:
+        msgs.append(
+            f"{WARNING_PREFIX}only {contested} sections have 1-2 spaces; at least "
+            f"{MIN_CONTESTED_SECTIONS} contested sections are expected where companies block each other"
+        )
+    return msgs
+
+
+def check_board_file(path: str | Path) -> list[str]:
+    """Load the board file at ``path`` and check it (shared/rules/board-facts.md).
+
+    Returns ``check_board``'s messages for a readable board, or a one-element list
+    naming the file and the problem when it cannot be read (missing file, no
+    permission, not UTF-8, not YAML, not a board mapping, unknown city in a section,
+    duplicate ids, missing keys).  Never raises for a bad file: a board author gets a
+    message, not a traceback."""
+    try:
+        board = Board.load(path)
+    except OSError as exc:
+        return [f"cannot read board file {path}: {exc.strerror or exc}"]
+    except BoardError as exc:
+        text = str(exc)
+        return [text if text.startswith(str(path)) else f"{path}: {text}"]
+    except UnicodeDecodeError as exc:
+        return [f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start})"]
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        return [f"{path}: malformed board file: {exc!r}"]
+    return check_board(board)

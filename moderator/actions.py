@@ -1,0 +1,106 @@
+"""Actions: what a player does, as immutable objects that format to order text.
+
+An action is one player's whole move: the initial investment (``Start``), a turn
+(``Build``, ``Invest``, ``Pass``).  ``str(action)`` gives the canonical order text,
+which ``moderator.orders.parse_turn`` reads back to an equal action (python-chess's
+``Move.uci()`` / ``Move.from_uci()`` is the model).  Fields left ``None`` by a
+forgiving order (e.g. a BUILD that does not name the track card) are filled in by
+``Game.resolve`` when only one choice fits.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from .components import JOKER
+
+
+@dataclass(frozen=True)
+class Start:
+    """The initial investment: one share card from hand, chosen secretly
+    (rules: Setup, step 5).  ``share`` is a company abbreviation or ``UP``."""
+
+    share: str
+
+    def __str__(self) -> str:
+        return f"start {self.share}"
+
+
+@dataclass(frozen=True)
+class Take:
+    """The share drawn after a BUILD (rules: BUILD, step 3).
+
+    ``source`` is ``"display"`` (a face-up card: ``company``, or the 1-based
+    ``place`` as ordered, resolved to its company), ``"stack"`` (top card, unseen),
+    ``"up"`` (the UP pile) or ``"none"`` (allowed only when no share can be drawn)."""
+
+    source: str
+    company: str | None = None
+    place: int | None = None
+
+    def __str__(self) -> str:
+        if self.source == "display":
+            return f"take {self.company}" if self.company else f"take display {self.place}"
+        return {"stack": "take stack", "up": "take UP", "none": "take none"}[self.source]
+
+
+@dataclass(frozen=True)
+class Build:
+    """BUILD (rules: A turn, BUILD): play track card ``card`` (a track type or
+    ``joker``) and place a train of ``company`` on a neutral space of track type
+    ``space`` on section ``section`` (id ``"A-B"``), then draw ``take``, then
+    optionally ``swap`` one share from hand (abbreviation or ``UP``) for a UP share."""
+
+    company: str
+    section: str
+    card: str | None = None
+    space: str | None = None
+    take: Take | None = None
+    swap: str | None = None
+
+    def __str__(self) -> str:
+        card = self.card or ""
+        if self.card == JOKER:
+            card = f"joker as {self.space}" if self.space else "joker"
+        text = f"build {self.company} {self.section} {card}".rstrip()
+        if self.take is not None:
+            text += f"; {self.take}"
+        if self.swap is not None:
+            text += f"; swap {self.swap}"
+        return text
+
+
+@dataclass(frozen=True)
+class Invest:
+    """INVEST (rules: A turn, INVEST): place ``shares`` (abbreviations, sorted) from
+    hand face up — any number of ONE company or exactly one each of TWO — then
+    discard track card ``discard``."""
+
+    shares: tuple[str, ...]
+    discard: str | None = None
+
+    def __str__(self) -> str:
+        kinds = sorted(set(self.shares))
+        if len(kinds) == 1:
+            n = len(self.shares)
+            what = f"{n} {kinds[0]}" if n > 1 else kinds[0]
+        else:
+            what = " ".join(self.shares)
+        text = f"invest {what}"
+        if self.discard is not None:
+            text += f"; discard {self.discard}"
+        return text
+
+
+@dataclass(frozen=True)
+class Pass:
+    """The no-legal-action pass: only discard track card ``discard``
+    (rules: No legal action, PBEM decision)."""
+
+    discard: str | None = None
+
+    def __str__(self) -> str:
+        return f"pass; discard {self.discard}" if self.discard else "pass"
+
+
+Action = Union[Start, Build, Invest, Pass]

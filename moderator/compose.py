@@ -1,0 +1,115 @@
+"""Building the mails the moderator sends (status mails, answers to orders).
+
+One function, :func:`build_message`, makes a complete RFC 5322 message with the
+standard library (``email.message.EmailMessage``, ``email.policy.default``): our own
+Message-ID, Date, threading headers, ``Auto-Submitted`` (so that well-behaved
+auto-responders stay quiet, RFC 3834), UTF-8 text, and an HTML alternative when one
+is given.  Sending is done elsewhere (``msg.as_bytes(policy=policy.SMTP)``).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from email import policy
+from email.headerregistry import Address
+from email.message import EmailMessage
+from email.utils import format_datetime, make_msgid
+
+__all__ = ["build_message"]
+
+_SAFE_LINE = 998  # RFC 5322 line length limit; longer lines need an encoding
+
+
+def _cte(text: str) -> str:
+    """Transfer encoding for a text part: 7bit when safe, else quoted-printable."""
+    if text.isascii() and all(len(line) <= _SAFE_LINE for line in text.splitlines()):
+        return "7bit"
+    return "quoted-printable"
+
+
+def _msgid(value: str) -> str:
+    """``value`` as ``<id>``: angle brackets added when missing, white space trimmed."""
+    value = value.strip()
+    if not value:
+        return ""
+    if not value.startswith("<"):
+        value = "<" + value
+    if not value.endswith(">"):
+        value = value + ">"
+    return value
+
+
+def build_message(
+    *,
+    from_addr: str,
+    from_name: str | None,
+    to: str,
+    subject: str,
+    text: str,
+    html: str | None = None,
+    in_reply_to: str | None = None,
+    references: Sequence[str] = (),
+    auto_submitted: str = "auto-generated",
+    domain: str,
+    date: datetime | None = None,
+) -> EmailMessage:
+    """A ready-to-send message.
+
+    * ``from_addr``/``from_name``: the From mailbox (name may be None or non-ASCII).
+    * ``to``: the recipient, a bare address or ``Name <addr>``.
+    * ``subject``: any Unicode; encoded as RFC 2047 words where needed.
+    * ``text``: the plain-text body; ``html``: an optional HTML body, which makes the
+      message ``multipart/alternative`` (text first, HTML second).  Both are UTF-8,
+      ``7bit`` when plain ASCII with short lines, else quoted-printable.
+    * ``in_reply_to``: the Message-ID answered (angle brackets added if missing);
+      ``references``: the earlier thread.  The References header is ``references``
+      followed by ``in_reply_to``, duplicates removed, order kept; a reference string
+      holding several ids is split.  Neither header is set when empty.
+    * ``auto_submitted``: the ``Auto-Submitted`` value (``auto-generated`` for status
+      mails, ``auto-replied`` for answers to orders).  ``X-Auto-Response-Suppress:
+      OOF, AutoReply`` is set too, which keeps Exchange's out-of-office replies away.
+    * ``domain``: the right-hand side of our Message-ID (``make_msgid(domain=...)``).
+    * ``date``: the Date (default: now, UTC).
+
+    Raises ``ValueError`` for an empty ``from_addr``, ``to`` or ``domain``, a
+    ``from_addr`` that is no ``local@domain`` (``email.errors.InvalidHeaderDefect``,
+    a ``ValueError``), or header values containing line breaks.
+    """
+    if not from_addr or not from_addr.strip():
+        raise ValueError("from_addr is empty")
+    if not to or not to.strip():
+        raise ValueError("to is empty")
+    if not domain or not domain.strip():
+        raise ValueError("domain is empty")
+    for name, value in (("subject", subject), ("to", to), ("from_name", from_name or "")):
+        if "\r" in value or "\n" in value:
+            raise ValueError(f"{name} contains a line break")
+
+    msg = EmailMessage(policy=policy.default)
+    msg["From"] = Address(display_name=from_name or "", addr_spec=from_addr.strip())
+    msg["To"] = to.strip()
+    msg["Subject"] = subject
+    msg["Date"] = format_datetime(date or datetime.now(timezone.utc))
+    msg["Message-ID"] = make_msgid(domain=domain.strip())
+
+    reply_id = _msgid(in_reply_to or "")
+    refs: list[str] = []
+    for ref in [*references, reply_id]:
+        for one in re.split(r"\s+", ref or ""):
+            one = _msgid(one)
+            if one and one not in refs:
+                refs.append(one)
+    if reply_id:
+        msg["In-Reply-To"] = reply_id
+    if refs:
+        msg["References"] = " ".join(refs)
+    msg["Auto-Submitted"] = auto_submitted
+    msg["X-Auto-Response-Suppress"] = "OOF, AutoReply"
+
+    msg.set_content(text, charset="utf-8", cte=_cte(text))
+    if html is not None:
+        msg.add_alternative(html, subtype="html", charset="utf-8", cte=_cte(html))
+        for part in msg.iter_parts():
+            del part["MIME-Version"]  # belongs to the top level only
+    return msg

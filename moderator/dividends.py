@@ -1,0 +1,80 @@
+"""Dividend payouts: pure functions from invested shares to money.
+
+Money is in millions of dollars.  Holdings are ``{player: number of invested
+shares}``; players holding 0 shares are ignored.  Results are ``{player: amount}``
+listing only players who receive something (possibly 0 after rounding down, for
+tied secondary holders, so that every payout recipient is visible).
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from .components import UP_TABLE
+
+
+def _groups(holdings: Mapping[str, int]) -> list[list[str]]:
+    """Investors grouped by equal holdings, largest first; names sorted in a group."""
+    by_count: dict[int, list[str]] = {}
+    for player, n in holdings.items():
+        if n > 0:
+            by_count.setdefault(n, []).append(player)
+    return [sorted(by_count[n]) for n in sorted(by_count, reverse=True)]
+
+
+def company_payout(holdings: Mapping[str, int], value: int) -> dict[str, int]:
+    """Pay one company's dividend (rules: Company dividends).
+
+    ``value`` is the company's dividend value (1 + its trains on the board).  The
+    primary (most shares) gets ``value``, the secondary (second most) ``value // 2``;
+    a sole investor gets both; a tie for most splits ``value + value // 2`` equally,
+    rounded down, and nobody gets the secondary amount; one primary and a tie for
+    second: the tied players split ``value // 2``, rounded down (possibly 0 each).
+    A company nobody invested in pays nothing (empty dict).
+
+    >>> company_payout({"A": 3, "B": 1}, 5)
+    {'A': 5, 'B': 2}
+    >>> company_payout({"A": 2, "B": 2, "C": 1}, 5)
+    {'A': 3, 'B': 3}
+    """
+    groups = _groups(holdings)
+    if not groups:
+        return {}
+    secondary = value // 2
+    first = groups[0]
+    if len(first) > 1:
+        each = (value + secondary) // len(first)
+        return {p: each for p in first}
+    (primary,) = first
+    if len(groups) == 1:
+        return {primary: value + secondary}
+    result = {primary: value}
+    second = groups[1]
+    for p in second:
+        result[p] = secondary // len(second)
+    return result
+
+
+def up_payout(holdings: Mapping[str, int], dividend_number: int) -> dict[str, int]:
+    """Pay Union Pacific for the ``dividend_number``-th dividend (1-4) (rules: Union
+    Pacific dividends).
+
+    Investors are ranked by invested UP shares; ranks 1-5 pay the table amounts for
+    that dividend, ranks beyond 5 pay 0.  Tied players occupy as many consecutive ranks
+    as there are of them and split the sum of those ranks' amounts equally, rounded
+    down.  Raises ValueError for a dividend number outside 1-4.
+
+    >>> up_payout({"A": 3, "B": 3, "C": 1}, 2)
+    {'A': 9, 'B': 9, 'C': 6}
+    """
+    if dividend_number not in UP_TABLE:
+        raise ValueError(f"dividend number must be 1-4, not {dividend_number}")
+    table = UP_TABLE[dividend_number]
+    result: dict[str, int] = {}
+    rank = 0  # ranks already taken
+    for group in _groups(holdings):
+        amounts = [table[r] if r < len(table) else 0 for r in range(rank, rank + len(group))]
+        each = sum(amounts) // len(group)
+        for p in group:
+            result[p] = each
+        rank += len(group)
+    return result

@@ -1,0 +1,498 @@
+"""Real mail servers on loopback for the tests: Dovecot (IMAP) and an aiosmtpd sink.
+
+- :class:`Dovecot` runs a private Dovecot (Debian's ``dovecot-imapd``) as
+  root with its own configuration in a temporary directory, listening on
+  127.0.0.1 only. Any user name logs in with :attr:`Dovecot.password`; each
+  user gets a fresh Maildir home, so :meth:`Dovecot.new_user` is how tests
+  get an empty account without restarting the server.
+- :class:`SmtpSink` wraps aiosmtpd's ``Controller`` on 127.0.0.1 and records
+  every accepted message.
+- :func:`make_certificate` makes a self-signed certificate for 127.0.0.1 /
+  localhost (with the ``openssl`` command) for the TLS variants of both.
+"""
+
+from __future__ import annotations
+
+import atexit
+import email
+import email.policy
+import itertools
+import os
+import pwd
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import textwrap
+import threading
+import time
+from dataclasses import dataclass, field
+from email.message import EmailMessage
+from pathlib import Path
+
+import imapclient
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult, LoginPassword
+
+LOOPBACK = "127.0.0.1"
+
+INSTALL_HINT = "run `bash .ci/run` (or `apt-get install -y dovecot-imapd`)"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((LOOPBACK, 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, timeout: float, greeting: bytes | None = None) -> None:
+    """Wait until 127.0.0.1:``port`` accepts a connection (and, if given,
+    sends a first line starting with ``greeting``). Raises TimeoutError."""
+    deadline = time.monotonic() + timeout
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((LOOPBACK, port), timeout=1) as sock:
+                if greeting is None:
+                    return
+                line = sock.makefile("rb").readline()
+                if line.startswith(greeting):
+                    return
+                last = RuntimeError(f"unexpected greeting {line!r}")
+        except OSError as exc:
+            last = exc
+        time.sleep(0.02)
+    raise TimeoutError(f"nothing answered on {LOOPBACK}:{port} within {timeout}s ({last})")
+
+
+# --------------------------------------------------------------------------
+# TLS
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """A self-signed test certificate: PEM files and contexts using them."""
+
+    cert_path: Path
+    key_path: Path
+
+    def server_context(self) -> ssl.SSLContext:
+        """A server-side context presenting this certificate."""
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ctx.load_cert_chain(self.cert_path, self.key_path)
+        return ctx
+
+    def client_context(self) -> ssl.SSLContext:
+        """A client-side context that trusts only this certificate (with
+        host name checking, valid for 127.0.0.1 and localhost)."""
+        return ssl.create_default_context(cafile=str(self.cert_path))
+
+
+def make_certificate(directory: Path) -> Certificate:
+    """Write ``cert.pem``/``key.pem`` (EC P-256, 2 days, SAN 127.0.0.1 and
+    localhost) into ``directory``. Raises RuntimeError if openssl is missing
+    or fails."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        raise RuntimeError(f"the openssl command is missing: {INSTALL_HINT.replace('dovecot-imapd', 'openssl')}")
+    directory.mkdir(parents=True, exist_ok=True)
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-days", "2", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, timeout=30,
+    )
+    os.chmod(key, 0o600)
+    return Certificate(cert, key)
+
+
+# --------------------------------------------------------------------------
+# Dovecot
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    """A message as the IMAP server holds it."""
+
+    uid: int
+    flags: tuple[bytes, ...]
+    raw: bytes
+
+
+class Dovecot:
+    """A private Dovecot IMAP server on 127.0.0.1, run as root.
+
+    ``Dovecot(tls=None, password="secret", imap_capability=None)``
+
+    - ``tls``: a :class:`Certificate`; when given, ``ssl = yes``, the plain
+      port also offers STARTTLS and :attr:`ssl_port` speaks implicit TLS.
+      Without it ``ssl = no`` and :attr:`ssl_port` is None.
+    - ``imap_capability``: replaces the advertised capability list (Dovecot's
+      ``imap_capability`` setting), e.g. to hide MOVE from clients.
+
+    Everything lives in a fresh ``/tmp/pbem-dovecot-*`` directory (mode 0755
+    so the ``dovecot``/``dovenull`` users can reach it): ``dovecot.conf``,
+    ``run/`` (base_dir), ``state/``, ``dovecot.log`` and ``home/USER/Maildir``.
+    Start takes about 0.1 s, stop about 2.5 s (Dovecot's master lingers).
+
+    Raises RuntimeError from :meth:`start` when the ``dovecot`` binary is
+    missing or the server does not come up (the log tail is in the message).
+    """
+
+    def __init__(
+        self,
+        *,
+        tls: Certificate | None = None,
+        password: str = "secret",
+        imap_capability: str | None = None,
+    ) -> None:
+        self.host = LOOPBACK
+        self.password = password
+        self.tls = tls
+        self.imap_capability = imap_capability
+        self.port: int | None = None
+        self.ssl_port: int | None = None
+        self.username = "moderator"
+        self._users = itertools.count(1)
+        self._dir: Path | None = None
+        self._pid: int | None = None
+
+    # -- paths -------------------------------------------------------------
+
+    @property
+    def directory(self) -> Path:
+        if self._dir is None:
+            raise RuntimeError("Dovecot has not been started")
+        return self._dir
+
+    @property
+    def config_path(self) -> Path:
+        return self.directory / "dovecot.conf"
+
+    @property
+    def log_path(self) -> Path:
+        return self.directory / "dovecot.log"
+
+    def home(self, username: str | None = None) -> Path:
+        """The home directory of ``username`` (its mail is in ``Maildir/``)."""
+        return self.directory / "home" / (username or self.username)
+
+    def log_text(self) -> str:
+        """Everything Dovecot has logged so far."""
+        try:
+            return self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    # -- lifecycle -------------------------------------------------------
+
+    def _write_config(self) -> None:
+        dovecot_uid = pwd.getpwnam("dovecot").pw_uid
+        d = self.directory
+        if self.tls is not None:
+            ssl_lines = textwrap.dedent(f"""\
+                ssl = yes
+                ssl_cert = <{self.tls.cert_path}
+                ssl_key = <{self.tls.key_path}
+                """)
+            imaps = f"inet_listener imaps {{\n    address = {LOOPBACK}\n    port = {self.ssl_port}\n    ssl = yes\n  }}"
+        else:
+            ssl_lines = "ssl = no\n"
+            imaps = "inet_listener imaps {\n    port = 0\n  }"
+        capability = (f"imap_capability = {self.imap_capability}\n"
+                      if self.imap_capability else "")
+        self.config_path.write_text(textwrap.dedent(f"""\
+            # Written by tests/servers.py: a private Dovecot for the tests.
+            base_dir = {d}/run
+            state_dir = {d}/state
+            log_path = {d}/dovecot.log
+            protocols = imap
+            listen = {LOOPBACK}
+            disable_plaintext_auth = no
+            auth_mechanisms = plain login
+            default_login_user = dovenull
+            default_internal_user = dovecot
+            first_valid_uid = {dovecot_uid}
+            mail_location = maildir:~/Maildir
+            """) + ssl_lines + capability + textwrap.dedent(f"""\
+            service imap-login {{
+              inet_listener imap {{
+                address = {LOOPBACK}
+                port = {self.port}
+              }}
+              {imaps}
+            }}
+            passdb {{
+              driver = static
+              args = password={self.password}
+            }}
+            userdb {{
+              driver = static
+              args = uid=dovecot gid=dovecot home={d}/home/%u
+            }}
+            """))
+
+    def start(self, timeout: float = 15) -> None:
+        """Start the server (ports are chosen on the first start and kept)."""
+        binary = shutil.which("dovecot") or (
+            "/usr/sbin/dovecot" if os.path.exists("/usr/sbin/dovecot") else None)
+        if binary is None:
+            raise RuntimeError(f"the dovecot binary is missing: {INSTALL_HINT}")
+        if self._dir is None:
+            self._dir = Path(tempfile.mkdtemp(prefix="pbem-dovecot-"))
+            os.chmod(self._dir, 0o755)
+            home = self._dir / "home"
+            home.mkdir()
+            shutil.chown(home, "dovecot", "dovecot")
+            self.port = free_port()
+            self.ssl_port = free_port() if self.tls is not None else None
+            self._write_config()
+        with open(self.directory / "start.out", "ab") as out:
+            # Dovecot's daemon keeps the stdout it was given; never a pipe.
+            proc = subprocess.run([binary, "-c", str(self.config_path)],
+                                  stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                  timeout=timeout)
+        if proc.returncode != 0:
+            output = (self.directory / "start.out").read_text(errors="replace")
+            raise RuntimeError(f"dovecot -c {self.config_path} exited {proc.returncode}:\n"
+                               f"{output[-3000:]}\n{self.log_text()[-3000:]}")
+        self._binary = binary
+        try:
+            self._pid = int((self.directory / "run" / "master.pid").read_text())
+        except (OSError, ValueError):
+            self._pid = None
+        atexit.register(self._stop_at_exit)
+        try:
+            wait_for_port(self.port, timeout, greeting=b"* OK")
+            if self.ssl_port is not None:
+                wait_for_port(self.ssl_port, timeout)
+        except TimeoutError as exc:
+            self.stop()
+            raise RuntimeError(f"Dovecot did not come up: {exc}\n{self.log_text()[-3000:]}") from exc
+
+    @property
+    def running(self) -> bool:
+        return self._pid is not None and _alive(self._pid)
+
+    def stop(self, timeout: float = 20) -> None:
+        """Stop the server (``dovecot -c CONFIG stop``) and wait for its master
+        process to exit. Mail and configuration are kept for :meth:`start`."""
+        if self._pid is None:
+            return
+        pid, self._pid = self._pid, None
+        if _alive(pid):
+            subprocess.run([self._binary, "-c", str(self.config_path), "stop"],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=timeout)
+        deadline = time.monotonic() + timeout
+        while _alive(pid):
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                time.sleep(0.1)
+                break
+            time.sleep(0.02)
+
+    def restart(self) -> None:
+        """Stop and start again on the same ports, keeping all mail."""
+        self.stop()
+        self.start()
+
+    def cleanup(self) -> None:
+        """Stop and delete the temporary directory."""
+        self.stop()
+        atexit.unregister(self._stop_at_exit)
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def _stop_at_exit(self) -> None:
+        try:
+            self.stop(timeout=5)
+        except Exception:  # pragma: no cover - best effort at interpreter exit
+            pass
+
+    def __enter__(self) -> "Dovecot":
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.cleanup()
+
+    # -- accounts and mail --------------------------------------------------
+
+    def new_user(self, prefix: str = "user") -> str:
+        """Switch :attr:`username` to a never-used account and return its name."""
+        self.username = f"{prefix}{next(self._users)}"
+        return self.username
+
+    def remove_user(self, username: str | None = None) -> None:
+        """Delete an account's home (its mail)."""
+        shutil.rmtree(self.home(username), ignore_errors=True)
+
+    def inbox_kwargs(self, username: str | None = None) -> dict:
+        """Keyword arguments for ``ImapInbox`` on the plain port."""
+        return {"host": self.host, "port": self.port, "username": username or self.username,
+                "password": self.password, "security": "none"}
+
+    def connect(self, username: str | None = None) -> imapclient.IMAPClient:
+        """A logged-in imapclient connection (plain port); caller logs out."""
+        client = imapclient.IMAPClient(self.host, port=self.port, ssl=False, timeout=10)
+        client.login(username or self.username, self.password)
+        return client
+
+    def append(self, raw: bytes, folder: str = "INBOX", *, flags: tuple = (),
+               username: str | None = None) -> int:
+        """APPEND ``raw`` to ``folder`` (created if missing); returns its UID."""
+        client = self.connect(username)
+        try:
+            if not client.folder_exists(folder):
+                client.create_folder(folder)
+            response = client.append(folder, raw, flags=flags)
+        finally:
+            client.logout()
+        match = re.search(rb"APPENDUID \d+ (\d+)", response)
+        if not match:
+            raise RuntimeError(f"no APPENDUID in {response!r}")
+        return int(match.group(1))
+
+    def messages(self, folder: str = "INBOX", username: str | None = None) -> list[StoredMessage]:
+        """The messages in ``folder`` in UID order (read-only, BODY.PEEK)."""
+        client = self.connect(username)
+        try:
+            client.select_folder(folder, readonly=True)
+            uids = sorted(client.search("ALL"))
+            data = client.fetch(uids, ["FLAGS", "BODY.PEEK[]"]) if uids else {}
+        finally:
+            client.logout()
+        return [StoredMessage(uid, tuple(data[uid][b"FLAGS"]), bytes(data[uid][b"BODY[]"]))
+                for uid in uids]
+
+    def uidvalidity(self, folder: str = "INBOX", username: str | None = None) -> int:
+        """The folder's UIDVALIDITY."""
+        client = self.connect(username)
+        try:
+            return int(client.folder_status(folder, ["UIDVALIDITY"])[b"UIDVALIDITY"])
+        finally:
+            client.logout()
+
+    def folders(self, username: str | None = None) -> list[str]:
+        """The account's folder names, sorted."""
+        client = self.connect(username)
+        try:
+            return sorted(name for _, _, name in client.list_folders())
+        finally:
+            client.logout()
+
+
+def _alive(pid: int) -> bool:
+    """Is ``pid`` a live (not zombie) process?"""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            state = stat.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in (b"Z", b"X")
+
+
+# --------------------------------------------------------------------------
+# SMTP sink
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReceivedMail:
+    """One message the sink accepted."""
+
+    mail_from: str
+    rcpt_tos: tuple[str, ...]
+    raw: bytes
+    message: EmailMessage = field(repr=False)
+
+
+class _SinkHandler:
+    def __init__(self, sink: "SmtpSink") -> None:
+        self.sink = sink
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+        reply = self.sink.reject_recipients.get(address)
+        if reply is not None:
+            return reply
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server, session, envelope):
+        raw = bytes(envelope.original_content)
+        mail = ReceivedMail(
+            mail_from=envelope.mail_from,
+            rcpt_tos=tuple(envelope.rcpt_tos),
+            raw=raw,
+            message=email.message_from_bytes(raw, policy=email.policy.default),
+        )
+        with self.sink._lock:
+            self.sink.messages.append(mail)
+        return "250 Message accepted for delivery"
+
+
+class SmtpSink:
+    """An aiosmtpd SMTP server on 127.0.0.1 (free port) that keeps what it gets.
+
+    ``SmtpSink(tls=None, implicit_tls=False, username=None, password=None)``
+
+    - ``tls``: a :class:`Certificate`: with ``implicit_tls`` the port speaks
+      TLS from the first byte (like port 465), else STARTTLS is offered.
+    - ``username``/``password``: when given, AUTH PLAIN/LOGIN is offered and
+      required (also over plaintext, since this is loopback) and only these
+      credentials pass (``535`` otherwise).
+
+    :attr:`messages` lists :class:`ReceivedMail` in arrival order;
+    :attr:`reject_recipients` maps an address to the reply RCPT TO gets
+    (e.g. ``{"gone@example.org": "550 5.1.1 No such user"}``).
+    """
+
+    def __init__(self, *, tls: Certificate | None = None, implicit_tls: bool = False,
+                 username: str | None = None, password: str | None = None) -> None:
+        self.host = LOOPBACK
+        self.port = free_port()
+        self.messages: list[ReceivedMail] = []
+        self.reject_recipients: dict[str, str] = {}
+        self.username = username
+        self.password = password
+        self._lock = threading.Lock()
+        kwargs: dict = {}
+        if tls is not None and implicit_tls:
+            kwargs["ssl_context"] = tls.server_context()
+        elif tls is not None:
+            kwargs["tls_context"] = tls.server_context()
+        if username is not None:
+            kwargs.update(authenticator=self._authenticate, auth_required=True,
+                          auth_require_tls=False)
+        self.controller = Controller(_SinkHandler(self), hostname=LOOPBACK, port=self.port,
+                                     **kwargs)
+
+    def _authenticate(self, server, session, envelope, mechanism, auth_data) -> AuthResult:
+        ok = (isinstance(auth_data, LoginPassword)
+              and auth_data.login == self.username.encode()
+              and auth_data.password == self.password.encode())
+        return AuthResult(success=ok, handled=False)
+
+    def start(self) -> None:
+        self.controller.start()
+
+    def stop(self) -> None:
+        self.controller.stop()
+
+    def __enter__(self) -> "SmtpSink":
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
