@@ -6,6 +6,14 @@ which ``moderator.orders.parse_turn`` reads back to an equal action (python-ches
 ``Move.uci()`` / ``Move.from_uci()`` is the model).  Fields left ``None`` by a
 forgiving order (e.g. a BUILD that does not name the track card) are filled in by
 ``Game.resolve`` when only one choice fits.
+
+With the option ``dead_track_redraw`` a turn may start by showing a dead track card
+(every space of its track type is full), removing it from the game and drawing a
+replacement: the ``redraw`` field of ``Build``, ``Invest`` and ``Pass``, written as
+a leading ``redraw white; `` part of the order text (e.g.
+``redraw white; build KCC DEN-KCY black; take stack``).  The rest of the turn is
+checked against the hand without the shown card, and the replacement cannot be
+played in the same turn (it is drawn after the order was written).
 """
 from __future__ import annotations
 
@@ -49,7 +57,8 @@ class Build:
     """BUILD (rules: A turn, BUILD): play track card ``card`` (a track type or
     ``joker``) and place a train of ``company`` on a neutral space of track type
     ``space`` on section ``section`` (id ``"A-B"``), then draw ``take``, then
-    optionally ``swap`` one share from hand (abbreviation or ``UP``) for a UP share."""
+    optionally ``swap`` one share from hand (abbreviation or ``UP``) for a UP share.
+    ``redraw``: a dead track card shown first (option dead_track_redraw)."""
 
     company: str
     section: str
@@ -57,12 +66,13 @@ class Build:
     space: str | None = None
     take: Take | None = None
     swap: str | None = None
+    redraw: str | None = None
 
     def __str__(self) -> str:
         card = self.card or ""
         if self.card == JOKER:
             card = f"joker as {self.space}" if self.space else "joker"
-        text = f"build {self.company} {self.section} {card}".rstrip()
+        text = _redraw(self.redraw) + f"build {self.company} {self.section} {card}".rstrip()
         if self.take is not None:
             text += f"; {self.take}"
         if self.swap is not None:
@@ -74,10 +84,12 @@ class Build:
 class Invest:
     """INVEST (rules: A turn, INVEST): place ``shares`` (abbreviations, sorted) from
     hand face up — any number of ONE company or exactly one each of TWO — then
-    discard track card ``discard``."""
+    discard track card ``discard``.  ``redraw``: a dead track card shown first
+    (option dead_track_redraw)."""
 
     shares: tuple[str, ...]
     discard: str | None = None
+    redraw: str | None = None
 
     def __str__(self) -> str:
         kinds = sorted(set(self.shares))
@@ -86,7 +98,7 @@ class Invest:
             what = f"{n} {kinds[0]}" if n > 1 else kinds[0]
         else:
             what = " ".join(self.shares)
-        text = f"invest {what}"
+        text = _redraw(self.redraw) + f"invest {what}"
         if self.discard is not None:
             text += f"; discard {self.discard}"
         return text
@@ -95,12 +107,20 @@ class Invest:
 @dataclass(frozen=True)
 class Pass:
     """The no-legal-action pass: only discard track card ``discard``
-    (rules: No legal action, PBEM decision)."""
+    (rules: No legal action, PBEM decision).  ``redraw``: a dead track card shown
+    first (option dead_track_redraw)."""
 
     discard: str | None = None
+    redraw: str | None = None
 
     def __str__(self) -> str:
-        return f"pass; discard {self.discard}" if self.discard else "pass"
+        text = f"pass; discard {self.discard}" if self.discard else "pass"
+        return _redraw(self.redraw) + text
+
+
+def _redraw(card: str | None) -> str:
+    """The leading order part of a dead-card redraw: ``"redraw white; "`` or ``""``."""
+    return f"redraw {card}; " if card is not None else ""
 
 
 Action = Union[Start, Build, Invest, Pass]

@@ -168,9 +168,23 @@ class Board:
         return cls.load(DEFAULT_BOARD_PATH)
 
     # ---------------------------------------------------------------- lookups
+    def adjacency(self) -> dict[str, tuple[Section, ...]]:
+        """``{city: sections touching it, sorted by id}`` for every city, computed
+        once per board and cached (the engine's network searches use it).  The board
+        is treated as immutable once loaded; ``Board.from_dict`` builds a new one."""
+        cached = self.__dict__.get("_adjacency")
+        if cached is None:
+            at: dict[str, list[Section]] = {cid: [] for cid in self.cities}
+            for s in sorted(self.sections.values(), key=lambda s: s.id):
+                for c in s.cities:
+                    at.setdefault(c, []).append(s)
+            cached = {c: tuple(v) for c, v in at.items()}
+            self.__dict__["_adjacency"] = cached
+        return cached
+
     def sections_at(self, city: str) -> list[Section]:
-        """Sections touching ``city``, sorted by id."""
-        return [s for s in self.sections.values() if city in s.cities]
+        """Sections touching ``city``, sorted by id (from the cached adjacency)."""
+        return list(self.adjacency().get(city, ()))
 
     def find_city(self, text: str) -> str | None:
         """City id for ``text``: an id or a full name, case- and punctuation-

@@ -8,25 +8,35 @@ actions, like a chess game is a list of moves.  Typical use::
     for player in game.waiting_for():
         game.push(player, Start("KCC"))          # initial investments
     game.legal_actions(game.to_move)             # every complete legal action
+    game.random_action(game.to_move, rng)        # one of them, uniformly at random
     game.push(game.to_move, parse_turn(["build KCC DEN-KCY black", "take stack"], board))
 
 Money is in millions of dollars.  Rules references name the sections of
-shared/rules/union-pacific.md.
+shared/rules/union-pacific.md; docs/rules.md lists every PBEM decision and open
+point as implemented here.
+
+Speed: the networks of the companies and the spaces each company may build on are
+derived caches (``_Derived``), updated incrementally when a train is placed and never
+saved; ``invalidate()`` drops them after a direct change of ``placed``.  Counting and
+sampling legal actions (``action_count``, ``random_action``) never materialises the
+thousands of BUILD x take x swap combinations; ``legal_actions`` lists them all.
 """
 from __future__ import annotations
 
+import copy as _copy
 import random
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from .actions import Action, Build, Invest, Pass, Start, Take
-from .board import Board
+from .board import Board, Section
 from .components import (
     COMPANIES,
     DIVIDEND,
     DIVIDEND_CARDS,
     JOKER,
+    SHARE_COMPANIES,
     TRACK_CARD_COUNTS,
     TRACK_TYPES,
     UP,
@@ -36,9 +46,9 @@ from .components import (
 from .dividends import company_payout, up_payout
 
 RULESETS = ("first-edition", "second-edition")
-"""first-edition: 4 company shares dealt, stack 6 / 18+1 / rest+3 (rules: Setup).
-second-edition: 5 company shares dealt, UP not allowed as the initial investment,
-stack 6 / 18+1 / rest+3 / 6."""
+"""first-edition: 4 company shares dealt, any share (UP too) as the initial
+investment, stack 6 / 18+1 / rest+3 (rules: Setup).  second-edition: 5 company
+shares dealt, UP not allowed as the initial investment, stack 6 / 18+1 / rest+3 / 6."""
 
 OPTIONS = {
     "spread_dividends": False,
@@ -47,10 +57,12 @@ OPTIONS = {
     "dead_track_redraw": False,
 }
 """Rule options and their defaults (rules: Setup step 7, BUILD step 3, What each
-player may know, No legal action)."""
+player may know, No legal action).  docs/rules.md describes each."""
 
 IMAGINARY = "(imaginary player)"
 """Name of the imaginary third player of a two-player game (rules: Two players)."""
+
+_ORDINAL = {1: "1st", 2: "2nd", 3: "3rd", 4: "4th"}
 
 
 class IllegalAction(ValueError):
@@ -77,6 +89,58 @@ def _share_deck() -> list[str]:
     return [c.abbr for c in COMPANIES.values() for _ in range(c.shares)]
 
 
+def _without(cards: list[str], card: str) -> list[str]:
+    """``cards`` with one ``card`` removed (a new list)."""
+    out = list(cards)
+    out.remove(card)
+    return out
+
+
+def turn_order(players: list[str], seed: int) -> list[str]:
+    """A random turn order drawn from the game's seed (rules: Setup 8, PBEM
+    decision: the table rule "youngest starts" cannot be checked by mail).  Pass the
+    result to ``Game.new`` when the players did not agree on an order."""
+    order = list(players)
+    _rng(seed, "order").shuffle(order)
+    return order
+
+
+class _Derived:
+    """Caches derived from the board and ``Game.placed`` (rules: BUILD, step 2).
+
+    ``adj`` city -> touching sections; ``secs`` company -> sections holding its
+    trains (starting spaces included); ``net`` company -> network cities; ``pl``
+    company -> ``(sorted placements, {type: [section ids]}, set)`` or None when it
+    must be recomputed; ``free`` track type -> empty neutral spaces on the board."""
+
+    __slots__ = ("adj", "secs", "net", "pl", "free")
+
+    adj: dict[str, tuple[Section, ...]]
+    secs: dict[str, set[str]]
+    net: dict[str, set[str]]
+    pl: dict[str, tuple[list[tuple[str, str]], dict[str, list[str]], set[tuple[str, str]]] | None]
+    free: dict[str, int]
+
+
+@dataclass
+class _Plan:
+    """The legal turn actions of the player on move, in counted blocks (one block
+    per redraw choice): ``takes`` pairs each share draw with its swap choices
+    (``None`` first); ``blocks`` are ``(redraw, builds, n_builds, n_invests,
+    n_passes, discards)`` where ``builds`` lists ``(company, type, sections,
+    cards)``."""
+
+    takes: list[tuple[Take, list[str | None]]]
+    per_build: int
+    counts: Counter
+    kinds: list[str]
+    blocks: list[tuple[str | None, list[tuple[str, str, list[str], list[str]]], int, int, int, list[str | None]]]
+
+    @property
+    def total(self) -> int:
+        return sum(b[2] + b[3] + b[4] for b in self.blocks)
+
+
 @dataclass
 class Game:
     """The whole state of one game.
@@ -94,10 +158,11 @@ class Game:
     phase: str = "initial"  # "initial" | "play" | "over"
     current: int = 0  # index into players of the player on move
     turn: int = 0  # number of turns taken in the play phase
-    placed: dict[str, list[str | None]] = field(default_factory=dict)  # section -> space occupants
+    placed: dict[str, list[str | None]] = field(default_factory=dict)  # section -> neutral space occupants
     box: dict[str, int] = field(default_factory=dict)  # company -> trains left in the box
     track_deck: list[str] = field(default_factory=list)
     track_discards: list[str] = field(default_factory=list)
+    track_removed: list[str] = field(default_factory=list)  # dead cards shown (dead_track_redraw), public
     reshuffles: int = 0
     track_hands: dict[str, list[str]] = field(default_factory=dict)
     share_hands: dict[str, list[str]] = field(default_factory=dict)
@@ -108,12 +173,14 @@ class Game:
     up_pile: int = 0
     removed: list[str] = field(default_factory=list)  # four-of-a-kind cards, public
     returned: dict[str, list[str]] = field(default_factory=dict)  # UP swaps, secret to each
+    dividends_drawn: int = 0  # dividend cards drawn from the stack so far
     dividends_paid: int = 0
-    dividends_pending: int = 0
+    dividends_pending: int = 0  # announced, not yet paid (only inside an action)
     money: dict[str, int] = field(default_factory=dict)
     payouts: list[dict[str, Any]] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
     history: list[tuple[str, Action]] = field(default_factory=list)
+    _d: _Derived | None = field(default=None, init=False, repr=False, compare=False)
 
     # ================================================================= setup
     @classmethod
@@ -126,15 +193,17 @@ class Game:
         options: dict[str, bool] | None = None,
     ) -> "Game":
         """Set up a new game (rules: Setup, steps 1-4; the display and stack are laid
-        out when the initial investments are revealed).
+        out when the initial investments are revealed, steps 6-7).
 
-        ``players`` in turn order (PBEM decision: the order given).  Raises
-        ValueError for 1 or 7+ players, duplicate names, an unknown ruleset or option.
-        """
+        ``players`` in turn order (PBEM decision: the order given; ``turn_order``
+        draws one from the seed).  Raises ValueError for 1 or 7+ players, duplicate
+        names, an unknown ruleset or option."""
         if not 2 <= len(players) <= 6:
             raise ValueError(f"Union Pacific is for 2-6 players, not {len(players)}")
         if len(set(players)) != len(players):
             raise ValueError("player names must be different")
+        if IMAGINARY in players:
+            raise ValueError(f"{IMAGINARY!r} is reserved for the imaginary third player")
         if ruleset not in RULESETS:
             raise ValueError(f"unknown ruleset {ruleset!r}; choose one of {', '.join(RULESETS)}")
         opts = dict(OPTIONS)
@@ -143,14 +212,18 @@ class Game:
                 raise ValueError(f"unknown option {key!r}; options are {', '.join(OPTIONS)}")
             opts[key] = bool(value)
         g = cls(board=board, players=list(players), seed=int(seed), ruleset=ruleset, options=opts)
-        # 1. starting trains
+        # 1. starting trains (on the coloured starting spaces, which the board lists
+        #    per section apart from the neutral spaces)
         g.placed = {sid: [None] * len(s.spaces) for sid, s in board.sections.items()}
-        g.box = {abbr: c.trains - len(board.companies[abbr].starts) for abbr, c in COMPANIES.items()}
+        g.box = {
+            abbr: c.trains - (len(board.companies[abbr].starts) if abbr in board.companies else 0)
+            for abbr, c in COMPANIES.items()
+        }
         # 2. track cards
         deck = _track_deck()
         _rng(seed, "track").shuffle(deck)
         for p in players:
-            g.track_hands[p], deck = deck[:3], deck[3:]
+            g.track_hands[p], deck = sorted(deck[:3]), deck[3:]
         g.track_deck = deck
         # 3. one UP share each
         g.up_pile = UP_SHARES - len(players)
@@ -159,22 +232,34 @@ class Game:
         _rng(seed, "shares").shuffle(shares)
         n = 4 if ruleset == "first-edition" else 5
         for p in players:
-            g.share_hands[p] = sorted(shares[:n]) + [UP]
+            g.share_hands[p] = sorted(shares[:n] + [UP])
             shares = shares[n:]
             g.invested[p] = {}
             g.money[p] = 0
             g.returned[p] = []
-        g.stack = shares  # shuffled remainder; the display and stack are built at reveal
+        g.stack = shares  # shuffled remainder; display and stack are laid out at reveal
         g.log.append(
             f"Game set up: {len(players)} players ({', '.join(players)}), ruleset {ruleset}."
         )
         return g
 
-    def _build_stack(self) -> None:
-        """Turn up the display and build the share stack with the dividend cards
-        (rules: Setup, steps 6-7)."""
-        rest = self.stack
-        self.display, rest = list(rest[:4]), rest[4:]
+    def _lay_out_shares(self) -> None:
+        """Turn up the display (four of a kind replaced from the remaining shares,
+        before any dividend card is among them), then build the share stack with the
+        dividend cards (rules: Setup, steps 6-7)."""
+        pile = self.stack
+        display, pile = pile[:4], pile[4:]
+        while len(display) == 4 and len(set(display)) == 1:
+            self.removed.extend(display)
+            self.log.append(f"Four {display[0]} shares face up: removed from the game and replaced.")
+            display, pile = pile[:4], pile[4:]
+        self.display = list(display) + [None] * (4 - len(display))
+        self.stack = self._stack_with_dividends(pile)
+        self.log.append("Face-up shares: " + ", ".join(c or "-" for c in self.display) + ".")
+
+    def _stack_with_dividends(self, rest: list[str]) -> list[str]:
+        """The share stack, top first, from the shares ``rest`` left after the
+        display (rules: Setup, step 7; option spread_dividends)."""
         rng = _rng(self.seed, "stack")
 
         def with_dividends(pile: list[str], k: int) -> list[str]:
@@ -182,25 +267,18 @@ class Game:
             rng.shuffle(pile)
             return pile
 
-        def split(cards: list[str], k: int) -> list[list[str]]:
-            q, r = divmod(len(cards), k)
-            out, i = [], 0
-            for j in range(k):
-                size = q + (1 if j < r else 0)
-                out.append(cards[i : i + size])
-                i += size
-            return out
-
         if self.options["spread_dividends"]:
             sixes = [rest[i * 6 : (i + 1) * 6] for i in range(4)]
-            larger = split(rest[24:], 4)
+            larger = _split(rest[24:], 4)
             stack: list[str] = []
             if self.ruleset == "first-edition":
-                # from the top: 6, rest/4+1, 6, rest/4+1, ... (a 6-pile ends on top)
+                # 000: from the bottom dividend pile, 6-pile, dividend pile, ...; so
+                # from the top: 6, rest/4+1, 6, rest/4+1, ... (a 6-pile on top)
                 for six, big in zip(sixes, larger):
                     stack += six + with_dividends(big, 1)
             else:
-                # from the top: rest/4, 6+1, rest/4, 6+1, ... (a larger pile on top)
+                # 002: each larger pile on a 6-pile holding a dividend card; from the
+                # top: rest/4, 6+1, rest/4, 6+1, ... (a larger pile on top)
                 for six, big in zip(sixes, larger):
                     stack += big + with_dividends(six, 1)
         elif self.ruleset == "first-edition":
@@ -212,9 +290,99 @@ class Game:
                 + with_dividends(rest[30:], 3)
                 + rest[6:12]
             )
-        self.stack = stack
         assert stack.count(DIVIDEND) == DIVIDEND_CARDS
-        self._four_of_a_kind()
+        return stack
+
+    # ================================================================= caches
+    def invalidate(self) -> None:
+        """Drop the derived caches (networks, placements, free spaces).  Needed only
+        after changing ``placed``, ``board`` or ``box`` directly, as tests do."""
+        self._d = None
+
+    def _derived(self) -> _Derived:
+        d = self._d
+        if d is None:
+            d = _Derived()
+            d.adj = self.board.adjacency()
+            d.secs = {c: set() for c in COMPANIES}
+            d.free = {t: 0 for t in TRACK_TYPES}
+            for sid, sec in self.board.sections.items():
+                for c in sec.starts:
+                    if c in d.secs:
+                        d.secs[c].add(sid)
+                occupants = self.placed.get(sid) or [None] * len(sec.spaces)
+                for t, occ in zip(sec.spaces, occupants):
+                    if occ is None:
+                        d.free[t] = d.free.get(t, 0) + 1
+                    elif occ in d.secs:
+                        d.secs[occ].add(sid)
+            d.net = {c: self._search_network(c, d) for c in COMPANIES}
+            d.pl = {c: None for c in COMPANIES}
+            self._d = d
+        return d
+
+    def _search_network(self, company: str, d: _Derived) -> set[str]:
+        route = self.board.companies.get(company)
+        if route is None:
+            return set()
+        secs = d.secs[company]
+        seen = {route.home}
+        todo = [route.home]
+        while todo:
+            city = todo.pop()
+            for s in d.adj.get(city, ()):
+                if s.id in secs:
+                    other = s.other(city)
+                    if other not in seen:
+                        seen.add(other)
+                        todo.append(other)
+        return seen
+
+    def _pl(self, company: str):
+        """Cached placements of ``company`` ignoring its box: ``(sorted list,
+        {type: [section ids]}, set)``."""
+        d = self._derived()
+        entry = d.pl[company]
+        if entry is None:
+            route = self.board.companies.get(company)
+            found: set[tuple[str, str]] = set()
+            if route is not None:
+                types = route.types
+                secs = d.secs[company]
+                placed = self.placed
+                for city in d.net[company]:
+                    for s in d.adj.get(city, ()):
+                        sid = s.id
+                        if sid in secs:
+                            continue
+                        for t, occ in zip(s.spaces, placed[sid]):
+                            if occ is None and t in types:
+                                found.add((sid, t))
+            ordered = sorted(found)
+            by_type: dict[str, list[str]] = {}
+            for sid, t in ordered:
+                by_type.setdefault(t, []).append(sid)
+            entry = (ordered, by_type, found)
+            d.pl[company] = entry
+        return entry
+
+    def _place_train(self, company: str, sid: str, space: str) -> None:
+        """Put a train of ``company`` from the box on the first empty ``space``-type
+        neutral space of ``sid`` and update the caches."""
+        sec = self.board.sections[sid]
+        row = self.placed[sid]
+        idx = next(i for i, (t, occ) in enumerate(zip(sec.spaces, row)) if t == space and occ is None)
+        row[idx] = company
+        self.box[company] -= 1
+        d = self._d
+        if d is not None:
+            d.free[space] -= 1
+            d.secs[company].add(sid)
+            d.net[company] = self._search_network(company, d)
+            a, b = sec.cities
+            for c, net in d.net.items():
+                if a in net or b in net:
+                    d.pl[c] = None
 
     # ================================================================= queries
     @property
@@ -252,66 +420,67 @@ class Game:
     def network_cities(self, company: str) -> set[str]:
         """Cities in ``company``'s network: its home station and every city reached
         from it through sections holding its trains (rules: BUILD, step 2)."""
-        home = self.board.companies[company].home
-        seen = {home}
-        todo = [home]
-        while todo:
-            city = todo.pop()
-            for s in self.board.sections_at(city):
-                if company in self.companies_on(s.id):
-                    other = s.other(city)
-                    if other not in seen:
-                        seen.add(other)
-                        todo.append(other)
-        return seen
+        return set(self._derived().net[company])
+
+    def company_sections(self, company: str) -> list[str]:
+        """Ids (sorted) of the sections holding a train of ``company``."""
+        return sorted(self._derived().secs[company])
 
     def free_space_types(self, sid: str) -> list[str]:
         """Track types of the empty neutral spaces on section ``sid`` (with repeats)."""
         sec = self.board.sections[sid]
         return [t for t, occ in zip(sec.spaces, self.placed[sid]) if occ is None]
 
+    def free_spaces(self, track_type: str) -> int:
+        """Empty neutral spaces of ``track_type`` on the whole board."""
+        return self._derived().free.get(track_type, 0)
+
+    def full_track_types(self) -> list[str]:
+        """Track types every space of which is full (their cards are dead; option
+        dead_track_redraw), in the order of TRACK_TYPES."""
+        free = self._derived().free
+        return [t for t in TRACK_TYPES if free.get(t, 0) == 0]
+
     def placements(self, company: str) -> list[tuple[str, str]]:
         """Every ``(section, space track type)`` where a train of ``company`` may be
         placed now, whatever track card is held (rules: BUILD, step 2), sorted."""
         if self.box.get(company, 0) <= 0:
             return []
-        types = self.board.companies[company].types
-        net = self.network_cities(company)
-        out: set[tuple[str, str]] = set()
-        for city in net:
-            for s in self.board.sections_at(city):
-                if company in self.companies_on(s.id):
-                    continue
-                for t in self.free_space_types(s.id):
-                    if t in types:
-                        out.add((s.id, t))
-        return sorted(out)
+        return list(self._pl(company)[0])
 
     def _why_not_placement(self, company: str, sid: str, space: str) -> str | None:
         """Reason a train of ``company`` may not go on a ``space``-type space of
-        ``sid``, or None if it may."""
+        ``sid``, or None if it may (rules: BUILD, step 2, in the order listed there
+        after the box: trains left, one train per section, company's types, the
+        section's neutral spaces, empty space, touching the network)."""
         sec = self.board.sections[sid]
         name = self.board.section_name(sid)
         if self.box[company] <= 0:
-            return f"{company} has no trains left in the box"
-        if company in self.companies_on(sid):
+            return f"{company} has no trains left in the box (all {COMPANIES[company].trains} are on the board)"
+        if sid in self._derived().secs[company]:
             return f"{company} already has a train on {sid} ({name})"
-        types = self.board.companies[company].types
+        route = self.board.companies.get(company)
+        types = route.types if route else frozenset()
         if space not in types:
-            return f"{company} may not use {space} track (it may use {', '.join(sorted(types))})"
+            return f"{company} may not use {space} track (it may use {', '.join(sorted(types)) or 'none'})"
+        if not sec.spaces:
+            return f"{sid} ({name}) has no neutral space (only starting spaces)"
         if space not in sec.spaces:
-            kinds = ", ".join(sorted(set(sec.spaces))) or "none"
+            kinds = ", ".join(sorted(set(sec.spaces)))
             return f"{sid} ({name}) has no {space} space (its neutral spaces are: {kinds})"
         if space not in self.free_space_types(sid):
             return f"every {space} space on {sid} ({name}) is taken"
-        net = self.network_cities(company)
+        net = self._derived().net[company]
         if not set(sec.cities) & net:
+            home = route.home if route else "?"
             return (
                 f"{sid} ({name}) does not touch {company}'s network "
-                f"(home station {self.board.companies[company].home}; "
-                f"network cities {', '.join(sorted(net))})"
+                f"(home station {home}; network cities {', '.join(sorted(net))})"
             )
         return None
+
+    def _can_place(self, company: str, sid: str, space: str) -> bool:
+        return self.box.get(company, 0) > 0 and (sid, space) in self._pl(company)[2]
 
     def share_options(self, player: str | None = None) -> list[Take]:
         """The draws possible after a BUILD now (rules: BUILD, step 3; option
@@ -323,76 +492,188 @@ class Game:
             out.append(Take("up"))
         return out or [Take("none")]
 
-    def has_legal_build(self, player: str) -> bool:
-        """Whether ``player`` holds a track card that some company can use now."""
-        cards = set(self.track_hands[player])
+    def _can_build(self, cards: list[str]) -> bool:
+        kinds = set(cards)
+        joker = JOKER in kinds
+        if not kinds:
+            return False
         for company in COMPANIES:
-            for _sid, t in self.placements(company):
-                if t in cards or JOKER in cards:
-                    return True
+            if self.box[company] > 0:
+                for t in self._pl(company)[1]:
+                    if joker or t in kinds:
+                        return True
         return False
 
+    def has_legal_build(self, player: str) -> bool:
+        """Whether ``player`` holds a track card that some company can use now."""
+        return self._can_build(self.track_hands[player])
+
+    def dead_cards(self, player: str) -> list[str]:
+        """Kinds of track card ``player`` may show and redraw now (option
+        dead_track_redraw: every space of that type is full; never a joker)."""
+        if not self.options["dead_track_redraw"]:
+            return []
+        free = self._derived().free
+        return sorted({k for k in self.track_hands[player] if k in TRACK_TYPES and free.get(k, 0) == 0})
+
+    # ================================================================= legal actions
     def legal_actions(self, player: str) -> list[Action]:
         """Every complete legal action of ``player`` now, in a stable order.
 
-        Initial phase: ``Start`` for each share kind in hand.  Play phase, for the
-        player on move: every BUILD (placement x track card x draw x optional swap),
-        every INVEST x discard, or, only when neither is possible, ``Pass`` x
-        discard.  Empty for anyone else."""
+        Initial phase: ``Start`` for each share kind in hand (not UP in the second
+        edition).  Play phase, for the player on move, for no redraw and then each
+        dead card (option dead_track_redraw): every BUILD (placement x track card x
+        draw x optional swap), every INVEST x discard, or, only when neither is
+        possible, ``Pass`` x discard.  Empty for anyone else.  Exactly the actions
+        ``resolve`` returns unchanged."""
         return list(self._iter_legal(player))
+
+    def _starts(self, player: str) -> list[Start]:
+        if self.phase != "initial" or player not in self.players or player in self.initial_choice:
+            return []
+        return [
+            Start(s) for s in sorted(set(self.share_hands[player]))
+            if not (s == UP and self.ruleset == "second-edition")
+        ]
+
+    def _take_swaps(self, player: str) -> list[tuple[Take, list[str | None]]]:
+        """Each possible draw after a BUILD with its swap choices: None (no swap),
+        then every share kind held after the draw while a UP share is left.  A share
+        drawn unseen from the stack is not known when the order is written, so it is
+        not among the swap choices (PBEM decision)."""
+        hand = set(self.share_hands[player])
+        out: list[tuple[Take, list[str | None]]] = []
+        for take in self.share_options(player):
+            swaps: list[str | None] = [None]
+            if self.up_pile - (1 if take.source == "up" else 0) > 0:
+                after = set(hand)
+                if take.source == "display":
+                    after.add(take.company)  # type: ignore[arg-type]
+                elif take.source == "up":
+                    after.add(UP)
+                swaps += sorted(after)
+            out.append((take, swaps))
+        return out
+
+    def _plan(self, player: str) -> _Plan:
+        hand = self.track_hands[player]
+        shares = self.share_hands[player]
+        counts = Counter(shares)
+        kinds = sorted(counts)
+        n_inv = len(shares) + len(kinds) * (len(kinds) - 1) // 2
+        takes = self._take_swaps(player)
+        per_build = sum(len(sw) for _, sw in takes)
+        avail = [(c, self._pl(c)[1]) for c in COMPANIES if self.box[c] > 0]
+        blocks = []
+        for r in [None, *self.dead_cards(player)]:
+            cards = hand if r is None else _without(hand, r)
+            held = set(cards)
+            joker = JOKER in held
+            builds = []
+            w = 0
+            for c, by_type in avail:
+                for t, sids in by_type.items():
+                    cl = ([t] if t in held else []) + ([JOKER] if joker else [])
+                    if cl:
+                        builds.append((c, t, sids, cl))
+                        w += len(sids) * len(cl)
+            discards: list[str | None] = sorted(held) or [None]  # type: ignore[assignment]
+            n_pass = len(discards) if w == 0 and not shares else 0
+            blocks.append((r, builds, w * per_build, n_inv * len(discards), n_pass, discards))
+        return _Plan(takes, per_build, counts, kinds, blocks)
+
+    def _invest_at(self, plan: _Plan, v: int) -> tuple[str, ...]:
+        for k in plan.kinds:
+            n = plan.counts[k]
+            if v < n:
+                return (k,) * (v + 1)
+            v -= n
+        ks = plan.kinds
+        for i, a in enumerate(ks):
+            for b in ks[i + 1 :]:
+                if v == 0:
+                    return (a, b)
+                v -= 1
+        raise IndexError("invest index out of range")
+
+    def _action_at(self, plan: _Plan, i: int) -> Action:
+        """The ``i``-th action of ``plan`` (0 <= i < plan.total); a bijection onto
+        ``legal_actions`` (tested), so a uniform ``i`` gives a uniform action."""
+        for r, builds, nb, ni, npass, discards in plan.blocks:
+            if i < nb:
+                w, j = divmod(i, plan.per_build)
+                for c, t, sids, cl in builds:
+                    n = len(sids) * len(cl)
+                    if w < n:
+                        p, k = divmod(w, len(cl))
+                        sid, card = sids[p], cl[k]
+                        break
+                    w -= n
+                for take, swaps in plan.takes:
+                    if j < len(swaps):
+                        swap = swaps[j]
+                        break
+                    j -= len(swaps)
+                return Build(c, sid, card, t if card == JOKER else None, take, swap, r)
+            i -= nb
+            if i < ni:
+                v, k = divmod(i, len(discards))
+                return Invest(self._invest_at(plan, v), discards[k], r)
+            i -= ni
+            if i < npass:
+                return Pass(discards[i], r)
+            i -= npass
+        raise IndexError("action index out of range")
+
+    def action_count(self, player: str) -> int:
+        """``len(legal_actions(player))`` without listing them."""
+        if self.phase == "initial":
+            return len(self._starts(player))
+        if self.phase != "play" or player != self.to_move:
+            return 0
+        return self._plan(player).total
+
+    def random_action(self, player: str, rng: random.Random | None = None) -> Action | None:
+        """A uniformly random member of ``legal_actions(player)`` drawn with ``rng``
+        (``random.Random``; the module generator if None), or None when ``player``
+        has nothing to do now.  Cheap: the combinations are counted, not listed."""
+        rnd = rng or random
+        if self.phase == "initial":
+            starts = self._starts(player)
+            return starts[rnd.randrange(len(starts))] if starts else None
+        if self.phase != "play" or player != self.to_move:
+            return None
+        plan = self._plan(player)
+        return self._action_at(plan, rnd.randrange(plan.total))
 
     def _iter_legal(self, player: str) -> Iterator[Action]:
         if self.phase == "initial":
-            if player in self.players and player not in self.initial_choice:
-                for s in sorted(set(self.share_hands[player])):
-                    if s == UP and self.ruleset == "second-edition":
-                        continue
-                    yield Start(s)
+            yield from self._starts(player)
             return
         if self.phase != "play" or player != self.to_move:
             return
-        cards = sorted(set(self.track_hands[player]))
-        hand = self.share_hands[player]
-        any_build = False
-        for company in COMPANIES:
-            for sid, t in self.placements(company):
-                for card in cards:
-                    if card != t and card != JOKER:
-                        continue
-                    any_build = True
-                    for take in self.share_options(player):
-                        yield from self._builds(player, company, sid, card, t, take)
-        counts = Counter(hand)
-        discards = cards or [None]
-        for a in sorted(counts):
-            for n in range(1, counts[a] + 1):
+        plan = self._plan(player)
+        order = {c: i for i, c in enumerate(COMPANIES)}
+        for r, builds, _nb, _ni, npass, discards in plan.blocks:
+            rows = sorted(
+                ((order[c], sid, card, c, t) for c, t, sids, cl in builds for sid in sids for card in cl)
+            )
+            for _o, sid, card, c, t in rows:
+                space = t if card == JOKER else None
+                for take, swaps in plan.takes:
+                    for s in swaps:
+                        yield Build(c, sid, card, space, take, s, r)
+            for a in plan.kinds:
+                for n in range(1, plan.counts[a] + 1):
+                    for d in discards:
+                        yield Invest((a,) * n, d, r)
+            for i, a in enumerate(plan.kinds):
+                for b in plan.kinds[i + 1 :]:
+                    for d in discards:
+                        yield Invest((a, b), d, r)
+            if npass:
                 for d in discards:
-                    yield Invest((a,) * n, d)
-        kinds = sorted(counts)
-        for i, a in enumerate(kinds):
-            for b in kinds[i + 1 :]:
-                for d in discards:
-                    yield Invest((a, b), d)
-        if not any_build and not hand:
-            for d in discards:
-                yield Pass(d)
-
-    def _builds(self, player, company, sid, card, t, take) -> Iterator[Build]:
-        space = t if card == JOKER else None
-        base = Build(company, sid, card, space, take)
-        yield base
-        # the hand after the draw: a drawn share from the stack is unknown to the
-        # enumerator; any share then held may be returned
-        up_left = self.up_pile - (1 if take.source == "up" else 0)
-        if up_left <= 0:
-            return
-        hand = set(self.share_hands[player])
-        if take.source == "display":
-            hand.add(take.company)  # type: ignore[arg-type]
-        elif take.source == "up":
-            hand.add(UP)
-        for s in sorted(hand):
-            yield replace(base, swap=s)
+                    yield Pass(d, r)
 
     # ================================================================= resolve
     def resolve(self, player: str, action: Action) -> Action:
@@ -407,97 +688,144 @@ class Game:
         if player not in self.players:
             raise IllegalAction(f"{player} is not a player of this game")
         if self.phase == "initial":
-            if isinstance(action, Invest) and len(action.shares) == 1 and action.discard is None:
+            if (
+                isinstance(action, Invest) and len(action.shares) == 1
+                and action.discard is None and action.redraw is None
+            ):
                 action = Start(action.shares[0])
             if not isinstance(action, Start):
                 raise IllegalAction(
                     "the game is waiting for the initial investments: choose one share "
                     "from your hand",
-                    [str(a) for a in self._iter_legal(player)],
+                    [str(a) for a in self._starts(player)],
                 )
             return self._check_start(player, action)
         if isinstance(action, Start):
             raise IllegalAction("the initial investments have all been made already")
         if player != self.to_move:
             raise IllegalAction(f"it is not your turn; it is {self.to_move}'s turn")
+        if not isinstance(action, (Build, Invest, Pass)):
+            raise IllegalAction(f"unknown action {action!r}")
+        cards = self._check_redraw(player, action.redraw)
         if isinstance(action, Build):
-            return self._resolve_build(player, action)
+            return self._resolve_build(player, action, cards)
         if isinstance(action, Invest):
-            return self._resolve_invest(player, action)
-        if isinstance(action, Pass):
-            return self._resolve_pass(player, action)
-        raise IllegalAction(f"unknown action {action!r}")
+            return self._resolve_invest(player, action, cards)
+        return self._resolve_pass(player, action, cards)
 
     def _check_start(self, player: str, action: Start) -> Start:
         if player in self.initial_choice:
             raise IllegalAction(
                 f"you have already chosen your initial investment ({self.initial_choice[player]})"
             )
-        legal = [str(a) for a in self._iter_legal(player)]
+        legal = [str(a) for a in self._starts(player)]
         if action.share == UP and self.ruleset == "second-edition":
             raise IllegalAction(
-                "in the second edition the UP share may not be the initial investment", legal
+                "in the second edition the UP share may not be the initial investment; "
+                "choose one of the five company shares dealt", legal
             )
         if action.share not in self.share_hands[player]:
             raise IllegalAction(f"you hold no {action.share} share", legal)
         return action
 
-    def _discard_choice(self, player: str, discard: str | None, what: str) -> str | None:
+    def _check_redraw(self, player: str, redraw: str | None) -> list[str]:
+        """The track cards left for the rest of the turn after showing ``redraw``
+        (option dead_track_redraw; rules: No legal action)."""
         hand = self.track_hands[player]
+        if redraw is None:
+            return hand
+        if not self.options["dead_track_redraw"]:
+            raise IllegalAction(
+                "redrawing a dead track card is the option dead_track_redraw, not used in this game"
+            )
+        if redraw == JOKER:
+            raise IllegalAction("a joker is never dead: it matches any track type")
+        if redraw not in TRACK_TYPES:
+            raise IllegalAction(f"{redraw} is not a track type ({', '.join(TRACK_TYPES)})")
+        if redraw not in hand:
+            raise IllegalAction(
+                f"you hold no {redraw} track card to redraw (you hold: {', '.join(sorted(hand)) or 'none'})"
+            )
+        free = self._derived().free.get(redraw, 0)
+        if free:
+            raise IllegalAction(
+                f"{free} {redraw} space{'s are' if free != 1 else ' is'} still free: a card can be "
+                f"redrawn only when every space of its track type is full",
+                [f"redraw {k}" for k in self.dead_cards(player)],
+            )
+        return _without(hand, redraw)
+
+    def _discard_choice(self, player: str, discard: str | None, what: str, cards: list[str], redraw: str | None) -> str | None:
         if discard is None:
-            kinds = sorted(set(hand))
+            kinds = sorted(set(cards))
             if len(kinds) <= 1:
                 return kinds[0] if kinds else None
             raise IllegalAction(
                 f"say which track card to discard {what}",
                 [f"discard {k}" for k in kinds],
             )
-        if discard not in hand:
-            raise IllegalAction(
-                f"you hold no {discard} track card",
-                [f"discard {k}" for k in sorted(set(hand))],
-            )
+        if discard not in cards:
+            legal = [f"discard {k}" for k in sorted(set(cards))]
+            if redraw is not None and discard == redraw and discard in self.track_hands[player]:
+                raise IllegalAction(
+                    f"your only {discard} track card is the one you redraw; discard another", legal
+                )
+            raise IllegalAction(f"you hold no {discard} track card", legal)
         return discard
 
-    def _resolve_invest(self, player: str, action: Invest) -> Invest:
+    def _resolve_invest(self, player: str, action: Invest, cards: list[str]) -> Invest:
         hand = Counter(self.share_hands[player])
         need = Counter(action.shares)
         kinds = sorted(need)
-        examples = [str(a) for a in self._iter_legal(player) if isinstance(a, Invest)]
+
+        def examples() -> list[str]:
+            out = [f"invest {n} {k}" if n > 1 else f"invest {k}" for k, n in sorted(hand.items())]
+            return out or ["you hold no share to invest"]
+
         if not action.shares:
-            raise IllegalAction("name the shares to invest", examples[:12])
+            raise IllegalAction("name the shares to invest", examples())
+        for k in kinds:
+            if k not in SHARE_COMPANIES:
+                raise IllegalAction(f"{k} is not a company", examples())
         if len(kinds) > 2 or (len(kinds) == 2 and len(action.shares) != 2):
             raise IllegalAction(
                 "invest any number of shares of ONE company, or exactly one share each of "
                 "TWO companies",
-                examples[:12],
+                examples(),
             )
         for k in kinds:
             if hand[k] < need[k]:
                 have = hand[k]
                 raise IllegalAction(
                     f"you hold {have} {k} share{'s' if have != 1 else ''}, not {need[k]}",
-                    examples[:12],
+                    examples(),
                 )
-        discard = self._discard_choice(player, action.discard, "after investing")
-        return Invest(tuple(sorted(action.shares)), discard)
+        discard = self._discard_choice(player, action.discard, "after investing", cards, action.redraw)
+        return Invest(tuple(sorted(action.shares)), discard, action.redraw)
 
-    def _resolve_pass(self, player: str, action: Pass) -> Pass:
-        if self.has_legal_build(player) or self.share_hands[player]:
-            legal = self._summary_legal(player)
+    def _resolve_pass(self, player: str, action: Pass, cards: list[str]) -> Pass:
+        shares = self.share_hands[player]
+        if shares:
             raise IllegalAction(
-                "you may pass only when you can neither build nor invest", legal
+                "you may pass only when you can neither build nor invest, and you hold "
+                f"shares to invest ({', '.join(sorted(set(shares)))})",
+                self._summary_legal(player, cards),
             )
-        return Pass(self._discard_choice(player, action.discard, "to pass"))
+        if self._can_build(cards):
+            raise IllegalAction(
+                "you may pass only when you can neither build nor invest, and you can build",
+                self._summary_legal(player, cards),
+            )
+        return Pass(self._discard_choice(player, action.discard, "to pass", cards, action.redraw), action.redraw)
 
-    def _summary_legal(self, player: str) -> list[str]:
+    def _summary_legal(self, player: str, cards: list[str] | None = None) -> list[str]:
         """A short list of legal order examples for replies (not every combination)."""
         out: list[str] = []
-        cards = set(self.track_hands[player])
+        held = set(self.track_hands[player] if cards is None else cards)
         builds = []
         for company in COMPANIES:
             for sid, t in self.placements(company):
-                card = t if t in cards else (JOKER if JOKER in cards else None)
+                card = t if t in held else (JOKER if JOKER in held else None)
                 if card:
                     builds.append(str(Build(company, sid, card, t if card == JOKER else None)))
         if builds:
@@ -509,25 +837,34 @@ class Game:
         if hand:
             out.append("or invest shares you hold: " + ", ".join(hand))
         if not builds and not hand:
-            out.append("pass; discard one of: " + ", ".join(sorted(cards)))
+            out.append("pass; discard one of: " + (", ".join(sorted(held)) or "(no card: just pass)"))
+        dead = self.dead_cards(player)
+        if dead:
+            out.append("you may start with: " + ", ".join(f"redraw {k}" for k in dead))
         return out
 
-    def _resolve_build(self, player: str, action: Build) -> Build:
+    def _resolve_build(self, player: str, action: Build, hand: list[str]) -> Build:
         company, sid = action.company, action.section
+        if company == UP:
+            raise IllegalAction("Union Pacific has no trains and builds no track")
         if company not in COMPANIES:
-            raise IllegalAction(f"{company} builds no track (Union Pacific has no trains)")
+            raise IllegalAction(f"{company} is not a company that builds track")
         if sid not in self.board.sections:
             raise IllegalAction(f"there is no section {sid} on this board")
-        hand = self.track_hands[player]
         card, space = action.card, action.space
+        if space is not None and space not in TRACK_TYPES:
+            raise IllegalAction(f"{space} is not a track type ({', '.join(TRACK_TYPES)})")
         if card is not None and card not in hand:
-            raise IllegalAction(
-                f"you hold no {card} track card (you hold: {', '.join(sorted(hand)) or 'none'})",
-                self._summary_legal(player),
-            )
+            if action.redraw is not None and card == action.redraw and card in self.track_hands[player]:
+                reason = f"your only {card} track card is the one you redraw"
+            else:
+                reason = f"you hold no {card} track card (you hold: {', '.join(sorted(hand)) or 'none'})"
+            raise IllegalAction(reason, self._summary_legal(player, hand))
         if card is not None and card != JOKER:
             if space is not None and space != card:
-                raise IllegalAction(f"a {card} card builds only on {card} track")
+                raise IllegalAction(
+                    f"a {card} card builds only on {card} track; only a joker builds on {space} track"
+                )
             space = card
         # the candidate space types: fixed by the card, or by the order, or open
         if card is not None and card != JOKER:
@@ -538,23 +875,22 @@ class Game:
             candidates = list(TRACK_TYPES)
         if card is None:  # only types for which a card is held
             candidates = [t for t in candidates if t in hand or JOKER in hand]
-        fitting = [t for t in candidates if self._why_not_placement(company, sid, t) is None]
+        fitting = [t for t in candidates if self._can_place(company, sid, t)]
         if not fitting:
             if space is not None:
                 reason = self._why_not_placement(company, sid, space)
             else:
-                reasons = {self._why_not_placement(company, sid, t) for t in TRACK_TYPES}
-                if None in reasons:  # a space fits, but no card in hand for it
-                    free = sorted({t for t in self.free_space_types(sid)
-                                   if self._why_not_placement(company, sid, t) is None})
+                reasons = {t: self._why_not_placement(company, sid, t) for t in TRACK_TYPES}
+                ok = [t for t, r in reasons.items() if r is None]
+                if ok:  # a space fits, but no card in hand for it
                     reason = (
-                        f"it needs a {' or '.join(free)} track card and you hold "
+                        f"it needs a {' or '.join(ok)} track card (or a joker) and you hold "
                         f"{', '.join(sorted(hand)) or 'none'}"
                     )
                 else:
-                    reason = "; ".join(sorted(r for r in reasons if r))
+                    reason = "; ".join(dict.fromkeys(r for r in reasons.values() if r))
             raise IllegalAction(
-                f"you cannot build {company} on {sid}: {reason}", self._summary_legal(player)
+                f"you cannot build {company} on {sid}: {reason}", self._summary_legal(player, hand)
             )
         if len(fitting) > 1:
             raise IllegalAction(
@@ -573,49 +909,60 @@ class Game:
                 after.append(take.company)  # type: ignore[arg-type]
             elif take.source == "up":
                 after.append(UP)
-            up_left = self.up_pile - (1 if take.source == "up" else 0)
-            if up_left <= 0:
+            if self.up_pile <= 0:
                 raise IllegalAction("the UP pile is empty: no UP swap is possible")
+            if take.source == "up" and self.up_pile <= 1:
+                raise IllegalAction(
+                    "you take the last UP share: the UP pile is then empty and no UP swap is possible"
+                )
             if swap not in after:
+                extra = " (a share drawn unseen from the stack cannot be named in advance)" \
+                    if take.source == "stack" else ""
                 raise IllegalAction(
                     f"you will hold no {swap} share to return in the swap "
-                    f"(you will hold: {', '.join(sorted(after)) or 'none'})"
+                    f"(you will hold: {', '.join(sorted(after)) or 'none'}){extra}"
                 )
-        return Build(company, sid, card, space if card == JOKER else None, take, swap)
+        return Build(company, sid, card, space if card == JOKER else None, take, swap, action.redraw)
 
     def _resolve_take(self, player: str, take: Take | None) -> Take:
         options = self.share_options(player)
-        legal = [str(t) for t in options]
+
+        def legal() -> list[str]:
+            return [str(t) for t in options]
+
         if take is None:
             if options == [Take("none")]:
                 return Take("none")
-            raise IllegalAction("after building, say which share to take", legal)
+            raise IllegalAction("after building, say which share to take", legal())
+        if take.source not in ("display", "stack", "up", "none"):
+            raise IllegalAction(f"unknown share source {take.source!r}", legal())
         if take.source == "display" and take.company is None:
             if take.place is None or not 1 <= take.place <= len(self.display):
-                raise IllegalAction(f"the face-up display has places 1-{len(self.display)}", legal)
+                raise IllegalAction(f"the face-up display has places 1-{len(self.display)}", legal())
             company = self.display[take.place - 1]
             if company is None:
-                raise IllegalAction(f"face-up place {take.place} is empty", legal)
+                raise IllegalAction(f"face-up place {take.place} is empty", legal())
             take = Take("display", company)
         if take.source == "up" and self.options["up_only_by_swap"]:
             raise IllegalAction(
-                "with the option up_only_by_swap, UP shares come only by the swap", legal
+                "with the option up_only_by_swap, UP shares come only by the swap", legal()
             )
         if take.source == "up" and self.up_pile <= 0:
-            raise IllegalAction("the UP pile is empty", legal)
+            raise IllegalAction("the UP pile is empty: no UP share can be taken", legal())
         if take.source == "stack" and not self.stack:
-            raise IllegalAction("the share stack is empty", legal)
+            raise IllegalAction("the share stack is empty", legal())
         if take.source == "display" and take.company not in self.display:
             shown = ", ".join(c for c in self.display if c) or "nothing"
-            raise IllegalAction(f"no {take.company} share is face up (the display shows {shown})", legal)
+            raise IllegalAction(f"no {take.company} share is face up (the display shows {shown})", legal())
         if take.source == "none" and options != [Take("none")]:
-            raise IllegalAction("a share must be drawn while one can be", legal)
-        return Take(take.source, take.company)
+            raise IllegalAction("a share must be drawn while one can be", legal())
+        return Take(take.source, take.company if take.source == "display" else None)
 
     # ================================================================= push
     def push(self, player: str, action: Action) -> list[str]:
         """Apply ``action`` by ``player`` (after ``resolve``) and return the public
-        event lines it caused (dividends included).
+        event lines it caused (dividends included).  ``history`` records the
+        resolved (complete) action.
 
         Raises IllegalAction, leaving the game unchanged, when the action is illegal.
         """
@@ -628,13 +975,16 @@ class Game:
                 self._reveal()
         else:
             self.turn += 1
+            if action.redraw is not None:
+                self._apply_redraw(player, action.redraw)
             if isinstance(action, Build):
                 self._apply_build(player, action)
             elif isinstance(action, Invest):
                 self._apply_invest(player, action)
             else:
                 self._discard(player, action.discard)
-                self.log.append(f"{player} can neither build nor invest and passes.")
+                what = f", discarding a {action.discard} track card" if action.discard else ""
+                self.log.append(f"{player} can neither build nor invest and passes{what}.")
             self._pay_pending()
             if self.phase == "play" and self._stalled():
                 self._finish_stalled()
@@ -652,14 +1002,15 @@ class Game:
         shown = ", ".join(f"{p} {self.initial_choice[p]}" for p in self.players)
         self.log.append(f"Initial investments revealed: {shown}.")
         self.phase = "play"
-        self._build_stack()
-        self._pay_pending()  # a dividend can only come up in a four-of-a-kind refill
-        if self.phase == "play":
-            self._draw_track(self.players[self.current])
+        self._lay_out_shares()
+        self.log.append(f"{self.players[self.current]} starts.")
+        self._draw_track(self.players[self.current])
 
     def _draw_track(self, player: str) -> None:
-        """Draw the track card that starts a turn (PBEM decision: the moderator
-        draws it); reshuffle the discards when the deck is empty (rules: Setup 2)."""
+        """Draw one track card for ``player``: the card that starts a turn (PBEM
+        decision: the moderator draws it) or a redraw's replacement.  When the deck
+        is empty the discards are shuffled into a new deck first (rules: Setup 2);
+        with no discards either, nothing is drawn."""
         if not self.track_deck and self.track_discards:
             self.reshuffles += 1
             self.track_deck = self.track_discards
@@ -670,24 +1021,42 @@ class Game:
             )
         if self.track_deck:
             self.track_hands[player].append(self.track_deck.pop(0))
+            self.track_hands[player].sort()
         else:
-            self.log.append(f"No track card is left for {player} to draw.")
+            self.log.append(f"No track card is left for {player} to draw (deck and discards are empty).")
 
     def _discard(self, player: str, card: str | None) -> None:
         if card is not None:
             self.track_hands[player].remove(card)
             self.track_discards.insert(0, card)
 
+    def _apply_redraw(self, player: str, card: str) -> None:
+        self.track_hands[player].remove(card)
+        self.track_removed.append(card)
+        self.log.append(
+            f"{player} shows a dead {card} track card (every {card} space is full), "
+            "removes it from the game and draws a replacement."
+        )
+        self._draw_track(player)
+
     def _draw_stack(self) -> str | None:
         """Top share of the stack; dividend cards met on the way are laid open and
-        counted, and the next card is drawn in their place (rules: Dividends)."""
+        announced, and the next card is drawn in their place (rules: Dividends).
+        None when the stack holds no more share (open point: a dividend card that is
+        the last card of the stack leaves nothing to draw in its place)."""
         while self.stack:
             card = self.stack.pop(0)
             if card == DIVIDEND:
-                self.dividends_pending += 1
-                self.log.append(
-                    f"A dividend card is drawn: dividend {self.dividends_paid + self.dividends_pending} is announced."
-                )
+                self.dividends_drawn += 1
+                n = self.dividends_drawn
+                if n > self.final_dividend:
+                    self.log.append(
+                        f"The {_ORDINAL.get(n, n)} dividend card is drawn; it is not used "
+                        f"(the game ends with dividend {self.final_dividend})."
+                    )
+                else:
+                    self.dividends_pending += 1
+                    self.log.append(f"A dividend card is drawn: dividend {n} is announced.")
                 continue
             return card
         return None
@@ -700,50 +1069,59 @@ class Game:
             self.removed.extend(self.display)  # type: ignore[arg-type]
             self.log.append(f"Four {company} shares face up: removed from the game and replaced.")
             self.display = [self._draw_stack() for _ in range(4)]
+            self.log.append("Face-up shares: " + ", ".join(c or "-" for c in self.display) + ".")
 
     def _apply_build(self, player: str, a: Build) -> None:
-        self.track_hands[player].remove(a.card)  # type: ignore[arg-type]
-        self.track_discards.insert(0, a.card)  # type: ignore[arg-type]
+        """BUILD (rules: A turn, BUILD): play the card, place the train, draw the
+        share (dividends drawn on the way are paid before the swap; a swap after the
+        game ended is not made), then the optional UP swap."""
+        self._discard(player, a.card)
         space = a.space or a.card
-        sec = self.board.sections[a.section]
-        idx = next(
-            i for i, (t, occ) in enumerate(zip(sec.spaces, self.placed[a.section]))
-            if t == space and occ is None
-        )
-        self.placed[a.section][idx] = a.company
-        self.box[a.company] -= 1
+        assert space is not None
+        self._place_train(a.company, a.section, space)
         card = f"joker as {space}" if a.card == JOKER else a.card
-        text = f"{player} built {a.company} on {a.section} ({card} track)"
+        self.log.append(
+            f"{player} built {a.company} on {a.section} ({card} track); "
+            f"{a.company} is worth {self.value(a.company)}."
+        )
         take = a.take
         assert take is not None
         got: str | None = None
+        hand = self.share_hands[player]
         if take.source == "display":
             i = self.display.index(take.company)
             got = take.company
+            self.log.append(f"{player} took the face-up {got} share.")
             self.display[i] = self._draw_stack()
-            refill = self.display[i] or "nothing (the stack is empty)"
-            text += f", took the face-up {got} share (replaced by {refill})"
+            if self.display[i] is None:
+                self.log.append("Its place stays empty: the stack holds no more share.")
+            else:
+                self.log.append(f"It is replaced by {self.display[i]}.")
             self._four_of_a_kind()
         elif take.source == "stack":
+            self.log.append(f"{player} took the top share of the stack.")
             got = self._draw_stack()
-            text += ", took the top share of the stack" if got else ", found the stack empty"
+            if got is None:
+                self.log.append("The stack held no more share: nothing was drawn.")
         elif take.source == "up":
             got = UP
             self.up_pile -= 1
-            text += ", took a UP share"
+            self.log.append(f"{player} took a UP share.")
+        else:
+            self.log.append(f"{player} could draw no share.")
         if got is not None:
-            self.share_hands[player].append(got)
+            hand.append(got)
+        self._pay_pending()
         if a.swap is not None:
-            if a.swap in self.share_hands[player] and self.up_pile > 0:
-                self.share_hands[player].remove(a.swap)
-                self.returned[player].append(a.swap)
-                self.share_hands[player].append(UP)
-                self.up_pile -= 1
-                text += ", returned a share to the box and took a UP share"
+            if self.phase == "over":
+                self.log.append(f"The game is over: {player}'s UP swap is not made.")
             else:
-                text += f" (the swap of {a.swap} was not possible: not in hand after the draw)"
-        self.share_hands[player].sort()
-        self.log.append(text + ".")
+                hand.remove(a.swap)
+                self.returned[player].append(a.swap)
+                hand.append(UP)
+                self.up_pile -= 1
+                self.log.append(f"{player} returned a share to the box unseen and took a UP share.")
+        hand.sort()
 
     def _apply_invest(self, player: str, a: Invest) -> None:
         for s in a.shares:
@@ -752,10 +1130,13 @@ class Game:
         self._discard(player, a.discard)
         counts = Counter(a.shares)
         what = " and ".join(f"{n} {c}" for c, n in sorted(counts.items()))
-        self.log.append(f"{player} invested {what}.")
+        tail = f" and discarded a {a.discard} track card" if a.discard else ""
+        self.log.append(f"{player} invested {what}{tail}.")
 
     # ================================================================= dividends
     def _pay_pending(self) -> None:
+        if self.dividends_pending >= 2 and self.phase != "over":
+            self.log.append(f"Double dividend: {self.dividends_pending} dividends are paid one after the other.")
         while self.dividends_pending and self.phase != "over":
             self.dividends_pending -= 1
             self.dividends_paid += 1
@@ -770,7 +1151,7 @@ class Game:
         any space whatever the card, and no player holds a share to invest."""
         if any(self.share_hands[p] for p in self.players):
             return False
-        return not any(self.placements(c) for c in COMPANIES)
+        return not any(self.box[c] > 0 and self._pl(c)[0] for c in COMPANIES)
 
     def _finish_stalled(self) -> None:
         """PBEM decision (stalled game): when nobody can ever build or invest again,
@@ -783,14 +1164,12 @@ class Game:
         self._pay_pending()
 
     def investors(self) -> dict[str, dict[str, int]]:
-        """Invested shares per player (``{player: {company: n}}``), with the imaginary
-        third player of a two-player game at its final dividend."""
-        inv = {p: dict(self.invested[p]) for p in self.players}
-        return inv
+        """Invested shares per player (``{player: {company: n}}``), a copy."""
+        return {p: dict(self.invested[p]) for p in self.players}
 
     def _imaginary_holdings(self) -> dict[str, int]:
         """Shares of the imaginary third player (rules: Two players): the display,
-        the stack and the UP pile."""
+        the stack and the UP pile at the moment the final dividend is paid."""
         held = Counter(c for c in self.display if c)
         held.update(c for c in self.stack if c != DIVIDEND)
         if self.up_pile:
@@ -804,6 +1183,8 @@ class Game:
         if len(self.players) == 2 and number == self.final_dividend:
             holdings[IMAGINARY] = self._imaginary_holdings()
             self.money.setdefault(IMAGINARY, 0)
+            shown = ", ".join(f"{n} {c}" for c, n in sorted(holdings[IMAGINARY].items())) or "nothing"
+            self.log.append(f"The imaginary third player takes the display, the stack and the UP pile: {shown}.")
         paid: dict[str, dict[str, int]] = {}
         for company in COMPANIES:
             value = self.value(company)
@@ -841,7 +1222,8 @@ class Game:
         return out
 
     def winners(self) -> list[str]:
-        """Players in first place (several on a tie); empty before the end."""
+        """Players in first place (several on a tie; possibly the imaginary player);
+        empty before the end."""
         if self.phase != "over":
             return []
         return [p for place, p, _ in self.standings() if place == 1]
@@ -857,6 +1239,7 @@ class Game:
         deck/stack/pile sizes, top discard, removed cards, dividends, money (unless
         hidden_money and the game is not over), whose turn it is, the log."""
         hide_money = self.options["hidden_money"] and self.phase != "over"
+        d = self._derived()
         return {
             "phase": self.phase,
             "ruleset": self.ruleset,
@@ -884,7 +1267,7 @@ class Game:
                     "on_board": self.trains_on_board(c.abbr),
                     "in_box": self.box[c.abbr],
                     "value": self.value(c.abbr),
-                    "sections": sorted(s for s in self.placed if c.abbr in self.companies_on(s)),
+                    "sections": sorted(d.secs[c.abbr]),
                 }
                 for c in COMPANIES.values()
             ],
@@ -892,6 +1275,8 @@ class Game:
             "stack_size": len(self.stack),
             "track_deck_size": len(self.track_deck),
             "track_discard_top": self.track_discards[0] if self.track_discards else None,
+            "track_removed": list(self.track_removed),
+            "full_track_types": self.full_track_types(),
             "up_pile": self.up_pile,
             "removed": list(self.removed),
             "dividends_paid": self.dividends_paid,
@@ -913,6 +1298,7 @@ class Game:
             "returned": list(self.returned[player]),
             "money": self.money[player],
             "on_move": player in self.waiting_for(),
+            "dead_cards": self.dead_cards(player) if player == self.to_move else [],
         }
         return v
 
@@ -926,6 +1312,7 @@ class Game:
             "box": dict(self.box),
             "track_deck": list(self.track_deck),
             "track_discards": list(self.track_discards),
+            "track_removed": list(self.track_removed),
             "reshuffles": self.reshuffles,
             "track_hands": {p: list(v) for p, v in self.track_hands.items()},
             "share_hands": {p: list(v) for p, v in self.share_hands.items()},
@@ -936,13 +1323,27 @@ class Game:
             "up_pile": self.up_pile,
             "removed": list(self.removed),
             "returned": {p: list(v) for p, v in self.returned.items()},
+            "dividends_drawn": self.dividends_drawn,
             "dividends_paid": self.dividends_paid,
             "money": dict(self.money),
-            "payouts": self.payouts,
+            "payouts": _copy.deepcopy(self.payouts),
         }
 
     def copy(self) -> "Game":
-        """An independent copy (for trying an action without changing this game)."""
-        import copy as _copy
+        """An independent copy (for trying an action without changing this game);
+        the board is shared, not copied."""
+        memo: dict[int, Any] = {id(self.board): self.board}
+        if self._d is not None:
+            memo[id(self._d.adj)] = self._d.adj
+        return _copy.deepcopy(self, memo)
 
-        return _copy.deepcopy(self)
+
+def _split(cards: list[str], k: int) -> list[list[str]]:
+    """``cards`` cut into ``k`` piles as equal as possible, the larger ones first."""
+    q, r = divmod(len(cards), k)
+    out, i = [], 0
+    for j in range(k):
+        size = q + (1 if j < r else 0)
+        out.append(cards[i : i + size])
+        i += size
+    return out

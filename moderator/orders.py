@@ -1,29 +1,53 @@
 """The order language: order lines of a mail to one action, and back.
 
-Forgiving by design: case-insensitive; companies by abbreviation or full name
-(``KCC``, ``Kansas City Central``, ``ep&rg``); cities by id or name; a section as
-``CITY-CITY`` in either order; one order per line, or several on a line separated by
-``;``.  A mail carries one turn, so the lines of a turn are combined::
+Forgiving by design, never guessing: case-insensitive; companies by abbreviation or
+full name (``KCC``, ``Kansas City Central``, ``ep&rg``); cities by id or name
+(``KCY``, ``Kansas City``, ``kansas``); a section as two cities in either order
+(``DEN-KCY``, ``Kansas City - Denver``, ``DEN/KCY``, ``Denver to Kansas City``,
+``DEN KCY``); one order per line, or several on a line separated by ``;`` (or by
+``,``/``and``/``then`` before a verb).  A mail carries one turn, so the lines of a
+turn are combined::
 
     build KCC DEN-KCY black        place a KCC train, playing a black track card
     build EPRG elp-phx joker as white
-    take stack | take UP | take KCC | take display 2
+    take stack | take UP | take KCC | take display 2 | take #2 | take none
     swap MRR                       return an MRR share from hand, take a UP share
     invest 2 KCC | invest KCC UP   then: discard plain
     pass; discard white            only when neither BUILD nor INVEST is possible
     start KCC                      the initial investment
 
+Grammar (words in any case; ``a``, ``the``, ``card``, ``share``, ``with`` ... are
+ignored where they cannot mean anything else)::
+
+    turn     := part { (";" | newline) part }
+    part     := build | take | swap | invest | discard | pass | start
+    build    := ("build"|"place"|"lay"|"put") COMPANY SECTION [CARD ["as" TYPE]]
+                (the company may also follow the section; the card may precede it)
+    SECTION  := CITY ("-"|"/"|"to"|"and"|" ") CITY
+    CARD     := TYPE | "joker"        TYPE := plain | black-white | black | white
+    take     := ("take"|"draw"|"get"|"pick") ("stack" | "top" | "UP" | COMPANY
+                | ["display"|"#"] 1-4 | "none")
+    swap     := ("swap"|"exchange"|"trade"|"return") SHARE ["for" "UP"]
+    invest   := ("invest"|"inv") SHARES       SHARES := [N ["x"]] SHARE {[,|and] ...}
+    discard  := ("discard"|"drop") CARD
+    pass     := ("pass"|"skip") [CARD]
+    start    := ("start"|"initial [investment]"|"choose") SHARE
+
 ``str(action)`` is the canonical text; ``parse_turn([str(a)], board) == a``.
-See ``templates/help.txt`` for the player's guide.
+A line that cannot be read raises ``OrderError(reason, line)``: ``reason`` says what
+is wrong and what would be understood.  See ``templates/help.txt`` for the player's
+guide.
 """
 from __future__ import annotations
 
+import difflib
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from .actions import Action, Build, Invest, Pass, Start, Take
-from .board import Board
-from .components import JOKER, TRACK_TYPES, UP, company_abbr
+from .board import Board, section_id
+from .components import COMPANIES, JOKER, TRACK_TYPES, UP, company_abbr
 
 COMMANDS = ("help", "status", "history", "rules")
 """Mail commands that are not moves (answered by the moderator loop)."""
@@ -39,247 +63,851 @@ class OrderError(ValueError):
         self.line = line
 
 
+# ============================================================== vocabulary
+
+CARDS = TRACK_TYPES + (JOKER,)
+"""Every kind of track card, as written in canonical orders."""
+
 _CARD_WORDS = {
-    "plain": "plain", "none": "plain", "nostripe": "plain", "unstriped": "plain", "p": "plain",
+    "plain": "plain", "p": "plain", "nostripe": "plain", "unstriped": "plain",
     "black-white": "black-white", "blackwhite": "black-white", "bw": "black-white",
-    "b/w": "black-white", "black/white": "black-white", "b-w": "black-white",
-    "black": "black", "b": "black",
-    "white": "white", "w": "white",
-    "joker": JOKER, "wild": JOKER, "any": JOKER, "j": JOKER,
+    "b/w": "black-white", "b-w": "black-white", "b&w": "black-white", "b+w": "black-white",
+    "black/white": "black-white", "black&white": "black-white", "black+white": "black-white",
+    "black": "black", "b": "black", "blk": "black",
+    "white": "white", "w": "white", "wht": "white",
+    "joker": JOKER, "jokers": JOKER, "wild": JOKER, "wildcard": JOKER, "j": JOKER,
+    "jolly": JOKER,
 }
 
-_TAKE_WORDS = ("take", "draw", "pick", "get")
-_SWAP_WORDS = ("swap", "return", "exchange", "trade")
-_BUILD_WORDS = ("build", "place", "lay", "b")
-_INVEST_WORDS = ("invest", "i")
-_START_WORDS = ("start", "initial", "choose", "first")
+_CARD_LIST = "plain, black-white, black, white or joker"
+
+_BUILD_VERBS = {"build", "bld", "place", "lay", "put"}
+_TAKE_VERBS = {"take", "draw", "get", "pick", "grab"}
+_SWAP_VERBS = {"swap", "exchange", "trade", "return", "switch"}
+_INVEST_VERBS = {"invest", "inv"}
+_DISCARD_VERBS = {"discard", "drop"}
+_PASS_VERBS = {"pass", "skip"}
+_START_VERBS = {"start", "initial", "choose"}
+_VERBS = (
+    _BUILD_VERBS | _TAKE_VERBS | _SWAP_VERBS | _INVEST_VERBS | _DISCARD_VERBS
+    | _PASS_VERBS | _START_VERBS
+)
+_CANONICAL_VERBS = ("build", "take", "swap", "invest", "discard", "pass", "start")
+
+_SPLIT_VERBS = {"build", "take", "draw", "swap", "exchange", "invest", "discard", "pass"}
+"""Verbs that start a new order in the middle of a line ("..., take stack")."""
+
+_CONNECTORS = {",", "and", "then", "&", "+", "also", "plus"}
+"""Words joining two orders on one line; dropped before a verb."""
+
+_PREAMBLE = {
+    "please", "pls", "plz", "i", "i'll", "ill", "i'd", "we", "we'll", "will", "would",
+    "like", "to", "want", "let", "let's", "lets", "me", "now", "then", "and", "also",
+    "ok", "okay", "so", "my", "our", "order", "orders", "move", "moves", "turn",
+    "action", "is", "here", "here's", "heres", "are", "first", "next", "finally",
+}
+"""Words before the verb that say nothing ("please", "I'll", "my move:")."""
+
+_GREETINGS = {
+    "hi", "hello", "hey", "dear", "hallo", "hola", "salut", "moin", "greetings",
+    "thanks", "thank", "thx", "ty", "cheers", "regards", "best", "bye", "ciao",
+    "sincerely", "yours", "cu", "cya", "good", "kind", "love", "gl", "hf",
+}
+"""First words of a greeting or sign-off line, which is ignored if it holds no verb."""
+
+_SIGN_OFFS = {"thanks", "thank", "thx", "ty", "cheers", "regards", "best", "bye", "ciao",
+              "sincerely", "yours", "cu", "cya", "kind", "love"}
+"""After a sign-off line, lines that do not start with a verb (a name) are ignored."""
+
+_NUMBER_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10,
+}
+_ORDINALS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4,
+    "1st": 1, "2nd": 2, "3rd": 3, "4th": 4,
+}
+_MAX_SHARES = 20
+
+_CITY_ALIASES = {
+    "la": "Los Angeles", "sf": "San Francisco", "frisco": "San Francisco",
+    "kc": "Kansas City", "ny": "New York", "newyorkcity": "New York",
+    "dc": "Washington", "washingtondc": "Washington", "slc": "Salt Lake City",
+    "stl": "St. Louis", "saintlouis": "St. Louis", "nola": "New Orleans",
+}
+"""Common short names of cities, used when the board has a city of that name and
+no city with that id or name."""
 
 
 def card_word(word: str) -> str | None:
     """Track card kind for ``word`` (``"BW"`` → ``"black-white"``, ``"wild"`` →
     ``"joker"``), or None."""
-    return _CARD_WORDS.get(word.lower().strip(".,"))
+    return _CARD_WORDS.get(word.lower().strip(".,;:!?()"))
 
 
-def _normalise(text: str) -> str:
-    text = text.strip().replace("\u2013", "-").replace("\u2014", "-")
-    text = re.sub(r"\bblack\s*(?:and|&|/|-)?\s*white\b", "black-white", text, flags=re.I)
-    return text
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "", text.lower())
 
 
-def _company_prefix(tokens: list[str]) -> tuple[str | None, int]:
-    """Longest run of tokens at the start naming a company: (abbr, tokens used)."""
-    for n in range(min(len(tokens), 6), 0, -1):
-        abbr = company_abbr(" ".join(tokens[:n]))
-        if abbr:
-            return abbr, n
-    return None, 0
+# ============================================================== cleaning
+
+_TRANSLATE = str.maketrans({
+    **{c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2043\ufe58\ufe63\uff0d"},
+    **{c: "'" for c in "\u2018\u2019\u201a\u201b\u2032\u00b4"},
+    **{c: " " for c in "\"\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb`"},
+    **{c: " - " for c in "\u2192\u21d2\u27f6\u2794\u279c\u279d\u279e\u27f9\u2194"},
+    **{c: "" for c in "\u200b\u200c\u200d\u2060\ufeff\u00ad"},
+    "\u3001": ",", "\u3002": ".", "\uff61": ".", "\uff64": ",", "\u00d7": "x",
+    "\t": " ",
+})
+
+_BULLET_RE = re.compile(
+    r"^(?:[-*+\u2022\u25e6\u25aa\u25ab\u2023\u25cf\u25cb\u25a0\u25a1\u25ba\u25b6"
+    r"\u27a2\u2713\u2714\u2610\u2611\u00b7]+\s*"
+    r"|\(?\d{1,2}\s*[.):]\s*(?!\d)"
+    r"|\(?[a-h]\)\s*"
+    r"|#\d{1,2}[.):]?\s+)+"
+)
+_BW_RE = re.compile(
+    r"\b(?:black|blk|b)(?:\s*(?:-\s*and\s*-|-\s*n\s*-|[-/+&]|\band\b|\bn\b)\s*|\s+)(?:white|wht|w)\b"
+    r"|\b(?:white|wht|w)(?:\s*(?:-\s*and\s*-|[-/+&]|\band\b)\s*|\s+)(?:black|blk|b)\b",
+    re.IGNORECASE,
+)
+_NOSTRIPE_RE = re.compile(r"\b(?:no|without)[\s-]*stripes?\b", re.IGNORECASE)
 
 
-def _companies(text: str, line: str) -> list[str]:
-    """Parse a list of shares: ``"2 KCC"``, ``"KCC KCC"``, ``"KCC and UP"``,
-    ``"2x Kansas City Central"``."""
-    tokens = [t for t in re.split(r"[\s,+]+", text) if t and t.lower() not in ("and", "&", "share", "shares", "of")]
-    out: list[str] = []
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        m = re.fullmatch(r"(\d+)x?|x(\d+)", tok.lower())
-        count = 1
-        if m:
-            count = int(m.group(1) or m.group(2))
-            i += 1
-            if i < len(tokens) and tokens[i].lower() == "x":
-                i += 1
-            if count < 1 or count > 20:
-                raise OrderError(f"{count} is not a number of shares one can invest", line)
-        abbr, used = _company_prefix(tokens[i:])
-        if not abbr:
-            raise OrderError(
-                f"{' '.join(tokens[i:i + 3]) or 'nothing'!s} is not a company; use an abbreviation "
-                "like KCC or UP, or a full name like Kansas City Central",
-                line,
-            )
-        out += [abbr] * count
-        i += used
+def _clean(line: str) -> str:
+    """One line made plain: full-width forms and accents folded, smart quotes and
+    dashes made ASCII, invisible characters dropped, bullets and numbering removed."""
+    text = unicodedata.normalize("NFKC", line)
+    text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+    text = text.translate(_TRANSLATE)
+    text = re.sub(r"(?<![\w])'|'(?![\w])", " ", text)
+    text = re.sub(r"-+>|=+>", " - ", text)
+    text = re.sub(r"\s+", " ", text).strip()
+    return _BULLET_RE.sub("", text).strip()
+
+
+def _tokens(text: str) -> list[str]:
+    """Words of one order part; ``,`` and ``+`` become words of their own."""
+    text = _BW_RE.sub(" black-white ", text)
+    text = _NOSTRIPE_RE.sub(" plain ", text)
+    text = re.sub(r"\bface[\s-]*up\b", "faceup", text, flags=re.IGNORECASE)
+    text = re.sub(r"\bface[\s-]*down\b", "facedown", text, flags=re.IGNORECASE)
+    text = re.sub(r"[()\[\]{}<>:=*_~]", " ", text)
+    text = re.sub(r"\b(\d{1,2})\s*x\s*(?=[a-z])", r"\1 x ", text, flags=re.IGNORECASE)
+    text = re.sub(r"\s*([,+])\s*", r" \1 ", text)
+    return text.split()
+
+
+def _low(tok: str) -> str:
+    return tok.lower().strip(".!?")
+
+
+def _pieces(line: str) -> list[str]:
+    """The order parts of one line: split on ``;`` and ``|``, each stripped of
+    bullets and of punctuation at its ends."""
+    out = []
+    for piece in re.split(r"[;|]", _clean(line)):
+        piece = _BULLET_RE.sub("", piece.strip()).strip(" .,!?:")
+        if piece:
+            out.append(piece)
     return out
 
 
+def _split_verbs(tokens: list[str]) -> list[list[str]]:
+    """Split the words of one part before each verb that starts another order
+    ("build KCC DEN-KCY black, take stack and swap MRR")."""
+    parts: list[list[str]] = [[]]
+    for i, tok in enumerate(tokens):
+        low = _low(tok)
+        current = parts[-1]
+        head = next((_low(t) for t in current if _low(t) not in _PREAMBLE), None)
+        if (
+            current
+            and low in _SPLIT_VERBS
+            and head is not None
+            and not (low == "draw" and i + 1 < len(tokens) and _low(tokens[i + 1]) == "pile")
+            and not (head in _SWAP_VERBS and low in _TAKE_VERBS)
+        ):
+            while current and _low(current[-1]) in _CONNECTORS:
+                current.pop()
+            parts.append([])
+        parts[-1].append(tok)
+    return [p for p in parts if p]
+
+
+def command(line: str) -> str | None:
+    """The mail command (one of COMMANDS) if ``line`` is one (``"Help!"``,
+    ``"status please"``, ``"- rules"``), else None."""
+    words = [_low(t) for t in _tokens(_clean(line).strip(" .,!?:;"))]
+    words = [w for w in words if w not in _PREAMBLE and w not in {"send", "show", "the", "a", "game"}]
+    if len(words) != 1:
+        return None
+    word = {"?": "help", "rule": "rules", "log": "history"}.get(words[0], words[0])
+    return word if word in COMMANDS else None
+
+
+# ============================================================== lookups
+
+def _company_at(tokens: list[str], i: int) -> list[tuple[str, int]]:
+    """Companies named by a run of tokens starting at ``i``: ``(abbr, tokens used)``,
+    longest first.  A run stops at ``,`` and ``+``."""
+    out = []
+    limit = i
+    while limit < len(tokens) and limit - i < 6 and tokens[limit] not in (",", "+"):
+        limit += 1
+    for j in range(limit, i, -1):
+        abbr = company_abbr(" ".join(tokens[i:j]))
+        if abbr:
+            out.append((abbr, j - i))
+    return out
+
+
+def _company_names() -> dict[str, str]:
+    names = {}
+    for c in COMPANIES.values():
+        names[c.abbr.lower()] = c.abbr
+        names[c.name.lower()] = c.abbr
+    names["up"] = UP
+    names["union pacific"] = UP
+    return names
+
+
+def _suggest_company(text: str) -> str:
+    names = _company_names()
+    near = difflib.get_close_matches(text.lower(), list(names), n=1, cutoff=0.6)
+    return f" (did you mean {names[near[0]]}?)" if near else ""
+
+
+def _not_a_company(text: str) -> str:
+    return (
+        f"{text!r} is not a company{_suggest_company(text)}; use an abbreviation like "
+        "KCC or UP, or a full name like Kansas City Central"
+    )
+
+
+class _Cities:
+    """City lookup on one board: ids, names, common short names, and the first
+    word(s) of a name when only one city's name starts so (``"Salt Lake"``)."""
+
+    def __init__(self, board: Board):
+        self.board = board
+        self.exact: dict[str, str] = {}
+        for c in board.cities.values():
+            self.exact.setdefault(_norm(c.name), c.id)
+        for c in board.cities.values():
+            self.exact[_norm(c.id)] = c.id
+        by_name = {_norm(c.name): c.id for c in board.cities.values()}
+        for alias, name in _CITY_ALIASES.items():
+            if alias not in self.exact and _norm(name) in by_name:
+                self.exact[alias] = by_name[_norm(name)]
+        self.prefix: dict[str, set[str]] = {}
+        for c in board.cities.values():
+            words = [w for w in (_norm(w) for w in c.name.split()) if w]
+            for k in range(1, len(words)):
+                self.prefix.setdefault("".join(words[:k]), set()).add(c.id)
+        self.cache: dict[str, tuple[str | None, list[str]]] = {}
+
+    def find(self, text: str) -> tuple[str | None, list[str]]:
+        """``(city id, [])``, or ``(None, ids it could be)`` when ambiguous, or
+        ``(None, [])`` when unknown."""
+        key = _norm(re.sub(r"\bsaint\b", "st", text, flags=re.IGNORECASE))
+        hit = self.cache.get(key)
+        if hit is None:
+            if not key:
+                hit = (None, [])
+            elif key in self.exact:
+                hit = (self.exact[key], [])
+            else:
+                ids = sorted(self.prefix.get(key, ()))
+                hit = (ids[0], []) if len(ids) == 1 else (None, ids)
+            self.cache[key] = hit
+        return hit
+
+    def label(self, cid: str) -> str:
+        return f"{cid} ({self.board.cities[cid].name})"
+
+    def unknown(self, text: str) -> str:
+        _, ids = self.find(text)
+        if ids:
+            return (
+                f"{text.strip()!r} could be "
+                + " or ".join(self.label(c) for c in ids)
+                + "; write the city id or its full name"
+            )
+        names = {c.name.lower(): c.id for c in self.board.cities.values()}
+        names.update({c.id.lower(): c.id for c in self.board.cities.values()})
+        near = difflib.get_close_matches(text.strip().lower(), list(names), n=1, cutoff=0.6)
+        hint = f" (did you mean {self.label(names[near[0]])}?)" if near else ""
+        return (
+            f"{text.strip()!r} is not a city on the board{hint}; "
+            "write city ids like DEN or names like Denver"
+        )
+
+
+_BOARD_CITIES: dict[int, tuple[Board, _Cities]] = {}
+
+
+def _cities(board: Board) -> _Cities:
+    hit = _BOARD_CITIES.get(id(board))
+    if hit is None or hit[0] is not board:
+        hit = (board, _Cities(board))
+        _BOARD_CITIES[id(board)] = hit
+    return hit[1]
+
+
+_SECTION_SPLIT = re.compile(r"\s*(?:-+|/|\\|\.\.+|,)\s*|\s+(?:to|and|&|till|until|thru|through)\s+", re.I)
+
+
+def _section(tokens: list[str], board: Board) -> tuple[str | None, str | None]:
+    """``(section id, None)`` for tokens naming a section, else ``(None, reason)``."""
+    cities = _cities(board)
+    text = " ".join(t for t in tokens if _low(t) not in ("from", "between"))
+    if not text.strip():
+        return None, "build needs a section as CITY-CITY: e.g. 'build KCC DEN-KCY black'"
+    ends = [p for p in _SECTION_SPLIT.split(text.strip()) if p and p.strip()]
+    if len(ends) == 1:
+        # no separator: "DEN KCY", "Kansas City Denver"
+        words = ends[0].split()
+        found = set()
+        for k in range(1, len(words)):
+            a, _ = cities.find(" ".join(words[:k]))
+            b, _ = cities.find(" ".join(words[k:]))
+            if a and b:
+                found.add((a, b))
+        if len(found) == 1:
+            a, b = found.pop()
+        elif len(found) > 1:
+            return None, (
+                f"{text!r} can be read as more than one section; write it as CITY-CITY, e.g. DEN-KCY"
+            )
+        else:
+            a, _ = cities.find(ends[0])
+            if a:
+                return None, (
+                    f"a section joins two cities: write it as CITY-CITY, e.g. "
+                    f"{board.sections_at(a)[0].id if board.sections_at(a) else 'DEN-KCY'}"
+                )
+            return None, f"{text!r} is not a section; write it as CITY-CITY, e.g. DEN-KCY"
+    elif len(ends) == 2:
+        a, _ = cities.find(ends[0])
+        b, _ = cities.find(ends[1])
+        for end, cid in ((ends[0], a), (ends[1], b)):
+            if cid is None:
+                return None, cities.unknown(end)
+    else:
+        return None, f"{text!r} is not a section: a section joins two cities, e.g. DEN-KCY"
+    assert a is not None and b is not None
+    if a == b:
+        return None, f"a section joins two different cities, not {cities.label(a)} and itself"
+    sid = section_id(a, b)
+    if sid not in board.sections:
+        near = ", ".join(s.other(a) for s in board.sections_at(a))
+        return None, (
+            f"there is no section between {cities.label(a)} and {cities.label(b)}; "
+            f"sections from {a} go to {near}"
+        )
+    return sid, None
+
+
+# ============================================================== parts
+
 @dataclass
 class _Parts:
-    build: tuple[str, str, str | None, str | None, str] | None = None  # company, section, card, space, line
+    build: Build | None = None
     take: Take | None = None
     swap: str | None = None
     invest: list[str] | None = None
     discard: str | None = None
     passing: bool = False
     start: str | None = None
+    lines: dict[str, str] | None = None  # order -> the line it came from
+
+    def set(self, name: str, value: object, line: str) -> None:
+        if self.lines is None:
+            self.lines = {}
+        if name in self.lines:
+            raise OrderError(f"a turn has only one {name} order", line)
+        self.lines[name] = line
+        setattr(self, "passing" if name == "pass" else name, value)
+
+    def line_of(self, name: str) -> str:
+        return (self.lines or {}).get(name, "")
 
 
-def _parse_part(part: str, board: Board, parts: _Parts, line: str) -> None:
-    words = part.split()
+_FILLERS = {"a", "an", "the", "my", "of", "share", "shares", "card", "cards"}
+
+
+def _drop(tokens: list[str], words: set[str]) -> list[str]:
+    return [t for t in tokens if _low(t) not in words]
+
+
+def _count(tok: str) -> int | None:
+    low = _low(tok)
+    if low in _NUMBER_WORDS:
+        return _NUMBER_WORDS[low]
+    m = re.fullmatch(r"(\d{1,3})x?", low)
+    return int(m.group(1)) if m else None
+
+
+def _shares(tokens: list[str], line: str, example: str) -> list[str]:
+    """A list of shares: ``2 KCC``, ``KCC KCC``, ``2x KCC``, ``KCC x2``, ``KCC and
+    UP``, ``Kansas City Central, Union Pacific``, ``two shares of KCC``."""
+    toks = _drop(tokens, _FILLERS | {"in", "each"})
+    out: list[str] = []
+    count: int | None = None
+    last: int | None = None  # index in out where the last company's run starts
+    i = 0
+    while i < len(toks):
+        low = _low(toks[i])
+        if low in (",", "+", "and", "&", "plus"):
+            i += 1
+            continue
+        m = re.fullmatch(r"[x*](\d{1,3})", low)
+        if m or (low in ("x", "*", "times") and i + 1 < len(toks) and _count(toks[i + 1])):
+            n = int(m.group(1)) if m else _count(toks[i + 1])
+            if last is None or count is not None or len(out) - last != 1:
+                raise OrderError(f"I cannot tell which share {toks[i]!r} counts; {example}", line)
+            out += [out[-1]] * (n - 1)  # type: ignore[operator]
+            if not 1 <= n <= _MAX_SHARES:  # type: ignore[operator]
+                raise OrderError(f"{n} is not a number of shares; {example}", line)
+            i += 1 if m else 2
+            last = None
+            continue
+        n = _count(toks[i])
+        if n is not None:
+            if count is not None:
+                raise OrderError(f"two numbers in a row ({count} {toks[i]}); {example}", line)
+            if not 1 <= n <= _MAX_SHARES:
+                raise OrderError(f"{n} is not a number of shares; {example}", line)
+            count = n
+            i += 1
+            if i < len(toks) and _low(toks[i]) in ("x", "*", "times"):
+                i += 1
+            continue
+        found = _company_at(toks, i)
+        if not found:
+            word = toks[i]
+            if card_word(word):
+                raise OrderError(f"{word!r} is a track card, not a share; {example}", line)
+            raise OrderError(_not_a_company(word), line)
+        abbr, used = found[0]
+        last = len(out)
+        out += [abbr] * (count or 1)
+        if count is not None:
+            last = None  # an explicit count cannot be multiplied again
+        count = None
+        i += used
+    if count is not None:
+        # a number after the last company: "invest KCC 2"
+        if last is not None and len(out) - last == 1:
+            out += [out[-1]] * (count - 1)
+        else:
+            raise OrderError(f"{count} of what? {example}", line)
+    return out
+
+
+def _parse_take(rest: list[str], line: str) -> Take:
+    words = [_low(t) for t in rest if t not in (",", "+")]
+    text = " ".join(words)
+    text = re.sub(r"(?:#|\bno\b\.?|\bnr\b\.?|\bnumber\b)\s*(\d)", r"place \1", text)
+    words = [w for w in text.split() if w not in _FILLERS | {
+        "from", "in", "on", "at", "to", "into", "hand", "me", "please", "it", "one's", "share's",
+    }]
+    usage = (
+        "say which share to take: 'take stack' (the top card), 'take UP', a face-up "
+        "company ('take KCC') or a face-up place ('take display 2')"
+    )
     if not words:
-        return
-    verb = words[0].lower().rstrip(":")
-    rest = part[len(words[0]):].strip()
-
-    def once(field: str) -> None:
-        if getattr(parts, field) not in (None, False):
-            raise OrderError(f"a turn has only one {verb} order", line)
-
-    if verb in _BUILD_WORDS:
-        once("build")
-        parts.build = _parse_build(rest, board, line)
-    elif verb in _TAKE_WORDS:
-        once("take")
-        parts.take = _parse_take(rest, line)
-    elif verb in _SWAP_WORDS:
-        once("swap")
-        what = re.sub(r"\s+(for|with)\s+(up|union pacific)\s*$", "", rest, flags=re.I).strip()
-        shares = _companies(what, line)
-        if len(shares) != 1:
-            raise OrderError("swap returns exactly one share: e.g. 'swap MRR'", line)
-        parts.swap = shares[0]
-    elif verb in _INVEST_WORDS:
-        once("invest")
-        if not rest:
-            raise OrderError("say which shares to invest: e.g. 'invest 2 KCC' or 'invest KCC UP'", line)
-        parts.invest = _companies(rest, line)
-    elif verb == "discard":
-        once("discard")
-        card = card_word(rest) if rest else None
-        if card is None:
+        raise OrderError(usage, line)
+    if words in (["none"], ["nothing"], ["no"]):
+        return Take("none")
+    stack = {"stack", "top", "deck", "blind", "unseen", "hidden", "random", "facedown",
+             "covered", "closed", "draw"}
+    display = {"display", "faceup", "open", "visible", "place", "slot", "position", "row",
+               "market", "spot"}
+    has_stack = any(w in stack for w in words)
+    has_display = any(w in display for w in words)
+    rest_words = [w for w in words if w not in stack | display | {"pile"}]
+    numbers = [w for w in rest_words if re.fullmatch(r"\d+", w) or w in _ORDINALS or w in _NUMBER_WORDS]
+    others = [w for w in rest_words if w not in numbers]
+    company = None
+    if others:
+        found = _company_at(others, 0)
+        if not found or found[0][1] != len(others):
+            bad = others[found[0][1]] if found else " ".join(others)
+            if card_word(bad):
+                raise OrderError(f"{bad!r} is a track card; {usage}", line)
+            raise OrderError(_not_a_company(bad) + "; " + usage, line)
+        company = found[0][0]
+    if company == UP:
+        if numbers:
+            raise OrderError("a build takes one share; " + usage, line)
+        return Take("up")
+    if company is not None:
+        if numbers and numbers not in (["one"], ["1"]):
+            raise OrderError("a build takes one share; " + usage, line)
+        if has_stack:
             raise OrderError(
-                "say which track card to discard: plain, black-white, black, white or joker", line
+                f"the top card of the stack is unseen: write 'take stack', or 'take {company}' "
+                f"for a face-up {company} share",
+                line,
             )
-        parts.discard = card
-    elif verb in ("pass", "skip"):
-        once("passing")
-        parts.passing = True
-        if rest:
-            _parse_part(rest, board, parts, line)
-    elif verb in _START_WORDS:
-        once("start")
-        shares = _companies(rest, line)
-        if len(shares) != 1:
-            raise OrderError("the initial investment is one share: e.g. 'start KCC'", line)
-        parts.start = shares[0]
-    else:
+        return Take("display", company)
+    if numbers:
+        if has_stack or len(numbers) > 1:
+            raise OrderError(usage, line)
+        word = numbers[0]
+        if word in _ORDINALS or word in _NUMBER_WORDS:
+            if not has_display:
+                raise OrderError(
+                    f"{word!r} of what? write 'take display 2' for a face-up place, or "
+                    "'take stack' for the top card",
+                    line,
+                )
+            place = _ORDINALS.get(word) or _NUMBER_WORDS[word]
+        else:
+            place = int(word)
+        if not 1 <= place <= 4:
+            raise OrderError(f"the face-up display has places 1-4, not {place}", line)
+        return Take("display", place=place)
+    if has_stack:
+        return Take("stack")
+    if "pile" in words:
         raise OrderError(
-            f"I do not know the order {words[0]!r}; orders are build, take, swap, invest, "
-            "discard, pass, start (and the commands help, status, history, rules)",
+            "'pile' could be the share stack or the UP pile: write 'take stack' or 'take UP'",
             line,
         )
+    raise OrderError("say which face-up share: 'take KCC' or 'take display 2'", line)
 
 
-def _parse_take(rest: str, line: str) -> Take:
-    r = rest.lower().strip()
-    r = re.sub(r"^(the|a|one)\s+", "", r)
-    r = re.sub(r"\s+(share|card)s?$", "", r)
-    if r in ("stack", "top", "deck", "pile", "blind", "top of stack", "from stack", "from the stack"):
-        return Take("stack")
-    if r in ("none", "nothing"):
-        return Take("none")
-    m = re.fullmatch(r"(?:display|face-?up|place|card|#)?\s*#?([1-4])", r)
-    if m:
-        return Take("display", place=int(m.group(1)))
-    r = re.sub(r"^(from\s+)?(display|face-?up)\s+", "", r)
-    abbr = company_abbr(r) if r else None
-    if abbr == UP or r in ("up pile", "up share"):
-        return Take("up")
-    if abbr:
-        return Take("display", abbr)
-    raise OrderError(
-        "say which share to take: 'take stack' (top card), 'take UP', a face-up company "
-        "('take KCC') or a display place ('take display 2')",
-        line,
+def _parse_swap(rest: list[str], line: str) -> str | None:
+    example = "write e.g. 'swap MRR' to return an MRR share and take a UP share"
+    toks = _drop(rest, _FILLERS | {"one", "box", "back", "pile", "please", "from", "hand"})
+    if [_low(t) for t in toks] in (["none"], ["nothing"], ["no"]):
+        return None
+    connectors = {"for", "with", "to", "into", "-", "against", "get", "take", "receive", "and"}
+    cut = next((i for i, t in enumerate(toks) if _low(t) in connectors), None)
+    left, right = (toks, []) if cut is None else (toks[:cut], toks[cut + 1:])
+    right = _drop(right, connectors)
+    if right:
+        got = _shares(right, line, example)
+        if got != [UP]:
+            raise OrderError("a swap always takes a UP share; " + example, line)
+    if not left:
+        raise OrderError("say which share to return; " + example, line)
+    shares = _shares(left, line, example)
+    if cut is None and len(shares) == 2 and shares[1] == UP:
+        shares = shares[:1]  # "swap MRR UP"
+    if len(shares) != 1:
+        raise OrderError("a swap returns exactly one share; " + example, line)
+    return shares[0]
+
+
+def _parse_cards(tokens: list[str], line: str) -> tuple[str | None, str | None]:
+    """``(card, space)`` from the card words of a build: ``black``, ``joker``,
+    ``joker as white``, ``white joker``."""
+    words = [_low(t) for t in tokens]
+    cards = [card_word(w) for w in words if card_word(w)]
+    said_as = "as" in words
+    example = "e.g. 'black', 'joker' or 'joker as white'"
+    if not cards:
+        if said_as:
+            raise OrderError(f"say which track card to play, {example}", line)
+        return None, None
+    jokers = [c for c in cards if c == JOKER]
+    types = [c for c in cards if c != JOKER]
+    if len(jokers) > 1 or len(types) > 1:
+        raise OrderError(f"a build plays one track card: {example}", line)
+    if jokers and types:
+        return JOKER, types[0]
+    if jokers:
+        return JOKER, None
+    if said_as:
+        raise OrderError(
+            f"say which card you play: '{types[0]}' for a {types[0]} card, or "
+            f"'joker as {types[0]}' for a joker",
+            line,
+        )
+    return types[0], None
+
+
+_BUILD_FILLERS = {"on", "at", "with", "using", "use", "a", "an", "the", "card", "cards",
+                  "track", "space", "train", "in", "playing", "play", "stripe", "striped",
+                  "of", "type", "by", "company", "one", "my", "section", "route", "line", "for"}
+_CARDISH = {"as"}
+
+
+def _is_cardish(tok: str) -> bool:
+    low = _low(tok)
+    return bool(card_word(low)) or low in _CARDISH or low in _BUILD_FILLERS
+
+
+def _build_rest(tokens: list[str], board: Board, line: str) -> tuple[tuple[str, str | None, str | None] | None, str]:
+    """Section and card from the tokens of a build without the company:
+    ``((section, card, space), "")`` or ``(None, reason)``.  Card words may come
+    before or after the section; the longest readable section wins."""
+    n = len(tokens)
+    lead = 0
+    while lead < n and _is_cardish(tokens[lead]):
+        lead += 1
+    trail = 0
+    while trail < n - lead and _is_cardish(tokens[n - 1 - trail]):
+        trail += 1
+    best_reason = None
+    for total in range(lead + trail + 1):
+        for i in range(min(lead, total), -1, -1):
+            j = total - i
+            if j > trail:
+                continue
+            middle = tokens[i:n - j]
+            sid, reason = _section(_drop(middle, {"from", "between"}), board)
+            if sid:
+                card, space = _parse_cards(tokens[:i] + tokens[n - j:], line)
+                return (sid, card, space), ""
+            if total == lead + trail and best_reason is None:
+                best_reason = reason
+    if best_reason is None:
+        _, best_reason = _section(tokens[lead:n - trail], board)
+    return None, best_reason or "build needs a section as CITY-CITY: e.g. 'build KCC DEN-KCY black'"
+
+
+def _parse_build(rest: list[str], board: Board, line: str) -> Build:
+    tokens = [t for t in rest if t not in (",", "+")]
+    example = "e.g. 'build KCC DEN-KCY black'"
+    if not tokens:
+        raise OrderError(f"say which company builds where, {example}", line)
+    readings: set[tuple[str, str, str | None, str | None]] = set()
+    first_reason = None
+    # the company first (the usual order) ...
+    for abbr, used in _company_at(tokens, 0):
+        got, reason = _build_rest(tokens[used:], board, line)
+        if got:
+            readings.add((abbr, *got))
+        elif first_reason is None:
+            first_reason = reason
+    # ... or anywhere else ("build DEN-KCY KCC black")
+    if not readings:
+        for i in range(1, len(tokens)):
+            for abbr, used in _company_at(tokens, i):
+                got, _ = _build_rest(tokens[:i] + tokens[i + used:], board, line)
+                if got:
+                    readings.add((abbr, *got))
+    if len(readings) > 1:
+        texts = sorted(str(Build(*r)) for r in readings)
+        raise OrderError(
+            "this build can be read in more than one way (" + " or ".join(texts)
+            + "); write the company abbreviation and the section as CITY-CITY",
+            line,
+        )
+    if not readings:
+        if first_reason is not None:
+            raise OrderError(first_reason, line)
+        got, _ = _build_rest(tokens, board, line)
+        if got:
+            raise OrderError(
+                f"say which company builds on {got[0]}: e.g. 'build KCC {got[0]} black'", line
+            )
+        raise OrderError(
+            f"build needs a company first{_suggest_company(tokens[0])}: {example}", line
+        )
+    company, sid, card, space = readings.pop()
+    if company == UP:
+        raise OrderError(
+            "Union Pacific (UP) has no trains; build for one of " + ", ".join(COMPANIES), line
+        )
+    return Build(company, sid, card, space)
+
+
+def _parse_discard(rest: list[str], line: str) -> str:
+    toks = _drop(rest, _FILLERS | {"one", "1", "track", "stripe", "striped", "from", "hand",
+                                   ",", "please", "away"})
+    usage = f"say which track card to discard: {_CARD_LIST}"
+    if not toks:
+        raise OrderError(usage, line)
+    cards = [card_word(t) for t in toks]
+    if None in cards:
+        bad = toks[cards.index(None)]
+        raise OrderError(f"{bad!r} is not a track card; {usage}", line)
+    if len(cards) > 1:
+        raise OrderError(f"discard one track card: {_CARD_LIST}", line)
+    return cards[0]  # type: ignore[return-value]
+
+
+def _parse_part(tokens: list[str], board: Board, parts: _Parts, line: str) -> None:
+    while tokens and _low(tokens[0]) in _PREAMBLE | _CONNECTORS:
+        tokens = tokens[1:]
+    if not tokens:
+        return
+    verb = _low(tokens[0])
+    rest = tokens[1:]
+    if verb in ("no", "don't", "dont", "not") and rest and _low(rest[0]) in _SWAP_VERBS:
+        return  # "no swap"
+    if verb == "initial" and rest and _low(rest[0]) in ("investment", "invest", "share"):
+        rest = rest[1:]
+    if verb == "pick" and len(rest) > 1 and _low(rest[0]) == "up":
+        rest = rest[1:]  # "pick up the UP share"
+
+    if verb in _BUILD_VERBS:
+        parts.set("build", _parse_build(rest, board, line), line)
+    elif verb in _TAKE_VERBS:
+        parts.set("take", _parse_take(rest, line), line)
+    elif verb in _SWAP_VERBS:
+        swap = _parse_swap(rest, line)
+        if swap is not None:
+            parts.set("swap", swap, line)
+    elif verb in _INVEST_VERBS:
+        example = "write e.g. 'invest 2 KCC' or 'invest KCC UP'"
+        if not _drop(rest, _FILLERS | {"in"}):
+            raise OrderError("say which shares to invest: " + example[6:], line)
+        parts.set("invest", _shares(rest, line, example), line)
+    elif verb in _DISCARD_VERBS:
+        parts.set("discard", _parse_discard(rest, line), line)
+    elif verb in _PASS_VERBS:
+        parts.set("pass", True, line)
+        more = _drop(rest, {"turn", "this", "my", "the", "i", "and", "with", ","})
+        if more:
+            cards = [card_word(t) for t in more]
+            if len(cards) == 1 and cards[0]:
+                parts.set("discard", cards[0], line)
+            else:
+                raise OrderError(
+                    "write 'pass; discard CARD' with one of " + _CARD_LIST, line
+                )
+    elif verb in _START_VERBS:
+        example = "the initial investment is one share: e.g. 'start KCC'"
+        shares = _shares(_drop(rest, {"with", "investment", "invest", "is", "in"}), line, example)
+        if len(shares) != 1:
+            raise OrderError(example, line)
+        parts.set("start", shares[0], line)
+    else:
+        raise OrderError(_unknown(tokens, board), line)
+
+
+def _unknown(tokens: list[str], board: Board) -> str:
+    """What to say about a part that starts with no known verb."""
+    word = tokens[0]
+    low = _low(word)
+    text = " ".join(tokens)
+    cmd = command(text)
+    if cmd:
+        return f"write the command {cmd!r} on a line by itself"
+    if low in ("stack", "top") and len(tokens) <= 2:
+        return f"{text!r} alone is not an order: write 'take stack' after a build"
+    card = card_word(low)
+    if card and len(tokens) == 1:
+        return (
+            f"{word!r} alone is not an order: write 'discard {card}' after an invest, "
+            f"or 'pass; discard {card}'"
+        )
+    found = _company_at(tokens, 0)
+    if found and found[0][1] == len(tokens):
+        abbr = found[0][0]
+        return (
+            f"{text!r} alone is not an order: write 'start {abbr}' for the initial "
+            f"investment, 'invest {abbr}', or 'take {abbr}' after a build"
+        )
+    if found:
+        try:
+            build = _parse_build(tokens, board, "")
+        except OrderError:
+            pass
+        else:
+            return f"an order starts with a verb: did you mean 'build {build}'?".replace(
+                "build build ", "build "
+            )
+    near = difflib.get_close_matches(low, sorted(_VERBS | set(COMMANDS)), n=1, cutoff=0.7)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    return (
+        f"I do not know the order {word!r}{hint}; orders are build, take, swap, invest, "
+        "discard, pass and start (commands: help, status, history, rules)"
     )
 
 
-def _parse_build(rest: str, board: Board, line: str) -> tuple[str, str, str | None, str | None, str]:
-    tokens = rest.split()
-    company, used = _company_prefix(tokens)
-    if not company:
-        raise OrderError(
-            "build needs a company first: e.g. 'build KCC DEN-KCY black'", line
-        )
-    tokens = tokens[used:]
-    if tokens and tokens[0].lower() in ("on", "at"):
-        tokens = tokens[1:]
-    # trailing card words: [with] CARD [as TYPE]
-    card = space = None
-    if len(tokens) >= 3 and tokens[-2].lower() == "as" and card_word(tokens[-1]) in TRACK_TYPES:
-        space = card_word(tokens[-1])
-        tokens = tokens[:-2]
-    if tokens and card_word(tokens[-1]) and len(tokens) > 1:
-        card = card_word(tokens[-1])
-        tokens = tokens[:-1]
-        if tokens and tokens[-1].lower() in ("with", "using", "card"):
-            tokens = tokens[:-1]
-    if space is not None and card is None:
-        card = JOKER
-    section_text = " ".join(tokens)
-    sid = board.find_section(section_text) if section_text else None
-    if sid is None:
-        raise OrderError(_section_help(section_text, board), line)
-    return company, sid, card, space, line
-
-
-def _section_help(text: str, board: Board) -> str:
-    if not text:
-        return "build needs a section as CITY-CITY: e.g. 'build KCC DEN-KCY black'"
-    parts = [p.strip() for p in re.split(r"\s*-\s*|\s+to\s+", text) if p.strip()]
-    if len(parts) == 2:
-        unknown = [p for p in parts if board.find_city(p) is None]
-        if unknown:
-            return f"{unknown[0]!r} is not a city on the board (city ids like DEN, or names like Denver)"
-        a, b = (board.find_city(p) for p in parts)
-        return f"there is no section between {a} and {b}; sections from {a}: " + ", ".join(
-            s.id for s in board.sections_at(a)  # type: ignore[arg-type]
-        )
-    return f"{text!r} is not a section; write it as CITY-CITY, e.g. DEN-KCY"
-
+# ============================================================== turns
 
 def split_orders(lines: list[str]) -> list[str]:
-    """Order parts of the lines: split on ``;``, stripped, empty parts dropped."""
-    return [p.strip() for line in lines for p in line.split(";") if p.strip()]
+    """Order parts of the lines: split on ``;`` (and before a verb in the middle of a
+    line), cleaned, empty parts dropped."""
+    return [" ".join(t) for line in lines for piece in _pieces(line) for t in _split_verbs(_tokens(piece))]
+
+
+def _is_chatter(tokens: list[str]) -> bool:
+    """A greeting or sign-off ("Hi all,", "Thanks!", "Cheers, Bob") holding no verb."""
+    if not tokens or _low(tokens[0]) not in _GREETINGS:
+        return False
+    return not any(_low(t) in _VERBS for t in tokens[1:])
 
 
 def parse_turn(lines: list[str], board: Board) -> Action:
     """Read the order lines of one mail into one action.
 
-    ``lines`` are order lines (commands such as ``help`` already removed).  Raises
-    OrderError naming the line and what would be understood when a line cannot be
-    read or the lines do not make one turn (e.g. a build together with an invest)."""
+    ``lines`` are order lines; mail commands (``help``, ``status`` ...; see
+    ``command``), ``game:``/``secret:`` lines, greetings and sign-offs ("Hi all",
+    "Thanks, Bob") are skipped.  Raises OrderError naming the line and what would be
+    understood when a line cannot be read or the lines do not make one turn (e.g. a
+    build together with an invest)."""
     parts = _Parts()
-    for line in lines:
-        for part in line.split(";"):
-            part = _normalise(part)
-            if part:
-                _parse_part(part, board, parts, line)
-    all_lines = " / ".join(lines)
+    signed_off = False
+    for raw in lines:
+        for line in str(raw).splitlines() or [""]:
+            if command(line) or re.match(r"\s*(game|secret)\s*[:=]", line, re.I):
+                continue
+            for piece in _pieces(line):
+                for sub in _split_verbs(_tokens(piece)):
+                    if _is_chatter(sub):
+                        signed_off = signed_off or _low(sub[0]) in _SIGN_OFFS
+                        continue
+                    if signed_off and _low(sub[0]) not in _VERBS:
+                        continue
+                    _parse_part(sub, board, parts, raw)
+    return _combine(parts, lines)
+
+
+def _combine(parts: _Parts, lines: list[str]) -> Action:
+    given = [k for k in ("start", "build", "take", "swap", "invest", "discard", "pass")
+             if k in (parts.lines or {})]
     if parts.start is not None:
-        if parts.build or parts.invest or parts.take or parts.swap or parts.discard or parts.passing:
-            raise OrderError("the initial investment mail carries only 'start SHARE'", all_lines)
+        others = [k for k in given if k != "start"]
+        if others:
+            raise OrderError(
+                "the initial investment mail carries only 'start SHARE', no "
+                + others[0] + " order",
+                parts.line_of(others[0]),
+            )
         return Start(parts.start)
     if parts.build is not None:
-        if parts.invest is not None or parts.passing:
-            raise OrderError("a turn is either build or invest, not both", all_lines)
+        for other in ("invest", "pass"):
+            if other in given:
+                raise OrderError(
+                    f"a turn is either build or {other}, not both", parts.line_of(other)
+                )
         if parts.discard is not None:
             raise OrderError(
-                "a build plays its track card; 'discard' belongs to invest or pass", all_lines
+                "a build plays its track card and discards nothing; 'discard' belongs to "
+                "invest or pass",
+                parts.line_of("discard"),
             )
-        company, sid, card, space, _ = parts.build
-        return Build(company, sid, card, space, parts.take, parts.swap)
-    if parts.take is not None or parts.swap is not None:
-        raise OrderError("take and swap follow a build: e.g. 'build KCC DEN-KCY black; take stack'", all_lines)
+        return Build(parts.build.company, parts.build.section, parts.build.card,
+                     parts.build.space, parts.take, parts.swap)
+    for other in ("take", "swap"):
+        if other in given:
+            raise OrderError(
+                f"{other} follows a build: e.g. 'build KCC DEN-KCY black; take stack'",
+                parts.line_of(other),
+            )
     if parts.invest is not None:
         if parts.passing:
-            raise OrderError("a turn is either invest or pass, not both", all_lines)
+            raise OrderError("a turn is either invest or pass, not both", parts.line_of("pass"))
         return Invest(tuple(sorted(parts.invest)), parts.discard)
     if parts.passing or parts.discard is not None:
         return Pass(parts.discard)
-    raise OrderError("no order found: write e.g. 'build KCC DEN-KCY black; take stack' or 'invest 2 KCC; discard plain'", all_lines)
+    raise OrderError(
+        "no order found: write e.g. 'build KCC DEN-KCY black; take stack' or "
+        "'invest 2 KCC; discard plain'",
+        " / ".join(str(x) for x in lines),
+    )
 
 
 def format_action(action: Action) -> str:

@@ -29,6 +29,7 @@ import tempfile
 import textwrap
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
@@ -219,6 +220,7 @@ class Dovecot:
             listen = {LOOPBACK}
             disable_plaintext_auth = no
             auth_mechanisms = plain login
+            auth_failure_delay = 0
             default_login_user = dovenull
             default_internal_user = dovecot
             first_valid_uid = {dovecot_uid}
@@ -230,6 +232,13 @@ class Dovecot:
                 port = {self.port}
               }}
               {imaps}
+            }}
+            # No growing delay for clients after failed logins (tests log in
+            # with wrong passwords on purpose).
+            service anvil {{
+              unix_listener anvil-auth-penalty {{
+                mode = 0
+              }}
             }}
             passdb {{
               driver = static
@@ -270,6 +279,7 @@ class Dovecot:
             self._pid = int((self.directory / "run" / "master.pid").read_text())
         except (OSError, ValueError):
             self._pid = None
+        atexit.unregister(self._stop_at_exit)  # once, however often restarted
         atexit.register(self._stop_at_exit)
         try:
             wait_for_port(self.port, timeout, greeting=b"* OK")
@@ -415,7 +425,10 @@ class ReceivedMail:
     mail_from: str
     rcpt_tos: tuple[str, ...]
     raw: bytes
+    #: ``raw`` parsed with ``policy.default`` (after CRLF -> LF).
     message: EmailMessage = field(repr=False)
+    #: The client's (address, port): equal for mails sent over one connection.
+    peer: tuple = ()
 
 
 class _SinkHandler:
@@ -435,11 +448,24 @@ class _SinkHandler:
             mail_from=envelope.mail_from,
             rcpt_tos=tuple(envelope.rcpt_tos),
             raw=raw,
-            message=email.message_from_bytes(raw, policy=email.policy.default),
+            # Parsed with \n line ends, so get_content() gives "text\n".
+            message=email.message_from_bytes(raw.replace(b"\r\n", b"\n"),
+                                             policy=email.policy.default),
+            peer=tuple(session.peer or ()),
         )
         with self.sink._lock:
             self.sink.messages.append(mail)
         return "250 Message accepted for delivery"
+
+
+class _QuietController(Controller):
+    """Controller without aiosmtpd's warning about AUTH over plaintext (the
+    sink is on loopback and wants exactly that)."""
+
+    def factory(self):
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "Requiring AUTH while not requiring TLS")
+            return super().factory()
 
 
 class SmtpSink:
@@ -475,8 +501,8 @@ class SmtpSink:
         if username is not None:
             kwargs.update(authenticator=self._authenticate, auth_required=True,
                           auth_require_tls=False)
-        self.controller = Controller(_SinkHandler(self), hostname=LOOPBACK, port=self.port,
-                                     **kwargs)
+        self.controller = _QuietController(_SinkHandler(self), hostname=LOOPBACK,
+                                           port=self.port, **kwargs)
 
     def _authenticate(self, server, session, envelope, mechanism, auth_data) -> AuthResult:
         ok = (isinstance(auth_data, LoginPassword)

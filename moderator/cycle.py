@@ -1,0 +1,514 @@
+"""The moderator: one cycle reads new mail, referees it, saves, and answers.
+
+``Moderator`` composes the parts: a transport (``Inbox``/``Outbox`` from
+``moderator.transport``), the store (``GameStore``), the rules engine (``Game``
+through ``GameRecord``), the order language (``parse_turn``), mail reading
+(``read_mail``) and the templates (``render``).  One cycle (``run_cycle``):
+
+1. fetch every mail in the inbox, oldest first;
+2. read it (``read_mail``); machine mail (auto-replies, bounces, lists) is never
+   answered and goes to the ignored folder;
+3. route it to its game (Subject tag, else In-Reply-To/References to one of our
+   mails, else the sender's only active game);
+4. authenticate: the From address (canonical) must be a player's AND the secret
+   must be that player's (constant-time comparison);
+5. answer commands (``help``, ``status``, ``history``, ``rules``, ``secret new``),
+   parse the order lines into one action, apply it, save the game file;
+6. a refused order gets a reply quoting the lines, the reason, what is legal now,
+   and the unchanged position; the game file is untouched;
+7. move the mail to the processed folder;
+8. send every player of each changed game one status mail (their own view only).
+
+A mail whose Message-ID is already in the game's history is not applied twice.
+"""
+from __future__ import annotations
+
+import hmac
+import logging
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from email.message import EmailMessage
+from email.utils import make_msgid
+from typing import Any, Callable, Iterable
+
+from .compose import build_message
+from .config import Config
+from .engine import RULESETS, Game, IllegalAction
+from .mailread import OrderMail, canonical_address, read_mail
+from .orders import COMMANDS, OrderError, parse_turn
+from .render import legal_summary, render, status_context, status_subject, to_html
+from .store import GameRecord, GameStore, Player, StoreError, board_ref_for, new_secret
+from .transport import Inbox, Outbox, TransportError
+
+log = logging.getLogger("pbem")
+
+_MSGID_GAME_RE = re.compile(r"\.pbem\.([A-Za-z0-9][A-Za-z0-9_.-]{0,39})@")
+
+OPTION_HELP = {
+    "spread_dividends": "dividend cards spread evenly through the share stack",
+    "up_only_by_swap": "after a BUILD, UP shares come only by the swap",
+    "hidden_money": "other players' money is hidden until the end",
+    "dead_track_redraw": "a dead track card may be discarded and replaced",
+}
+
+
+@dataclass
+class CycleReport:
+    """What one cycle did: counts of mails by outcome and the problems met."""
+
+    fetched: int = 0
+    applied: int = 0
+    refused: int = 0
+    commands: int = 0
+    ignored: int = 0
+    duplicates: int = 0
+    sent: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when the cycle completed without errors."""
+        return not self.errors
+
+    def summary(self) -> str:
+        """One line for the log and the CLI."""
+        return (
+            f"{self.fetched} mail(s): {self.applied} order(s) applied, {self.refused} refused, "
+            f"{self.commands} command mail(s), {self.duplicates} duplicate(s), {self.ignored} ignored; "
+            f"{self.sent} mail(s) sent; {len(self.errors)} error(s)"
+        )
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def public_order(order: str) -> str:
+    """An order as other players may see it: the share returned in an UP swap is
+    secret (rules: What each player may know)."""
+    return re.sub(r"; swap \S+", "; swap (a share) for UP", order)
+
+
+class Moderator:
+    """The referee and banker of every game in one games directory.
+
+    ``config`` says who the moderator is and where games and mail live; ``inbox``
+    and ``outbox`` default to the configured transports (opened per cycle);
+    ``clock`` returns the current time (for the received stamps in game files)."""
+
+    def __init__(
+        self,
+        config: Config,
+        inbox: Inbox | None = None,
+        outbox: Outbox | None = None,
+        clock: Callable[[], datetime] = _now,
+        max_size: int = 256 * 1024,
+    ):
+        self.config = config
+        self.store = GameStore(config.games_dir)
+        self._inbox = inbox
+        self._outbox = outbox
+        self.clock = clock
+        self.max_size = max_size
+        self.domain = config.moderator_address.rpartition("@")[2] or "pbem.localhost"
+        self._queue: list[EmailMessage] = []
+
+    # ================================================================ outgoing
+    def _message(
+        self,
+        game_id: str | None,
+        to: str,
+        subject: str,
+        text: str,
+        in_reply_to: str | None = None,
+        references: Iterable[str] = (),
+        auto: str = "auto-replied",
+    ) -> EmailMessage:
+        msg = build_message(
+            from_addr=self.config.moderator_address,
+            from_name=self.config.moderator_name,
+            to=to,
+            subject=subject,
+            text=text,
+            html=to_html(text),
+            in_reply_to=in_reply_to,
+            references=[r for r in references if r],
+            auto_submitted=auto,
+            domain=self.domain,
+        )
+        if game_id:
+            del msg["Message-ID"]
+            msg["Message-ID"] = make_msgid(idstring=f"pbem.{game_id}", domain=self.domain)
+        return msg
+
+    def _send(self, msg: EmailMessage) -> None:
+        self._queue.append(msg)
+
+    def _flush(self, report: CycleReport) -> None:
+        if not self._queue:
+            return
+        outbox = self._outbox or self.config.open_outbox()
+        try:
+            results: list = outbox.send_many(self._queue)
+        except TransportError as exc:  # no connection at all: every mail failed
+            results = [exc] * len(self._queue)
+        finally:
+            if self._outbox is None:
+                outbox.close()
+        for msg, err in zip(self._queue, results):
+            if err is None:
+                report.sent += 1
+            else:
+                report.errors.append(f"sending to {msg['To']} failed: {err}")
+                log.error("sending %s to %s failed: %s", msg["Subject"], msg["To"], err)
+        self._queue = []
+
+    def status_mail(
+        self, record: GameRecord, player: Player, events: list[str], in_reply_to: str | None = None,
+        template: str = "status.txt",
+    ) -> EmailMessage:
+        """The status mail to ``player``: their view of ``record``'s game only."""
+        ctx = status_context(record, player.name, events)
+        ctx["option_help"] = OPTION_HELP
+        text = render(template, **ctx)
+        subject = status_subject(ctx)
+        if template == "welcome.txt":
+            subject = f"{ctx['tag']} Union Pacific {record.id}: welcome, {ctx['headline']}"
+        root = record.threads.get(player.name)
+        return self._message(
+            record.id, player.address, subject, text,
+            in_reply_to=in_reply_to or root, references=[root] if root else [],
+            auto="auto-replied" if in_reply_to else "auto-generated",
+        )
+
+    def send_status(self, record: GameRecord, events: list[str], replies: dict[str, str] | None = None) -> None:
+        """Queue one status mail to every player of ``record``."""
+        for p in record.players:
+            self._send(self.status_mail(record, p, events, (replies or {}).get(p.name)))
+
+    # ================================================================ new game
+    def create_game(
+        self,
+        game_id: str,
+        players: list[tuple[str, str]],
+        seed: int,
+        ruleset: str = "first-edition",
+        options: dict[str, bool] | None = None,
+        board_path: str | None = None,
+    ) -> GameRecord:
+        """Create game ``game_id`` for ``players`` (``[(name, address)]`` in turn
+        order), write its file and mail every player a welcome with their secret,
+        hand, the options and the order guide.
+
+        Raises ValueError (nothing written) for a bad id, an existing game, 1 or 7+
+        players, a duplicate name or address, an unknown ruleset or option, or a board
+        file that does not validate."""
+        from .board import check_board
+
+        if ruleset not in RULESETS:
+            raise ValueError(f"unknown ruleset {ruleset!r}; choose {' or '.join(RULESETS)}")
+        self.store.path(game_id)  # validates the id
+        if self.store.exists(game_id):
+            raise ValueError(f"game {game_id!r} already exists ({self.store.path(game_id)})")
+        if not 2 <= len(players) <= 6:
+            raise ValueError(f"Union Pacific is for 2-6 players, not {len(players)}")
+        names = [n for n, _ in players]
+        addresses = [canonical_address(a) for _, a in players]
+        for (name, raw), addr in zip(players, addresses):
+            if not name.strip():
+                raise ValueError("a player needs a name: --player NAME=ADDRESS")
+            if not addr or "@" not in addr:
+                raise ValueError(f"{raw!r} is not a mail address (player {name})")
+        if len(set(n.lower() for n in names)) != len(names):
+            raise ValueError("two players have the same name")
+        if len(set(addresses)) != len(addresses):
+            dup = next(a for a in addresses if addresses.count(a) > 1)
+            raise ValueError(f"two players have the same address {dup}")
+        try:
+            board_ref, board = board_ref_for(board_path)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"board {board_path}: {exc}") from exc
+        problems = [m for m in check_board(board) if not m.startswith("warning")]
+        if problems:
+            raise ValueError("the board does not validate: " + "; ".join(problems))
+        game = Game.new(board, names, seed, ruleset, options or {})
+        record = GameRecord(
+            id=game_id,
+            game=game,
+            players=[Player(n, a, new_secret()) for n, a in zip(names, addresses)],
+            board_ref=board_ref,
+            created=self.clock().isoformat(timespec="seconds"),
+        )
+        report = CycleReport()
+        mails = []
+        for p in record.players:
+            msg = self.status_mail(record, p, [], template="welcome.txt")
+            record.threads[p.name] = str(msg["Message-ID"])
+            mails.append(msg)
+        with self.store.lock(game_id):
+            if self.store.exists(game_id):
+                raise ValueError(f"game {game_id!r} already exists")
+            self.store.save(record)
+        self._queue.extend(mails)
+        self._flush(report)
+        if report.errors:
+            raise TransportError("; ".join(report.errors))
+        return record
+
+    # ================================================================ the cycle
+    def run_cycle(self) -> CycleReport:
+        """One poll: process every mail in the inbox, then send the status mails.
+
+        Never raises for a bad mail; a transport failure (server unreachable) is
+        reported in ``report.errors`` and leaves every unhandled mail in the inbox."""
+        report = CycleReport()
+        changed: dict[str, tuple[GameRecord, list[str], dict[str, str]]] = {}
+        try:
+            inbox = self._inbox or self.config.open_inbox()
+        except TransportError as exc:
+            report.errors.append(f"cannot open the inbox: {exc}")
+            return report
+        try:
+            try:
+                mails = inbox.fetch()
+            except TransportError as exc:
+                report.errors.append(f"cannot fetch mail: {exc}")
+                return report
+            report.fetched = len(mails)
+            for mail in mails:
+                try:
+                    outcome = self._handle(mail.raw, report, changed)
+                except StoreError as exc:
+                    # the game file is broken: leave the mail for after the repair
+                    report.errors.append(str(exc))
+                    log.error("%s; the mail stays in the inbox", exc)
+                    continue
+                except Exception as exc:  # noqa: BLE001 - one bad mail must not stop the rest
+                    log.exception("unexpected error on a mail")
+                    report.errors.append(f"unexpected error on a mail: {exc!r}")
+                    outcome = "ignored"
+                try:
+                    if outcome == "ignored":
+                        inbox.mark_ignored(mail.key)
+                    else:
+                        inbox.mark_processed(mail.key)
+                except (TransportError, KeyError) as exc:
+                    report.errors.append(f"cannot move a handled mail: {exc!r}")
+            for record, events, replies in changed.values():
+                self.send_status(record, events, replies)
+        finally:
+            if self._inbox is None:
+                inbox.close()
+            try:
+                self._flush(report)
+            except TransportError as exc:
+                report.errors.append(f"cannot send mail: {exc}")
+        log.info("cycle: %s", report.summary())
+        return report
+
+    def _route(self, om: OrderMail) -> str | None:
+        if om.game_id:
+            return om.game_id
+        for ref in [om.in_reply_to, *om.references]:
+            m = _MSGID_GAME_RE.search(ref or "")
+            if m and self.store.exists(m.group(1)):
+                return m.group(1)
+        hits = []
+        for gid in self.store.ids():
+            try:
+                data = self.store.read_data(gid)
+            except StoreError:
+                continue
+            if data.get("state", {}).get("phase") == "over":
+                continue
+            if any(canonical_address(p["address"]) == om.sender for p in data.get("players", [])):
+                hits.append(gid)
+        return hits[0] if len(hits) == 1 else None
+
+    def _reply(self, om: OrderMail, game_id: str | None, title: str, message: str,
+               to: str | None = None, **extra: Any) -> None:
+        ctx = {"game_id": game_id, "title": title, "message": message, "quoted": [],
+               "legal": [], "unchanged": False, "position": ""}
+        ctx.update(extra)
+        text = render("reply.txt", **ctx)
+        tag = extra.pop("tag", None)
+        subject = f"{tag + ' ' if tag else ''}Union Pacific {game_id or ''}: {title}".replace("  ", " ")
+        self._send(self._message(
+            game_id, to or om.sender, subject, text,
+            in_reply_to=om.message_id, references=om.references,
+        ))
+
+    def _handle(self, raw: bytes, report: CycleReport, changed: dict) -> str:
+        """Handle one mail; returns ``"processed"`` or ``"ignored"``."""
+        om = read_mail(raw, own_address=self.config.moderator_address, max_size=self.max_size)
+        if om.machine:
+            report.ignored += 1
+            log.info("ignored machine mail from %s: %s", om.sender or "?", om.machine)
+            if om.bounce:
+                log.warning("bounce for %s", om.bounce)
+            return "ignored"
+        if not om.sender:
+            report.ignored += 1
+            log.info("ignored a mail without a sender address")
+            return "ignored"
+        if om.oversize:
+            report.refused += 1
+            self._reply(om, om.game_id, "mail too large",
+                        f"Your mail is {om.size} bytes; the moderator reads mails up to "
+                        f"{self.max_size} bytes. Send your orders as plain text, without attachments.",
+                        unchanged=True)
+            return "ignored"
+        if om.error:
+            report.refused += 1
+            self._reply(om, om.game_id, "mail not readable",
+                        f"The moderator could not read your mail: {om.error}. "
+                        "Send your orders as plain text.", unchanged=True)
+            return "ignored"
+        game_id = self._route(om)
+        if game_id is None or not self.store.exists(game_id):
+            known = any(
+                canonical_address(p["address"]) == om.sender
+                for gid in self.store.ids() for p in self._players_of(gid)
+            )
+            if not known:
+                report.ignored += 1
+                log.info("ignored mail from unknown sender %s (no game)", om.sender)
+                return "ignored"
+            report.refused += 1
+            what = f"There is no game {game_id!r}." if game_id else (
+                "The moderator could not tell which game your mail is for.")
+            self._reply(om, game_id, "unknown game",
+                        what + " Reply to a mail of your game (its subject carries "
+                        "[pbem:GAME:SECRET]) or write the lines 'game: GAME' and 'secret: SECRET'.",
+                        unchanged=True)
+            return "processed"
+        with self.store.lock(game_id):
+            record = changed[game_id][0] if game_id in changed else self.store.load(game_id)
+            return self._handle_in_game(om, record, report, changed)
+
+    def _players_of(self, gid: str) -> list[dict]:
+        try:
+            return self.store.read_data(gid).get("players") or []
+        except StoreError:
+            return []
+
+    def _handle_in_game(self, om: OrderMail, record: GameRecord, report: CycleReport, changed: dict) -> str:
+        gid = record.id
+        player = record.player_by_address(om.sender)
+        if player is None:
+            report.ignored += 1
+            log.warning("game %s: mail from unregistered address %s refused", gid, om.sender)
+            named = next((p for p in record.players if om.secret and hmac.compare_digest(
+                p.secret.encode(), om.secret.encode())), None)
+            if named is not None:
+                self._send(self._message(
+                    gid, named.address, f"Union Pacific {gid}: a mail in your name was refused",
+                    render("notice.txt", game_id=gid, sender=om.sender),
+                ))
+            return "ignored"
+        if not om.secret or not hmac.compare_digest(player.secret.encode(), om.secret.encode()):
+            report.refused += 1
+            self._reply(om, gid, "secret missing or wrong",
+                        "Your mail did not carry your secret for this game, or carried a wrong one. "
+                        "Reply to a mail of the moderator (the subject keeps your secret) or add "
+                        "the line 'secret: ...' with the secret from your welcome mail.",
+                        to=player.address, unchanged=True)
+            return "processed"
+        if record.has_message(om.message_id):
+            report.duplicates += 1
+            log.info("game %s: mail %s already applied", gid, om.message_id)
+            return "processed"
+        commands = [l for l in om.lines if l.lower().strip(" .!") in COMMANDS or l.lower().strip(" .") == "secret new"]
+        orders = [l for l in om.lines if l not in commands]
+        tag_ctx = status_context(record, player.name, [])
+        answered = False
+        for cmd in commands:
+            answered = True
+            self._command(cmd.lower().strip(" .!"), om, record, player, tag_ctx["tag"])
+        if commands:
+            report.commands += 1
+        if not orders:
+            if not answered:
+                report.refused += 1
+                self._reply(om, gid, "no orders found",
+                            "The moderator found no orders in your mail (quoted text is ignored: "
+                            "write your orders on top of the reply, one per line).",
+                            legal=self._legal_lines(record, player.name), unchanged=True, tag=tag_ctx["tag"])
+            return "processed"
+        received = self.clock().isoformat(timespec="seconds")
+        try:
+            action = parse_turn(orders, record.game.board)
+            events = record.apply(player.name, action, om.message_id, received)  # atomic
+        except OrderError as exc:
+            report.refused += 1
+            self._refuse(om, record, player, orders, f"Order not understood: {exc.reason}",
+                         self._legal_lines(record, player.name), tag_ctx["tag"])
+            return "processed"
+        except IllegalAction as exc:
+            report.refused += 1
+            self._refuse(om, record, player, orders, f"Order not legal: {exc.reason}",
+                         exc.legal or self._legal_lines(record, player.name), tag_ctx["tag"])
+            return "processed"
+        self.store.save(record)
+        report.applied += 1
+        log.info("game %s: %s: %s", gid, player.name, record.history[-1]["order"])
+        entry = changed.setdefault(gid, (record, [], {}))
+        entry[1].extend(events)
+        entry[2][player.name] = om.message_id or ""
+        return "processed"
+
+    def _legal_lines(self, record: GameRecord, name: str) -> list[str]:
+        s = legal_summary(record.game, name)
+        if record.game.phase == "over":
+            return ["nothing: the game is over"]
+        if name not in record.game.waiting_for():
+            return [f"nothing until your turn (it is {record.game.to_move}'s turn)"]
+        out = list(s["starts"])
+        if s["builds"]:
+            out += s["builds"]
+            out.append("after a build, one of: " + " | ".join(s["takes"]))
+        if s["invest"]:
+            out.append("invest shares you hold: " + ", ".join(s["invest"]) + "; then discard a track card")
+        out += s["pass"]
+        return out
+
+    def _refuse(self, om, record, player, orders, message, legal, tag) -> None:
+        ctx = status_context(record, player.name, [])
+        position = render("position.txt", **ctx)
+        self._reply(om, record.id, "order refused", message, to=player.address, quoted=orders,
+                    legal=legal, unchanged=True, position=position, tag=tag)
+
+    def _command(self, cmd: str, om: OrderMail, record: GameRecord, player: Player, tag: str) -> None:
+        gid = record.id
+        if cmd == "help":
+            text = render("help.txt", game_id=gid, moderator_address=self.config.moderator_address)
+            self._send(self._message(gid, player.address, f"{tag} Union Pacific {gid}: help", text,
+                                     in_reply_to=om.message_id, references=om.references))
+        elif cmd == "status":
+            self._send(self.status_mail(record, player, [], in_reply_to=om.message_id))
+        elif cmd == "history":
+            over = record.game.phase != "initial"
+            hist = [
+                {"player": h["player"],
+                 "order": h["order"] if h["player"] == player.name else public_order(h["order"]),
+                 "public": over or h["player"] == player.name}
+                for h in record.history
+            ]
+            text = render("history.txt", game_id=gid, history=hist, log=record.game.log)
+            self._send(self._message(gid, player.address, f"{tag} Union Pacific {gid}: history", text,
+                                     in_reply_to=om.message_id, references=om.references))
+        elif cmd == "rules":
+            g = record.game
+            text = render("rules.txt", game_id=gid, ruleset=g.ruleset, options=g.options,
+                          option_help=OPTION_HELP, players=g.players, final_dividend=g.final_dividend)
+            self._send(self._message(gid, player.address, f"{tag} Union Pacific {gid}: rules", text,
+                                     in_reply_to=om.message_id, references=om.references))
+        elif cmd == "secret new":
+            player.secret = new_secret()
+            self.store.save(record)
+            new_tag = status_context(record, player.name, [])["tag"]
+            self._send(self._message(
+                gid, player.address, f"{new_tag} Union Pacific {gid}: your new secret",
+                f"Your new secret for game {gid} is {player.secret}. The old one no longer works.\n",
+                in_reply_to=om.message_id, references=om.references))

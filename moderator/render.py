@@ -1,0 +1,136 @@
+"""Rendering mails with Jinja2 templates (``templates/``).
+
+Every template gets only what its recipient may see: ``status_context`` builds the
+context from ``Game.view(player)`` (the public position plus that player's own hand),
+never from the full state.  Templates are plain text (``*.txt``); the HTML
+alternative is the same text, escaped, in a ``<pre>`` block with inline styles (it
+renders alike in Gmail and Outlook: no SVG, no scripts, no style sheets).
+"""
+from __future__ import annotations
+
+import html
+import os
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from .actions import Build, Take
+from .components import COMPANIES, JOKER, UP
+from .engine import Game
+from .mailread import subject_tag
+
+
+def template_dirs() -> list[Path]:
+    """Where templates are looked for, in order: ``$PBEM_TEMPLATES``, the source
+    tree's ``templates/``, and ``<prefix>/share/pbem/templates`` of an installed
+    copy."""
+    dirs = []
+    if os.environ.get("PBEM_TEMPLATES"):
+        dirs.append(Path(os.environ["PBEM_TEMPLATES"]))
+    dirs.append(Path(__file__).resolve().parent.parent / "templates")
+    dirs.append(Path(sys.prefix) / "share" / "pbem" / "templates")
+    return [d for d in dirs if d.is_dir()]
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    """The Jinja environment (plain text: no autoescape; undefined variables fail)."""
+    dirs = template_dirs()
+    if not dirs:
+        raise RuntimeError("pbem templates not found; set PBEM_TEMPLATES to the templates folder")
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader([str(d) for d in dirs]),
+        autoescape=False,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def render(name: str, **context: Any) -> str:
+    """Render template ``name`` with ``context``."""
+    return environment().get_template(name).render(**context)
+
+
+def to_html(text: str) -> str:
+    """The HTML alternative of a plain-text mail: escaped text in a ``<pre>`` with
+    inline styles only."""
+    return (
+        "<!DOCTYPE html><html><body style=\"margin:0;padding:12px;\">"
+        "<pre style=\"font-family:Consolas,'Courier New',monospace;font-size:13px;"
+        "line-height:1.35;white-space:pre-wrap;color:#1a1a1a;\">"
+        + html.escape(text)
+        + "</pre></body></html>"
+    )
+
+
+def legal_summary(game: Game, player: str) -> dict[str, list[str]]:
+    """Short lists of what ``player`` may order now, for the status mail: ``starts``
+    (initial investment), ``builds`` (one line per placement and card kind), ``takes``
+    (share draws after a build), ``invest`` (share kinds in hand), ``pass`` (discard
+    choices when neither BUILD nor INVEST is possible).  Empty lists when it is not
+    their move."""
+    out: dict[str, list[str]] = {"starts": [], "builds": [], "takes": [], "invest": [], "pass": []}
+    if player not in game.waiting_for():
+        return out
+    if game.phase == "initial":
+        out["starts"] = sorted({str(a) for a in game.legal_actions(player)})
+        return out
+    cards = set(game.track_hands[player])
+    for company in COMPANIES:
+        for sid, t in game.placements(company):
+            if t in cards:
+                out["builds"].append(str(Build(company, sid, t)))
+            elif JOKER in cards:
+                out["builds"].append(str(Build(company, sid, JOKER, t)))
+    if out["builds"]:
+        out["takes"] = [str(t) for t in game.share_options(player)]
+    hand = sorted(set(game.share_hands[player]))
+    out["invest"] = hand
+    if not out["builds"] and not hand:
+        out["pass"] = [f"pass; discard {c}" for c in sorted(cards)]
+    return out
+
+
+def status_context(record: Any, player: str, events: list[str]) -> dict[str, Any]:
+    """Context of a status mail to ``player``: their view of the game (public
+    position + own hand), the events since the last mail, what they can order now,
+    and their subject tag (game id + own secret)."""
+    game: Game = record.game
+    view = game.view(player)
+    me = record.player_by_name(player)
+    return {
+        "game_id": record.id,
+        "view": view,
+        "you": view["you"],
+        "events": list(events),
+        "legal": legal_summary(game, player),
+        "tag": subject_tag(record.id, me.secret),
+        "secret": me.secret,
+        "companies": COMPANIES,
+        "board": game.board,
+        "UP": UP,
+        "headline": headline(view),
+    }
+
+
+def headline(view: dict[str, Any]) -> str:
+    """A short subject line: whose move it is, or the end."""
+    if view["phase"] == "over":
+        return "game over"
+    if view["phase"] == "initial":
+        if view["you"]["on_move"]:
+            return "choose your initial investment"
+        return "waiting for initial investments"
+    if view["you"]["on_move"]:
+        return f"your turn (turn {view['turn'] + 1})"
+    return f"{view['to_move']} to move (turn {view['turn'] + 1})"
+
+
+def status_subject(ctx: dict[str, Any]) -> str:
+    """Subject of a status mail: ``[pbem:GAME:SECRET] Union Pacific GAME: headline``."""
+    return f"{ctx['tag']} Union Pacific {ctx['game_id']}: {ctx['headline']}"

@@ -1,0 +1,303 @@
+"""Game files: one YAML file per game in the games directory.
+
+A game file holds everything needed to replay and check the game::
+
+    format: 1
+    game: ridge
+    created: '2026-11-29T14:02:11+00:00'
+    board: default                 # or the whole board mapping for a custom board
+    board_sha256: 3f2a...
+    seed: 12345
+    ruleset: first-edition
+    options: {spread_dividends: false, ...}
+    players:
+      - {name: Ann, address: ann@example.org, secret: k3x9p2qa}
+    threads: {Ann: '<...@pbem.localhost>'}   # our first mail to each player
+    history:
+      - {player: Ann, order: start KCC, message_id: '<...>', received: '...'}
+    state: {...}                     # Game.to_dict() after the last order
+
+Loading replays ``seed`` + ``history`` through the engine and compares the result
+with ``state``: a mismatch raises ``StoreError`` (never a guess).  Only
+``yaml.safe_load`` is used.  Writes are atomic (temporary file, fsync, rename) under
+a per-game file lock (``filelock``).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import secrets
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import yaml
+from filelock import FileLock
+
+from .actions import Action
+from .board import DEFAULT_BOARD_PATH, Board
+from .engine import Game
+from .orders import parse_turn
+
+FORMAT = 1
+GAME_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+SECRET_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
+
+
+class StoreError(Exception):
+    """A game file that is missing, unreadable, or whose history does not give its
+    recorded state."""
+
+
+def new_secret() -> str:
+    """A fresh player secret: 8 characters from ``[a-z0-9]`` without look-alikes."""
+    return "".join(secrets.choice(SECRET_ALPHABET) for _ in range(8))
+
+
+@dataclass
+class Player:
+    """A registered player: ``name`` (as in the game), mail ``address`` (compared
+    canonically), and ``secret`` (8 characters, proves the mail is theirs)."""
+
+    name: str
+    address: str
+    secret: str
+
+
+@dataclass
+class GameRecord:
+    """A game with its players and mail history: what one game file holds.
+
+    ``history`` entries are dicts ``{player, order, message_id, received}``, one per
+    action in ``game.history``, in the same order."""
+
+    id: str
+    game: Game
+    players: list[Player]
+    board_ref: Any  # "default" or the board mapping
+    created: str = ""
+    threads: dict[str, str] = field(default_factory=dict)
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    def player_by_name(self, name: str) -> Player:
+        """The player called ``name``; KeyError if none."""
+        for p in self.players:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def player_by_address(self, address: str) -> Player | None:
+        """The player whose address equals ``address`` (canonical, case-insensitive),
+        or None."""
+        address = address.strip().lower()
+        for p in self.players:
+            if p.address.strip().lower() == address:
+                return p
+        return None
+
+    def has_message(self, message_id: str | None) -> bool:
+        """Whether an order from the mail ``message_id`` is already applied."""
+        return bool(message_id) and any(h.get("message_id") == message_id for h in self.history)
+
+    def apply(self, player: str, action: Action, message_id: str | None, received: str = "") -> list[str]:
+        """Push ``action`` for ``player`` and record it with the mail's Message-ID.
+        Returns the public events.  Raises IllegalAction with the game unchanged."""
+        before = len(self.game.history)
+        events = self.game.push(player, action)
+        done = self.game.history[before][1]
+        self.history.append(
+            {"player": player, "order": str(done), "message_id": message_id, "received": received}
+        )
+        return events
+
+    def to_data(self) -> dict[str, Any]:
+        """The game file's mapping."""
+        g = self.game
+        return {
+            "format": FORMAT,
+            "game": self.id,
+            "created": self.created,
+            "board": self.board_ref,
+            "board_sha256": board_digest(g.board),
+            "seed": g.seed,
+            "ruleset": g.ruleset,
+            "options": dict(g.options),
+            "players": [{"name": p.name, "address": p.address, "secret": p.secret} for p in self.players],
+            "threads": dict(self.threads),
+            "history": [dict(h) for h in self.history],
+            "state": g.to_dict(),
+        }
+
+
+def board_digest(board: Board) -> str:
+    """SHA-256 of the board's canonical YAML dump (detects a changed board file)."""
+    text = yaml.safe_dump(board.source, sort_keys=True, allow_unicode=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+
+
+def replay(data: dict[str, Any], board: Board) -> Game:
+    """Replay a game file's seed + history through the engine.  Raises StoreError
+    naming the first history entry that does not apply."""
+    names = [p["name"] for p in data["players"]]
+    game = Game.new(board, names, data["seed"], data["ruleset"], data.get("options") or {})
+    for i, h in enumerate(data.get("history") or []):
+        try:
+            action = parse_turn([h["order"]], board)
+            game.push(h["player"], action)
+        except Exception as exc:  # noqa: BLE001 - any failure is a corrupt history
+            raise StoreError(
+                f"history entry {i + 1} ({h.get('player')}: {h.get('order')!r}) does not apply: {exc}"
+            ) from exc
+    return game
+
+
+class GameStore:
+    """The games directory: ``DIR/GAME.yaml`` per game, ``DIR/GAME.yaml.lock`` locks.
+
+    ``DIR/archive/`` is not used for finished games: they stay in place as the
+    archive of game histories (``list_ids(active_only=True)`` filters them)."""
+
+    def __init__(self, directory: str | os.PathLike[str]):
+        self.dir = Path(directory)
+
+    def path(self, game_id: str) -> Path:
+        """File of game ``game_id``; ValueError for an id that is not
+        ``[A-Za-z0-9][A-Za-z0-9_.-]{0,39}``."""
+        if not GAME_ID_RE.fullmatch(game_id):
+            raise ValueError(
+                f"game id {game_id!r} must be 1-40 letters, digits, '_', '.' or '-', starting with a letter or digit"
+            )
+        return self.dir / f"{game_id}.yaml"
+
+    def exists(self, game_id: str) -> bool:
+        """Whether game ``game_id`` has a file."""
+        try:
+            return self.path(game_id).exists()
+        except ValueError:
+            return False
+
+    def ids(self) -> list[str]:
+        """Ids of every game file in the directory, sorted."""
+        if not self.dir.is_dir():
+            return []
+        return sorted(p.stem for p in self.dir.glob("*.yaml") if GAME_ID_RE.fullmatch(p.stem))
+
+    def lock(self, game_id: str, timeout: float = 60) -> FileLock:
+        """The per-game lock (``filelock.FileLock``), to hold while loading, applying
+        and saving."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(self.path(game_id)) + ".lock", timeout=timeout)
+
+    def read_data(self, game_id: str) -> dict[str, Any]:
+        """The raw mapping of a game file.  Raises StoreError."""
+        path = self.path(game_id)
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = yaml.safe_load(fh)
+        except FileNotFoundError as exc:
+            raise StoreError(f"no game {game_id!r} (no file {path})") from exc
+        except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise StoreError(f"game file {path} cannot be read: {exc}") from exc
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise StoreError(f"game file {path} is not a pbem game file (format {FORMAT})")
+        return data
+
+    def load(self, game_id: str, check: bool = True) -> GameRecord:
+        """Load a game: replay its history and, with ``check``, compare the replayed
+        state with the recorded one.  Raises StoreError on any mismatch."""
+        data = self.read_data(game_id)
+        try:
+            board = load_board_ref(data["board"])
+            if board_digest(board) != data.get("board_sha256"):
+                raise StoreError(
+                    f"game {game_id}: the board has changed since the game was created "
+                    "(board_sha256 differs)"
+                )
+            game = replay(data, board)
+            players = [Player(p["name"], p["address"], p["secret"]) for p in data["players"]]
+        except StoreError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - malformed file
+            raise StoreError(f"game file {self.path(game_id)} is malformed: {exc!r}") from exc
+        if check:
+            recorded = data.get("state")
+            replayed = game.to_dict()
+            if recorded != replayed:
+                keys = sorted(k for k in set(recorded or {}) | set(replayed)
+                              if (recorded or {}).get(k) != replayed.get(k))
+                raise StoreError(
+                    f"game {game_id}: replaying the history does not give the recorded state "
+                    f"(differs in: {', '.join(keys)})"
+                )
+        return GameRecord(
+            id=game_id,
+            game=game,
+            players=players,
+            board_ref=data["board"],
+            created=str(data.get("created", "")),
+            threads=dict(data.get("threads") or {}),
+            history=[dict(h) for h in data.get("history") or []],
+        )
+
+    def save(self, record: GameRecord) -> Path:
+        """Write the game file atomically: a temporary file in the same directory,
+        flushed and fsynced, then renamed over the old one (the old file survives any
+        failure before the rename).  Raises OSError."""
+        path = self.path(record.id)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        text = _dump(record.to_data())
+        fd, tmp = tempfile.mkstemp(prefix=f".{record.id}.", suffix=".tmp", dir=self.dir)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        try:
+            dfd = os.open(self.dir, os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+        except OSError:
+            pass
+        return path
+
+    def records(self) -> Iterator[GameRecord]:
+        """Every loadable game (files that fail to load are skipped)."""
+        for gid in self.ids():
+            try:
+                yield self.load(gid)
+            except StoreError:
+                continue
+
+
+def load_board_ref(ref: Any) -> Board:
+    """The board a game file names: ``"default"`` or an embedded mapping."""
+    if ref == "default":
+        return Board.default()
+    if isinstance(ref, dict):
+        return Board.from_dict(ref)
+    raise StoreError(f"unknown board reference {ref!r}")
+
+
+def board_ref_for(path: str | os.PathLike[str] | None) -> tuple[Any, Board]:
+    """``(board_ref, board)`` for ``pbem new --board``: ``"default"`` for the shipped
+    board, else the file's mapping, embedded in the game file so the game stays
+    replayable if the file changes."""
+    if path is None or Path(path).resolve() == DEFAULT_BOARD_PATH.resolve():
+        return "default", Board.default()
+    board = Board.load(path)
+    return board.source, board

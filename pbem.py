@@ -1,0 +1,210 @@
+"""pbem: the play-by-email moderator for Union Pacific (command line).
+
+    pbem demo                         play a 3-player demo game on local mail folders
+    pbem new GAME --player NAME=ADDRESS ... [--seed N] [--ruleset R] [options]
+    pbem run [--loop --interval SECONDS]
+    pbem replay GAME                  check that seed + history give the recorded state
+    pbem rules GAME                   print the ruleset and options of a game
+    pbem show GAME                    print the public position of a game
+    pbem board check FILE             validate a board file
+
+The configuration is ``--config FILE``, else ``./pbem.yaml``, else the embedded
+default (games in ./games, mail in the Maildirs ./mail/inbox and ./mail/outbox).
+"""
+from __future__ import annotations
+
+import logging
+import secrets
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from moderator.board import check_board_file
+from moderator.config import ConfigError, load_config
+from moderator.cycle import OPTION_HELP, Moderator
+from moderator.engine import OPTIONS, RULESETS
+from moderator.store import GameStore, StoreError
+from moderator.transport import TransportError
+
+
+def _config(ctx: click.Context):
+    try:
+        return load_config(ctx.obj.get("config"))
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.group()
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Configuration file (default: ./pbem.yaml, else local mail folders).")
+@click.option("-v", "--verbose", is_flag=True, help="Log every mail handled.")
+@click.pass_context
+def main(ctx: click.Context, config_path: str | None, verbose: bool) -> None:
+    """Play-by-email moderator for Alan R. Moon's Union Pacific."""
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(message)s",
+    )
+    ctx.ensure_object(dict)
+    ctx.obj["config"] = config_path
+
+
+def _parse_player(text: str) -> tuple[str, str]:
+    name, sep, address = text.partition("=")
+    if not sep or not name.strip() or not address.strip():
+        raise click.BadParameter(f"{text!r}: write a player as NAME=ADDRESS", param_hint="--player")
+    return name.strip(), address.strip()
+
+
+@main.command()
+@click.argument("game")
+@click.option("--player", "players", multiple=True, required=True,
+              help="A player as NAME=ADDRESS, in turn order; 2-6 of them.")
+@click.option("--seed", type=int, default=None, help="Seed of the game's shuffles (default: random).")
+@click.option("--ruleset", default="first-edition", show_default=True,
+              help="first-edition or second-edition.")
+@click.option("--board", "board_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A board file (default: the shipped North American board).")
+@click.option("--spread-dividends", is_flag=True, help=OPTION_HELP["spread_dividends"])
+@click.option("--up-only-by-swap", is_flag=True, help=OPTION_HELP["up_only_by_swap"])
+@click.option("--hidden-money", is_flag=True, help=OPTION_HELP["hidden_money"])
+@click.option("--dead-track-redraw", is_flag=True, help=OPTION_HELP["dead_track_redraw"])
+@click.pass_context
+def new(ctx, game, players, seed, ruleset, board_path, **flags):
+    """Create GAME and mail every player a welcome with their secret and hand."""
+    if ruleset not in RULESETS:
+        raise click.BadParameter(f"{ruleset!r}; choose {' or '.join(RULESETS)}", param_hint="--ruleset")
+    parsed = [_parse_player(p) for p in players]
+    options = {k: bool(flags.get(k)) for k in OPTIONS}
+    if seed is None:
+        seed = secrets.randbelow(2**31)
+    moderator = Moderator(_config(ctx))
+    try:
+        record = moderator.create_game(game, parsed, seed, ruleset, options, board_path)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    except TransportError as exc:
+        raise click.ClickException(f"game {game} was created, but mailing the welcomes failed: {exc}")
+    click.echo(f"Created game {record.id} ({ruleset}, seed {seed}) in {moderator.store.path(game)}.")
+    click.echo("Welcome mails sent to: " + ", ".join(f"{p.name} <{p.address}>" for p in record.players))
+
+
+@main.command()
+@click.option("--loop", is_flag=True, help="Repeat the cycle forever.")
+@click.option("--interval", type=float, default=300, show_default=True,
+              help="Seconds between cycles with --loop.")
+@click.pass_context
+def run(ctx, loop, interval):
+    """Poll the inbox once: apply orders, answer, send status mails."""
+    moderator = Moderator(_config(ctx))
+    while True:
+        report = moderator.run_cycle()
+        click.echo(report.summary())
+        for err in report.errors:
+            click.echo(f"error: {err}", err=True)
+        if not loop:
+            sys.exit(0 if report.ok else 1)
+        time.sleep(interval)
+
+
+@main.command()
+@click.argument("game")
+@click.pass_context
+def replay(ctx, game):
+    """Replay GAME's seed + history and compare with the recorded state."""
+    store = GameStore(_config(ctx).games_dir)
+    try:
+        record = store.load(game, check=True)
+    except (StoreError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"Game {game}: {len(record.history)} orders replayed; the state matches the file.")
+
+
+@main.command()
+@click.argument("game")
+@click.pass_context
+def rules(ctx, game):
+    """Print the ruleset and options of GAME."""
+    from moderator.render import render
+
+    store = GameStore(_config(ctx).games_dir)
+    try:
+        g = store.load(game).game
+    except (StoreError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(render("rules.txt", game_id=game, ruleset=g.ruleset, options=g.options,
+                      option_help=OPTION_HELP, players=g.players, final_dividend=g.final_dividend))
+
+
+@main.command()
+@click.argument("game")
+@click.pass_context
+def show(ctx, game):
+    """Print GAME's public position and log (no player's hand)."""
+    store = GameStore(_config(ctx).games_dir)
+    try:
+        g = store.load(game).game
+    except (StoreError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    v = g.public_view()
+    click.echo(f"Game {game}: phase {v['phase']}, turn {v['turn']}, dividends {v['dividends_paid']}/{v['final_dividend']}")
+    for p in v["players"]:
+        click.echo(f"  {p['name']:<14} money {p['money']!s:>4}  invested {p['invested']}")
+    if v["standings"]:
+        click.echo("Standings: " + g.standings_text())
+    for line in v["log"][-10:]:
+        click.echo(f"  - {line}")
+
+
+@main.group()
+def board():
+    """Board files."""
+
+
+@board.command("check")
+@click.argument("file", type=click.Path(dir_okay=False))
+def board_check(file):
+    """Validate a board FILE; list every violated constraint."""
+    problems = check_board_file(file)
+    errors = [p for p in problems if not p.startswith("warning")]
+    for p in problems:
+        click.echo(p)
+    if errors:
+        click.echo(f"{file}: {len(errors)} problem(s); the board cannot be used.", err=True)
+        sys.exit(1)
+    click.echo(f"{file}: the board is valid.")
+
+
+@main.command()
+@click.option("--dir", "directory", type=click.Path(file_okay=False), default="demo",
+              show_default=True, help="Folder for the demo's games/ and mail/.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the game and the bots.")
+def demo(directory, seed):
+    """Play a 3-player game to the end with built-in players, by real mail files."""
+    from moderator.demo import run_demo
+
+    d = Path(directory)
+    gid = "demo"
+    n = 1
+    while (d / "games" / f"{gid}.yaml").exists():
+        n += 1
+        gid = f"demo-{n}"
+    click.echo(f"Playing game {gid} in {d.absolute()} (3 built-in players; every order is a mail) ...")
+    try:
+        result = run_demo(d, seed=seed, game_id=gid)
+    except (RuntimeError, ValueError, TransportError) as exc:
+        raise click.ClickException(str(exc)) from None
+    g = result["record"].game
+    click.echo(f"The game is over after {len(g.history)} orders in {result['cycles']} moderator cycles.")
+    click.echo("Final standings (millions of dollars):")
+    for place, name, money in g.standings():
+        click.echo(f"  {place}. {name:<10} {money}")
+    click.echo(f"Game file:             {result['game_file']}")
+    click.echo(f"Order mails (inbox):   {result['inbox']}  (handled ones in its processed/ folder)")
+    click.echo(f"Moderator's mails:     {result['outbox']}")
+
+
+if __name__ == "__main__":
+    main()
