@@ -35,6 +35,9 @@ from .components import COMPANIES, TRACK_TYPES
 DEFAULT_BOARD_PATH = Path(__file__).with_name("boards") / "north-america.yaml"
 
 
+_DEFAULT_BOARD: "Board | None" = None
+
+
 class BoardError(ValueError):
     """A board file that cannot be read or names unknown cities/companies."""
 
@@ -157,15 +160,20 @@ class Board:
         """Read a board YAML file (safe loader).  Raises BoardError, OSError."""
         with open(path, encoding="utf-8") as fh:
             try:
-                data = yaml.safe_load(fh)
+                data = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
             except yaml.YAMLError as exc:
                 raise BoardError(f"{path}: not valid YAML: {exc}") from exc
         return cls.from_dict(data)
 
     @classmethod
     def default(cls) -> "Board":
-        """The board shipped with pbem (``moderator/boards/north-america.yaml``)."""
-        return cls.load(DEFAULT_BOARD_PATH)
+        """The board shipped with pbem (``moderator/boards/north-america.yaml``).
+
+        Loaded once and shared: boards are never modified after loading."""
+        global _DEFAULT_BOARD
+        if _DEFAULT_BOARD is None:
+            _DEFAULT_BOARD = cls.load(DEFAULT_BOARD_PATH)
+        return _DEFAULT_BOARD
 
     # ---------------------------------------------------------------- lookups
     def adjacency(self) -> dict[str, tuple[Section, ...]]:

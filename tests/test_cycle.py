@@ -1,0 +1,349 @@
+"""The moderation cycle on the embedded default transport (local Maildirs), with real
+RFC 5322 messages: routing, authentication, refusals, commands, duplicates, secrecy."""
+from __future__ import annotations
+
+import json
+import mailbox
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesParser
+from email.utils import make_msgid
+
+import pytest
+
+from moderator.config import Config
+from moderator.cycle import Moderator
+from moderator.mailread import parse_subject_tag
+from moderator.render import status_context
+from moderator.store import GameStore
+
+PLAYERS = [("Ann", "ann@example.org"), ("Bob", "Bob@Example.org"), ("Cy", "cy@example.net")]
+
+
+class Harness:
+    """A moderator on Maildirs under a temp dir, with helpers to mail it."""
+
+    def __init__(self, tmp_path):
+        self.config = Config(
+            games_dir=tmp_path / "games",
+            maildir_inbox=tmp_path / "mail" / "inbox",
+            maildir_outbox=tmp_path / "mail" / "outbox",
+        )
+        self.mod = Moderator(self.config)
+        self.record = self.mod.create_game("ridge", PLAYERS, seed=42)
+        self.inbox = mailbox.Maildir(str(self.config.maildir_inbox), create=True)
+        self.outbox = mailbox.Maildir(str(self.config.maildir_outbox), create=True)
+        self.seen: set[str] = set()
+
+    @property
+    def path(self):
+        return self.mod.store.path("ridge")
+
+    def secret(self, name):
+        return self.load().player_by_name(name).secret
+
+    def load(self):
+        return GameStore(self.config.games_dir).load("ridge")
+
+    def mail(self, sender, body, subject=None, secret=None, name=None, **headers):
+        msg = EmailMessage(policy=policy.default)
+        msg["From"] = sender if name is None else f"{name} <{sender}>"
+        msg["To"] = self.config.moderator_address
+        if subject is None:
+            subject = f"Re: [pbem:ridge:{secret}] Union Pacific ridge: your turn"
+        msg["Subject"] = subject
+        msg["Message-ID"] = make_msgid(domain="example.org")
+        for k, v in headers.items():
+            msg[k.replace("_", "-")] = v
+        msg.set_content(body)
+        self.inbox.add(msg.as_bytes())
+        return msg
+
+    def order(self, name, body, **kw):
+        addr = dict(PLAYERS)[name]
+        return self.mail(addr, body, secret=self.secret(name), **kw)
+
+    def run(self):
+        return self.mod.run_cycle()
+
+    def sent(self):
+        out = []
+        for key in sorted(self.outbox.keys()):
+            if key in self.seen:
+                continue
+            self.seen.add(key)
+            with self.outbox.get_file(key) as fh:
+                out.append(BytesParser(policy=policy.default).parse(fh))
+        return out
+
+
+def text_of(msg):
+    return msg.get_body(preferencelist=("plain",)).get_content()
+
+
+@pytest.fixture
+def h(tmp_path):
+    return Harness(tmp_path)
+
+
+def start_all(h, choices=None):
+    """Everyone makes an initial investment (first share kind in hand by default)."""
+    rec = h.load()
+    for name, _ in PLAYERS:
+        share = (choices or {}).get(name) or sorted(rec.game.share_hands[name])[0]
+        h.order(name, f"start {share}")
+    report = h.run()
+    assert report.applied == 3, report.summary()
+    return h.load()
+
+
+def test_welcome_mails_carry_own_secret_and_hand(h):
+    mails = h.sent()
+    assert len(mails) == 3
+    rec = h.load()
+    for m in mails:
+        to = str(m["To"])
+        p = rec.player_by_address(to)
+        assert parse_subject_tag(str(m["Subject"])) == ("ridge", p.secret)
+        body = text_of(m)
+        assert f"Your secret for this game is: {p.secret}" in body
+        assert "Track cards: " + ", ".join(sorted(rec.game.track_hands[p.name])) in body
+        assert str(m["Auto-Submitted"]) == "auto-generated"
+        # the order guide is included
+        assert "invest" in body and "build" in body
+    addresses = {str(m["To"]) for m in mails}
+    assert addresses == {"ann@example.org", "bob@example.org", "cy@example.net"}
+
+
+def test_initial_investments_hidden_until_all_chose(h):
+    h.sent()
+    rec = h.load()
+    ann_share = sorted(rec.game.share_hands["Ann"])[0]
+    h.order("Ann", f"start {ann_share}")
+    report = h.run()
+    assert report.applied == 1
+    rec = h.load()
+    assert rec.game.phase == "initial"
+    assert rec.game.initial_choice == {"Ann": ann_share}
+    mails = {str(m["To"]): text_of(m) for m in h.sent()}
+    assert set(mails) == {"ann@example.org", "bob@example.org", "cy@example.net"}
+    assert f"Your initial investment (hidden until all have chosen): {ann_share}" in mails["ann@example.org"]
+    for other in ("bob@example.org", "cy@example.net"):
+        assert "Your initial investment" not in mails[other]
+        assert "Ann has chosen an initial investment." in mails[other]
+    # the other players' contexts do not contain Ann's choice anywhere
+    for name in ("Bob", "Cy"):
+        ctx = status_context(rec, name, [])
+        assert ctx["view"]["you"]["initial_choice"] is None
+        assert "initial_choice" not in json.dumps(ctx["view"]["players"])
+
+
+def test_status_context_differs_only_in_own_secrets(h):
+    rec = start_all(h)
+    contexts = {name: status_context(rec, name, []) for name, _ in PLAYERS}
+    publics = []
+    for name, ctx in contexts.items():
+        view = dict(ctx["view"])
+        you = view.pop("you")
+        assert you["name"] == name
+        assert you["track_cards"] == sorted(rec.game.track_hands[name])
+        assert you["shares"] == sorted(rec.game.share_hands[name])
+        assert ctx["secret"] == rec.player_by_name(name).secret
+        publics.append(json.dumps(view, sort_keys=True))
+        # nothing else in the context names the other players' secrets
+        dumped = json.dumps({k: v for k, v in ctx.items() if k not in ("companies", "board")},
+                            sort_keys=True, default=str)
+        for other, _ in PLAYERS:
+            if other != name:
+                assert rec.player_by_name(other).secret not in dumped
+    assert len(set(publics)) == 1  # the public part is the same for everyone
+    # the public part shows hand sizes only
+    for p in contexts["Ann"]["view"]["players"]:
+        assert set(p) == {"name", "invested", "track_cards", "shares_in_hand", "money", "chosen"}
+        assert isinstance(p["track_cards"], int) and isinstance(p["shares_in_hand"], int)
+
+
+def refused(h, name, body, expect_in_reply, **kw):
+    before = h.path.read_bytes()
+    h.sent()
+    msg = h.order(name, body, **kw) if name else None
+    report = h.run()
+    assert h.path.read_bytes() == before, "the game file changed"
+    replies = h.sent()
+    return report, replies, msg
+
+
+def test_bad_syntax_refused_with_reason_and_legal(h):
+    start_all(h)
+    rec = h.load()
+    mover = rec.game.to_move
+    report, replies, msg = refused(h, mover, "fly to the moon", None)
+    assert report.refused == 1 and report.applied == 0
+    assert len(replies) == 1
+    r = replies[0]
+    assert str(r["To"]).lower() == dict(PLAYERS)[mover].lower()
+    assert str(r["In-Reply-To"]) == msg["Message-ID"]
+    body = text_of(r)
+    assert "> fly to the moon" in body
+    assert "Order not understood: I do not know the order 'fly'" in body
+    assert "What is legal now:" in body and "\n  build " in body
+    assert "Nothing was changed" in body
+    assert str(r["Auto-Submitted"]) == "auto-replied"
+
+
+def test_illegal_placement_refused(h):
+    start_all(h)
+    rec = h.load()
+    mover = rec.game.to_move
+    g = rec.game
+    # a section far from WW's network: WW cannot reach MIA's sections at the start
+    sid = next(s.id for s in g.board.sections_at("MIA"))
+    card = g.track_hands[mover][0]
+    report, replies, _ = refused(h, mover, f"build WW {sid} {card}\ntake stack", None)
+    assert report.refused == 1
+    body = text_of(replies[0])
+    assert f"Order not legal: you cannot build WW on {sid}" in body
+    assert "Nothing was changed" in body
+
+
+def test_not_your_turn(h):
+    start_all(h)
+    rec = h.load()
+    other = next(n for n, _ in PLAYERS if n != rec.game.to_move)
+    report, replies, _ = refused(h, other, "invest UP\ndiscard plain", None)
+    assert report.refused == 1
+    body = text_of(replies[0])
+    assert f"Order not legal: it is not your turn; it is {rec.game.to_move}'s turn" in body
+
+
+def test_wrong_secret(h):
+    start_all(h)
+    h.sent()
+    before = h.path.read_bytes()
+    mover = h.load().game.to_move
+    h.mail(dict(PLAYERS)[mover], "invest UP", secret="zzzzzzzz")
+    report = h.run()
+    assert h.path.read_bytes() == before
+    (r,) = h.sent()
+    assert str(r["Subject"]).endswith("secret missing or wrong")
+    assert "zzzzzzzz" not in text_of(r)
+    assert report.refused == 1
+
+
+def test_unknown_game_from_player_gets_reply(h):
+    h.sent()
+    before = h.path.read_bytes()
+    h.mail("ann@example.org", "status", subject="[pbem:nosuch:abcdefgh] hello")
+    report = h.run()
+    assert h.path.read_bytes() == before
+    (r,) = h.sent()
+    assert "There is no game 'nosuch'." in text_of(r)
+
+
+def test_unknown_sender_changes_nothing_and_gets_no_reply(h):
+    h.sent()
+    before = h.path.read_bytes()
+    secret = h.secret("Ann")
+    h.mail("mallory@evil.example", "start UP", secret=secret)
+    report = h.run()
+    assert h.path.read_bytes() == before
+    mails = h.sent()
+    # no answer to the stranger; Ann (whose secret was used) is told
+    assert [str(m["To"]) for m in mails] == ["ann@example.org"]
+    assert "mallory@evil.example" in text_of(mails[0])
+    assert secret not in text_of(mails[0])
+    assert report.ignored == 1
+
+
+def test_address_compared_case_insensitively(h):
+    h.sent()
+    rec = h.load()
+    share = sorted(rec.game.share_hands["Bob"])[0]
+    h.mail("BOB@example.ORG", f"start {share}", secret=rec.player_by_name("Bob").secret, name="Bob B.")
+    assert h.run().applied == 1
+    assert h.load().game.initial_choice == {"Bob": share}
+
+
+def test_secret_line_accepted_without_tag(h):
+    h.sent()
+    rec = h.load()
+    share = sorted(rec.game.share_hands["Cy"])[0]
+    h.mail("cy@example.net", f"game: ridge\nsecret: {rec.player_by_name('Cy').secret}\nstart {share}",
+           subject="my move")
+    assert h.run().applied == 1
+
+
+def test_same_mail_twice_applied_once(h):
+    h.sent()
+    rec = h.load()
+    share = sorted(rec.game.share_hands["Ann"])[0]
+    msg = h.order("Ann", f"start {share}")
+    h.inbox.add(msg.as_bytes())  # delivered twice
+    report = h.run()
+    assert report.applied == 1 and report.duplicates == 1
+    assert len(h.load().history) == 1
+
+
+def test_a_whole_turn_applies_and_everyone_gets_status(h):
+    start_all(h)
+    h.sent()
+    rec = h.load()
+    g = rec.game
+    mover = g.to_move
+    company, sid, card = None, None, None
+    for c in sorted(g.board.companies):
+        for s, t in g.placements(c):
+            if t in g.track_hands[mover]:
+                company, sid, card = c, s, t
+                break
+        if company:
+            break
+    assert company, "no build possible in this seed"
+    msg = h.order(mover, f"Build {company} {sid} {card}\nTake stack\n\n-- \nsent from my phone")
+    report = h.run()
+    assert report.applied == 1, report.summary()
+    rec2 = h.load()
+    assert rec2.history[-1]["order"] == f"build {company} {sid} {card}; take stack"
+    assert rec2.history[-1]["message_id"] == msg["Message-ID"]
+    assert rec2.game.trains_on_board(company) == g.trains_on_board(company) + 1
+    mails = h.sent()
+    assert len(mails) == 3
+    to_mover = next(m for m in mails if str(m["To"]).lower() == dict(PLAYERS)[mover].lower())
+    assert str(to_mover["In-Reply-To"]) == msg["Message-ID"]
+    events = rec2.game.log[len(g.log):]
+    assert events and events[0].startswith(f"{mover} built {company} on {sid} ({card} track)")
+    for m in mails:
+        for e in events:
+            assert f"  - {e}" in text_of(m)
+
+
+def test_commands_help_history_rules_status(h):
+    h.sent()
+    h.order("Ann", "help\nhistory\nrules\nstatus")
+    report = h.run()
+    assert report.commands == 1 and report.applied == 0
+    subjects = sorted(str(m["Subject"]).rsplit(": ", 1)[-1] for m in h.sent())
+    assert subjects == ["choose your initial investment", "help", "history", "rules"]
+
+
+def test_machine_mail_ignored_without_reply(h):
+    h.sent()
+    before = h.path.read_bytes()
+    h.mail("ann@example.org", "I am out of office", secret=h.secret("Ann"), Auto_Submitted="auto-replied")
+    report = h.run()
+    assert report.ignored == 1
+    assert h.sent() == []
+    assert h.path.read_bytes() == before
+    ignored = mailbox.Maildir(str(h.config.maildir_inbox), create=False).get_folder("ignored")
+    assert len(ignored) == 1
+
+
+def test_next_mail_processed_after_a_bad_one(h):
+    h.sent()
+    rec = h.load()
+    h.inbox.add(b"\xff\xfe garbage without headers\r\n")
+    share = sorted(rec.game.share_hands["Ann"])[0]
+    h.order("Ann", f"start {share}")
+    report = h.run()
+    assert report.applied == 1
+    assert report.ok, report.errors
