@@ -126,6 +126,11 @@ class Config:
     maildir_inbox: Path = field(default_factory=lambda: Path.cwd() / "mail" / "inbox")
     maildir_outbox: Path = field(default_factory=lambda: Path.cwd() / "mail" / "outbox")
     source: Path | None = None
+    spool_dir: Path = field(default_factory=lambda: Path.cwd() / "spool")
+    operator: str | None = None
+    outage_after: float = 86400
+    max_size: int = 256 * 1024
+    max_replies_per_sender: int = 5
 
     @property
     def moderator(self) -> Address:
@@ -260,7 +265,8 @@ class _Reader:
 def _build(data: Any, path: Path) -> Config:
     base = path.parent
     top = _Reader(path, data, "")
-    top.check_keys(("moderator", "games_dir", "imap", "smtp", "maildir"))
+    top.check_keys(("moderator", "games_dir", "imap", "smtp", "maildir", "spool_dir",
+                    "operator", "outage_after", "max_size", "max_replies_per_sender"))
 
     address, name = DEFAULT_ADDRESS, DEFAULT_NAME
     if top.data.get("moderator") is not None:
@@ -276,6 +282,13 @@ def _build(data: Any, path: Path) -> Config:
             raise mod.error("address", f"not an e-mail address: {address!r}")
 
     games_dir = top.path_value("games_dir", "games", base)
+    spool_dir = top.path_value("spool_dir", "spool", base)
+    operator = top.text("operator", None)
+    if operator is not None and "@" not in operator:
+        raise top.error("operator", f"not an e-mail address: {operator!r}")
+    outage_after = top.number("outage_after", 86400)
+    max_size = int(top.number("max_size", 256 * 1024))
+    max_replies = int(top.number("max_replies_per_sender", 5))
 
     imap = None
     if top.data.get("imap") is not None:
@@ -329,4 +342,9 @@ def _build(data: Any, path: Path) -> Config:
         maildir_inbox=(base / Path(inbox).expanduser()).resolve(),
         maildir_outbox=(base / Path(outbox).expanduser()).resolve(),
         source=path,
+        spool_dir=spool_dir,
+        operator=operator,
+        outage_after=outage_after,
+        max_size=max_size,
+        max_replies_per_sender=max_replies,
     )

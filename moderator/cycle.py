@@ -23,9 +23,12 @@ A mail whose Message-ID is already in the game's history is not applied twice.
 """
 from __future__ import annotations
 
+import hashlib
 import hmac
 import logging
+import os
 import re
+import signal
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.message import EmailMessage
@@ -39,7 +42,9 @@ from .mailread import OrderMail, canonical_address, read_mail
 from .orders import COMMANDS, OrderError, parse_turn
 from .render import legal_summary, render, status_context, status_subject, to_html
 from .store import GameRecord, GameStore, Player, StoreError, board_ref_for, new_secret
+from .spool import ModeratorState, Spool
 from .transport import Inbox, Outbox, TransportError
+from filelock import FileLock, Timeout
 
 log = logging.getLogger("pbem")
 
@@ -64,6 +69,8 @@ class CycleReport:
     ignored: int = 0
     duplicates: int = 0
     sent: int = 0
+    deferred: int = 0
+    skipped: bool = False
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -73,15 +80,41 @@ class CycleReport:
 
     def summary(self) -> str:
         """One line for the log and the CLI."""
+        if self.skipped:
+            return "another cycle is running; this one did nothing"
         return (
             f"{self.fetched} mail(s): {self.applied} order(s) applied, {self.refused} refused, "
             f"{self.commands} command mail(s), {self.duplicates} duplicate(s), {self.ignored} ignored; "
-            f"{self.sent} mail(s) sent; {len(self.errors)} error(s)"
+            f"{self.sent} mail(s) sent, {self.deferred} deferred; {len(self.errors)} error(s)"
         )
 
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+_fault_counts: dict[str, int] = {}
+
+
+def fault(point: str) -> None:
+    """Fault injection for the crash tests: when ``$PBEM_FAULT`` is ``POINT`` or
+    ``POINT:N``, the process kills itself (SIGKILL) the N-th time (default 1st) it
+    reaches ``point``.  Points: after-fetch, after-apply, after-save, after-send,
+    before-move.  Without the variable this does nothing."""
+    spec = os.environ.get("PBEM_FAULT")
+    if not spec:
+        return
+    name, _, n = spec.partition(":")
+    if name != point:
+        return
+    _fault_counts[point] = _fault_counts.get(point, 0) + 1
+    if _fault_counts[point] == int(n or 1):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def mail_id(om: OrderMail, raw: bytes) -> str:
+    """The identity of a mail: its Message-ID, else ``sha256:`` + hash of the bytes."""
+    return om.message_id or "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
 def public_order(order: str) -> str:
@@ -103,16 +136,20 @@ class Moderator:
         inbox: Inbox | None = None,
         outbox: Outbox | None = None,
         clock: Callable[[], datetime] = _now,
-        max_size: int = 256 * 1024,
+        max_size: int | None = None,
     ):
         self.config = config
         self.store = GameStore(config.games_dir)
         self._inbox = inbox
         self._outbox = outbox
         self.clock = clock
-        self.max_size = max_size
+        self.max_size = max_size or config.max_size
         self.domain = config.moderator_address.rpartition("@")[2] or "pbem.localhost"
-        self._queue: list[EmailMessage] = []
+        self.spool = Spool(config.spool_dir)
+        self.state = ModeratorState.load(self.spool.dir / "moderator.yaml")
+        self._replies: dict[str, int] = {}
+        self._answering: str | None = None
+        self.notice = ""
 
     # ================================================================ outgoing
     def _message(
@@ -142,27 +179,35 @@ class Moderator:
             msg["Message-ID"] = make_msgid(idstring=f"pbem.{game_id}", domain=self.domain)
         return msg
 
-    def _send(self, msg: EmailMessage) -> None:
-        self._queue.append(msg)
+    def _send(self, msg: EmailMessage, kind: str = "reply", game: str | None = None,
+              player: str | None = None, events: list[str] | None = None) -> None:
+        """Spool ``msg`` durably (it is sent at the end of the cycle)."""
+        meta = {"kind": kind, "game": game, "player": player, "events": events or [],
+                "answers": self._answering}
+        self.spool.add(msg, meta, self.clock())
 
     def _flush(self, report: CycleReport) -> None:
-        if not self._queue:
+        """Send what is due in the spool; record permanent failures as bounces."""
+        if not any(self.spool.dir.glob("*.eml")):
             return
-        outbox = self._outbox or self.config.open_outbox()
         try:
-            results: list = outbox.send_many(self._queue)
-        except TransportError as exc:  # no connection at all: every mail failed
-            results = [exc] * len(self._queue)
+            outbox = self._outbox or self.config.open_outbox()
+        except TransportError as exc:
+            report.errors.append(f"cannot open the outbox: {exc}")
+            return
+        try:
+            result = self.spool.send_due(outbox, self.clock(), after_send=lambda: fault("after-send"))
         finally:
             if self._outbox is None:
                 outbox.close()
-        for msg, err in zip(self._queue, results):
-            if err is None:
-                report.sent += 1
-            else:
-                report.errors.append(f"sending to {msg['To']} failed: {err}")
-                log.error("sending %s to %s failed: %s", msg["Subject"], msg["To"], err)
-        self._queue = []
+        report.sent += result.sent
+        report.deferred += result.deferred
+        for err in result.errors:
+            log.warning("%s", err)
+        for to, game, reason in result.failed:
+            report.errors.append(f"mail to {to} refused permanently: {reason}")
+            self.state.bounces[canonical_address(to)] = reason
+            log.error("mail to %s (game %s) refused permanently: %s", to, game, reason)
 
     def status_mail(
         self, record: GameRecord, player: Player, events: list[str], in_reply_to: str | None = None,
@@ -171,6 +216,8 @@ class Moderator:
         """The status mail to ``player``: their view of ``record``'s game only."""
         ctx = status_context(record, player.name, events)
         ctx["option_help"] = OPTION_HELP
+        ctx["notice"] = self.notice
+        ctx["bounce"] = self.state.bounces.get(canonical_address(player.address))
         text = render(template, **ctx)
         subject = status_subject(ctx)
         if template == "welcome.txt":
@@ -182,10 +229,22 @@ class Moderator:
             auto="auto-replied" if in_reply_to else "auto-generated",
         )
 
-    def send_status(self, record: GameRecord, events: list[str], replies: dict[str, str] | None = None) -> None:
-        """Queue one status mail to every player of ``record``."""
+    def spool_status(self, record: GameRecord) -> bool:
+        """Spool one status mail per player with the events since the last status
+        mails (merged with any older unsent status mail to the same player), then
+        mark them notified and save.  Returns False when there was nothing new."""
+        events = record.unnotified
+        if not events:
+            return False
         for p in record.players:
-            self._send(self.status_mail(record, p, events, (replies or {}).get(p.name)))
+            older = self.spool.take_status(record.id, p.name)
+            mine = older + events
+            self._send(self.status_mail(record, p, mine, record.reply_to.get(p.name)),
+                       kind="status", game=record.id, player=p.name, events=mine)
+        record.notified = len(record.game.log)
+        record.reply_to = {}
+        self.store.save(record)
+        return True
 
     # ================================================================ new game
     def create_game(
@@ -245,12 +304,14 @@ class Moderator:
         for p in record.players:
             msg = self.status_mail(record, p, [], template="welcome.txt")
             record.threads[p.name] = str(msg["Message-ID"])
-            mails.append(msg)
+            mails.append((p, msg))
+        record.notified = len(game.log)
         with self.store.lock(game_id):
             if self.store.exists(game_id):
                 raise ValueError(f"game {game_id!r} already exists")
             self.store.save(record)
-        self._queue.extend(mails)
+            for p, msg in mails:
+                self._send(msg, kind="welcome", game=game_id, player=p.name)
         self._flush(report)
         if report.errors:
             raise TransportError("; ".join(report.errors))
@@ -258,54 +319,120 @@ class Moderator:
 
     # ================================================================ the cycle
     def run_cycle(self) -> CycleReport:
-        """One poll: process every mail in the inbox, then send the status mails.
+        """One poll: process every mail in the inbox, spool the status mails, send
+        what the spool holds.
 
-        Never raises for a bad mail; a transport failure (server unreachable) is
-        reported in ``report.errors`` and leaves every unhandled mail in the inbox."""
+        Only one cycle runs at a time (a lock in the spool directory; a second one
+        returns at once with ``skipped``).  Never raises for a bad mail; a transport
+        failure is reported in ``report.errors`` and leaves unhandled mails in the
+        inbox and unsent mails in the spool."""
         report = CycleReport()
-        changed: dict[str, tuple[GameRecord, list[str], dict[str, str]]] = {}
+        lock = FileLock(str(self.spool.dir / "cycle.lock"))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            report.skipped = True
+            log.warning("another cycle is running; skipped")
+            return report
+        try:
+            self.state = ModeratorState.load(self.spool.dir / "moderator.yaml")
+            self._outage_check()
+            self._replies = {}
+            self._poll(report)
+            self._notify_all(report)
+            self._flush(report)
+            if report.ok:
+                self.state.last_success = self.clock().isoformat(timespec="seconds")
+            self.state.save()
+        finally:
+            lock.release()
+        log.info("cycle: %s", report.summary())
+        return report
+
+    def _outage_check(self) -> None:
+        self.notice = ""
+        last = self.state.last_success
+        if not last:
+            return
+        gap = (self.clock() - datetime.fromisoformat(last)).total_seconds()
+        if gap > self.config.outage_after:
+            hours = gap / 3600
+            self.notice = (
+                f"Note: the moderator did not complete a cycle for {hours:.1f} hours "
+                f"(since {last}). Orders sent in that time are handled now, in the order received."
+            )
+            log.warning("no successful cycle since %s (%.1f hours)", last, hours)
+
+    def _poll(self, report: CycleReport) -> None:
         try:
             inbox = self._inbox or self.config.open_inbox()
         except TransportError as exc:
             report.errors.append(f"cannot open the inbox: {exc}")
-            return report
+            return
         try:
             try:
                 mails = inbox.fetch()
             except TransportError as exc:
                 report.errors.append(f"cannot fetch mail: {exc}")
-                return report
+                return
+            fault("after-fetch")
             report.fetched = len(mails)
             for mail in mails:
-                try:
-                    outcome = self._handle(mail.raw, report, changed)
-                except StoreError as exc:
-                    # the game file is broken: leave the mail for after the repair
-                    report.errors.append(str(exc))
-                    log.error("%s; the mail stays in the inbox", exc)
-                    continue
-                except Exception as exc:  # noqa: BLE001 - one bad mail must not stop the rest
-                    log.exception("unexpected error on a mail")
-                    report.errors.append(f"unexpected error on a mail: {exc!r}")
-                    outcome = "ignored"
+                if mail.key in self.state.pending_moves:
+                    outcome = "processed"  # handled in an earlier cycle; only the move failed
+                else:
+                    try:
+                        outcome = self._handle(mail.raw, report)
+                    except StoreError as exc:
+                        # the game file is broken: leave the mail for after the repair
+                        report.errors.append(str(exc))
+                        log.error("%s; the mail stays in the inbox", exc)
+                        self._tell_operator(f"pbem: game file problem: {exc}")
+                        continue
+                    except Exception as exc:  # noqa: BLE001 - one bad mail must not stop the rest
+                        log.exception("unexpected error on a mail")
+                        report.errors.append(f"unexpected error on a mail: {exc!r}")
+                        outcome = "ignored"
+                    finally:
+                        self._answering = None
+                fault("before-move")
                 try:
                     if outcome == "ignored":
                         inbox.mark_ignored(mail.key)
                     else:
                         inbox.mark_processed(mail.key)
+                    if mail.key in self.state.pending_moves:
+                        self.state.pending_moves.remove(mail.key)
                 except (TransportError, KeyError) as exc:
                     report.errors.append(f"cannot move a handled mail: {exc!r}")
-            for record, events, replies in changed.values():
-                self.send_status(record, events, replies)
+                    if mail.key not in self.state.pending_moves:
+                        self.state.pending_moves.append(mail.key)
+                self.state.save()
         finally:
             if self._inbox is None:
                 inbox.close()
+
+    def _notify_all(self, report: CycleReport) -> None:
+        """Spool status mails for every game with events not yet mailed (this
+        cycle's orders, or an earlier cycle's that crashed before mailing)."""
+        for gid in self.store.ids():
             try:
-                self._flush(report)
-            except TransportError as exc:
-                report.errors.append(f"cannot send mail: {exc}")
-        log.info("cycle: %s", report.summary())
-        return report
+                data = self.store.read_data(gid)
+            except StoreError:
+                continue
+            if int(data.get("notified", 0)) >= int(data.get("log_length", 0)):
+                continue
+            try:
+                with self.store.lock(gid):
+                    self.spool_status(self.store.load(gid))
+            except StoreError as exc:
+                report.errors.append(str(exc))
+
+    def _tell_operator(self, text: str) -> None:
+        if not self.config.operator:
+            return
+        self._send(self._message(None, self.config.operator, "pbem: attention needed", text + "\n",
+                                 auto="auto-generated"), kind="operator")
 
     def _route(self, om: OrderMail) -> str | None:
         if om.game_id:
@@ -331,6 +458,11 @@ class Moderator:
         ctx = {"game_id": game_id, "title": title, "message": message, "quoted": [],
                "legal": [], "unchanged": False, "position": ""}
         ctx.update(extra)
+        recipient = canonical_address(to or om.sender)
+        self._replies[recipient] = self._replies.get(recipient, 0) + 1
+        if self._replies[recipient] > self.config.max_replies_per_sender:
+            log.warning("reply limit reached for %s; not answering %r", recipient, title)
+            return
         text = render("reply.txt", **ctx)
         tag = extra.pop("tag", None)
         subject = f"{tag + ' ' if tag else ''}Union Pacific {game_id or ''}: {title}".replace("  ", " ")
@@ -338,10 +470,19 @@ class Moderator:
             game_id, to or om.sender, subject, text,
             in_reply_to=om.message_id, references=om.references,
         ))
+        if self._answering:
+            self.state.answered.append(self._answering)
 
-    def _handle(self, raw: bytes, report: CycleReport, changed: dict) -> str:
+    def _handle(self, raw: bytes, report: CycleReport) -> str:
         """Handle one mail; returns ``"processed"`` or ``"ignored"``."""
         om = read_mail(raw, own_address=self.config.moderator_address, max_size=self.max_size)
+        mid = mail_id(om, raw)
+        if mid in self.state.answered or any(
+            e.meta.get("answers") == mid for e in self.spool.entries()
+        ):
+            report.duplicates += 1
+            return "processed"  # answered in an earlier, interrupted cycle
+        self._answering = mid
         if om.machine:
             report.ignored += 1
             log.info("ignored machine mail from %s: %s", om.sender or "?", om.machine)
@@ -384,8 +525,8 @@ class Moderator:
                         unchanged=True)
             return "processed"
         with self.store.lock(game_id):
-            record = changed[game_id][0] if game_id in changed else self.store.load(game_id)
-            return self._handle_in_game(om, record, report, changed)
+            record = self.store.load(game_id)
+            return self._handle_in_game(om, mid, record, report)
 
     def _players_of(self, gid: str) -> list[dict]:
         try:
@@ -393,7 +534,7 @@ class Moderator:
         except StoreError:
             return []
 
-    def _handle_in_game(self, om: OrderMail, record: GameRecord, report: CycleReport, changed: dict) -> str:
+    def _handle_in_game(self, om: OrderMail, mid: str, record: GameRecord, report: CycleReport) -> str:
         gid = record.id
         player = record.player_by_address(om.sender)
         if player is None:
@@ -415,7 +556,7 @@ class Moderator:
                         "the line 'secret: ...' with the secret from your welcome mail.",
                         to=player.address, unchanged=True)
             return "processed"
-        if record.has_message(om.message_id):
+        if record.has_message(mid):
             report.duplicates += 1
             log.info("game %s: mail %s already applied", gid, om.message_id)
             return "processed"
@@ -428,6 +569,7 @@ class Moderator:
             self._command(cmd.lower().strip(" .!"), om, record, player, tag_ctx["tag"])
         if commands:
             report.commands += 1
+            self.state.answered.append(mid)
         if not orders:
             if not answered:
                 report.refused += 1
@@ -439,7 +581,7 @@ class Moderator:
         received = self.clock().isoformat(timespec="seconds")
         try:
             action = parse_turn(orders, record.game.board)
-            events = record.apply(player.name, action, om.message_id, received)  # atomic
+            record.apply(player.name, action, mid, received)  # atomic: refused = unchanged
         except OrderError as exc:
             report.refused += 1
             self._refuse(om, record, player, orders, f"Order not understood: {exc.reason}",
@@ -450,12 +592,11 @@ class Moderator:
             self._refuse(om, record, player, orders, f"Order not legal: {exc.reason}",
                          exc.legal or self._legal_lines(record, player.name), tag_ctx["tag"])
             return "processed"
+        fault("after-apply")
         self.store.save(record)
+        fault("after-save")
         report.applied += 1
         log.info("game %s: %s: %s", gid, player.name, record.history[-1]["order"])
-        entry = changed.setdefault(gid, (record, [], {}))
-        entry[1].extend(events)
-        entry[2][player.name] = om.message_id or ""
         return "processed"
 
     def _legal_lines(self, record: GameRecord, name: str) -> list[str]:

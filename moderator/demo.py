@@ -195,6 +195,7 @@ def run_demo(directory: str | Path, seed: int = 1, game_id: str = "demo") -> dic
         games_dir=directory / "games",
         maildir_inbox=directory / "mail" / "inbox",
         maildir_outbox=directory / "mail" / "outbox",
+        spool_dir=directory / "spool",
     )
     moderator = Moderator(config)
     config.maildir_inbox.parent.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,10 @@ A game file holds everything needed to replay and check the game::
     players:
       - {name: Ann, address: ann@example.org, secret: k3x9p2qa}
     threads: {Ann: '<...@pbem.localhost>'}   # our first mail to each player
+    notified: 12                     # game log entries already sent in status mails
+    log_length: 14                   # game log entries in all (notified < log_length:
+                                     #   status mails are still to be spooled)
+    reply_to: {Ann: '<...>'}         # order mails the next status mails answer
     history:
       - {player: Ann, order: start KCC, message_id: '<...>', received: '...'}
     state: {...}                     # Game.to_dict() after the last order
@@ -85,6 +89,8 @@ class GameRecord:
     created: str = ""
     threads: dict[str, str] = field(default_factory=dict)
     history: list[dict[str, Any]] = field(default_factory=list)
+    notified: int = 0  # events (game.log entries) already put in spooled status mails
+    reply_to: dict[str, str] = field(default_factory=dict)  # player -> order mail to answer
 
     def player_by_name(self, name: str) -> Player:
         """The player called ``name``; KeyError if none."""
@@ -115,7 +121,14 @@ class GameRecord:
         self.history.append(
             {"player": player, "order": str(done), "message_id": message_id, "received": received}
         )
+        if message_id:
+            self.reply_to[player] = message_id
         return events
+
+    @property
+    def unnotified(self) -> list[str]:
+        """Public events not yet sent to the players in a status mail."""
+        return self.game.log[self.notified:]
 
     def to_data(self) -> dict[str, Any]:
         """The game file's mapping."""
@@ -131,6 +144,9 @@ class GameRecord:
             "options": dict(g.options),
             "players": [{"name": p.name, "address": p.address, "secret": p.secret} for p in self.players],
             "threads": dict(self.threads),
+            "notified": self.notified,
+            "log_length": len(g.log),
+            "reply_to": dict(self.reply_to),
             "history": [dict(h) for h in self.history],
             "state": g.to_dict(),
         }
@@ -257,6 +273,8 @@ class GameStore:
             created=str(data.get("created", "")),
             threads=dict(data.get("threads") or {}),
             history=[dict(h) for h in data.get("history") or []],
+            notified=int(data.get("notified", len(game.log))),
+            reply_to=dict(data.get("reply_to") or {}),
         )
 
     def save(self, record: GameRecord) -> Path:

@@ -28,6 +28,7 @@ class Harness:
             games_dir=tmp_path / "games",
             maildir_inbox=tmp_path / "mail" / "inbox",
             maildir_outbox=tmp_path / "mail" / "outbox",
+            spool_dir=tmp_path / "spool",
         )
         self.mod = Moderator(self.config)
         self.record = self.mod.create_game("ridge", PLAYERS, seed=42)

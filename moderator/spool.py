@@ -1,0 +1,212 @@
+"""The outgoing spool: every mail is written here before any attempt to send it.
+
+Layout of the spool directory::
+
+    spool/
+      0000001732884131-000001.json   metadata: game, player, kind, events, attempts, next_try
+      0000001732884131-000001.eml    the message, exactly as it will be sent
+      failed/                        permanently refused mails (5xx), with their metadata
+      moderator.yaml                 the moderator's own state (see ModeratorState)
+
+An entry exists once its ``.eml`` file exists (written after the ``.json``, each by
+temporary file, fsync and rename).  A mail leaves the spool only after the SMTP
+server accepted it; a crash between the server's acceptance and the removal sends it
+again on the next cycle with the same Message-ID.  A 4xx answer (or no connection)
+keeps it for a later cycle with exponential backoff; a 5xx answer moves it to
+``failed/`` and reports it as a bounce.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesParser
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .transport import Outbox, TransportError
+
+BACKOFF_START = 60.0
+"""Seconds before the first retry of a temporarily refused mail; doubled per try."""
+BACKOFF_MAX = 6 * 3600.0
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temporary file in the same directory,
+    fsync, rename).  Raises OSError; the old file survives any failure."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+@dataclass
+class SpoolEntry:
+    """One spooled mail: its ``name`` (file stem), the parsed ``message`` and its
+    ``meta`` (``game``, ``player``, ``kind``, ``events``, ``attempts``, ``next_try``)."""
+
+    name: str
+    message: EmailMessage
+    meta: dict[str, Any]
+
+
+@dataclass
+class SendResult:
+    """What one ``Spool.send_due`` did: mails ``sent``, ``deferred`` (4xx or no
+    connection) and ``failed`` (5xx: ``(recipient, game, reason)``)."""
+
+    sent: int = 0
+    deferred: int = 0
+    failed: list[tuple[str, str | None, str]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+class Spool:
+    """The spool directory (created if missing)."""
+
+    def __init__(self, directory: str | os.PathLike[str]):
+        self.dir = Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._seq = 0
+
+    def _new_name(self, now: datetime) -> str:
+        existing = {p.stem for p in self.dir.glob("*.eml")}
+        while True:
+            self._seq += 1
+            name = f"{int(now.timestamp()):016d}-{os.getpid() % 100000:05d}-{self._seq:06d}"
+            if name not in existing:
+                return name
+
+    def add(self, msg: EmailMessage, meta: dict[str, Any], now: datetime) -> str:
+        """Spool ``msg`` durably with ``meta``; returns the entry name."""
+        name = self._new_name(now)
+        meta = {"attempts": 0, "next_try": None, **meta, "created": now.isoformat()}
+        atomic_write(self.dir / f"{name}.json", json.dumps(meta, sort_keys=True).encode())
+        atomic_write(self.dir / f"{name}.eml", msg.as_bytes(policy=policy.SMTP))
+        return name
+
+    def entries(self) -> list[SpoolEntry]:
+        """Every spooled mail, oldest first."""
+        out = []
+        for eml in sorted(self.dir.glob("*.eml")):
+            meta_path = eml.with_suffix(".json")
+            try:
+                meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+            except (OSError, ValueError):
+                meta = {}
+            with open(eml, "rb") as fh:
+                msg = BytesParser(policy=policy.default).parse(fh)
+            out.append(SpoolEntry(eml.stem, msg, meta))
+        return out
+
+    def remove(self, name: str) -> None:
+        """Drop an entry (after the server accepted it, or when merged)."""
+        for suffix in (".eml", ".json"):
+            try:
+                (self.dir / f"{name}{suffix}").unlink()
+            except FileNotFoundError:
+                pass
+
+    def take_status(self, game: str, player: str) -> list[str]:
+        """Remove the unsent status mails to ``player`` of ``game`` and return their
+        events, oldest first, to be merged into a newer status mail."""
+        events: list[str] = []
+        for e in self.entries():
+            if e.meta.get("kind") == "status" and e.meta.get("game") == game and e.meta.get("player") == player:
+                events.extend(e.meta.get("events") or [])
+                self.remove(e.name)
+        return events
+
+    def send_due(self, outbox: Outbox, now: datetime, after_send=None) -> SendResult:
+        """Send every entry whose retry time has come, over ``outbox``, oldest first.
+        ``after_send`` (for fault injection) is called after the server's answers and
+        before the spool is updated."""
+        result = SendResult()
+        due = [e for e in self.entries()
+               if not e.meta.get("next_try") or datetime.fromisoformat(e.meta["next_try"]) <= now]
+        if not due:
+            return result
+        try:
+            outcomes: list = outbox.send_many([e.message for e in due])
+        except TransportError as exc:
+            outcomes = [exc] * len(due)
+        if after_send is not None:
+            after_send()
+        for entry, err in zip(due, outcomes):
+            if err is None:
+                self.remove(entry.name)
+                result.sent += 1
+                continue
+            code = getattr(err, "code", None)
+            to = str(entry.message.get("To", ""))
+            if code is not None and 500 <= code < 600 or isinstance(err, ValueError):
+                failed = self.dir / "failed"
+                failed.mkdir(exist_ok=True)
+                entry.meta["error"] = str(err)
+                atomic_write(failed / f"{entry.name}.json", json.dumps(entry.meta, sort_keys=True).encode())
+                os.replace(self.dir / f"{entry.name}.eml", failed / f"{entry.name}.eml")
+                self.remove(entry.name)
+                result.failed.append((to, entry.meta.get("game"), str(err)))
+            else:
+                attempts = int(entry.meta.get("attempts", 0)) + 1
+                delay = min(BACKOFF_START * 2 ** (attempts - 1), BACKOFF_MAX)
+                entry.meta.update(attempts=attempts, next_try=(now + timedelta(seconds=delay)).isoformat(),
+                                  last_error=str(err))
+                atomic_write(self.dir / f"{entry.name}.json", json.dumps(entry.meta, sort_keys=True).encode())
+                result.deferred += 1
+                result.errors.append(f"sending to {to} deferred: {err}")
+        return result
+
+
+@dataclass
+class ModeratorState:
+    """The moderator's own memory between cycles (``spool/moderator.yaml``):
+    ``last_success`` (ISO time of the last completed cycle), ``answered`` (ids of
+    mails already answered, newest last, bounded), ``pending_moves`` (inbox keys
+    handled but not yet moved out of the inbox), ``bounces`` ({address: reason})."""
+
+    path: Path
+    last_success: str | None = None
+    answered: list[str] = field(default_factory=list)
+    pending_moves: list[str] = field(default_factory=list)
+    bounces: dict[str, str] = field(default_factory=dict)
+
+    KEEP = 5000
+
+    @classmethod
+    def load(cls, path: Path) -> "ModeratorState":
+        """Read the state file (a missing or unreadable one gives a fresh state)."""
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError):
+            data = {}
+        return cls(
+            path=path,
+            last_success=data.get("last_success"),
+            answered=list(data.get("answered") or []),
+            pending_moves=list(data.get("pending_moves") or []),
+            bounces=dict(data.get("bounces") or {}),
+        )
+
+    def save(self) -> None:
+        """Write the state file atomically."""
+        self.answered = self.answered[-self.KEEP:]
+        data = {"last_success": self.last_success, "answered": self.answered,
+                "pending_moves": self.pending_moves, "bounces": self.bounces}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.path, yaml.safe_dump(data, sort_keys=False).encode())
