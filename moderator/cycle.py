@@ -241,6 +241,8 @@ class Moderator:
             mine = older + events
             self._send(self.status_mail(record, p, mine, record.reply_to.get(p.name)),
                        kind="status", game=record.id, player=p.name, events=mine)
+        for p in record.players:
+            self.state.bounces.pop(canonical_address(p.address), None)
         record.notified = len(record.game.log)
         record.reply_to = {}
         self.store.save(record)
@@ -488,6 +490,7 @@ class Moderator:
             log.info("ignored machine mail from %s: %s", om.sender or "?", om.machine)
             if om.bounce:
                 log.warning("bounce for %s", om.bounce)
+                self.state.bounces[om.bounce] = f"bounce report from {om.sender or 'the mail system'}"
             return "ignored"
         if not om.sender:
             report.ignored += 1
@@ -585,7 +588,7 @@ class Moderator:
         except OrderError as exc:
             report.refused += 1
             self._refuse(om, record, player, orders, f"Order not understood: {exc.reason}",
-                         self._legal_lines(record, player.name), tag_ctx["tag"])
+                         self._legal_lines(record, player.name), tag_ctx["tag"], failed=exc.line)
             return "processed"
         except IllegalAction as exc:
             report.refused += 1
@@ -614,10 +617,14 @@ class Moderator:
         out += s["pass"]
         return out
 
-    def _refuse(self, om, record, player, orders, message, legal, tag) -> None:
+    def _refuse(self, om, record, player, orders, message, legal, tag, failed: str = "") -> None:
+        """Reply to a refused turn: the lines (the failing one marked, the others not
+        applied), the reason, what is legal now, the unchanged position."""
         ctx = status_context(record, player.name, [])
         position = render("position.txt", **ctx)
-        self._reply(om, record.id, "order refused", message, to=player.address, quoted=orders,
+        marked = [("FAILED  " if line == failed else "not applied  ") + line for line in orders] \
+            if failed in orders else orders
+        self._reply(om, record.id, "order refused", message, to=player.address, quoted=marked,
                     legal=legal, unchanged=True, position=position, tag=tag)
 
     def _command(self, cmd: str, om: OrderMail, record: GameRecord, player: Player, tag: str) -> None:
