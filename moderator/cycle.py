@@ -496,6 +496,10 @@ class Moderator:
             report.ignored += 1
             log.info("ignored a mail without a sender address")
             return "ignored"
+        if (om.oversize or om.error) and not self._known_sender(om.sender):
+            report.ignored += 1
+            log.info("ignored an unreadable or oversized mail from unknown sender %s", om.sender)
+            return "ignored"
         if om.oversize:
             report.refused += 1
             self._reply(om, om.game_id, "mail too large",
@@ -511,11 +515,7 @@ class Moderator:
             return "ignored"
         game_id = self._route(om)
         if game_id is None or not self.store.exists(game_id):
-            known = any(
-                canonical_address(p["address"]) == om.sender
-                for gid in self.store.ids() for p in self._players_of(gid)
-            )
-            if not known:
+            if not self._known_sender(om.sender):
                 report.ignored += 1
                 log.info("ignored mail from unknown sender %s (no game)", om.sender)
                 return "ignored"
@@ -530,6 +530,12 @@ class Moderator:
         with self.store.lock(game_id):
             record = self.store.load(game_id)
             return self._handle_in_game(om, mid, record, report)
+
+    def _known_sender(self, sender: str) -> bool:
+        """Whether ``sender`` is a registered player of any game (only they get
+        answers to mails that name no valid game: no backscatter to strangers)."""
+        return any(canonical_address(p["address"]) == sender
+                   for gid in self.store.ids() for p in self._players_of(gid))
 
     def _players_of(self, gid: str) -> list[dict]:
         try:
