@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy as _copy
 import random
+from bisect import insort
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -89,6 +90,16 @@ def _share_deck() -> list[str]:
     return [c.abbr for c in COMPANIES.values() for _ in range(c.shares)]
 
 
+_TAKES: dict[tuple[str, str | None], Take] = {
+    **{("display", c): Take("display", c) for c in SHARE_COMPANIES},
+    ("stack", None): Take("stack"),
+    ("up", None): Take("up"),
+    ("none", None): Take("none"),
+}
+"""Shared immutable draws (building a frozen dataclass is slow in the hot path)."""
+_TAKE_NONE = [_TAKES[("none", None)]]
+
+
 def _without(cards: list[str], card: str) -> list[str]:
     """``cards`` with one ``card`` removed (a new list)."""
     out = list(cards)
@@ -106,35 +117,43 @@ def turn_order(players: list[str], seed: int) -> list[str]:
 
 
 class _Derived:
-    """Caches derived from the board and ``Game.placed`` (rules: BUILD, step 2).
+    """Caches derived from the board, ``Game.placed`` and ``Game.box`` (rules:
+    BUILD, step 2), updated incrementally by ``Game._place_train``, never saved.
 
-    ``adj`` city -> touching sections; ``secs`` company -> sections holding its
-    trains (starting spaces included); ``net`` company -> network cities; ``pl``
-    company -> ``(sorted placements, {type: [section ids]}, set)`` or None when it
-    must be recomputed; ``free`` track type -> empty neutral spaces on the board."""
+    ``adj`` city -> touching sections; ``types`` company -> track types it may use;
+    ``secs`` company -> sections holding its trains (starting spaces included);
+    ``net`` company -> network cities; ``pset`` company -> every ``(section,
+    type)`` it may build on, ignoring its box; ``lists`` company -> {type: sorted
+    section ids} (the same placements); ``tot`` type -> placements of that type
+    over the companies with trains in the box; ``free`` type -> empty neutral
+    spaces on the board."""
 
-    __slots__ = ("adj", "secs", "net", "pl", "free")
+    __slots__ = ("adj", "types", "secs", "net", "pset", "lists", "tot", "free")
 
     adj: dict[str, tuple[Section, ...]]
+    types: dict[str, frozenset[str]]
     secs: dict[str, set[str]]
     net: dict[str, set[str]]
-    pl: dict[str, tuple[list[tuple[str, str]], dict[str, list[str]], set[tuple[str, str]]] | None]
+    pset: dict[str, set[tuple[str, str]]]
+    lists: dict[str, dict[str, list[str]]]
+    tot: dict[str, int]
     free: dict[str, int]
 
 
 @dataclass
 class _Plan:
-    """The legal turn actions of the player on move, in counted blocks (one block
-    per redraw choice): ``takes`` pairs each share draw with its swap choices
-    (``None`` first); ``blocks`` are ``(redraw, builds, n_builds, n_invests,
-    n_passes, discards)`` where ``builds`` lists ``(company, type, sections,
-    cards)``."""
+    """The legal turn actions of the player on move, counted in blocks (one block
+    per redraw choice) without listing them.
+
+    ``takes`` pairs each share draw with its swap choices (``None`` first);
+    ``per_build`` is the number of (draw, swap) pairs; ``blocks`` are ``(redraw,
+    builds, n_builds, n_invests, n_passes, discards)`` where ``builds`` lists
+    ``(track type, cards that build on it, placements of that type over all
+    companies with trains left)``."""
 
     takes: list[tuple[Take, list[str | None]]]
     per_build: int
-    counts: Counter
-    kinds: list[str]
-    blocks: list[tuple[str | None, list[tuple[str, str, list[str], list[str]]], int, int, int, list[str | None]]]
+    blocks: list[tuple[str | None, list[tuple[str, list[str], int]], int, int, int, list[str | None]]]
 
     @property
     def total(self) -> int:
@@ -303,10 +322,15 @@ class Game:
         d = self._d
         if d is None:
             d = _Derived()
-            d.adj = self.board.adjacency()
+            board = self.board
+            d.adj = board.adjacency()
+            d.types = {
+                c: (board.companies[c].types if c in board.companies else frozenset())
+                for c in COMPANIES
+            }
             d.secs = {c: set() for c in COMPANIES}
             d.free = {t: 0 for t in TRACK_TYPES}
-            for sid, sec in self.board.sections.items():
+            for sid, sec in board.sections.items():
                 for c in sec.starts:
                     if c in d.secs:
                         d.secs[c].add(sid)
@@ -317,7 +341,25 @@ class Game:
                     elif occ in d.secs:
                         d.secs[occ].add(sid)
             d.net = {c: self._search_network(c, d) for c in COMPANIES}
-            d.pl = {c: None for c in COMPANIES}
+            d.pset, d.lists = {}, {}
+            d.tot = {t: 0 for t in TRACK_TYPES}
+            placed = self.placed
+            for c in COMPANIES:
+                types, secs = d.types[c], d.secs[c]
+                found = set()
+                for city in d.net[c]:
+                    for s in d.adj.get(city, ()):
+                        if s.id not in secs:
+                            for t, occ in zip(s.spaces, placed[s.id]):
+                                if occ is None and t in types:
+                                    found.add((s.id, t))
+                lists: dict[str, list[str]] = {}
+                for sid, t in sorted(found):
+                    lists.setdefault(t, []).append(sid)
+                d.pset[c], d.lists[c] = found, lists
+                if self.box[c] > 0:
+                    for t, sids in lists.items():
+                        d.tot[t] += len(sids)
             self._d = d
         return d
 
@@ -338,51 +380,86 @@ class Game:
                         todo.append(other)
         return seen
 
-    def _pl(self, company: str):
-        """Cached placements of ``company`` ignoring its box: ``(sorted list,
-        {type: [section ids]}, set)``."""
-        d = self._derived()
-        entry = d.pl[company]
-        if entry is None:
-            route = self.board.companies.get(company)
-            found: set[tuple[str, str]] = set()
-            if route is not None:
-                types = route.types
-                secs = d.secs[company]
-                placed = self.placed
-                for city in d.net[company]:
-                    for s in d.adj.get(city, ()):
-                        sid = s.id
-                        if sid in secs:
-                            continue
-                        for t, occ in zip(s.spaces, placed[sid]):
-                            if occ is None and t in types:
-                                found.add((sid, t))
-            ordered = sorted(found)
-            by_type: dict[str, list[str]] = {}
-            for sid, t in ordered:
-                by_type.setdefault(t, []).append(sid)
-            entry = (ordered, by_type, found)
-            d.pl[company] = entry
-        return entry
-
     def _place_train(self, company: str, sid: str, space: str) -> None:
         """Put a train of ``company`` from the box on the first empty ``space``-type
-        neutral space of ``sid`` and update the caches."""
+        neutral space of ``sid`` and update the caches incrementally: the company's
+        network grows from the section's far end (and on through its other trains);
+        the section's last free space of that type is no longer a placement for
+        anyone; the company may not build on the section again; the sections at its
+        new network cities become placements for it."""
         sec = self.board.sections[sid]
         row = self.placed[sid]
-        idx = next(i for i, (t, occ) in enumerate(zip(sec.spaces, row)) if t == space and occ is None)
+        for idx, t in enumerate(sec.spaces):
+            if t == space and row[idx] is None:
+                break
+        else:
+            raise AssertionError(f"no empty {space} space on {sid}")
         row[idx] = company
-        self.box[company] -= 1
         d = self._d
-        if d is not None:
-            d.free[space] -= 1
-            d.secs[company].add(sid)
-            d.net[company] = self._search_network(company, d)
-            a, b = sec.cities
-            for c, net in d.net.items():
-                if a in net or b in net:
-                    d.pl[c] = None
+        if d is not None and self.box[company] == 1:  # its last train: no more placements
+            for t, sids in d.lists[company].items():
+                d.tot[t] -= len(sids)
+        self.box[company] -= 1
+        if d is None:
+            return
+        d.free[space] -= 1
+        secs = d.secs[company]
+        secs.add(sid)
+        net = d.net[company]
+        added: list[str] = []
+        todo = [c for c in sec.cities if c not in net]
+        for c in todo:
+            net.add(c)
+            added.append(c)
+        adj = d.adj
+        while todo:
+            city = todo.pop()
+            for s in adj.get(city, ()):
+                if s.id in secs:
+                    other = s.other(city)
+                    if other not in net:
+                        net.add(other)
+                        added.append(other)
+                        todo.append(other)
+        # the section lost one free ``space``-type space: when none is left, nobody
+        # may build there on that type any more; the company itself may not build
+        # on the section at all now
+        for t, occ in zip(sec.spaces, row):
+            if occ is None and t == space:
+                break
+        else:
+            key = (sid, space)
+            for c, pset in d.pset.items():
+                if key in pset:
+                    self._drop(c, key, d)
+        pset = d.pset[company]
+        for t in _distinct(sec.spaces):
+            if (sid, t) in pset:
+                self._drop(company, (sid, t), d)
+        # the company's network reached new cities: the sections there join its
+        # placements (adding only; nothing else changed on them)
+        if added:
+            types = d.types[company]
+            lists = d.lists[company]
+            live = self.box[company] > 0
+            placed = self.placed
+            for city in added:
+                for s in adj.get(city, ()):
+                    sid2 = s.id
+                    if sid2 in secs:
+                        continue
+                    for t, occ in zip(s.spaces, placed[sid2]):
+                        if occ is None and t in types and (sid2, t) not in pset:
+                            pset.add((sid2, t))
+                            insort(lists.setdefault(t, []), sid2)
+                            if live:
+                                d.tot[t] += 1
+
+    def _drop(self, company: str, key: tuple[str, str], d: _Derived) -> None:
+        d.pset[company].discard(key)
+        d.lists[company][key[1]].remove(key[0])
+        if self.box[company] > 0:
+            d.tot[key[1]] -= 1
 
     # ================================================================= queries
     @property
@@ -446,7 +523,7 @@ class Game:
         placed now, whatever track card is held (rules: BUILD, step 2), sorted."""
         if self.box.get(company, 0) <= 0:
             return []
-        return list(self._pl(company)[0])
+        return sorted(self._derived().pset[company])
 
     def _why_not_placement(self, company: str, sid: str, space: str) -> str | None:
         """Reason a train of ``company`` may not go on a ``space``-type space of
@@ -480,28 +557,27 @@ class Game:
         return None
 
     def _can_place(self, company: str, sid: str, space: str) -> bool:
-        return self.box.get(company, 0) > 0 and (sid, space) in self._pl(company)[2]
+        d = self._d or self._derived()
+        return self.box.get(company, 0) > 0 and (sid, space) in d.pset[company]
 
     def share_options(self, player: str | None = None) -> list[Take]:
         """The draws possible after a BUILD now (rules: BUILD, step 3; option
         up_only_by_swap).  ``[Take("none")]`` when no share can be drawn."""
-        out = [Take("display", c) for c in sorted({c for c in self.display if c})]
+        out = [_TAKES["display", c] for c in sorted({c for c in self.display if c})]
         if self.stack:
-            out.append(Take("stack"))
+            out.append(_TAKES["stack", None])
         if self.up_pile > 0 and not self.options["up_only_by_swap"]:
-            out.append(Take("up"))
-        return out or [Take("none")]
+            out.append(_TAKES["up", None])
+        return out or list(_TAKE_NONE)
 
     def _can_build(self, cards: list[str]) -> bool:
         kinds = set(cards)
         joker = JOKER in kinds
         if not kinds:
             return False
-        for company in COMPANIES:
-            if self.box[company] > 0:
-                for t in self._pl(company)[1]:
-                    if joker or t in kinds:
-                        return True
+        for t, n in self._derived().tot.items():
+            if n and (joker or t in kinds):
+                return True
         return False
 
     def has_legal_build(self, player: str) -> bool:
@@ -542,73 +618,80 @@ class Game:
         drawn unseen from the stack is not known when the order is written, so it is
         not among the swap choices (PBEM decision)."""
         hand = set(self.share_hands[player])
+        base: list[str | None] = [None, *sorted(hand)]
         out: list[tuple[Take, list[str | None]]] = []
         for take in self.share_options(player):
-            swaps: list[str | None] = [None]
-            if self.up_pile - (1 if take.source == "up" else 0) > 0:
-                after = set(hand)
-                if take.source == "display":
-                    after.add(take.company)  # type: ignore[arg-type]
-                elif take.source == "up":
-                    after.add(UP)
-                swaps += sorted(after)
-            out.append((take, swaps))
+            if self.up_pile - (1 if take.source == "up" else 0) <= 0:
+                out.append((take, [None]))
+                continue
+            extra = take.company if take.source == "display" else (UP if take.source == "up" else None)
+            if extra is None or extra in hand:
+                out.append((take, base))
+            else:
+                out.append((take, [None, *sorted(hand | {extra})]))
         return out
 
     def _plan(self, player: str) -> _Plan:
         hand = self.track_hands[player]
         shares = self.share_hands[player]
-        counts = Counter(shares)
-        kinds = sorted(counts)
-        n_inv = len(shares) + len(kinds) * (len(kinds) - 1) // 2
+        k = len(set(shares))
+        n_inv = len(shares) + k * (k - 1) // 2
         takes = self._take_swaps(player)
-        per_build = sum(len(sw) for _, sw in takes)
-        avail = [(c, self._pl(c)[1]) for c in COMPANIES if self.box[c] > 0]
+        per_build = 0
+        for _take, swaps in takes:
+            per_build += len(swaps)
+        tot = self._derived().tot
         blocks = []
-        for r in [None, *self.dead_cards(player)]:
-            cards = hand if r is None else _without(hand, r)
-            held = set(cards)
+        for r in (None, *self.dead_cards(player)):
+            held = set(hand) if r is None else set(_without(hand, r))
             joker = JOKER in held
             builds = []
             w = 0
-            for c, by_type in avail:
-                for t, sids in by_type.items():
-                    cl = ([t] if t in held else []) + ([JOKER] if joker else [])
-                    if cl:
-                        builds.append((c, t, sids, cl))
-                        w += len(sids) * len(cl)
+            for t in TRACK_TYPES:
+                n = tot[t]
+                if n:
+                    if t in held:
+                        cl = [t, JOKER] if joker else [t]
+                    elif joker:
+                        cl = [JOKER]
+                    else:
+                        continue
+                    builds.append((t, cl, n))
+                    w += n * len(cl)
             discards: list[str | None] = sorted(held) or [None]  # type: ignore[assignment]
             n_pass = len(discards) if w == 0 and not shares else 0
             blocks.append((r, builds, w * per_build, n_inv * len(discards), n_pass, discards))
-        return _Plan(takes, per_build, counts, kinds, blocks)
+        return _Plan(takes, per_build, blocks)
 
-    def _invest_at(self, plan: _Plan, v: int) -> tuple[str, ...]:
-        for k in plan.kinds:
-            n = plan.counts[k]
-            if v < n:
-                return (k,) * (v + 1)
-            v -= n
-        ks = plan.kinds
-        for i, a in enumerate(ks):
-            for b in ks[i + 1 :]:
-                if v == 0:
-                    return (a, b)
-                v -= 1
-        raise IndexError("invest index out of range")
+    def _invests(self, player: str) -> list[tuple[str, ...]]:
+        """Every legal investment of ``player``'s share hand, in a stable order: each
+        number of shares of one company, then each pair of two companies."""
+        counts = Counter(self.share_hands[player])
+        kinds = sorted(counts)
+        out = [(a,) * n for a in kinds for n in range(1, counts[a] + 1)]
+        out += [(a, b) for i, a in enumerate(kinds) for b in kinds[i + 1 :]]
+        return out
 
-    def _action_at(self, plan: _Plan, i: int) -> Action:
+    def _action_at(self, player: str, plan: _Plan, i: int) -> Action:
         """The ``i``-th action of ``plan`` (0 <= i < plan.total); a bijection onto
         ``legal_actions`` (tested), so a uniform ``i`` gives a uniform action."""
         for r, builds, nb, ni, npass, discards in plan.blocks:
             if i < nb:
                 w, j = divmod(i, plan.per_build)
-                for c, t, sids, cl in builds:
-                    n = len(sids) * len(cl)
-                    if w < n:
+                for t, cl, n in builds:
+                    if w < n * len(cl):
                         p, k = divmod(w, len(cl))
-                        sid, card = sids[p], cl[k]
+                        card = cl[k]
                         break
-                    w -= n
+                    w -= n * len(cl)
+                lists = self._derived().lists
+                for c in COMPANIES:
+                    if self.box[c] > 0:
+                        sids = lists[c].get(t, ())
+                        if p < len(sids):
+                            sid = sids[p]
+                            break
+                        p -= len(sids)
                 for take, swaps in plan.takes:
                     if j < len(swaps):
                         swap = swaps[j]
@@ -618,7 +701,7 @@ class Game:
             i -= nb
             if i < ni:
                 v, k = divmod(i, len(discards))
-                return Invest(self._invest_at(plan, v), discards[k], r)
+                return Invest(self._invests(player)[v], discards[k], r)
             i -= ni
             if i < npass:
                 return Pass(discards[i], r)
@@ -644,7 +727,7 @@ class Game:
         if self.phase != "play" or player != self.to_move:
             return None
         plan = self._plan(player)
-        return self._action_at(plan, rnd.randrange(plan.total))
+        return self._action_at(player, plan, rnd.randrange(plan.total))
 
     def _iter_legal(self, player: str) -> Iterator[Action]:
         if self.phase == "initial":
@@ -653,24 +736,19 @@ class Game:
         if self.phase != "play" or player != self.to_move:
             return
         plan = self._plan(player)
-        order = {c: i for i, c in enumerate(COMPANIES)}
+        invests = self._invests(player)
         for r, builds, _nb, _ni, npass, discards in plan.blocks:
-            rows = sorted(
-                ((order[c], sid, card, c, t) for c, t, sids, cl in builds for sid in sids for card in cl)
-            )
-            for _o, sid, card, c, t in rows:
-                space = t if card == JOKER else None
-                for take, swaps in plan.takes:
-                    for s in swaps:
-                        yield Build(c, sid, card, space, take, s, r)
-            for a in plan.kinds:
-                for n in range(1, plan.counts[a] + 1):
-                    for d in discards:
-                        yield Invest((a,) * n, d, r)
-            for i, a in enumerate(plan.kinds):
-                for b in plan.kinds[i + 1 :]:
-                    for d in discards:
-                        yield Invest((a, b), d, r)
+            cards_for = {t: cl for t, cl, _n in builds}
+            for c in COMPANIES:
+                for sid, t in self.placements(c):
+                    for card in cards_for.get(t, ()):
+                        space = t if card == JOKER else None
+                        for take, swaps in plan.takes:
+                            for s in swaps:
+                                yield Build(c, sid, card, space, take, s, r)
+            for shares in invests:
+                for d in discards:
+                    yield Invest(shares, d, r)
             if npass:
                 for d in discards:
                     yield Pass(d, r)
@@ -922,41 +1000,48 @@ class Game:
                     f"you will hold no {swap} share to return in the swap "
                     f"(you will hold: {', '.join(sorted(after)) or 'none'}){extra}"
                 )
-        return Build(company, sid, card, space if card == JOKER else None, take, swap, action.redraw)
+        space = space if card == JOKER else None
+        if card == action.card and space == action.space and take == action.take:
+            return action  # already complete (the common case: no new object)
+        return Build(company, sid, card, space, take, swap, action.redraw)
 
     def _resolve_take(self, player: str, take: Take | None) -> Take:
-        options = self.share_options(player)
-
         def legal() -> list[str]:
-            return [str(t) for t in options]
+            return [str(t) for t in self.share_options(player)]
 
         if take is None:
-            if options == [Take("none")]:
-                return Take("none")
+            if self.share_options(player) == _TAKE_NONE:
+                return _TAKE_NONE[0]
             raise IllegalAction("after building, say which share to take", legal())
-        if take.source not in ("display", "stack", "up", "none"):
-            raise IllegalAction(f"unknown share source {take.source!r}", legal())
-        if take.source == "display" and take.company is None:
-            if take.place is None or not 1 <= take.place <= len(self.display):
-                raise IllegalAction(f"the face-up display has places 1-{len(self.display)}", legal())
-            company = self.display[take.place - 1]
+        source = take.source
+        if source == "display":
+            company = take.company
             if company is None:
-                raise IllegalAction(f"face-up place {take.place} is empty", legal())
-            take = Take("display", company)
-        if take.source == "up" and self.options["up_only_by_swap"]:
-            raise IllegalAction(
-                "with the option up_only_by_swap, UP shares come only by the swap", legal()
-            )
-        if take.source == "up" and self.up_pile <= 0:
-            raise IllegalAction("the UP pile is empty: no UP share can be taken", legal())
-        if take.source == "stack" and not self.stack:
-            raise IllegalAction("the share stack is empty", legal())
-        if take.source == "display" and take.company not in self.display:
-            shown = ", ".join(c for c in self.display if c) or "nothing"
-            raise IllegalAction(f"no {take.company} share is face up (the display shows {shown})", legal())
-        if take.source == "none" and options != [Take("none")]:
-            raise IllegalAction("a share must be drawn while one can be", legal())
-        return Take(take.source, take.company if take.source == "display" else None)
+                if take.place is None or not 1 <= take.place <= len(self.display):
+                    raise IllegalAction(f"the face-up display has places 1-{len(self.display)}", legal())
+                company = self.display[take.place - 1]
+                if company is None:
+                    raise IllegalAction(f"face-up place {take.place} is empty", legal())
+            if company not in self.display:
+                shown = ", ".join(c for c in self.display if c) or "nothing"
+                raise IllegalAction(f"no {company} share is face up (the display shows {shown})", legal())
+            return _TAKES["display", company]
+        if source == "stack":
+            if not self.stack:
+                raise IllegalAction("the share stack is empty", legal())
+        elif source == "up":
+            if self.options["up_only_by_swap"]:
+                raise IllegalAction(
+                    "with the option up_only_by_swap, UP shares come only by the swap", legal()
+                )
+            if self.up_pile <= 0:
+                raise IllegalAction("the UP pile is empty: no UP share can be taken", legal())
+        elif source == "none":
+            if self.share_options(player) != _TAKE_NONE:
+                raise IllegalAction("a share must be drawn while one can be", legal())
+        else:
+            raise IllegalAction(f"unknown share source {source!r}", legal())
+        return _TAKES[source, None]
 
     # ================================================================= push
     def push(self, player: str, action: Action) -> list[str]:
@@ -1134,8 +1219,10 @@ class Game:
         self.log.append(f"{player} invested {what}{tail}.")
 
     # ================================================================= dividends
-    def _pay_pending(self) -> None:
-        if self.dividends_pending >= 2 and self.phase != "over":
+    def _pay_pending(self, announce: bool = True) -> None:
+        """Pay the announced dividends in order; the game ends with the final one
+        (rules: Dividends, Game end)."""
+        if announce and self.dividends_pending >= 2 and self.phase != "over":
             self.log.append(f"Double dividend: {self.dividends_pending} dividends are paid one after the other.")
         while self.dividends_pending and self.phase != "over":
             self.dividends_pending -= 1
@@ -1151,7 +1238,7 @@ class Game:
         any space whatever the card, and no player holds a share to invest."""
         if any(self.share_hands[p] for p in self.players):
             return False
-        return not any(self.box[c] > 0 and self._pl(c)[0] for c in COMPANIES)
+        return not any(self._derived().tot.values())
 
     def _finish_stalled(self) -> None:
         """PBEM decision (stalled game): when nobody can ever build or invest again,
@@ -1161,7 +1248,7 @@ class Game:
             "dividends are paid now."
         )
         self.dividends_pending = self.final_dividend - self.dividends_paid
-        self._pay_pending()
+        self._pay_pending(announce=False)
 
     def investors(self) -> dict[str, dict[str, int]]:
         """Invested shares per player (``{player: {company: n}}``), a copy."""
@@ -1185,15 +1272,18 @@ class Game:
             self.money.setdefault(IMAGINARY, 0)
             shown = ", ".join(f"{n} {c}" for c, n in sorted(holdings[IMAGINARY].items())) or "nothing"
             self.log.append(f"The imaginary third player takes the display, the stack and the UP pile: {shown}.")
+        values = {c: self.value(c) for c in COMPANIES}
+        by_company: dict[str, dict[str, int]] = {}
+        for p, h in holdings.items():
+            for company, n in h.items():
+                if n > 0:
+                    by_company.setdefault(company, {})[p] = n
         paid: dict[str, dict[str, int]] = {}
         for company in COMPANIES:
-            value = self.value(company)
-            pay = company_payout({p: h.get(company, 0) for p, h in holdings.items()}, value)
-            if pay:
-                paid[company] = pay
-        pay_up = up_payout({p: h.get(UP, 0) for p, h in holdings.items()}, number)
-        if pay_up:
-            paid[UP] = pay_up
+            if company in by_company:
+                paid[company] = company_payout(by_company[company], values[company])
+        if UP in by_company:
+            paid[UP] = up_payout(by_company[UP], number)
         totals: Counter[str] = Counter()
         for pay in paid.values():
             totals.update(pay)
@@ -1201,7 +1291,7 @@ class Game:
             self.money[p] = self.money.get(p, 0) + amount
         self.payouts.append({
             "dividend": number,
-            "values": {c: self.value(c) for c in COMPANIES},
+            "values": values,
             "holdings": {p: dict(sorted(h.items())) for p, h in holdings.items()},
             "paid": paid,
             "totals": dict(sorted(totals.items())),
@@ -1331,11 +1421,62 @@ class Game:
 
     def copy(self) -> "Game":
         """An independent copy (for trying an action without changing this game);
-        the board is shared, not copied."""
-        memo: dict[int, Any] = {id(self.board): self.board}
-        if self._d is not None:
-            memo[id(self._d.adj)] = self._d.adj
-        return _copy.deepcopy(self, memo)
+        the board is shared (it is never changed), the caches are copied."""
+        g = Game(
+            board=self.board,
+            players=list(self.players),
+            seed=self.seed,
+            ruleset=self.ruleset,
+            options=dict(self.options),
+            phase=self.phase,
+            current=self.current,
+            turn=self.turn,
+            placed={s: list(v) for s, v in self.placed.items()},
+            box=dict(self.box),
+            track_deck=list(self.track_deck),
+            track_discards=list(self.track_discards),
+            track_removed=list(self.track_removed),
+            reshuffles=self.reshuffles,
+            track_hands={p: list(v) for p, v in self.track_hands.items()},
+            share_hands={p: list(v) for p, v in self.share_hands.items()},
+            invested={p: dict(v) for p, v in self.invested.items()},
+            initial_choice=dict(self.initial_choice),
+            display=list(self.display),
+            stack=list(self.stack),
+            up_pile=self.up_pile,
+            removed=list(self.removed),
+            returned={p: list(v) for p, v in self.returned.items()},
+            dividends_drawn=self.dividends_drawn,
+            dividends_paid=self.dividends_paid,
+            dividends_pending=self.dividends_pending,
+            money=dict(self.money),
+            payouts=_copy.deepcopy(self.payouts),
+            log=list(self.log),
+            history=list(self.history),
+        )
+        d = self._d
+        if d is not None:
+            e = _Derived()
+            e.adj, e.types = d.adj, d.types
+            e.secs = {c: set(v) for c, v in d.secs.items()}
+            e.net = {c: set(v) for c, v in d.net.items()}
+            e.pset = {c: set(v) for c, v in d.pset.items()}
+            e.lists = {c: {t: list(l) for t, l in v.items()} for c, v in d.lists.items()}
+            e.tot = dict(d.tot)
+            e.free = dict(d.free)
+            g._d = e
+        return g
+
+
+_DISTINCT: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _distinct(spaces: tuple[str, ...]) -> tuple[str, ...]:
+    """The distinct track types of a section's spaces, in order (memoised)."""
+    out = _DISTINCT.get(spaces)
+    if out is None:
+        out = _DISTINCT[spaces] = tuple(dict.fromkeys(spaces))
+    return out
 
 
 def _split(cards: list[str], k: int) -> list[list[str]]:

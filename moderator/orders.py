@@ -17,21 +17,33 @@ turn are combined::
     start KCC                      the initial investment
 
 Grammar (words in any case; ``a``, ``the``, ``card``, ``share``, ``with`` ... are
-ignored where they cannot mean anything else)::
+ignored where they cannot mean anything else; bullets, numbering, a full stop or
+comma at the end, smart quotes, dashes and full-width forms are all read)::
 
-    turn     := part { (";" | newline) part }
+    mail     := line { newline line }         one mail is one turn
+    line     := part { (";" | "|") part }     also split before a verb after
+                                              ",", "and", "then", "-"
     part     := build | take | swap | invest | discard | pass | start
-    build    := ("build"|"place"|"lay"|"put") COMPANY SECTION [CARD ["as" TYPE]]
-                (the company may also follow the section; the card may precede it)
-    SECTION  := CITY ("-"|"/"|"to"|"and"|" ") CITY
-    CARD     := TYPE | "joker"        TYPE := plain | black-white | black | white
-    take     := ("take"|"draw"|"get"|"pick") ("stack" | "top" | "UP" | COMPANY
-                | ["display"|"#"] 1-4 | "none")
-    swap     := ("swap"|"exchange"|"trade"|"return") SHARE ["for" "UP"]
-    invest   := ("invest"|"inv") SHARES       SHARES := [N ["x"]] SHARE {[,|and] ...}
+    build    := ("build"|"place"|"lay"|"put") COMPANY SECTION [CARD]
+                (the card may also stand before the section, the company after it)
+    SECTION  := CITY ("-"|"/"|"to"|"and"|" ") CITY     either order
+    CITY     := id | name | first word(s) of one name | LA, SF, KC, NY, DC ...
+    CARD     := TYPE | "joker" ["as" TYPE] | TYPE "joker"
+    TYPE     := plain | black-white (bw, b/w, "black and white") | black | white
+    take     := ("take"|"draw"|"get"|"pick") ("stack" | "top card" | "UP"
+                | COMPANY | ["display"|"#"] 1-4 | "none")
+    swap     := ("swap"|"exchange"|"trade"|"return") SHARE ["for" "UP"] | "no swap"
+    invest   := ("invest"|"inv") SHARES
+    SHARES   := [N ["x"]] SHARE [x N] { ["," | "and"] [N ["x"]] SHARE }
     discard  := ("discard"|"drop") CARD
     pass     := ("pass"|"skip") [CARD]
     start    := ("start"|"initial [investment]"|"choose") SHARE
+
+Skipped: mail commands (``command``: help, status, history, rules, secret new),
+``game:``/``secret:`` lines, greetings and sign-offs ("Hi all,", "Thanks! Bob").
+Nothing is guessed: when words can be read two ways (``'San'``: San Antonio or
+San Francisco; ``as white`` without a joker) the order is refused with the
+readings.
 
 ``str(action)`` is the canonical text; ``parse_turn([str(a)], board) == a``.
 A line that cannot be read raises ``OrderError(reason, line)``: ``reason`` says what
@@ -41,9 +53,11 @@ guide.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 import unicodedata
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, replace
 
 from .actions import Action, Build, Invest, Pass, Start, Take
 from .board import Board, section_id
@@ -61,6 +75,10 @@ class OrderError(ValueError):
         super().__init__(f"{reason}" + (f" (in: {line!r})" if line else ""))
         self.reason = reason
         self.line = line
+
+
+class NoOrderFound(OrderError):
+    """The lines hold no order at all (only greetings, commands, chatter)."""
 
 
 # ============================================================== vocabulary
@@ -88,16 +106,18 @@ _INVEST_VERBS = {"invest", "inv"}
 _DISCARD_VERBS = {"discard", "drop"}
 _PASS_VERBS = {"pass", "skip"}
 _START_VERBS = {"start", "initial", "choose"}
+_REDRAW_VERBS = {"redraw"}
 _VERBS = (
     _BUILD_VERBS | _TAKE_VERBS | _SWAP_VERBS | _INVEST_VERBS | _DISCARD_VERBS
-    | _PASS_VERBS | _START_VERBS
+    | _PASS_VERBS | _START_VERBS | _REDRAW_VERBS
 )
-_CANONICAL_VERBS = ("build", "take", "swap", "invest", "discard", "pass", "start")
 
-_SPLIT_VERBS = {"build", "take", "draw", "swap", "exchange", "invest", "discard", "pass"}
+_SPLIT_VERBS = {"build", "take", "draw", "swap", "exchange", "invest", "discard", "pass", "redraw"}
 """Verbs that start a new order in the middle of a line ("..., take stack")."""
 
-_CONNECTORS = {",", "and", "then", "&", "+", "also", "plus"}
+_NEGATIONS = {"no", "don't", "dont", "not", "without"}
+
+_CONNECTORS = {",", "and", "then", "&", "+", "also", "plus", "-"}
 """Words joining two orders on one line; dropped before a verb."""
 
 _PREAMBLE = {
@@ -128,6 +148,8 @@ _ORDINALS = {
     "1st": 1, "2nd": 2, "3rd": 3, "4th": 4,
 }
 _MAX_SHARES = 20
+_MAX_WORDS = 30
+"""Words in one order part at most (a longer one is not an order)."""
 
 _CITY_ALIASES = {
     "la": "Los Angeles", "sf": "San Francisco", "frisco": "San Francisco",
@@ -146,7 +168,7 @@ def card_word(word: str) -> str | None:
 
 
 def _norm(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "", text.lower())
+    return _NON_ALNUM_RE.sub("", text.lower())
 
 
 # ============================================================== cleaning
@@ -161,6 +183,17 @@ _TRANSLATE = str.maketrans({
     "\t": " ",
 })
 
+_NON_ALNUM_RE = re.compile(r"[^a-z0-9]+")
+_EDGE_QUOTE_RE = re.compile(r"(?<![\w])'|'(?![\w])")
+_ARROW_RE = re.compile(r"-+>|=+>")
+_SPACES_RE = re.compile(r"\s+")
+_FACE_RE = re.compile(r"\bface[\s-]*(up|down)\b", re.IGNORECASE)
+_BRACKETS_RE = re.compile(r"[()\[\]{}<>:=*_~]")
+_TIMES_RE = re.compile(r"\b(\d{1,2})\s*x\s*(?=[a-z])", re.IGNORECASE)
+_COMMA_RE = re.compile(r"\s*([,+])\s*")
+_PIECE_RE = re.compile(r"[;|]")
+_SAINT_RE = re.compile(r"\bsaint\b", re.IGNORECASE)
+_KEY_LINE_RE = re.compile(r"\s*(game|secret)\s*[:=]", re.IGNORECASE)
 _BULLET_RE = re.compile(
     r"^(?:[-*+\u2022\u25e6\u25aa\u25ab\u2023\u25cf\u25cb\u25a0\u25a1\u25ba\u25b6"
     r"\u27a2\u2713\u2714\u2610\u2611\u00b7]+\s*"
@@ -179,27 +212,35 @@ _NOSTRIPE_RE = re.compile(r"\b(?:no|without)[\s-]*stripes?\b", re.IGNORECASE)
 def _clean(line: str) -> str:
     """One line made plain: full-width forms and accents folded, smart quotes and
     dashes made ASCII, invisible characters dropped, bullets and numbering removed."""
-    text = unicodedata.normalize("NFKC", line)
-    text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
-    text = text.translate(_TRANSLATE)
-    text = re.sub(r"(?<![\w])'|'(?![\w])", " ", text)
-    text = re.sub(r"-+>|=+>", " - ", text)
-    text = re.sub(r"\s+", " ", text).strip()
+    text = line
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+        text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+        text = text.translate(_TRANSLATE)
+    text = _EDGE_QUOTE_RE.sub(" ", text.replace('"', " ").replace("`", " ").replace("\t", " "))
+    text = _ARROW_RE.sub(" - ", text)
+    text = _SPACES_RE.sub(" ", text).strip()
     return _BULLET_RE.sub("", text).strip()
 
 
 def _tokens(text: str) -> list[str]:
     """Words of one order part; ``,`` and ``+`` become words of their own."""
-    text = _BW_RE.sub(" black-white ", text)
-    text = _NOSTRIPE_RE.sub(" plain ", text)
-    text = re.sub(r"\bface[\s-]*up\b", "faceup", text, flags=re.IGNORECASE)
-    text = re.sub(r"\bface[\s-]*down\b", "facedown", text, flags=re.IGNORECASE)
-    text = re.sub(r"[()\[\]{}<>:=*_~]", " ", text)
-    text = re.sub(r"\b(\d{1,2})\s*x\s*(?=[a-z])", r"\1 x ", text, flags=re.IGNORECASE)
-    text = re.sub(r"\s*([,+])\s*", r" \1 ", text)
+    low = text.lower()
+    if "w" in low and "b" in low:
+        text = _BW_RE.sub(" black-white ", text)
+    if "stripe" in low:
+        text = _NOSTRIPE_RE.sub(" plain ", text)
+    if "face" in low:
+        text = _FACE_RE.sub(lambda m: "face" + m.group(1).lower(), text)
+    text = _BRACKETS_RE.sub(" ", text)
+    if "x" in low:
+        text = _TIMES_RE.sub(r"\1 x ", text)
+    if "," in text or "+" in text:
+        text = _COMMA_RE.sub(r" \1 ", text)
     return text.split()
 
 
+@functools.lru_cache(maxsize=4096)
 def _low(tok: str) -> str:
     return tok.lower().strip(".!?")
 
@@ -208,7 +249,7 @@ def _pieces(line: str) -> list[str]:
     """The order parts of one line: split on ``;`` and ``|``, each stripped of
     bullets and of punctuation at its ends."""
     out = []
-    for piece in re.split(r"[;|]", _clean(line)):
+    for piece in _PIECE_RE.split(_clean(line)):
         piece = _BULLET_RE.sub("", piece.strip()).strip(" .,!?:")
         if piece:
             out.append(piece)
@@ -219,10 +260,10 @@ def _split_verbs(tokens: list[str]) -> list[list[str]]:
     """Split the words of one part before each verb that starts another order
     ("build KCC DEN-KCY black, take stack and swap MRR")."""
     parts: list[list[str]] = [[]]
+    head = None  # the first word of the current part that is not preamble
     for i, tok in enumerate(tokens):
         low = _low(tok)
         current = parts[-1]
-        head = next((_low(t) for t in current if _low(t) not in _PREAMBLE), None)
         if (
             current
             and low in _SPLIT_VERBS
@@ -230,18 +271,35 @@ def _split_verbs(tokens: list[str]) -> list[list[str]]:
             and not (low == "draw" and i + 1 < len(tokens) and _low(tokens[i + 1]) == "pile")
             and not (head in _SWAP_VERBS and low in _TAKE_VERBS)
         ):
+            carry = []
+            if low in _SWAP_VERBS and _low(current[-1]) in _NEGATIONS:
+                carry = [current.pop()]  # "..., don't swap"
             while current and _low(current[-1]) in _CONNECTORS:
                 current.pop()
-            parts.append([])
+            if carry and not current:
+                parts[-1] = carry
+            else:
+                parts.append(carry)
+            head = _low(carry[0]) if carry else None
         parts[-1].append(tok)
+        if head is None and low not in _PREAMBLE:
+            head = low
     return [p for p in parts if p]
 
 
 def command(line: str) -> str | None:
-    """The mail command (one of COMMANDS) if ``line`` is one (``"Help!"``,
-    ``"status please"``, ``"- rules"``), else None."""
-    words = [_low(t) for t in _tokens(_clean(line).strip(" .,!?:;"))]
+    """The mail command if ``line`` is one: one of COMMANDS (``"Help!"``, ``"status
+    please"``, ``"- rules"``, ``"?"``) or ``"secret new"`` (``"new secret"``); else
+    None."""
+    if len(line.split()) > 4:
+        return None
+    text = _clean(line).strip(" .,!:;")
+    if text.strip("?") == "":
+        return "help" if text else None
+    words = [_low(t) for t in _tokens(text.strip("?"))]
     words = [w for w in words if w not in _PREAMBLE and w not in {"send", "show", "the", "a", "game"}]
+    if sorted(words) == ["new", "secret"]:
+        return "secret new"
     if len(words) != 1:
         return None
     word = {"?": "help", "rule": "rules", "log": "history"}.get(words[0], words[0])
@@ -258,10 +316,15 @@ def _company_at(tokens: list[str], i: int) -> list[tuple[str, int]]:
     while limit < len(tokens) and limit - i < 6 and tokens[limit] not in (",", "+"):
         limit += 1
     for j in range(limit, i, -1):
-        abbr = company_abbr(" ".join(tokens[i:j]))
+        abbr = _abbr(" ".join(tokens[i:j]))
         if abbr:
             out.append((abbr, j - i))
     return out
+
+
+@functools.lru_cache(maxsize=8192)
+def _abbr(text: str) -> str | None:
+    return company_abbr(text)
 
 
 def _company_names() -> dict[str, str]:
@@ -308,13 +371,14 @@ class _Cities:
             for k in range(1, len(words)):
                 self.prefix.setdefault("".join(words[:k]), set()).add(c.id)
         self.cache: dict[str, tuple[str | None, list[str]]] = {}
+        self.parts: dict[tuple[str, ...], list[tuple[str, object]]] = {}
 
     def find(self, text: str) -> tuple[str | None, list[str]]:
         """``(city id, [])``, or ``(None, ids it could be)`` when ambiguous, or
         ``(None, [])`` when unknown."""
-        key = _norm(re.sub(r"\bsaint\b", "st", text, flags=re.IGNORECASE))
-        hit = self.cache.get(key)
+        hit = self.cache.get(text)
         if hit is None:
+            key = _norm(_SAINT_RE.sub("st", text))
             if not key:
                 hit = (None, [])
             elif key in self.exact:
@@ -322,7 +386,8 @@ class _Cities:
             else:
                 ids = sorted(self.prefix.get(key, ()))
                 hit = (ids[0], []) if len(ids) == 1 else (None, ids)
-            self.cache[key] = hit
+            if len(self.cache) < 20000:
+                self.cache[text] = hit
         return hit
 
     def label(self, cid: str) -> str:
@@ -346,22 +411,30 @@ class _Cities:
         )
 
 
-_BOARD_CITIES: dict[int, tuple[Board, _Cities]] = {}
+_BOARD_CITIES: "OrderedDict[int, tuple[Board, _Cities]]" = OrderedDict()
+_MAX_BOARDS = 8
 
 
 def _cities(board: Board) -> _Cities:
+    """The lookup index (and reading cache) of ``board``, for the few boards used
+    most recently."""
     hit = _BOARD_CITIES.get(id(board))
     if hit is None or hit[0] is not board:
         hit = (board, _Cities(board))
         _BOARD_CITIES[id(board)] = hit
+        while len(_BOARD_CITIES) > _MAX_BOARDS:
+            _BOARD_CITIES.popitem(last=False)
+    else:
+        _BOARD_CITIES.move_to_end(id(board))
     return hit[1]
 
 
 _SECTION_SPLIT = re.compile(r"\s*(?:-+|/|\\|\.\.+|,)\s*|\s+(?:to|and|&|till|until|thru|through)\s+", re.I)
 
 
-def _section(tokens: list[str], board: Board) -> tuple[str | None, str | None]:
-    """``(section id, None)`` for tokens naming a section, else ``(None, reason)``."""
+def _section(tokens: list[str], board: Board, explain: bool = True) -> tuple[str | None, str | None]:
+    """``(section id, None)`` for tokens naming a section, else ``(None, reason)``
+    (``(None, None)`` if not ``explain``)."""
     cities = _cities(board)
     text = " ".join(t for t in tokens if _low(t) not in ("from", "between"))
     if not text.strip():
@@ -395,7 +468,7 @@ def _section(tokens: list[str], board: Board) -> tuple[str | None, str | None]:
         b, _ = cities.find(ends[1])
         for end, cid in ((ends[0], a), (ends[1], b)):
             if cid is None:
-                return None, cities.unknown(end)
+                return None, cities.unknown(end) if explain else None
     else:
         return None, f"{text!r} is not a section: a section joins two cities, e.g. DEN-KCY"
     assert a is not None and b is not None
@@ -422,6 +495,7 @@ class _Parts:
     discard: str | None = None
     passing: bool = False
     start: str | None = None
+    redraw: str | None = None
     lines: dict[str, str] | None = None  # order -> the line it came from
 
     def set(self, name: str, value: object, line: str) -> None:
@@ -469,9 +543,9 @@ def _shares(tokens: list[str], line: str, example: str) -> list[str]:
             n = int(m.group(1)) if m else _count(toks[i + 1])
             if last is None or count is not None or len(out) - last != 1:
                 raise OrderError(f"I cannot tell which share {toks[i]!r} counts; {example}", line)
-            out += [out[-1]] * (n - 1)  # type: ignore[operator]
             if not 1 <= n <= _MAX_SHARES:  # type: ignore[operator]
                 raise OrderError(f"{n} is not a number of shares; {example}", line)
+            out += [out[-1]] * (n - 1)  # type: ignore[operator]
             i += 1 if m else 2
             last = None
             continue
@@ -509,11 +583,12 @@ def _shares(tokens: list[str], line: str, example: str) -> list[str]:
 
 
 def _parse_take(rest: list[str], line: str) -> Take:
+    original = {_low(t): t for t in rest}
     words = [_low(t) for t in rest if t not in (",", "+")]
     text = " ".join(words)
     text = re.sub(r"(?:#|\bno\b\.?|\bnr\b\.?|\bnumber\b)\s*(\d)", r"place \1", text)
     words = [w for w in text.split() if w not in _FILLERS | {
-        "from", "in", "on", "at", "to", "into", "hand", "me", "please", "it", "one's", "share's",
+        "from", "in", "on", "at", "to", "into", "hand", "me", "please", "it",
     }]
     usage = (
         "say which share to take: 'take stack' (the top card), 'take UP', a face-up "
@@ -537,9 +612,12 @@ def _parse_take(rest: list[str], line: str) -> Take:
         found = _company_at(others, 0)
         if not found or found[0][1] != len(others):
             bad = others[found[0][1]] if found else " ".join(others)
+            bad = original.get(bad, bad)
             if card_word(bad):
                 raise OrderError(f"{bad!r} is a track card; {usage}", line)
-            raise OrderError(_not_a_company(bad) + "; " + usage, line)
+            raise OrderError(
+                f"{bad!r} is not a company{_suggest_company(bad)}; {usage}", line
+            )
         company = found[0][0]
     if company == UP:
         if numbers:
@@ -655,22 +733,23 @@ def _build_rest(tokens: list[str], board: Board, line: str) -> tuple[tuple[str, 
     trail = 0
     while trail < n - lead and _is_cardish(tokens[n - 1 - trail]):
         trail += 1
-    best_reason = None
     for total in range(lead + trail + 1):
         for i in range(min(lead, total), -1, -1):
             j = total - i
             if j > trail:
                 continue
             middle = tokens[i:n - j]
-            sid, reason = _section(_drop(middle, {"from", "between"}), board)
+            sid, _ = _section(middle, board, explain=False)
             if sid:
                 card, space = _parse_cards(tokens[:i] + tokens[n - j:], line)
                 return (sid, card, space), ""
-            if total == lead + trail and best_reason is None:
-                best_reason = reason
-    if best_reason is None:
-        _, best_reason = _section(tokens[lead:n - trail], board)
-    return None, best_reason or "build needs a section as CITY-CITY: e.g. 'build KCC DEN-KCY black'"
+    middle = tokens[lead:n - trail]
+    _, reason = _section(middle, board)
+    for bad, shorter in ((middle[-1:], middle[:-1]), (middle[:1], middle[1:])):
+        if bad and shorter and _section(shorter, board, explain=False)[0]:
+            what = "a company" if _company_at(bad, 0) else "not a track card"
+            return None, f"{bad[0]!r} is {what}; play one of {_CARD_LIST}"
+    return None, reason or "build needs a section as CITY-CITY: e.g. 'build KCC DEN-KCY black'"
 
 
 def _parse_build(rest: list[str], board: Board, line: str) -> Build:
@@ -702,12 +781,20 @@ def _parse_build(rest: list[str], board: Board, line: str) -> Build:
             line,
         )
     if not readings:
-        if first_reason is not None:
-            raise OrderError(first_reason, line)
         got, _ = _build_rest(tokens, board, line)
         if got:
             raise OrderError(
                 f"say which company builds on {got[0]}: e.g. 'build KCC {got[0]} black'", line
+            )
+        if first_reason is not None:
+            raise OrderError(first_reason, line)
+        if _count(tokens[0]) is not None and _company_at(tokens, 1):
+            raise OrderError(f"a build places one train: {example}", line)
+        if len(tokens) > 1 and _build_rest(tokens[1:], board, line)[0]:
+            raise OrderError(
+                f"{tokens[0]!r} is not a company{_suggest_company(tokens[0])}; write the "
+                f"company first, {example}",
+                line,
             )
         raise OrderError(
             f"build needs a company first{_suggest_company(tokens[0])}: {example}", line
@@ -715,7 +802,9 @@ def _parse_build(rest: list[str], board: Board, line: str) -> Build:
     company, sid, card, space = readings.pop()
     if company == UP:
         raise OrderError(
-            "Union Pacific (UP) has no trains; build for one of " + ", ".join(COMPANIES), line
+            "Union Pacific (UP) has no trains and builds no track; build for one of "
+            + ", ".join(COMPANIES),
+            line,
         )
     return Build(company, sid, card, space)
 
@@ -736,53 +825,76 @@ def _parse_discard(rest: list[str], line: str) -> str:
 
 
 def _parse_part(tokens: list[str], board: Board, parts: _Parts, line: str) -> None:
+    """Read one order part into ``parts``.  Readings are cached per board (they
+    depend on the words only)."""
+    cache = _cities(board).parts
+    key = tuple(tokens)
+    found = cache.get(key)
+    if found is None:
+        found = _read_part(tokens, board, line)
+        if len(cache) < 50000:
+            cache[key] = found
+    for name, value in found:
+        parts.set(name, value, line)
+
+
+def _read_part(tokens: list[str], board: Board, line: str) -> list[tuple[str, object]]:
+    """``[(order name, value)]`` read from the words of one part."""
     while tokens and _low(tokens[0]) in _PREAMBLE | _CONNECTORS:
         tokens = tokens[1:]
     if not tokens:
-        return
+        return []
+    if len(tokens) > _MAX_WORDS:
+        raise OrderError(
+            f"this order is too long ({len(tokens)} words); write one order per line, "
+            "e.g. 'build KCC DEN-KCY black'",
+            line,
+        )
     verb = _low(tokens[0])
     rest = tokens[1:]
-    if verb in ("no", "don't", "dont", "not") and rest and _low(rest[0]) in _SWAP_VERBS:
-        return  # "no swap"
+    if verb in _NEGATIONS and rest and _low(rest[0]) in _SWAP_VERBS:
+        return []  # "no swap"
     if verb == "initial" and rest and _low(rest[0]) in ("investment", "invest", "share"):
         rest = rest[1:]
     if verb == "pick" and len(rest) > 1 and _low(rest[0]) == "up":
         rest = rest[1:]  # "pick up the UP share"
 
     if verb in _BUILD_VERBS:
-        parts.set("build", _parse_build(rest, board, line), line)
-    elif verb in _TAKE_VERBS:
-        parts.set("take", _parse_take(rest, line), line)
-    elif verb in _SWAP_VERBS:
+        return [("build", _parse_build(rest, board, line))]
+    if verb in _TAKE_VERBS:
+        return [("take", _parse_take(rest, line))]
+    if verb in _SWAP_VERBS:
         swap = _parse_swap(rest, line)
-        if swap is not None:
-            parts.set("swap", swap, line)
-    elif verb in _INVEST_VERBS:
+        return [] if swap is None else [("swap", swap)]
+    if verb in _INVEST_VERBS:
         example = "write e.g. 'invest 2 KCC' or 'invest KCC UP'"
         if not _drop(rest, _FILLERS | {"in"}):
-            raise OrderError("say which shares to invest: " + example[6:], line)
-        parts.set("invest", _shares(rest, line, example), line)
-    elif verb in _DISCARD_VERBS:
-        parts.set("discard", _parse_discard(rest, line), line)
-    elif verb in _PASS_VERBS:
-        parts.set("pass", True, line)
+            raise OrderError("say which shares to invest: e.g. 'invest 2 KCC' or 'invest KCC UP'", line)
+        return [("invest", _shares(rest, line, example))]
+    if verb in _DISCARD_VERBS:
+        return [("discard", _parse_discard(rest, line))]
+    if verb in _PASS_VERBS:
         more = _drop(rest, {"turn", "this", "my", "the", "i", "and", "with", ","})
-        if more:
-            cards = [card_word(t) for t in more]
-            if len(cards) == 1 and cards[0]:
-                parts.set("discard", cards[0], line)
-            else:
-                raise OrderError(
-                    "write 'pass; discard CARD' with one of " + _CARD_LIST, line
-                )
-    elif verb in _START_VERBS:
+        if not more:
+            return [("pass", True)]
+        cards = [card_word(t) for t in more]
+        if len(cards) == 1 and cards[0]:
+            return [("pass", True), ("discard", cards[0])]
+        raise OrderError("write 'pass; discard CARD' with one of " + _CARD_LIST, line)
+    if verb in _REDRAW_VERBS:
+        card = _parse_discard(rest, line)
+        if card == JOKER:
+            raise OrderError("a joker is never dead: redraw plain, black-white, black or white", line)
+        return [("redraw", card)]
+    if verb in _START_VERBS:
         example = "the initial investment is one share: e.g. 'start KCC'"
         shares = _shares(_drop(rest, {"with", "investment", "invest", "is", "in"}), line, example)
+        if not shares:
+            raise OrderError("say which share is your initial investment: e.g. 'start KCC'", line)
         if len(shares) != 1:
             raise OrderError(example, line)
-        parts.set("start", shares[0], line)
-    else:
-        raise OrderError(_unknown(tokens, board), line)
+        return [("start", shares[0])]
+    raise OrderError(_unknown(tokens, board), line)
 
 
 def _unknown(tokens: list[str], board: Board) -> str:
@@ -814,9 +926,7 @@ def _unknown(tokens: list[str], board: Board) -> str:
         except OrderError:
             pass
         else:
-            return f"an order starts with a verb: did you mean 'build {build}'?".replace(
-                "build build ", "build "
-            )
+            return f"an order starts with a verb: did you mean '{build}'?"
     near = difflib.get_close_matches(low, sorted(_VERBS | set(COMMANDS)), n=1, cutoff=0.7)
     hint = f" (did you mean {near[0]!r}?)" if near else ""
     return (
@@ -852,7 +962,7 @@ def parse_turn(lines: list[str], board: Board) -> Action:
     signed_off = False
     for raw in lines:
         for line in str(raw).splitlines() or [""]:
-            if command(line) or re.match(r"\s*(game|secret)\s*[:=]", line, re.I):
+            if command(line) or _KEY_LINE_RE.match(line):
                 continue
             for piece in _pieces(line):
                 for sub in _split_verbs(_tokens(piece)):
@@ -868,6 +978,16 @@ def parse_turn(lines: list[str], board: Board) -> Action:
 def _combine(parts: _Parts, lines: list[str]) -> Action:
     given = [k for k in ("start", "build", "take", "swap", "invest", "discard", "pass")
              if k in (parts.lines or {})]
+    action = _combine_main(parts, lines, given)
+    if parts.redraw is not None:
+        if isinstance(action, Start):
+            raise OrderError("redraw belongs to a turn, not to the initial investment",
+                             parts.line_of("redraw"))
+        action = replace(action, redraw=parts.redraw)
+    return action
+
+
+def _combine_main(parts: _Parts, lines: list[str], given: list[str]) -> Action:
     if parts.start is not None:
         others = [k for k in given if k != "start"]
         if others:
@@ -903,7 +1023,10 @@ def _combine(parts: _Parts, lines: list[str]) -> Action:
         return Invest(tuple(sorted(parts.invest)), parts.discard)
     if parts.passing or parts.discard is not None:
         return Pass(parts.discard)
-    raise OrderError(
+    if parts.redraw is not None:
+        raise OrderError("redraw goes with a build, invest or pass in the same mail",
+                         parts.line_of("redraw"))
+    raise NoOrderFound(
         "no order found: write e.g. 'build KCC DEN-KCY black; take stack' or "
         "'invest 2 KCC; discard plain'",
         " / ".join(str(x) for x in lines),

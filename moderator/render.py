@@ -70,17 +70,21 @@ def to_html(text: str) -> str:
 
 def legal_summary(game: Game, player: str) -> dict[str, list[str]]:
     """Short lists of what ``player`` may order now, for the status mail: ``starts``
-    (initial investment), ``builds`` (one line per placement and card kind), ``takes``
+    (initial investment), ``redraw`` (dead track cards that may be replaced first,
+    option dead_track_redraw), ``builds`` (one line per placement and card kind), ``takes``
     (share draws after a build), ``invest`` (share kinds in hand), ``pass`` (discard
     choices when neither BUILD nor INVEST is possible).  Empty lists when it is not
     their move."""
-    out: dict[str, list[str]] = {"starts": [], "builds": [], "takes": [], "invest": [], "pass": []}
+    out: dict[str, list[str]] = {"starts": [], "builds": [], "takes": [], "invest": [], "pass": [],
+                                 "redraw": []}
     if player not in game.waiting_for():
         return out
     if game.phase == "initial":
         out["starts"] = sorted({str(a) for a in game.legal_actions(player)})
         return out
     cards = set(game.track_hands[player])
+    if game.options.get("dead_track_redraw"):
+        out["redraw"] = [f"redraw {c}" for c in sorted(set(game.dead_cards(player)))]
     for company in COMPANIES:
         for sid, t in game.placements(company):
             if t in cards:

@@ -477,6 +477,11 @@ imap: {host: imap.example.org, port: 993, security: ssl, username: up@example.or
 smtp: {host: smtp.example.org, port: 587, security: starttls, username: up@example.org,
        password_env: PBEM_SMTP_PASSWORD}
 maildir: {inbox: m/in, outbox: /var/tmp/pbem-out}
+spool_dir: data/spool
+operator: ops@example.org
+outage_after: 7200
+max_size: 100000
+max_replies_per_sender: 3
 """
 
 
@@ -533,6 +538,11 @@ def test_full_config(tmp_path, monkeypatch):
         maildir_inbox=tmp_path / "conf" / "m" / "in",
         maildir_outbox=Path("/var/tmp/pbem-out"),
         source=path,
+        spool_dir=tmp_path / "conf" / "data" / "spool",
+        operator="ops@example.org",
+        outage_after=7200,
+        max_size=100000,
+        max_replies_per_sender=3,
     )
     assert "imap-pw" not in repr(config)
     assert "smtp-pw" not in repr(config)
