@@ -348,3 +348,33 @@ def test_next_mail_processed_after_a_bad_one(h):
     report = h.run()
     assert report.applied == 1
     assert report.ok, report.errors
+
+
+def test_bounce_report_shown_to_that_player_in_next_status(tmp_path):
+    """A delivery-status report is never answered; it is recorded against the player
+    whose address bounced and shown in that player's next status mail only."""
+    from pathlib import Path
+
+    h = Harness(tmp_path)
+    # register Cy under the address the corpus bounce names
+    rec = h.load()
+    rec.player_by_name("Cy").address = "anna.novakova@seznam.example.cz"
+    h.mod.store.save(rec)
+    h.sent()
+    raw = (Path(__file__).parent / "mail" / "dsn_postfix.eml").read_bytes()
+    h.inbox.add(raw)
+    report = h.run()
+    assert report.ignored == 1 and h.sent() == []
+    share = sorted(rec.game.share_hands["Ann"])[0]
+    h.order("Ann", f"start {share}")
+    assert h.run().applied == 1
+    mails = {str(m["To"]): text_of(m) for m in h.sent()}
+    note = "Note: a mail from the moderator to you could not be delivered"
+    assert note in mails["anna.novakova@seznam.example.cz"]
+    assert note not in mails["ann@example.org"] and note not in mails["bob@example.org"]
+    # shown once: the following status mail no longer carries it
+    share = sorted(rec.game.share_hands["Bob"])[0]
+    h.order("Bob", f"start {share}")
+    assert h.run().applied == 1
+    mails = {str(m["To"]): text_of(m) for m in h.sent()}
+    assert note not in mails["anna.novakova@seznam.example.cz"]
