@@ -206,5 +206,14 @@ def demo(directory, seed):
     click.echo(f"Moderator's mails:     {result['outbox']}")
 
 
+@main.command()
+@click.pass_context
+def doctor(ctx):
+    """Check configuration, game files, mail servers, spool and lock (changes nothing)."""
+    from moderator.doctor import run_doctor
+
+    sys.exit(run_doctor(ctx.obj.get("config"), echo=click.echo))
+
+
 if __name__ == "__main__":
     main()

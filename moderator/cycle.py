@@ -39,7 +39,7 @@ from .compose import build_message
 from .config import Config
 from .engine import RULESETS, Game, IllegalAction
 from .mailread import OrderMail, canonical_address, read_mail
-from .orders import COMMANDS, OrderError, parse_turn
+from .orders import NoOrderFound, OrderError, command, parse_turn
 from .render import legal_summary, render, status_context, status_subject, to_html
 from .store import GameRecord, GameStore, Player, StoreError, board_ref_for, new_secret
 from .spool import ModeratorState, Spool
@@ -72,6 +72,7 @@ class CycleReport:
     deferred: int = 0
     skipped: bool = False
     errors: list[str] = field(default_factory=list)
+    inbox_ok: bool = True  # the inbox was read (and handled mails moved) without transport errors
 
     @property
     def ok(self) -> bool:
@@ -180,34 +181,61 @@ class Moderator:
         return msg
 
     def _send(self, msg: EmailMessage, kind: str = "reply", game: str | None = None,
-              player: str | None = None, events: list[str] | None = None) -> None:
-        """Spool ``msg`` durably (it is sent at the end of the cycle)."""
+              player: str | None = None, events: list[str] | None = None,
+              **extra: Any) -> str:
+        """Spool ``msg`` durably (it is sent at the end of the cycle); returns the
+        spool entry's name.  A mail sent while answering an incoming mail records
+        that mail as answered (in the entry and in the state), so it is never
+        answered twice."""
+        answers = None if kind in ("operator", "status", "welcome") else self._answering
         meta = {"kind": kind, "game": game, "player": player, "events": events or [],
-                "answers": self._answering}
-        self.spool.add(msg, meta, self.clock())
+                "answers": answers, **extra}
+        name = self.spool.add(msg, meta, self.clock())
+        if answers and answers not in self.state.answered:
+            self.state.answered.append(answers)
+        return name
+
+    def _answered(self, key: str) -> bool:
+        """Whether the mail (or part of a mail) ``key`` was answered already: in the
+        state, or by a mail still in the spool (an interrupted cycle)."""
+        return key in self.state.answered or any(
+            e.meta.get("answers") == key for e in self.spool.entries())
 
     def _flush(self, report: CycleReport) -> None:
         """Send what is due in the spool; record permanent failures as bounces."""
         if not any(self.spool.dir.glob("*.eml")):
             return
+        now = self.clock()
         try:
             outbox = self._outbox or self.config.open_outbox()
         except TransportError as exc:
             report.errors.append(f"cannot open the outbox: {exc}")
+            self.state.smtp_failing_since = self.state.smtp_failing_since or now.isoformat(timespec="seconds")
             return
         try:
-            result = self.spool.send_due(outbox, self.clock(), after_send=lambda: fault("after-send"))
+            result = self.spool.send_due(outbox, now, after_send=lambda: fault("after-send"))
         finally:
             if self._outbox is None:
                 outbox.close()
         report.sent += result.sent
         report.deferred += result.deferred
+        if result.sent or result.failed:
+            self.state.smtp_failing_since = None  # the server answers
+        elif result.deferred:
+            self.state.smtp_failing_since = self.state.smtp_failing_since or now.isoformat(timespec="seconds")
         for err in result.errors:
-            log.warning("%s", err)
+            # a deferred mail is retried by a later cycle, but the cycle reports it
+            log.warning("%s (kept in the spool for a later cycle)", err)
+            report.errors.append(f"{err} (kept in the spool for a later cycle)")
         for to, game, reason in result.failed:
             report.errors.append(f"mail to {to} refused permanently: {reason}")
             self.state.bounces[canonical_address(to)] = reason
             log.error("mail to %s (game %s) refused permanently: %s", to, game, reason)
+            if canonical_address(to) != canonical_address(self.config.operator):
+                self._tell_operator(
+                    f"A mail to {to} (game {game or '-'}) was refused permanently by the mail "
+                    f"server: {reason}\nIt is kept in {self.spool.dir / 'failed'}; it will not be "
+                    "retried. If the address is wrong, correct it in the game file (see docs/operations.md).")
 
     def status_mail(
         self, record: GameRecord, player: Player, events: list[str], in_reply_to: str | None = None,
@@ -237,10 +265,23 @@ class Moderator:
         if not events:
             return False
         for p in record.players:
-            older = self.spool.take_status(record.id, p.name)
-            mine = older + events
+            # Merge: the new mail names the stale ones it replaces and is written
+            # before they are removed (a crash in between drops them unsent).  Events
+            # are taken from the game log by position, so a status spooled twice
+            # (a crash before ``notified`` was saved) does not repeat them.
+            older = self.spool.stale_status(record.id, p.name)
+            starts = [e.meta.get("log_from") for e in older]
+            if all(isinstance(x, int) for x in starts):
+                start = min([*starts, record.notified])
+                mine = record.game.log[start:]
+            else:  # entries spooled by an older version
+                start = record.notified
+                mine = [ev for e in older for ev in e.meta.get("events") or []] + events
             self._send(self.status_mail(record, p, mine, record.reply_to.get(p.name)),
-                       kind="status", game=record.id, player=p.name, events=mine)
+                       kind="status", game=record.id, player=p.name, events=mine,
+                       log_from=start, replaces=[e.name for e in older])
+            for e in older:
+                self.spool.remove(e.name)
         for p in record.players:
             self.state.bounces.pop(canonical_address(p.address), None)
         record.notified = len(record.game.log)
@@ -314,7 +355,18 @@ class Moderator:
             self.store.save(record)
             for p, msg in mails:
                 self._send(msg, kind="welcome", game=game_id, player=p.name)
-        self._flush(report)
+        lock = FileLock(str(self.spool.dir / "cycle.lock"))
+        try:
+            lock.acquire(timeout=10)
+        except Timeout:
+            log.warning("a cycle is running; it sends the welcome mails")
+            return record
+        try:
+            self.state = ModeratorState.load(self.spool.dir / "moderator.yaml")
+            self._flush(report)
+            self.state.save()
+        finally:
+            lock.release()
         if report.errors:
             raise TransportError("; ".join(report.errors))
         return record
@@ -340,12 +392,18 @@ class Moderator:
             self.state = ModeratorState.load(self.spool.dir / "moderator.yaml")
             self._outage_check()
             self._replies = {}
-            self._poll(report)
-            self._notify_all(report)
-            self._flush(report)
-            if report.ok:
-                self.state.last_success = self.clock().isoformat(timespec="seconds")
-            self.state.save()
+            try:
+                self._poll(report)
+                self._notify_all(report)
+                self._flush(report)
+                # successful: mail came in and went out (a broken game file or a
+                # bounce makes the cycle fail, but is no outage of the moderator)
+                if report.inbox_ok and not self.state.smtp_failing_since:
+                    self.state.last_success = self.clock().isoformat(timespec="seconds")
+                self.state.save()
+            except OSError as exc:  # disk full, permissions: nothing half-written
+                log.error("cycle stopped: %s", exc)
+                report.errors.append(f"cycle stopped: {exc}")
         finally:
             lock.release()
         log.info("cycle: %s", report.summary())
@@ -370,15 +428,20 @@ class Moderator:
             inbox = self._inbox or self.config.open_inbox()
         except TransportError as exc:
             report.errors.append(f"cannot open the inbox: {exc}")
+            report.inbox_ok = False
             return
         try:
             try:
                 mails = inbox.fetch()
             except TransportError as exc:
                 report.errors.append(f"cannot fetch mail: {exc}")
+                report.inbox_ok = False
                 return
             fault("after-fetch")
             report.fetched = len(mails)
+            # keys of mails no longer in the inbox (moved by hand, UIDVALIDITY changed)
+            keys = {m.key for m in mails}
+            self.state.pending_moves = [k for k in self.state.pending_moves if k in keys]
             for mail in mails:
                 if mail.key in self.state.pending_moves:
                     outcome = "processed"  # handled in an earlier cycle; only the move failed
@@ -391,6 +454,15 @@ class Moderator:
                         log.error("%s; the mail stays in the inbox", exc)
                         self._tell_operator(f"pbem: game file problem: {exc}")
                         continue
+                    except (OSError, Timeout) as exc:
+                        # disk full, a game locked by someone else: leave this mail and
+                        # the later ones (their order matters) for the next cycle
+                        what = "a game is locked by another process" if isinstance(exc, Timeout) else exc
+                        report.errors.append(f"cannot handle a mail: {what}; it stays in the inbox")
+                        report.inbox_ok = False
+                        log.error("cannot handle a mail: %s; it and %d later mail(s) stay in the inbox",
+                                  what, len(mails) - mails.index(mail) - 1)
+                        break
                     except Exception as exc:  # noqa: BLE001 - one bad mail must not stop the rest
                         log.exception("unexpected error on a mail")
                         report.errors.append(f"unexpected error on a mail: {exc!r}")
@@ -407,6 +479,7 @@ class Moderator:
                         self.state.pending_moves.remove(mail.key)
                 except (TransportError, KeyError) as exc:
                     report.errors.append(f"cannot move a handled mail: {exc!r}")
+                    report.inbox_ok = False
                     if mail.key not in self.state.pending_moves:
                         self.state.pending_moves.append(mail.key)
                 self.state.save()
@@ -429,12 +502,28 @@ class Moderator:
                     self.spool_status(self.store.load(gid))
             except StoreError as exc:
                 report.errors.append(str(exc))
+            except (OSError, Timeout) as exc:
+                report.errors.append(f"game {gid}: cannot spool the status mails: {exc or 'game locked'}")
+                log.error("game %s: cannot spool the status mails: %s", gid, exc or "game locked")
+
+    ALERT_REPEAT = 86400.0
+    """Seconds before the operator is mailed again about the same problem."""
 
     def _tell_operator(self, text: str) -> None:
+        """Mail the operator (config ``operator``) about ``text``: once, and again
+        a day later if the problem persists (cron runs every few minutes)."""
         if not self.config.operator:
+            return
+        now = self.clock()
+        last = self.state.alerts.get(text)
+        if last and (now - datetime.fromisoformat(last)).total_seconds() < self.ALERT_REPEAT:
             return
         self._send(self._message(None, self.config.operator, "pbem: attention needed", text + "\n",
                                  auto="auto-generated"), kind="operator")
+        self.state.alerts[text] = now.isoformat(timespec="seconds")
+        if len(self.state.alerts) > 200:  # forget the oldest
+            for k in sorted(self.state.alerts, key=self.state.alerts.get)[:-200]:
+                del self.state.alerts[k]
 
     def _route(self, om: OrderMail) -> str | None:
         if om.game_id:
@@ -472,16 +561,12 @@ class Moderator:
             game_id, to or om.sender, subject, text,
             in_reply_to=om.message_id, references=om.references,
         ))
-        if self._answering:
-            self.state.answered.append(self._answering)
 
     def _handle(self, raw: bytes, report: CycleReport) -> str:
         """Handle one mail; returns ``"processed"`` or ``"ignored"``."""
         om = read_mail(raw, own_address=self.config.moderator_address, max_size=self.max_size)
         mid = mail_id(om, raw)
-        if mid in self.state.answered or any(
-            e.meta.get("answers") == mid for e in self.spool.entries()
-        ):
+        if self._answered(mid):
             report.duplicates += 1
             return "processed"  # answered in an earlier, interrupted cycle
         self._answering = mid
@@ -569,17 +654,24 @@ class Moderator:
             report.duplicates += 1
             log.info("game %s: mail %s already applied", gid, om.message_id)
             return "processed"
-        commands = [l for l in om.lines if l.lower().strip(" .!") in COMMANDS or l.lower().strip(" .") == "secret new"]
-        orders = [l for l in om.lines if l not in commands]
+        commands = [c for c in (command(l) for l in om.lines) if c]
+        orders = [l for l in om.lines if command(l) is None]
         tag_ctx = status_context(record, player.name, [])
         answered = False
-        for cmd in commands:
+        cmd_key = mid + "#commands"  # not ``mid``: the mail's order may still be pending
+        commands_done = bool(commands) and self._answered(cmd_key)
+        for cmd in dict.fromkeys(commands):  # each command answered once
             answered = True
-            self._command(cmd.lower().strip(" .!"), om, record, player, tag_ctx["tag"])
+            if not commands_done:
+                self._answering = cmd_key
+                self._command(cmd, om, record, player, tag_ctx["tag"])
+        self._answering = mid
         if commands:
-            report.commands += 1
-            self.state.answered.append(mid)
-        if not orders:
+            if commands_done:
+                report.duplicates += 1
+            else:
+                report.commands += 1
+        if not orders or (answered and not self._has_order(orders, record)):
             if not answered:
                 report.refused += 1
                 self._reply(om, gid, "no orders found",
@@ -607,6 +699,16 @@ class Moderator:
         report.applied += 1
         log.info("game %s: %s: %s", gid, player.name, record.history[-1]["order"])
         return "processed"
+
+    @staticmethod
+    def _has_order(lines: list[str], record: GameRecord) -> bool:
+        try:
+            parse_turn(lines, record.game.board)
+        except NoOrderFound:
+            return False
+        except OrderError:
+            return True
+        return True
 
     def _legal_lines(self, record: GameRecord, name: str) -> list[str]:
         s = legal_summary(record.game, name)

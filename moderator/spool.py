@@ -3,23 +3,32 @@
 Layout of the spool directory::
 
     spool/
-      0000001732884131-000001.json   metadata: game, player, kind, events, attempts, next_try
-      0000001732884131-000001.eml    the message, exactly as it will be sent
+      01732884131123456789-04711-000001.json   metadata: game, player, kind, events, attempts, next_try
+      01732884131123456789-04711-000001.eml    the message, exactly as it will be sent
       failed/                        permanently refused mails (5xx), with their metadata
       moderator.yaml                 the moderator's own state (see ModeratorState)
+      cycle.lock                     held by the running cycle (``filelock``)
 
+Entry names are the creation time in nanoseconds, the process id and a counter, so
+sorting them gives the order in which the mails were spooled, also across processes.
 An entry exists once its ``.eml`` file exists (written after the ``.json``, each by
 temporary file, fsync and rename).  A mail leaves the spool only after the SMTP
 server accepted it; a crash between the server's acceptance and the removal sends it
-again on the next cycle with the same Message-ID.  A 4xx answer (or no connection)
-keeps it for a later cycle with exponential backoff; a 5xx answer moves it to
-``failed/`` and reports it as a bounce.
+again on the next cycle with the same Message-ID (the entry is marked ``sending``
+before the attempt, and such an entry is never merged into a newer one).  A 4xx
+answer (or no connection) keeps it for a later cycle with exponential backoff; a 5xx
+answer moves it to ``failed/`` and reports it as a bounce.
+
+Merging stale status mails is crash-safe: the newer entry names the entries it
+``replaces`` and is written before they are removed; an entry named by another's
+``replaces`` is dropped unsent.
 """
 from __future__ import annotations
 
 import json
 import os
 import tempfile
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from email import policy
@@ -53,6 +62,22 @@ def atomic_write(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+    fsync_dir(path.parent)
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (best effort: not every file system
+    lets a directory be fsynced)."""
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
 
 
 @dataclass
@@ -85,10 +110,12 @@ class Spool:
         self._seq = 0
 
     def _new_name(self, now: datetime) -> str:
+        # Wall-clock nanoseconds, not ``now`` (an injected clock may stand still):
+        # names must sort in spooling order even across processes.
         existing = {p.stem for p in self.dir.glob("*.eml")}
         while True:
             self._seq += 1
-            name = f"{int(now.timestamp()):016d}-{os.getpid() % 100000:05d}-{self._seq:06d}"
+            name = f"{time.time_ns():020d}-{os.getpid() % 100000:05d}-{self._seq:06d}"
             if name not in existing:
                 return name
 
@@ -101,7 +128,8 @@ class Spool:
         return name
 
     def entries(self) -> list[SpoolEntry]:
-        """Every spooled mail, oldest first."""
+        """Every spooled mail, oldest first.  Entries replaced by a newer one (a merge
+        interrupted between writing the new entry and removing the old) are removed."""
         out = []
         for eml in sorted(self.dir.glob("*.eml")):
             meta_path = eml.with_suffix(".json")
@@ -109,9 +137,18 @@ class Spool:
                 meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
             except (OSError, ValueError):
                 meta = {}
-            with open(eml, "rb") as fh:
-                msg = BytesParser(policy=policy.default).parse(fh)
+            try:
+                with open(eml, "rb") as fh:
+                    msg = BytesParser(policy=policy.default).parse(fh)
+            except FileNotFoundError:
+                continue  # sent and removed meanwhile
             out.append(SpoolEntry(eml.stem, msg, meta))
+        replaced = {n for e in out for n in e.meta.get("replaces") or []}
+        if replaced:
+            for e in out:
+                if e.name in replaced:
+                    self.remove(e.name)
+            out = [e for e in out if e.name not in replaced]
         return out
 
     def remove(self, name: str) -> None:
@@ -122,15 +159,26 @@ class Spool:
             except FileNotFoundError:
                 pass
 
+    def stale_status(self, game: str, player: str) -> list[SpoolEntry]:
+        """The unsent status mails to ``player`` of ``game``, oldest first, that a
+        newer status mail may replace: not those whose sending was attempted without
+        a known outcome (``sending``: the server may have accepted them)."""
+        return [e for e in self.entries()
+                if e.meta.get("kind") == "status" and e.meta.get("game") == game
+                and e.meta.get("player") == player and not e.meta.get("sending")]
+
     def take_status(self, game: str, player: str) -> list[str]:
-        """Remove the unsent status mails to ``player`` of ``game`` and return their
-        events, oldest first, to be merged into a newer status mail."""
+        """Remove the stale status mails to ``player`` of ``game`` (see
+        ``stale_status``) and return their events, oldest first.  Not crash-safe on
+        its own: the moderator writes the merged mail (``replaces``) first."""
         events: list[str] = []
-        for e in self.entries():
-            if e.meta.get("kind") == "status" and e.meta.get("game") == game and e.meta.get("player") == player:
-                events.extend(e.meta.get("events") or [])
-                self.remove(e.name)
+        for e in self.stale_status(game, player):
+            events.extend(e.meta.get("events") or [])
+            self.remove(e.name)
         return events
+
+    def _write_meta(self, name: str, meta: dict[str, Any]) -> None:
+        atomic_write(self.dir / f"{name}.json", json.dumps(meta, sort_keys=True).encode())
 
     def send_due(self, outbox: Outbox, now: datetime, after_send=None) -> SendResult:
         """Send every entry whose retry time has come, over ``outbox``, oldest first.
@@ -141,6 +189,10 @@ class Spool:
                if not e.meta.get("next_try") or datetime.fromisoformat(e.meta["next_try"]) <= now]
         if not due:
             return result
+        for entry in due:
+            # from here on the server may accept it: never merge it into another
+            entry.meta["sending"] = now.isoformat()
+            self._write_meta(entry.name, entry.meta)
         try:
             outcomes: list = outbox.send_many([e.message for e in due])
         except TransportError as exc:
@@ -148,6 +200,7 @@ class Spool:
         if after_send is not None:
             after_send()
         for entry, err in zip(due, outcomes):
+            entry.meta.pop("sending", None)
             if err is None:
                 self.remove(entry.name)
                 result.sent += 1
@@ -167,7 +220,7 @@ class Spool:
                 delay = min(BACKOFF_START * 2 ** (attempts - 1), BACKOFF_MAX)
                 entry.meta.update(attempts=attempts, next_try=(now + timedelta(seconds=delay)).isoformat(),
                                   last_error=str(err))
-                atomic_write(self.dir / f"{entry.name}.json", json.dumps(entry.meta, sort_keys=True).encode())
+                self._write_meta(entry.name, entry.meta)
                 result.deferred += 1
                 result.errors.append(f"sending to {to} deferred: {err}")
         return result
@@ -176,15 +229,21 @@ class Spool:
 @dataclass
 class ModeratorState:
     """The moderator's own memory between cycles (``spool/moderator.yaml``):
-    ``last_success`` (ISO time of the last completed cycle), ``answered`` (ids of
+    ``last_success`` (ISO time of the last successful cycle: the inbox was read and
+    the SMTP server was not refusing everything), ``answered`` (ids of
     mails already answered, newest last, bounded), ``pending_moves`` (inbox keys
-    handled but not yet moved out of the inbox), ``bounces`` ({address: reason})."""
+    handled but not yet moved out of the inbox), ``bounces`` ({address: reason}),
+    ``alerts`` ({problem: ISO time the operator was last mailed about it}),
+    ``smtp_failing_since`` (ISO time of the first of the latest run of sending
+    attempts in which the server accepted nothing; None once it accepts again)."""
 
     path: Path
     last_success: str | None = None
     answered: list[str] = field(default_factory=list)
     pending_moves: list[str] = field(default_factory=list)
     bounces: dict[str, str] = field(default_factory=dict)
+    alerts: dict[str, str] = field(default_factory=dict)
+    smtp_failing_since: str | None = None
 
     KEEP = 5000
 
@@ -201,12 +260,15 @@ class ModeratorState:
             answered=list(data.get("answered") or []),
             pending_moves=list(data.get("pending_moves") or []),
             bounces=dict(data.get("bounces") or {}),
+            alerts=dict(data.get("alerts") or {}),
+            smtp_failing_since=data.get("smtp_failing_since"),
         )
 
     def save(self) -> None:
         """Write the state file atomically."""
         self.answered = self.answered[-self.KEEP:]
         data = {"last_success": self.last_success, "answered": self.answered,
-                "pending_moves": self.pending_moves, "bounces": self.bounces}
+                "pending_moves": self.pending_moves, "bounces": self.bounces,
+                "alerts": self.alerts, "smtp_failing_since": self.smtp_failing_since}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(self.path, yaml.safe_dump(data, sort_keys=False).encode())

@@ -1,0 +1,432 @@
+"""``pbem doctor``: check that the moderator can work, and say so in plain words.
+
+Each check gives one line: ``OK``, ``NOTE`` (worth knowing, not a fault) or ``FAIL``
+(needs the operator).  The checks:
+
+- the configuration loads (file, keys, password variables);
+- the games directory exists and is writable;
+- every game file loads and its history replays to the recorded state;
+- IMAP: the server answers, the login works, the folders exist, and whether it
+  offers MOVE and UIDPLUS (without them handled mail is copied, flagged and
+  expunged); or the local Maildir inbox;
+- SMTP: the server answers EHLO (and accepts the login, when one is configured);
+  no mail is sent; or the local Maildir outbox;
+- the spool: mails waiting (the oldest, those waiting for a retry and why, those
+  whose sending was interrupted) and mails refused for good (``spool/failed``);
+- the cycle lock: free, or held by which process;
+- the last successful cycle against ``outage_after``, and the moderator's memory
+  of bounced addresses, failing SMTP and mails handled but not yet moved.
+
+Nothing is changed: no mail is sent, moved or marked, no folder is created, no
+file is written (the games directory check writes and removes a temporary file).
+
+``run_doctor(config_path, echo)`` prints the report and returns the exit status:
+0 when nothing failed, else 1.
+"""
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import json
+import mailbox
+import os
+import ssl
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from email import policy
+from email.parser import BytesParser
+from pathlib import Path
+from typing import Callable
+
+import aiosmtplib
+import imapclient
+import yaml
+from imapclient.exceptions import IMAPClientError, LoginError
+
+from .config import Config, ConfigError, load_config
+from .spool import ModeratorState
+from .store import GameStore, StoreError
+
+OK, NOTE, FAIL = "OK", "NOTE", "FAIL"
+
+
+@dataclass
+class Check:
+    """One line of the report: ``status`` (OK, NOTE or FAIL), what was checked and
+    what was found."""
+
+    status: str
+    subject: str
+    text: str
+
+    def line(self) -> str:
+        return f"{self.status:<5} {self.subject}: {self.text}"
+
+
+def _ago(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds < 120:
+        return "1 second" if round(seconds) == 1 else f"{seconds:.0f} seconds"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} minutes"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} hours"
+    return f"{seconds / 86400:.1f} days"
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _parse_time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        t = datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+# ---------------------------------------------------------------- the checks
+def check_config(path: str | os.PathLike[str] | None) -> tuple[Config | None, Check]:
+    try:
+        config = load_config(path)
+    except ConfigError as exc:
+        return None, Check(FAIL, "configuration", f"{exc}")
+    where = str(config.source) if config.source else "built-in default (no pbem.yaml here)"
+    inbox = (f"IMAP {config.imap.host}:{config.imap.port}" if config.imap
+             else f"Maildir {config.maildir_inbox}")
+    outbox = (f"SMTP {config.smtp.host}:{config.smtp.port}" if config.smtp
+              else f"Maildir {config.maildir_outbox}")
+    operator = (f"problems are mailed to {config.operator}" if config.operator
+                else "no operator address: problems are only logged")
+    return config, Check(OK, "configuration",
+                         f"{where}; moderator {config.moderator_address}; mail in from {inbox}, "
+                         f"out by {outbox}; {operator}")
+
+
+def check_games_dir(config: Config) -> Check:
+    d = Path(config.games_dir)
+    if not d.exists():
+        parent = next((p for p in d.parents if p.exists()), None)
+        if parent is not None and os.access(parent, os.W_OK):
+            return Check(NOTE, "games directory", f"{d} does not exist yet (created with the first game)")
+        return Check(FAIL, "games directory", f"{d} does not exist and cannot be created")
+    if not d.is_dir():
+        return Check(FAIL, "games directory", f"{d} is not a directory")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".doctor.", suffix=".tmp", dir=d)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        return Check(FAIL, "games directory", f"{d} is not writable: {_describe(exc)}")
+    return Check(OK, "games directory", f"{d} is writable")
+
+
+def check_games(config: Config) -> list[Check]:
+    store = GameStore(config.games_dir)
+    ids = store.ids()
+    if not ids:
+        return [Check(NOTE, "games", "no game files yet")]
+    out = []
+    for gid in ids:
+        try:
+            rec = store.load(gid, check=True)
+        except StoreError as exc:
+            out.append(Check(FAIL, f"game {gid}",
+                             f"{exc}. The game is stopped: its mails stay in the inbox until the "
+                             "file is repaired (see docs/operations.md)"))
+            continue
+        g = rec.game
+        where = "over" if g.phase == "over" else f"phase {g.phase}, waiting for {', '.join(g.waiting_for())}"
+        pending = f"; {len(g.log) - rec.notified} event(s) not yet mailed" if rec.notified < len(g.log) else ""
+        out.append(Check(OK, f"game {gid}",
+                         f"{len(rec.history)} order(s) replay to the recorded state ({where}){pending}"))
+    return out
+
+
+def check_imap(config: Config) -> list[Check]:
+    if config.imap is None:
+        return [check_maildir_inbox(config)]
+    i = config.imap
+    subject = f"IMAP {i.host}:{i.port} ({i.security})"
+    client = None
+    step = "connect"
+    try:
+        client = imapclient.IMAPClient(i.host, port=i.port, ssl=i.security == "ssl", timeout=i.timeout)
+        if i.security == "starttls":
+            step = "STARTTLS"
+            client.starttls()
+        step = f"login as {i.username!r}"
+        client.login(i.username, i.password)
+        caps = {c.decode().upper() if isinstance(c, bytes) else str(c).upper()
+                for c in client.capabilities()}
+        step = "listing folders"
+        missing = [f for f in (i.processed, i.ignored) if not client.folder_exists(f)]
+        step = f"selecting {i.mailbox!r}"
+        info = client.select_folder(i.mailbox, readonly=True)
+        count = int(info.get(b"EXISTS", 0))
+        validity = int(info[b"UIDVALIDITY"])
+    except LoginError as exc:
+        return [Check(FAIL, subject, f"the server refused the login as {i.username!r} "
+                                     f"(check the password in ${i.password_env}): {_describe(exc)}")]
+    except (IMAPClientError, OSError, ssl.SSLError) as exc:
+        return [Check(FAIL, subject, f"{step} failed: {_describe(exc)}")]
+    finally:
+        if client is not None:
+            try:
+                client.logout()
+            except (IMAPClientError, OSError):
+                pass
+    out = [Check(OK, subject, f"login as {i.username!r} works; {i.mailbox} holds {count} mail(s) "
+                              f"(UIDVALIDITY {validity})")]
+    move = "MOVE" in caps
+    uidplus = "UIDPLUS" in caps
+    if move:
+        out.append(Check(OK, "IMAP capabilities", "MOVE offered: handled mails are moved in one step"
+                         + ("; UIDPLUS offered" if uidplus else "")))
+    elif uidplus:
+        out.append(Check(OK, "IMAP capabilities", "no MOVE, but UIDPLUS: handled mails are copied, "
+                         "flagged \\Deleted and expunged by UID"))
+    else:
+        out.append(Check(NOTE, "IMAP capabilities",
+                         "neither MOVE nor UIDPLUS: handled mails are copied, flagged \\Deleted and "
+                         f"the whole of {i.mailbox} is expunged (mail flagged \\Deleted by other "
+                         "clients goes too)"))
+    if missing:
+        out.append(Check(NOTE, "IMAP folders", f"{', '.join(missing)} missing: created by the next cycle"))
+    return out
+
+
+def check_maildir_inbox(config: Config) -> Check:
+    path = Path(config.maildir_inbox)
+    if not path.exists():
+        return Check(NOTE, f"Maildir inbox {path}", "does not exist yet (created by the first cycle)")
+    try:
+        box = mailbox.Maildir(str(path), factory=None, create=False)
+        count = len(box.keys())
+    except (OSError, mailbox.Error) as exc:
+        return Check(FAIL, f"Maildir inbox {path}", f"cannot be read: {_describe(exc)}")
+    if not os.access(path / "cur", os.W_OK) or not os.access(path / "new", os.W_OK):
+        return Check(FAIL, f"Maildir inbox {path}", "is not writable (handled mails cannot be moved)")
+    return Check(OK, f"Maildir inbox {path}", f"readable; {count} mail(s) waiting")
+
+
+async def _smtp_probe(config: Config) -> str:
+    s = config.smtp
+    smtp = aiosmtplib.SMTP(hostname=s.host, port=s.port, timeout=s.timeout,
+                           use_tls=s.security == "ssl", start_tls=s.security == "starttls")
+    await smtp.connect()
+    try:
+        response = await smtp.ehlo()
+        features = sorted(k.upper() for k in smtp.esmtp_extensions)
+        text = f"EHLO answered {response.code}"
+        if features:
+            text += f" ({', '.join(features)})"
+        if s.username is not None:
+            await smtp.login(s.username, s.password)
+            text += f"; login as {s.username!r} works"
+        return text
+    finally:
+        try:
+            await smtp.quit()
+        except (aiosmtplib.SMTPException, OSError, asyncio.TimeoutError):
+            smtp.close()
+
+
+def check_smtp(config: Config) -> Check:
+    if config.smtp is None:
+        path = Path(config.maildir_outbox)
+        target = path if path.exists() else next((p for p in path.parents if p.exists()), path)
+        if os.access(target, os.W_OK):
+            return Check(OK, f"Maildir outbox {path}", "writable")
+        return Check(FAIL, f"Maildir outbox {path}", "is not writable")
+    s = config.smtp
+    subject = f"SMTP {s.host}:{s.port} ({s.security})"
+    try:
+        text = asyncio.run(_smtp_probe(config))
+    except aiosmtplib.SMTPAuthenticationError as exc:
+        return Check(FAIL, subject, f"the server refused the login as {s.username!r} "
+                                    f"(check the password in ${s.password_env}): {_describe(exc)}")
+    except (aiosmtplib.SMTPException, OSError, asyncio.TimeoutError, ssl.SSLError) as exc:
+        return Check(FAIL, subject, f"cannot talk to the server: {_describe(exc)}")
+    return Check(OK, subject, f"{text}; no mail sent")
+
+
+def check_spool(config: Config, now: datetime) -> list[Check]:
+    d = Path(config.spool_dir)
+    if not d.exists():
+        return [Check(NOTE, "spool", f"{d} does not exist yet (created by the first cycle)")]
+    out = []
+    emls = sorted(d.glob("*.eml"))
+    metas = []
+    for eml in emls:
+        try:
+            metas.append(json.loads(eml.with_suffix(".json").read_text()))
+        except (OSError, ValueError):
+            metas.append({})
+    if not emls:
+        out.append(Check(OK, "spool", f"{d}: no mail waiting to be sent"))
+    else:
+        oldest = _parse_time(metas[0].get("created"))
+        age = f", the oldest spooled {_ago((now - oldest).total_seconds())} ago" if oldest else ""
+        retry = [(e, m) for e, m in zip(emls, metas) if m.get("attempts")]
+        sending = [e for e, m in zip(emls, metas) if m.get("sending")]
+        status = OK
+        text = f"{d}: {len(emls)} mail(s) waiting to be sent{age}"
+        if retry:
+            e, m = retry[-1]
+            text += (f"; {len(retry)} refused for now and waiting for a retry (last error: "
+                     f"{m.get('last_error', '?')}; next try {m.get('next_try', '?')})")
+            if oldest and (now - oldest).total_seconds() > config.outage_after:
+                status = FAIL
+        if sending:
+            text += (f"; {len(sending)} whose sending was interrupted (sent again, with the same "
+                     "Message-ID, by the next cycle)")
+        out.append(Check(status, "spool", text))
+    failed = sorted((d / "failed").glob("*.eml")) if (d / "failed").is_dir() else []
+    if failed:
+        lines = []
+        for eml in failed[-5:]:
+            try:
+                meta = json.loads(eml.with_suffix(".json").read_text())
+            except (OSError, ValueError):
+                meta = {}
+            try:
+                with open(eml, "rb") as fh:
+                    to = str(BytesParser(policy=policy.default).parse(fh, headersonly=True).get("To", "?"))
+            except OSError:
+                to = "?"
+            lines.append(f"{eml.name} to {to}: {meta.get('error', '?')}")
+        more = f" (the last 5 of {len(failed)})" if len(failed) > 5 else ""
+        out.append(Check(FAIL, "spool/failed",
+                         f"{len(failed)} mail(s) refused permanently by the SMTP server{more}: "
+                         + "; ".join(lines)
+                         + ". Correct the address if it is wrong, then remove or resend them "
+                           "(see docs/operations.md)"))
+    return out
+
+
+def _lock_holder(path: Path) -> int | None:
+    """The process holding an flock on ``path``, from /proc/locks (Linux)."""
+    try:
+        inode = path.stat().st_ino
+        text = Path("/proc/locks").read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        fields = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" (blocked waiters have "->")
+        if "->" in fields or len(fields) < 6:
+            continue
+        try:
+            if int(fields[5].rsplit(":", 1)[1]) == inode and fields[1] == "FLOCK":
+                return int(fields[4])
+        except (ValueError, IndexError):
+            continue
+    return None
+
+
+def _process(pid: int) -> str:
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+    return cmd
+
+
+def check_lock(config: Config) -> Check:
+    path = Path(config.spool_dir) / "cycle.lock"
+    if not path.exists():
+        return Check(OK, "cycle lock", "free (no cycle has run yet)")
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as exc:
+        return Check(FAIL, "cycle lock", f"{path} cannot be opened: {_describe(exc)}")
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = _lock_holder(path)
+            if pid is None:
+                who = "by a process not found in /proc/locks (another machine, if the spool is on a network file system?)"
+                return Check(NOTE, "cycle lock", f"held {who}")
+            cmd = _process(pid)
+            alive = "alive" if cmd or Path(f"/proc/{pid}").exists() else "not found"
+            return Check(NOTE, "cycle lock",
+                         f"held by process {pid} ({alive}{': ' + cmd if cmd else ''}): a cycle is running "
+                         "now. If it stays so for long, that process hangs (see docs/operations.md)")
+        except OSError as exc:
+            return Check(FAIL, "cycle lock", f"{path} cannot be locked: {_describe(exc)}")
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return Check(OK, "cycle lock", "free (no cycle is running)")
+    finally:
+        os.close(fd)
+
+
+def check_state(config: Config, now: datetime) -> list[Check]:
+    path = Path(config.spool_dir) / "moderator.yaml"
+    if path.exists():
+        try:
+            yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            return [Check(FAIL, "moderator state", f"{path} cannot be read: {_describe(exc)}")]
+    state = ModeratorState.load(path)
+    out = []
+    hours = config.outage_after / 3600
+    last = _parse_time(state.last_success)
+    if last is None:
+        out.append(Check(NOTE, "last successful cycle", "none yet"))
+    else:
+        gap = (now - last).total_seconds()
+        status = FAIL if gap > config.outage_after else OK
+        out.append(Check(status, "last successful cycle",
+                         f"{state.last_success}, {_ago(gap)} ago (outage_after: {hours:g} hours)"
+                         + ("; the next status mails will say that the moderator was away" if status == FAIL else "")))
+    failing = _parse_time(state.smtp_failing_since)
+    if failing is not None:
+        out.append(Check(FAIL, "outgoing mail",
+                         f"the SMTP server has accepted nothing since {state.smtp_failing_since} "
+                         f"({_ago((now - failing).total_seconds())} ago); the mails wait in the spool"))
+    if state.bounces:
+        out.append(Check(NOTE, "bounced addresses",
+                         "; ".join(f"{a}: {r}" for a, r in sorted(state.bounces.items()))))
+    if state.pending_moves:
+        out.append(Check(NOTE, "inbox", f"{len(state.pending_moves)} handled mail(s) could not be moved out "
+                                        "of the inbox yet; the next cycle moves them"))
+    return out
+
+
+# ---------------------------------------------------------------- the report
+def run_checks(config_path: str | os.PathLike[str] | None, now: datetime | None = None) -> list[Check]:
+    """Every check, in order; only the configuration check when it fails."""
+    now = now or datetime.now(timezone.utc)
+    config, check = check_config(config_path)
+    checks = [check]
+    if config is None:
+        return checks
+    checks.append(check_games_dir(config))
+    checks += check_games(config)
+    checks += check_imap(config)
+    checks.append(check_smtp(config))
+    checks += check_spool(config, now)
+    checks.append(check_lock(config))
+    checks += check_state(config, now)
+    return checks
+
+
+def run_doctor(config_path: str | os.PathLike[str] | None,
+               echo: Callable[[str], None] = print, now: datetime | None = None) -> int:
+    """Print the report with ``echo``; return 0 when nothing failed, else 1."""
+    checks = run_checks(config_path, now)
+    for c in checks:
+        echo(c.line())
+    failed = [c for c in checks if c.status == FAIL]
+    if failed:
+        echo(f"{len(failed)} problem(s) found; docs/operations.md says how to recover from each.")
+        return 1
+    echo("All checks passed.")
+    return 0

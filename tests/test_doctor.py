@@ -1,0 +1,160 @@
+"""``pbem doctor`` against a real Dovecot and aiosmtpd: all well, and each problem
+an operator meets (wrong port, wrong password, a game file that does not replay, a
+stuck spool, bounced mail, a held lock, a long outage) named in plain words."""
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timedelta, timezone
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from filelock import FileLock
+
+import pbem
+from moderator.config import load_config
+from moderator.cycle import Moderator
+from moderator.spool import ModeratorState
+from servers import free_port
+
+PLAYERS = [("Ann", "ann@example.org"), ("Bob", "bob@example.org")]
+ENV = "DOCTOR_IMAP_PASSWORD"
+
+
+@pytest.fixture
+def setup(tmp_path, dovecot, smtp_sink, monkeypatch):
+    """A configuration on the test servers with one game and one cycle run;
+    ``write(**changes)`` rewrites the configuration."""
+    monkeypatch.setenv(ENV, dovecot.password)
+    cfg = tmp_path / "pbem.yaml"
+    base = {
+        "moderator": {"address": "moderator@up.example"},
+        "operator": "op@up.example",
+        "games_dir": "games",
+        "imap": {"host": dovecot.host, "port": dovecot.port, "security": "none",
+                 "username": dovecot.username, "password_env": ENV, "timeout": 5},
+        "smtp": {"host": smtp_sink.host, "port": smtp_sink.port, "security": "none", "timeout": 5},
+    }
+
+    def write(**changes):
+        data = json.loads(json.dumps(base))
+        for section, values in changes.items():
+            data[section].update(values)
+        cfg.write_text(yaml.safe_dump(data))
+        return cfg
+
+    write()
+    mod = Moderator(load_config(cfg))
+    mod.create_game("ridge", PLAYERS, seed=3)
+    assert mod.run_cycle().ok
+    return cfg, write
+
+
+def doctor(cfg):
+    result = CliRunner().invoke(pbem.main, ["--config", str(cfg), "doctor"], catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def line(output: str, start: str) -> str:
+    hits = [l for l in output.splitlines() if l.startswith(start)]
+    assert hits, f"no line starting with {start!r} in:\n{output}"
+    return hits[0]
+
+
+def test_all_well(setup, smtp_sink, dovecot):
+    cfg, _ = setup
+    sent = len(smtp_sink.messages)
+    code, out = doctor(cfg)
+    assert code == 0, out
+    assert out.rstrip().endswith("All checks passed.")
+    assert "FAIL" not in out
+    assert "problems are mailed to op@up.example" in line(out, "OK    configuration: ")
+    assert "is writable" in line(out, "OK    games directory: ")
+    assert "0 order(s) replay to the recorded state (phase initial, waiting for Ann, Bob)" in \
+        line(out, "OK    game ridge: ")
+    imap = line(out, f"OK    IMAP {dovecot.host}:{dovecot.port} (none): ")
+    assert f"login as {dovecot.username!r} works; INBOX holds 0 mail(s) (UIDVALIDITY " in imap
+    assert "MOVE offered" in line(out, "OK    IMAP capabilities: ")
+    assert "UIDPLUS offered" in out
+    smtp = line(out, f"OK    SMTP {smtp_sink.host}:{smtp_sink.port} (none): ")
+    assert "EHLO answered 250" in smtp and smtp.endswith("no mail sent")
+    assert "no mail waiting to be sent" in line(out, "OK    spool: ")
+    assert "free" in line(out, "OK    cycle lock: ")
+    assert "outage_after: 24 hours" in line(out, "OK    last successful cycle: ")
+    assert len(smtp_sink.messages) == sent  # the doctor sent nothing
+    assert dovecot.folders() == ["INBOX", "Ignored", "Processed"]
+
+
+def test_wrong_smtp_port(setup):
+    cfg, write = setup
+    port = free_port()
+    write(smtp={"port": port})
+    code, out = doctor(cfg)
+    assert code == 1
+    assert "cannot talk to the server" in line(out, f"FAIL  SMTP 127.0.0.1:{port} (none): ")
+    assert out.rstrip().endswith("1 problem(s) found; docs/operations.md says how to recover from each.")
+
+
+def test_wrong_imap_port_and_password(setup, dovecot):
+    cfg, write = setup
+    port = free_port()
+    write(imap={"port": port})
+    code, out = doctor(cfg)
+    assert code == 1
+    assert "connect failed: ConnectionRefusedError" in line(out, f"FAIL  IMAP 127.0.0.1:{port} (none): ")
+    write(imap={"password_env": "DOCTOR_WRONG"})
+    os.environ["DOCTOR_WRONG"] = "not the password"
+    try:
+        code, out = doctor(cfg)
+    finally:
+        del os.environ["DOCTOR_WRONG"]
+    assert code == 1
+    assert "refused the login" in line(out, f"FAIL  IMAP 127.0.0.1:{dovecot.port} (none): ")
+
+
+def test_configuration_missing(tmp_path):
+    code, out = doctor(tmp_path / "nope.yaml")
+    assert code == 1
+    assert "configuration file not found" in line(out, "FAIL  configuration: ")
+
+
+def test_problems_are_named(setup, tmp_path):
+    cfg, _ = setup
+    config = load_config(cfg)
+    # a game file whose history does not give its state
+    path = config.games_dir / "ridge.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["state"]["money"]["Ann"] += 1
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    # a mail waiting for a retry for two days, and one refused for good
+    now = datetime.now(timezone.utc)
+    spool = config.spool_dir
+    (spool / "00000000000000000001-00001-000001.eml").write_bytes(b"To: bob@example.org\r\n\r\nhi\r\n")
+    (spool / "00000000000000000001-00001-000001.json").write_text(json.dumps({
+        "created": (now - timedelta(days=2)).isoformat(), "attempts": 9,
+        "last_error": "421 try later", "next_try": now.isoformat()}))
+    (spool / "failed").mkdir()
+    (spool / "failed" / "x.eml").write_bytes(b"To: gone@example.org\r\n\r\nhi\r\n")
+    (spool / "failed" / "x.json").write_text(json.dumps({"error": "550 5.1.1 no such user"}))
+    # the moderator's memory: no successful cycle for two days, SMTP failing
+    state = ModeratorState.load(spool / "moderator.yaml")
+    state.last_success = (now - timedelta(days=2)).isoformat(timespec="seconds")
+    state.smtp_failing_since = (now - timedelta(days=2)).isoformat(timespec="seconds")
+    state.bounces = {"gone@example.org": "550 5.1.1 no such user"}
+    state.save()
+
+    with FileLock(str(spool / "cycle.lock"), timeout=0):  # a cycle "running"
+        code, out = doctor(cfg)
+    assert code == 1
+    assert "replaying the history does not give the recorded state (differs in: money)" in \
+        line(out, "FAIL  game ridge: ")
+    spooled = line(out, "FAIL  spool: ")
+    assert "1 mail(s) waiting to be sent, the oldest spooled 2.0 days ago" in spooled
+    assert "421 try later" in spooled
+    assert "x.eml to gone@example.org: 550 5.1.1 no such user" in line(out, "FAIL  spool/failed: ")
+    assert f"held by process {os.getpid()} (alive" in line(out, "NOTE  cycle lock: ")
+    assert "2.0 days ago" in line(out, "FAIL  last successful cycle: ")
+    assert "accepted nothing since" in line(out, "FAIL  outgoing mail: ")
+    assert "gone@example.org: 550" in line(out, "NOTE  bounced addresses: ")
+    assert "5 problem(s) found" in out
