@@ -25,6 +25,7 @@ Merging stale status mails is crash-safe: the newer entry names the entries it
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import tempfile
@@ -82,12 +83,19 @@ def fsync_dir(directory: Path) -> None:
 
 @dataclass
 class SpoolEntry:
-    """One spooled mail: its ``name`` (file stem), the parsed ``message`` and its
-    ``meta`` (``game``, ``player``, ``kind``, ``events``, ``attempts``, ``next_try``)."""
+    """One spooled mail: its ``name`` (file stem), its ``meta`` (``game``,
+    ``player``, ``kind``, ``events``, ``attempts``, ``next_try``) and its ``path``;
+    ``message`` parses the mail on first use (most callers need only ``meta``).
+    Raises FileNotFoundError from ``message`` if the entry was sent meanwhile."""
 
     name: str
-    message: EmailMessage
     meta: dict[str, Any]
+    path: Path
+
+    @functools.cached_property
+    def message(self) -> EmailMessage:
+        with open(self.path, "rb") as fh:
+            return BytesParser(policy=policy.default).parse(fh)
 
 
 @dataclass
@@ -137,12 +145,7 @@ class Spool:
                 meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
             except (OSError, ValueError):
                 meta = {}
-            try:
-                with open(eml, "rb") as fh:
-                    msg = BytesParser(policy=policy.default).parse(fh)
-            except FileNotFoundError:
-                continue  # sent and removed meanwhile
-            out.append(SpoolEntry(eml.stem, msg, meta))
+            out.append(SpoolEntry(eml.stem, meta, eml))
         replaced = {n for e in out for n in e.meta.get("replaces") or []}
         if replaced:
             for e in out:
@@ -187,6 +190,14 @@ class Spool:
         result = SendResult()
         due = [e for e in self.entries()
                if not e.meta.get("next_try") or datetime.fromisoformat(e.meta["next_try"]) <= now]
+        loaded = []
+        for e in due:
+            try:
+                e.message  # parse now: a vanished entry is skipped
+            except FileNotFoundError:
+                continue
+            loaded.append(e)
+        due = loaded
         if not due:
             return result
         for entry in due:

@@ -265,6 +265,11 @@ class Dovecot:
             self.port = free_port()
             self.ssl_port = free_port() if self.tls is not None else None
             self._write_config()
+        else:
+            stale = self._read_pid()
+            if stale is not None and _alive(stale):  # a master we lost track of
+                self._pid = stale
+                self.stop()
         with open(self.directory / "start.out", "ab") as out:
             # Dovecot's daemon keeps the stdout it was given; never a pipe.
             proc = subprocess.run([binary, "-c", str(self.config_path)],
@@ -275,10 +280,6 @@ class Dovecot:
             raise RuntimeError(f"dovecot -c {self.config_path} exited {proc.returncode}:\n"
                                f"{output[-3000:]}\n{self.log_text()[-3000:]}")
         self._binary = binary
-        try:
-            self._pid = int((self.directory / "run" / "master.pid").read_text())
-        except (OSError, ValueError):
-            self._pid = None
         atexit.unregister(self._stop_at_exit)  # once, however often restarted
         atexit.register(self._stop_at_exit)
         try:
@@ -286,8 +287,18 @@ class Dovecot:
             if self.ssl_port is not None:
                 wait_for_port(self.ssl_port, timeout)
         except TimeoutError as exc:
+            self._pid = self._read_pid()
             self.stop()
             raise RuntimeError(f"Dovecot did not come up: {exc}\n{self.log_text()[-3000:]}") from exc
+        # the daemon writes master.pid itself, possibly after `dovecot` returned:
+        # read it once the server answers
+        self._pid = self._read_pid()
+
+    def _read_pid(self) -> int | None:
+        try:
+            return int((self.directory / "run" / "master.pid").read_text())
+        except (OSError, ValueError):
+            return None
 
     @property
     def running(self) -> bool:
@@ -296,6 +307,8 @@ class Dovecot:
     def stop(self, timeout: float = 20) -> None:
         """Stop the server (``dovecot -c CONFIG stop``) and wait for its master
         process to exit. Mail and configuration are kept for :meth:`start`."""
+        if self._pid is None and self._dir is not None:
+            self._pid = self._read_pid()  # started, but the pid was not read yet
         if self._pid is None:
             return
         pid, self._pid = self._pid, None
