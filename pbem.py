@@ -149,9 +149,12 @@ def show(ctx, game):
     except (StoreError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     v = g.public_view()
-    click.echo(f"Game {game}: phase {v['phase']}, turn {v['turn']}, dividends {v['dividends_paid']}/{v['final_dividend']}")
+    turn = f", turn {v['turn'] + 1}, {v['to_move']} to move" if v["phase"] == "play" else ""
+    click.echo(f"Game {game}: phase {v['phase']}{turn}, dividends {v['dividends_paid']}/{v['final_dividend']}")
     for p in v["players"]:
-        click.echo(f"  {p['name']:<14} money {p['money']!s:>4}  invested {p['invested']}")
+        invested = ", ".join(f"{n} {c}" for c, n in p["invested"].items()) or "nothing"
+        money = "hidden" if p["money"] is None else p["money"]
+        click.echo(f"  {p['name']:<14} money {money!s:>6}  invested: {invested}")
     if v["standings"]:
         click.echo("Standings: " + g.standings_text())
     for line in v["log"][-10:]:
@@ -202,7 +205,7 @@ def demo(directory, seed):
     for place, name, money in g.standings():
         click.echo(f"  {place}. {name:<10} {money}")
     click.echo(f"Game file:             {result['game_file']}")
-    click.echo(f"Order mails (inbox):   {result['inbox']}  (handled ones in its processed/ folder)")
+    click.echo(f"Order mails (inbox):   {result['inbox']}  (handled ones move to its .processed/ folder)")
     click.echo(f"Moderator's mails:     {result['outbox']}")
 
 

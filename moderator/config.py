@@ -130,7 +130,7 @@ class Config:
     operator: str | None = None
     outage_after: float = 86400
     max_size: int = 256 * 1024
-    max_replies_per_sender: int = 5
+    max_replies_per_sender: int = 10
 
     @property
     def moderator(self) -> Address:
@@ -288,7 +288,7 @@ def _build(data: Any, path: Path) -> Config:
         raise top.error("operator", f"not an e-mail address: {operator!r}")
     outage_after = top.number("outage_after", 86400)
     max_size = int(top.number("max_size", 256 * 1024))
-    max_replies = int(top.number("max_replies_per_sender", 5))
+    max_replies = int(top.number("max_replies_per_sender", 10))
 
     imap = None
     if top.data.get("imap") is not None:

@@ -313,6 +313,9 @@ class Moderator:
         self.store.path(game_id)  # validates the id
         if self.store.exists(game_id):
             raise ValueError(f"game {game_id!r} already exists ({self.store.path(game_id)})")
+        clash = [g for g in self.store.ids() if g.lower() == game_id.lower()]
+        if clash:  # players type ids in any case; some file systems ignore case too
+            raise ValueError(f"game {clash[0]!r} already exists; choose an id that differs in more than case")
         if not 2 <= len(players) <= 6:
             raise ValueError(f"Union Pacific is for 2-6 players, not {len(players)}")
         names = [n for n, _ in players]
@@ -424,6 +427,11 @@ class Moderator:
             log.warning("no successful cycle since %s (%.1f hours)", last, hours)
 
     def _poll(self, report: CycleReport) -> None:
+        if not self.store.dir.is_dir():
+            # a wrong games_dir would set every order aside as "for no game"
+            report.errors.append(f"the games directory {self.store.dir} does not exist "
+                                 "(check games_dir in the configuration); no mail was read")
+            return
         try:
             inbox = self._inbox or self.config.open_inbox()
         except TransportError as exc:
@@ -715,6 +723,9 @@ class Moderator:
         if record.game.phase == "over":
             return ["nothing: the game is over"]
         if name not in record.game.waiting_for():
+            if record.game.phase == "initial":
+                waiting = ", ".join(record.game.waiting_for())
+                return [f"nothing: you have made your initial investment; waiting for {waiting}"]
             return [f"nothing until your turn (it is {record.game.to_move}'s turn)"]
         out = list(s["starts"])
         if s["builds"]:

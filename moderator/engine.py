@@ -1296,8 +1296,12 @@ class Game:
             "paid": paid,
             "totals": dict(sorted(totals.items())),
         })
-        parts = ", ".join(f"{p} +{totals.get(p, 0)}" for p in holdings)
-        self.log.append(f"Dividend {number} paid: {parts} (millions).")
+        if self.options.get("hidden_money") and self.phase != "over" and number < self.final_dividend:
+            # option hidden_money: the public log must not let anyone add up the others' money
+            self.log.append(f"Dividend {number} paid (amounts hidden: option hidden_money).")
+        else:
+            parts = ", ".join(f"{p} +{totals.get(p, 0)}" for p in holdings)
+            self.log.append(f"Dividend {number} paid: {parts} (millions).")
 
     def standings(self) -> list[tuple[int, str, int]]:
         """``(place, player, money)`` sorted richest first; equal money shares a place

@@ -63,6 +63,9 @@ from .actions import Action, Build, Invest, Pass, Start, Take
 from .board import Board, section_id
 from .components import COMPANIES, JOKER, TRACK_TYPES, UP, company_abbr
 
+MAX_LINE = 400
+"""Order lines longer than this many characters are refused unread."""
+
 COMMANDS = ("help", "status", "history", "rules")
 """Mail commands that are not moves (answered by the moderator loop)."""
 
@@ -185,7 +188,7 @@ _TRANSLATE = str.maketrans({
 
 _NON_ALNUM_RE = re.compile(r"[^a-z0-9]+")
 _EDGE_QUOTE_RE = re.compile(r"(?<![\w])'|'(?![\w])")
-_ARROW_RE = re.compile(r"-+>|=+>")
+_ARROW_RE = re.compile(r"(?<!-)-+>|(?<!=)=+>")  # lookbehinds keep long runs linear
 _SPACES_RE = re.compile(r"\s+")
 _FACE_RE = re.compile(r"\bface[\s-]*(up|down)\b", re.IGNORECASE)
 _BRACKETS_RE = re.compile(r"[()\[\]{}<>:=*_~]")
@@ -950,16 +953,41 @@ def _is_chatter(tokens: list[str]) -> bool:
     return not any(_low(t) in _VERBS for t in tokens[1:])
 
 
+_ORDER_WORDS = {"stack", "up", "display", "top", "pile", "joker", "wild", "none", "as"}
+
+
+def _is_prose(tokens: list[str], board: Board) -> bool:
+    """A line of plain words that cannot be meant as an order ("Sorry for the
+    delay!", "Grüße, Cy", a bare signature): no verb, no company, track card, city,
+    number or order word.  A line with any of those is read (and refused if wrong),
+    so a mistyped order is never skipped silently."""
+    if command(" ".join(tokens)):
+        return False  # a command inside an order line is pointed out
+    for tok in tokens:
+        low = _low(tok)
+        if (low in _VERBS or low in _ORDER_WORDS or card_word(tok) or _abbr(tok)
+                or any(ch.isdigit() for ch in tok) or board.find_city(tok)):
+            return False
+    return True
+
+
 def parse_turn(lines: list[str], board: Board) -> Action:
     """Read the order lines of one mail into one action.
 
     ``lines`` are order lines; mail commands (``help``, ``status`` ...; see
     ``command``), ``game:``/``secret:`` lines, greetings and sign-offs ("Hi all",
-    "Thanks, Bob") are skipped.  Raises OrderError naming the line and what would be
+    "Thanks, Bob") and lines of plain words (``_is_prose``) are skipped.  Raises OrderError naming the line and what would be
     understood when a line cannot be read or the lines do not make one turn (e.g. a
     build together with an invest)."""
     parts = _Parts()
     signed_off = False
+    for raw in lines:
+        if len(str(raw)) > MAX_LINE:
+            raise OrderError(
+                f"this line is too long ({len(str(raw))} characters); write one order per "
+                "line, e.g. 'build KCC DEN-KCY black'",
+                str(raw)[:60] + "...",
+            )
     for raw in lines:
         for line in str(raw).splitlines() or [""]:
             if command(line) or _KEY_LINE_RE.match(line):
@@ -970,6 +998,8 @@ def parse_turn(lines: list[str], board: Board) -> Action:
                         signed_off = signed_off or _low(sub[0]) in _SIGN_OFFS
                         continue
                     if signed_off and _low(sub[0]) not in _VERBS:
+                        continue
+                    if _is_prose(sub, board):
                         continue
                     _parse_part(sub, board, parts, raw)
     return _combine(parts, lines)

@@ -107,9 +107,13 @@ def status_context(record: Any, player: str, events: list[str]) -> dict[str, Any
     game: Game = record.game
     view = game.view(player)
     me = record.player_by_name(player)
+    hand = list(view["you"]["shares"])
+    if view["you"]["initial_choice"] in hand:
+        hand.remove(view["you"]["initial_choice"])  # set aside, revealed with the others
     return {
         "game_id": record.id,
         "view": view,
+        "hand_after_choice": hand,
         "you": view["you"],
         "events": list(events),
         "legal": legal_summary(game, player),

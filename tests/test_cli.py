@@ -120,7 +120,21 @@ def test_board_check(cli, tmp_path):
     assert "WW" in r.output and "1-3" in r.output
 
 
+def test_run_without_games_dir_fails_clearly(cli, tmp_path):
+    r = cli("run")
+    assert r.exit_code == 1
+    assert f"the games directory {tmp_path / 'games'} does not exist" in r.output
+
+
 def test_run_on_empty_inbox(cli):
+    assert cli("new", "ridge", *THREE, "--seed", "3").exit_code == 0
     r = cli("run")
     assert r.exit_code == 0
     assert "0 mail(s)" in r.output
+
+
+def test_game_ids_differing_only_in_case_refused(cli):
+    assert cli("new", "ridge", *THREE, "--seed", "3").exit_code == 0
+    r = cli("new", "Ridge", *THREE, "--seed", "3")
+    assert r.exit_code != 0
+    assert "game 'ridge' already exists; choose an id that differs in more than case" in r.output

@@ -178,14 +178,14 @@ def test_bad_syntax_refused_with_reason_and_legal(h):
     start_all(h)
     rec = h.load()
     mover = rec.game.to_move
-    report, replies, msg = refused(h, mover, "take stack\nfly to the moon", None)
+    report, replies, msg = refused(h, mover, "take stack\nfly KCC to the moon", None)
     assert report.refused == 1 and report.applied == 0
     assert len(replies) == 1
     r = replies[0]
     assert str(r["To"]).lower() == dict(PLAYERS)[mover].lower()
     assert str(r["In-Reply-To"]) == msg["Message-ID"]
     body = text_of(r)
-    assert "  > not applied  take stack\n  > FAILED  fly to the moon\n" in body
+    assert "  > not applied  take stack\n  > FAILED  fly KCC to the moon\n" in body
     assert "Order not understood: I do not know the order 'fly'" in body
     assert "What is legal now:" in body and "\n  build " in body
     assert "Nothing was changed" in body

@@ -250,3 +250,15 @@ def test_help_one_line_orders_parse(board):
     assert parse_turn(["invest KCC UP"], board) == Invest(("KCC", "UP"))
     assert parse_turn(["pass; discard white"], board) == Pass("white")
     assert parse_turn(["game: ridge", "secret: k3x9p2qa", "secret new", "pass"], board) == Pass()
+
+
+def test_overlong_line_refused_unread():
+    """A 240,000-character line (e.g. a pasted separator) is refused at once,
+    not parsed: one mail must not stall the cycle."""
+    board = Board.default()
+    with pytest.raises(OrderError) as err:
+        parse_turn(["-" * 240000], board)
+    assert err.value.reason == (
+        "this line is too long (240000 characters); write one order per line, "
+        "e.g. 'build KCC DEN-KCY black'"
+    )

@@ -1111,3 +1111,21 @@ def test_random_action_is_legal_and_reproducible():
     assert a in g.legal_actions("Ann")
     assert g.action_count("Ann") == len(g.legal_actions("Ann"))
     assert g.random_action("Bob", random.Random(5)) is None and g.action_count("Bob") == 0
+
+
+def test_hidden_money_hides_dividend_amounts_until_the_last():
+    """Option hidden_money: the public log announces dividends without amounts (else
+    anyone could add up the others' money); the final one, at the end, shows them."""
+    import random as _random
+
+    from moderator.board import Board as _Board
+
+    game = Game.new(_Board.default(), ["A", "B", "C"], 11, options={"hidden_money": True})
+    rng = _random.Random(11)
+    while game.phase != "over":
+        p = game.waiting_for()[0]
+        game.push(p, game.random_action(p, rng))
+    lines = [l for l in game.log if l.startswith("Dividend ") and " paid" in l]
+    assert lines[:3] == [f"Dividend {n} paid (amounts hidden: option hidden_money)." for n in (1, 2, 3)]
+    assert lines[3].startswith("Dividend 4 paid: A +")
+    assert game.public_view()["players"][0]["money"] == game.money["A"]  # shown at the end
