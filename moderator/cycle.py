@@ -668,8 +668,11 @@ class Moderator:
         answered = False
         cmd_key = mid + "#commands"  # not ``mid``: the mail's order may still be pending
         commands_done = bool(commands) and self._answered(cmd_key)
+        has_order = bool(orders) and self._has_order(orders, record)
         for cmd in dict.fromkeys(commands):  # each command answered once
             answered = True
+            if cmd == "status" and has_order:
+                continue  # the status mail after the order (or the refusal) answers it
             if not commands_done:
                 self._answering = cmd_key
                 self._command(cmd, om, record, player, tag_ctx["tag"])
@@ -679,7 +682,7 @@ class Moderator:
                 report.duplicates += 1
             else:
                 report.commands += 1
-        if not orders or (answered and not self._has_order(orders, record)):
+        if not has_order and (not orders or answered):
             if not answered:
                 report.refused += 1
                 self._reply(om, gid, "no orders found",

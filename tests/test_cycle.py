@@ -378,3 +378,17 @@ def test_bounce_report_shown_to_that_player_in_next_status(tmp_path):
     assert h.run().applied == 1
     mails = {str(m["To"]): text_of(m) for m in h.sent()}
     assert note not in mails["anna.novakova@seznam.example.cz"]
+
+
+def test_status_with_an_order_sends_only_the_fresh_status(h):
+    """'status' beside an order is answered by the status mail after the order, not
+    by a stale one from before it."""
+    h.sent()
+    rec = h.load()
+    share = sorted(rec.game.share_hands["Ann"])[0]
+    h.order("Ann", f"status\nstart {share}")
+    report = h.run()
+    assert report.applied == 1
+    to_ann = [m for m in h.sent() if str(m["To"]) == "ann@example.org"]
+    assert len(to_ann) == 1
+    assert f"Your initial investment (hidden until all have chosen): {share}" in text_of(to_ann[0])
