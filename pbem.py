@@ -23,7 +23,7 @@ import click
 
 from moderator.board import check_board_file
 from moderator.config import ConfigError, load_config
-from moderator.cycle import OPTION_HELP, Moderator
+from moderator.cycle import OPTION_HELP, Moderator, rules_text
 from moderator.engine import OPTIONS, RULESETS
 from moderator.store import GameStore, StoreError
 from moderator.transport import TransportError
@@ -49,6 +49,15 @@ def main(ctx: click.Context, config_path: str | None, verbose: bool) -> None:
     )
     ctx.ensure_object(dict)
     ctx.obj["config"] = config_path
+
+
+def _load(ctx: click.Context, game: str, check: bool = True):
+    """The game record of GAME, or a clear error (exit status 1)."""
+    store = GameStore(_config(ctx).games_dir)
+    try:
+        return store.load(game, check=check)
+    except (StoreError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 def _parse_player(text: str) -> tuple[str, str]:
@@ -114,11 +123,7 @@ def run(ctx, loop, interval):
 @click.pass_context
 def replay(ctx, game):
     """Replay GAME's seed + history and compare with the recorded state."""
-    store = GameStore(_config(ctx).games_dir)
-    try:
-        record = store.load(game, check=True)
-    except (StoreError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
+    record = _load(ctx, game)
     click.echo(f"Game {game}: {len(record.history)} orders replayed; the state matches the file.")
 
 
@@ -127,15 +132,7 @@ def replay(ctx, game):
 @click.pass_context
 def rules(ctx, game):
     """Print the ruleset and options of GAME."""
-    from moderator.render import render
-
-    store = GameStore(_config(ctx).games_dir)
-    try:
-        g = store.load(game).game
-    except (StoreError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
-    click.echo(render("rules.txt", game_id=game, ruleset=g.ruleset, options=g.options,
-                      option_help=OPTION_HELP, players=g.players, final_dividend=g.final_dividend))
+    click.echo(rules_text(game, _load(ctx, game).game))
 
 
 @main.command()
@@ -143,11 +140,7 @@ def rules(ctx, game):
 @click.pass_context
 def show(ctx, game):
     """Print GAME's public position and log (no player's hand)."""
-    store = GameStore(_config(ctx).games_dir)
-    try:
-        g = store.load(game).game
-    except (StoreError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
+    g = _load(ctx, game).game
     v = g.public_view()
     turn = f", turn {v['turn'] + 1}, {v['to_move']} to move" if v["phase"] == "play" else ""
     click.echo(f"Game {game}: phase {v['phase']}{turn}, dividends {v['dividends_paid']}/{v['final_dividend']}")

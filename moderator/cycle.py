@@ -113,6 +113,13 @@ def fault(point: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def rules_text(game_id: str, game: Game) -> str:
+    """The rules-in-force text of a game (``templates/rules.txt``): ruleset, players,
+    options, PBEM decisions; mailed on ``rules`` and printed by ``pbem rules``."""
+    return render("rules.txt", game_id=game_id, ruleset=game.ruleset, options=game.options,
+                  option_help=OPTION_HELP, players=game.players, final_dividend=game.final_dividend)
+
+
 def mail_id(om: OrderMail, raw: bytes) -> str:
     """The identity of a mail: its Message-ID, else ``sha256:`` + hash of the bytes."""
     return om.message_id or "sha256:" + hashlib.sha256(raw).hexdigest()
@@ -769,9 +776,7 @@ class Moderator:
             self._send(self._message(gid, player.address, f"{tag} Union Pacific {gid}: history", text,
                                      in_reply_to=om.message_id, references=om.references))
         elif cmd == "rules":
-            g = record.game
-            text = render("rules.txt", game_id=gid, ruleset=g.ruleset, options=g.options,
-                          option_help=OPTION_HELP, players=g.players, final_dividend=g.final_dividend)
+            text = rules_text(gid, record.game)
             self._send(self._message(gid, player.address, f"{tag} Union Pacific {gid}: rules", text,
                                      in_reply_to=om.message_id, references=om.references))
         elif cmd == "secret new":

@@ -28,7 +28,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -40,45 +39,12 @@ from typing import Any
 
 import yaml
 
+from .store import atomic_write
 from .transport import Outbox, TransportError
 
 BACKOFF_START = 60.0
 """Seconds before the first retry of a temporarily refused mail; doubled per try."""
 BACKOFF_MAX = 6 * 3600.0
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temporary file in the same directory,
-    fsync, rename).  Raises OSError; the old file survives any failure."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    fsync_dir(path.parent)
-
-
-def fsync_dir(directory: Path) -> None:
-    """Make a rename in ``directory`` durable (best effort: not every file system
-    lets a directory be fsynced)."""
-    try:
-        dfd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)
 
 
 @dataclass

@@ -55,6 +55,40 @@ GAME_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 SECRET_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
 
 
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temporary file in the same directory,
+    fsync, rename).  Raises OSError; the old file survives any failure."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    fsync_dir(path.parent)
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (best effort: not every file system
+    lets a directory be fsynced)."""
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+
+
 class StoreError(Exception):
     """A game file that is missing, unreadable, or whose history does not give its
     recorded state."""
@@ -283,28 +317,7 @@ class GameStore:
         failure before the rename).  Raises OSError."""
         path = self.path(record.id)
         self.dir.mkdir(parents=True, exist_ok=True)
-        text = _dump(record.to_data())
-        fd, tmp = tempfile.mkstemp(prefix=f".{record.id}.", suffix=".tmp", dir=self.dir)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-        try:
-            dfd = os.open(self.dir, os.O_RDONLY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
-        except OSError:
-            pass
+        atomic_write(path, _dump(record.to_data()).encode("utf-8"))
         return path
 
     def records(self) -> Iterator[GameRecord]:
