@@ -25,6 +25,8 @@ sent).
 
 from __future__ import annotations
 
+import abc
+
 import asyncio
 import email.policy
 import email.utils
@@ -160,13 +162,14 @@ def _maildir_bytes(msg: EmailMessage) -> bytes:
 # --------------------------------------------------------------------------
 
 
-class Inbox:
+class Inbox(abc.ABC):
     """Where incoming mail waits; subclasses are the concrete stores.
 
     Use as a context manager (``with MaildirInbox(...) as inbox:``) or call
     :meth:`close` when done.
     """
 
+    @abc.abstractmethod
     def fetch(self) -> list[InboundMail]:
         """All mails currently in the inbox, oldest first.
 
@@ -176,23 +179,22 @@ class Inbox:
 
         Raises TransportError when the store cannot be read.
         """
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def mark_processed(self, key: str) -> None:
         """Move the mail with ``key`` into the "processed" folder.
 
         Raises KeyError when the inbox holds no mail with that key (any
         more), TransportError when the store cannot be changed.
         """
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def mark_ignored(self, key: str) -> None:
         """Move the mail with ``key`` into the "ignored" folder.
 
         Raises KeyError when the inbox holds no mail with that key (any
         more), TransportError when the store cannot be changed.
         """
-        raise NotImplementedError
 
     def close(self) -> None:
         """Release the store (log out, close files). Calling it twice is fine."""
@@ -204,19 +206,19 @@ class Inbox:
         self.close()
 
 
-class Outbox:
+class Outbox(abc.ABC):
     """Where outgoing mail goes; subclasses are the concrete transports.
 
     Use as a context manager or call :meth:`close` when done.
     """
 
+    @abc.abstractmethod
     def send(self, msg: EmailMessage) -> None:
         """Send one message; its envelope comes from :func:`envelope_of`.
 
         Raises ValueError when the message has no usable From/To/Cc
         addresses, TransportError when it could not be sent.
         """
-        raise NotImplementedError
 
     def send_many(self, msgs: Iterable[EmailMessage]) -> list[Exception | None]:
         """Send several messages, carrying on past individual failures.
