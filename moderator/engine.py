@@ -1223,7 +1223,9 @@ class Game:
         """Pay the announced dividends in order; the game ends with the final one
         (rules: Dividends, Game end)."""
         if announce and self.dividends_pending >= 2 and self.phase != "over":
-            self.log.append(f"Double dividend: {self.dividends_pending} dividends are paid one after the other.")
+            n = self.dividends_pending
+            what = "Double dividend" if n == 2 else f"{n} dividend cards in one draw"
+            self.log.append(f"{what}: {n} dividends are paid one after the other.")
         while self.dividends_pending and self.phase != "over":
             self.dividends_pending -= 1
             self.dividends_paid += 1

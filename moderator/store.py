@@ -28,6 +28,7 @@ a per-game file lock (``filelock``).
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import re
@@ -229,6 +230,9 @@ class GameStore:
 
     def __init__(self, directory: str | os.PathLike[str]):
         self.dir = Path(directory)
+        # parsed game files by path, valid while (inode, size, mtime) are unchanged:
+        # one cycle reads a file several times (routing, loading, status mails)
+        self._parsed: dict[Path, tuple[tuple[int, int, int], dict[str, Any]]] = {}
 
     def path(self, game_id: str) -> Path:
         """File of game ``game_id``; ValueError for an id that is not
@@ -262,15 +266,21 @@ class GameStore:
         """The raw mapping of a game file.  Raises StoreError."""
         path = self.path(game_id)
         try:
-            with open(path, encoding="utf-8") as fh:
-                data = yaml.load(fh, Loader=SafeLoader)
+            with open(path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+                cached = self._parsed.get(path)
+                if cached is not None and cached[0] == stamp:
+                    return copy.deepcopy(cached[1])
+                data = yaml.load(fh.read().decode("utf-8"), Loader=SafeLoader)
         except FileNotFoundError as exc:
             raise StoreError(f"no game {game_id!r} (no file {path})") from exc
         except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
             raise StoreError(f"game file {path} cannot be read: {exc}") from exc
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise StoreError(f"game file {path} is not a pbem game file (format {FORMAT})")
-        return data
+        self._parsed[path] = (stamp, data)
+        return copy.deepcopy(data)
 
     def load(self, game_id: str, check: bool = True) -> GameRecord:
         """Load a game: replay its history and, with ``check``, compare the replayed
