@@ -896,12 +896,14 @@ class Game:
             )
         return Pass(self._discard_choice(player, action.discard, "to pass", cards, action.redraw), action.redraw)
 
-    def _summary_legal(self, player: str, cards: list[str] | None = None) -> list[str]:
-        """A short list of legal order examples for replies (not every combination)."""
+    def _summary_legal(self, player: str, cards: list[str] | None = None,
+                       first: str | None = None) -> list[str]:
+        """A short list of legal order examples for replies (not every combination);
+        the builds of company ``first`` (the one the refused order named) come first."""
         out: list[str] = []
         held = set(self.track_hands[player] if cards is None else cards)
         builds = []
-        for company in COMPANIES:
+        for company in sorted(COMPANIES, key=lambda c: c != first):
             for sid, t in self.placements(company):
                 card = t if t in held else (JOKER if JOKER in held else None)
                 if card:
@@ -937,7 +939,7 @@ class Game:
                 reason = f"your only {card} track card is the one you redraw"
             else:
                 reason = f"you hold no {card} track card (you hold: {', '.join(sorted(hand)) or 'none'})"
-            raise IllegalAction(reason, self._summary_legal(player, hand))
+            raise IllegalAction(reason, self._summary_legal(player, hand, company))
         if card is not None and card != JOKER:
             if space is not None and space != card:
                 raise IllegalAction(
@@ -968,7 +970,7 @@ class Game:
                 else:
                     reason = "; ".join(dict.fromkeys(r for r in reasons.values() if r))
             raise IllegalAction(
-                f"you cannot build {company} on {sid}: {reason}", self._summary_legal(player, hand)
+                f"you cannot build {company} on {sid}: {reason}", self._summary_legal(player, hand, company)
             )
         if len(fitting) > 1:
             raise IllegalAction(

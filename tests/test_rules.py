@@ -1129,3 +1129,24 @@ def test_hidden_money_hides_dividend_amounts_until_the_last():
     assert lines[:3] == [f"Dividend {n} paid (amounts hidden: option hidden_money)." for n in (1, 2, 3)]
     assert lines[3].startswith("Dividend 4 paid: A +")
     assert game.public_view()["players"][0]["money"] == game.money["A"]  # shown at the end
+
+
+def test_refused_build_lists_the_named_company_first():
+    """A refused BUILD lists the legal builds of the company the order named first,
+    so the player sees the fix for what they meant."""
+    from moderator.board import Board as _Board
+    from moderator.engine import IllegalAction as _Illegal
+
+    game = Game.new(_Board.default(), ["A", "B", "C"], 3)
+    for p in game.waiting_for():
+        game.push(p, game.legal_actions(p)[0])
+    mover = game.to_move
+    held = set(game.track_hands[mover])
+    # the last company (in table order) that has a legal build with the cards held
+    company = [c for c in COMPANIES if any(t in held or "joker" in held for _, t in game.placements(c))][-1]
+    far = next(s for s in sorted(game.board.sections) if s not in {sid for sid, _ in game.placements(company)}
+               and company not in game.companies_on(s))
+    assert company != next(iter(COMPANIES))  # else table order alone would pass the test
+    with pytest.raises(_Illegal) as err:
+        game.resolve(mover, Build(company, far, None, None, Take("stack")))
+    assert err.value.legal[0].startswith(f"build one of: build {company} ")
