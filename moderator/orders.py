@@ -747,6 +747,11 @@ def _build_rest(tokens: list[str], board: Board, line: str) -> tuple[tuple[str, 
                 card, space = _parse_cards(tokens[:i] + tokens[n - j:], line)
                 return (sid, card, space), ""
     middle = tokens[lead:n - trail]
+    # "... joker as gold": the word after "as" is not a track type
+    for k in range(len(middle) - 1):
+        if _low(middle[k]) == "as" and not card_word(middle[k + 1]) and \
+                _section(middle[:k - 1] if k and _is_cardish(middle[k - 1]) else middle[:k], board, explain=False)[0]:
+            return None, f"{middle[k + 1]!r} is not a track type; a joker plays as one of {', '.join(TRACK_TYPES)}"
     _, reason = _section(middle, board)
     for bad, shorter in ((middle[-1:], middle[:-1]), (middle[:1], middle[1:])):
         if bad and shorter and _section(shorter, board, explain=False)[0]:
