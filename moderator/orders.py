@@ -669,21 +669,30 @@ def _parse_swap(rest: list[str], line: str) -> str | None:
     if [_low(t) for t in toks] in (["none"], ["nothing"], ["no"]):
         return None
     connectors = {"for", "with", "to", "into", "-", "against", "get", "take", "receive", "and"}
-    cut = next((i for i, t in enumerate(toks) if _low(t) in connectors), None)
-    left, right = (toks, []) if cut is None else (toks[:cut], toks[cut + 1:])
-    right = _drop(right, connectors)
-    if right:
-        got = _shares(right, line, example)
-        if got != [UP]:
-            raise OrderError("a swap always takes a UP share; " + example, line)
-    if not left:
-        raise OrderError("say which share to return; " + example, line)
-    shares = _shares(left, line, example)
-    if cut is None and len(shares) == 2 and shares[1] == UP:
-        shares = shares[:1]  # "swap MRR UP"
-    if len(shares) != 1:
-        raise OrderError("a swap returns exactly one share; " + example, line)
-    return shares[0]
+    # "swap El Paso and Rio Grande for UP": a connector may belong to a company name;
+    # try each reading, the whole words first
+    cuts = [None] + [i for i, t in enumerate(toks) if _low(t) in connectors]
+    errors: list[OrderError] = []
+    for cut in cuts:
+        left, right = (toks, []) if cut is None else (toks[:cut], _drop(toks[cut + 1:], connectors))
+        try:
+            if right and _shares(right, line, example) != [UP]:
+                raise OrderError("a swap always takes a UP share; " + example, line)
+            if not left:
+                raise OrderError("say which share to return; " + example, line)
+            shares = _shares(left, line, example)
+            if cut is None and len(shares) == 2 and shares[1] == UP:
+                shares = shares[:1]  # "swap MRR UP"
+            if len(shares) != 1:
+                raise OrderError("a swap returns exactly one share; " + example, line)
+            return shares[0]
+        except OrderError as exc:
+            errors.append(exc)
+    # the most telling reason: one about the swap itself, else the whole words' one
+    for exc in errors:
+        if exc.reason.startswith(("a swap always", "a swap returns")):
+            raise exc
+    raise errors[0]
 
 
 def _parse_cards(tokens: list[str], line: str) -> tuple[str | None, str | None]:
@@ -850,6 +859,8 @@ def _read_part(tokens: list[str], board: Board, line: str) -> list[tuple[str, ob
     """``[(order name, value)]`` read from the words of one part."""
     while tokens and _low(tokens[0]) in _PREAMBLE | _CONNECTORS:
         tokens = tokens[1:]
+    while tokens and (_low(tokens[-1]) in _POLITE or tokens[-1] in (",", ".", "!", ":)", ":-)")):
+        tokens = tokens[:-1]  # "start EPRG, thanks", "... plain please"
     if not tokens:
         return []
     if len(tokens) > _MAX_WORDS:
@@ -957,6 +968,10 @@ def _is_chatter(tokens: list[str]) -> bool:
         return False
     return not any(_low(t) in _VERBS for t in tokens[1:])
 
+
+_POLITE = {"please", "pls", "plz", "thanks", "thx", "ty", "thank", "you", "cheers", "merci",
+           "danke", "gracias", "bitte"}
+"""Words of politeness at the end of an order ("start EPRG, thanks"), dropped."""
 
 _ORDER_WORDS = {"stack", "up", "display", "top", "pile", "joker", "wild", "none", "as"}
 
