@@ -102,7 +102,7 @@ def new(ctx, game, players, seed, ruleset, board_path, **flags):
 
 @main.command()
 @click.option("--loop", is_flag=True, help="Repeat the cycle forever.")
-@click.option("--interval", type=float, default=300, show_default=True,
+@click.option("--interval", type=click.FloatRange(min=1), default=300, show_default=True,
               help="Seconds between cycles with --loop.")
 @click.pass_context
 def run(ctx, loop, interval):

@@ -555,14 +555,18 @@ class Moderator:
                 continue
             if data.get("state", {}).get("phase") == "over":
                 continue
-            if any(canonical_address(p["address"]) == om.sender for p in data.get("players", [])):
+            mine = [p for p in data.get("players", []) if canonical_address(p["address"]) == om.sender]
+            if mine:
                 hits.append(gid)
+                if om.secret and any(hmac.compare_digest(str(p["secret"]).encode(), om.secret.encode())
+                                     for p in mine):
+                    return gid  # the sender's secret names this game
         return hits[0] if len(hits) == 1 else None
 
     def _reply(self, om: OrderMail, game_id: str | None, title: str, message: str,
                to: str | None = None, **extra: Any) -> None:
         ctx = {"game_id": game_id, "title": title, "message": message, "quoted": [],
-               "legal": [], "unchanged": False, "position": ""}
+               "legal": [], "unchanged": False, "position": "", "game_over": False}
         ctx.update(extra)
         recipient = canonical_address(to or om.sender)
         self._replies[recipient] = self._replies.get(recipient, 0) + 1
@@ -662,7 +666,8 @@ class Moderator:
             self._reply(om, gid, "secret missing or wrong",
                         "Your mail did not carry your secret for this game, or carried a wrong one. "
                         "Reply to a mail of the moderator (the subject keeps your secret) or add "
-                        "the line 'secret: ...' with the secret from your welcome mail.",
+                        "the line 'secret: ...' with your current secret (from your welcome mail, or the "
+                        "mail that answered 'secret new').",
                         to=player.address, unchanged=True)
             return "processed"
         if record.has_message(mid):
@@ -754,7 +759,8 @@ class Moderator:
         marked = [("FAILED  " if line == failed else "not applied  ") + line for line in orders] \
             if failed in orders else orders
         self._reply(om, record.id, "order refused", message, to=player.address, quoted=marked,
-                    legal=legal, unchanged=True, position=position, tag=tag)
+                    legal=legal, unchanged=True, position=position, tag=tag,
+                    game_over=record.game.phase == "over")
 
     def _command(self, cmd: str, om: OrderMail, record: GameRecord, player: Player, tag: str) -> None:
         gid = record.id

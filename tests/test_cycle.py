@@ -392,3 +392,16 @@ def test_status_with_an_order_sends_only_the_fresh_status(h):
     to_ann = [m for m in h.sent() if str(m["To"]) == "ann@example.org"]
     assert len(to_ann) == 1
     assert f"Your initial investment (hidden until all have chosen): {share}" in text_of(to_ann[0])
+
+
+def test_secret_alone_routes_a_player_of_two_games(h):
+    """A player in two games who writes only 'secret: ...' (no subject tag) reaches
+    the game that secret belongs to."""
+    h.mod.create_game("other", [("Ann", "ann@example.org"), ("Zed", "zed@example.org")], seed=9)
+    h.sent()
+    rec = h.load()
+    share = sorted(rec.game.share_hands["Ann"])[0]
+    h.mail("ann@example.org", f"secret: {rec.player_by_name('Ann').secret}\nstart {share}",
+           subject="my move")
+    assert h.run().applied == 1
+    assert h.load().game.initial_choice == {"Ann": share}
