@@ -113,7 +113,9 @@ def check_games_dir(config: Config) -> Check:
     if not d.exists():
         parent = next((p for p in d.parents if p.exists()), None)
         if parent is not None and os.access(parent, os.W_OK):
-            return Check(NOTE, "games directory", f"{d} does not exist yet (created with the first game)")
+            return Check(NOTE, "games directory", f"{d} does not exist yet: it is created by the first `pbem new`; "
+                         "until then `pbem run` refuses to read mail (a wrong games_dir must not "
+                         "set orders aside)")
         return Check(FAIL, "games directory", f"{d} does not exist and cannot be created")
     if not d.is_dir():
         return Check(FAIL, "games directory", f"{d} is not a directory")
