@@ -454,6 +454,7 @@ class Moderator:
                 return
             fault("after-fetch")
             report.fetched = len(mails)
+            self._remember_uidvalidity(inbox)
             # keys of mails no longer in the inbox (moved by hand, UIDVALIDITY changed)
             keys = {m.key for m in mails}
             self.state.pending_moves = [k for k in self.state.pending_moves if k in keys]
@@ -490,6 +491,7 @@ class Moderator:
                         inbox.mark_ignored(mail.key)
                     else:
                         inbox.mark_processed(mail.key)
+                    self._handled(mail.key)
                     if mail.key in self.state.pending_moves:
                         self.state.pending_moves.remove(mail.key)
                 except (TransportError, KeyError) as exc:
@@ -501,6 +503,28 @@ class Moderator:
         finally:
             if self._inbox is None:
                 inbox.close()
+
+    def _remember_uidvalidity(self, inbox: Inbox) -> None:
+        """Remember the IMAP mailbox's UIDVALIDITY; log when it changed (the mails
+        then come back with new UIDs and are matched by Message-ID, so nothing is
+        applied or answered twice)."""
+        validity = getattr(inbox, "uidvalidity", None)
+        if validity is None:
+            return
+        name = str(getattr(inbox, "mailbox", ""))
+        old = self.state.inbox
+        if old.get("mailbox") == name and old.get("uidvalidity") not in (None, validity):
+            log.warning("UIDVALIDITY of %s changed from %s to %s: mails are matched by Message-ID",
+                        name, old["uidvalidity"], validity)
+            old = {}
+        if old.get("mailbox") != name or old.get("uidvalidity") != validity:
+            self.state.inbox = {"mailbox": name, "uidvalidity": validity, "last_uid": 0}
+
+    def _handled(self, key: str) -> None:
+        """Record the highest IMAP UID handled (keys ``UIDVALIDITY:UID``)."""
+        v, _, u = key.partition(":")
+        if u.isdigit() and v.isdigit() and self.state.inbox.get("uidvalidity") == int(v):
+            self.state.inbox["last_uid"] = max(int(self.state.inbox.get("last_uid", 0)), int(u))
 
     def _notify_all(self, report: CycleReport) -> None:
         """Spool status mails for every game with events not yet mailed (this

@@ -212,7 +212,10 @@ class ModeratorState:
     handled but not yet moved out of the inbox), ``bounces`` ({address: reason}),
     ``alerts`` ({problem: ISO time the operator was last mailed about it}),
     ``smtp_failing_since`` (ISO time of the first of the latest run of sending
-    attempts in which the server accepted nothing; None once it accepts again)."""
+    attempts in which the server accepted nothing; None once it accepts again),
+    ``inbox`` (for an IMAP inbox: ``{mailbox, uidvalidity, last_uid}``, the highest
+    UID handled; a changed UIDVALIDITY is logged, and the mails are matched by
+    Message-ID, or a hash of the bytes, against the game histories)."""
 
     path: Path
     last_success: str | None = None
@@ -221,6 +224,7 @@ class ModeratorState:
     bounces: dict[str, str] = field(default_factory=dict)
     alerts: dict[str, str] = field(default_factory=dict)
     smtp_failing_since: str | None = None
+    inbox: dict[str, Any] = field(default_factory=dict)
 
     KEEP = 5000
 
@@ -239,6 +243,7 @@ class ModeratorState:
             bounces=dict(data.get("bounces") or {}),
             alerts=dict(data.get("alerts") or {}),
             smtp_failing_since=data.get("smtp_failing_since"),
+            inbox=dict(data.get("inbox") or {}),
         )
 
     def save(self) -> None:
@@ -246,6 +251,7 @@ class ModeratorState:
         self.answered = self.answered[-self.KEEP:]
         data = {"last_success": self.last_success, "answered": self.answered,
                 "pending_moves": self.pending_moves, "bounces": self.bounces,
-                "alerts": self.alerts, "smtp_failing_since": self.smtp_failing_since}
+                "alerts": self.alerts, "smtp_failing_since": self.smtp_failing_since,
+                "inbox": self.inbox}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(self.path, yaml.safe_dump(data, sort_keys=False).encode())

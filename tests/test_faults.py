@@ -566,9 +566,14 @@ def test_uidvalidity_change_applies_nothing_twice_and_answers_nothing_twice(dove
     sent = len(sink.messages)
     history = table.data()["history"]
 
+    state = yaml.safe_load((table.config.spool_dir / "moderator.yaml").read_text())
+    assert state["inbox"] == {"mailbox": "INBOX", "uidvalidity": validity, "last_uid": 5}
     renumber_inbox(table, [m.raw for m in table.folder("Processed")])
-    assert dovecot.uidvalidity(username=table.user) != validity
+    new_validity = dovecot.uidvalidity(username=table.user)
+    assert new_validity != validity
     report = mod.run_cycle()
+    state = yaml.safe_load((table.config.spool_dir / "moderator.yaml").read_text())
+    assert state["inbox"]["uidvalidity"] == new_validity
     assert report.ok, report.errors
     assert (report.fetched, report.applied, report.refused, report.duplicates) == (5, 0, 0, 5)
     assert len(sink.messages) == sent  # no reply, no status mail again
