@@ -694,58 +694,76 @@ class Moderator:
                         "mail that answered 'secret new').",
                         to=player.address, unchanged=True)
             return "processed"
+        commands = list(dict.fromkeys(c for c in (command(l) for l in om.lines) if c))
+        orders = [l for l in om.lines if command(l) is None]
+        tag = status_context(record, player.name, [])["tag"]
         if record.has_message(mid):
+            # applied in an earlier, interrupted cycle: only unanswered commands remain
             report.duplicates += 1
             log.info("game %s: mail %s already applied", gid, om.message_id)
+            self._answer_commands(commands, om, mid, record, player, tag, report, skip_status=True,
+                                  count_duplicate=False)
             return "processed"
-        commands = [c for c in (command(l) for l in om.lines) if c]
-        orders = [l for l in om.lines if command(l) is None]
-        tag_ctx = status_context(record, player.name, [])
-        answered = False
-        cmd_key = mid + "#commands"  # not ``mid``: the mail's order may still be pending
-        commands_done = bool(commands) and self._answered(cmd_key)
         has_order = bool(orders) and self._has_order(orders, record)
-        for cmd in dict.fromkeys(commands):  # each command answered once
-            answered = True
-            if cmd == "status" and has_order:
-                continue  # the status mail after the order (or the refusal) answers it
-            if not commands_done:
-                self._answering = cmd_key
-                self._command(cmd, om, record, player, tag_ctx["tag"])
-        self._answering = mid
-        if commands:
-            if commands_done:
-                report.duplicates += 1
-            else:
-                report.commands += 1
-        if not has_order and (not orders or answered):
-            if not answered:
-                report.refused += 1
-                self._reply(om, gid, "no orders found",
-                            "The moderator found no orders in your mail (quoted text is ignored: "
-                            "write your orders on top of the reply, one per line).",
-                            legal=self._legal_lines(record, player.name), unchanged=True, tag=tag_ctx["tag"])
-            return "processed"
+        if has_order or (orders and not commands):
+            # the order first, so that commands beside it answer the new position
+            self._apply_orders(om, mid, record, player, orders, tag, report)
+            self._answer_commands(commands, om, mid, record, player, tag, report, skip_status=True)
+        elif commands:
+            self._answer_commands(commands, om, mid, record, player, tag, report, skip_status=False)
+        else:
+            report.refused += 1
+            self._reply(om, gid, "no orders found",
+                        "The moderator found no orders in your mail (quoted text is ignored: "
+                        "write your orders on top of the reply, one per line).",
+                        legal=self._legal_lines(record, player.name), unchanged=True, tag=tag)
+        return "processed"
+
+    def _answer_commands(self, commands: list[str], om: OrderMail, mid: str, record: GameRecord,
+                         player: Player, tag: str, report: CycleReport, skip_status: bool,
+                         count_duplicate: bool = True) -> None:
+        """Answer the mail's commands once (keyed ``MID#commands``, apart from the
+        order's own key).  ``skip_status``: a status mail follows the order anyway."""
+        if not commands:
+            return
+        cmd_key = mid + "#commands"
+        if self._answered(cmd_key):
+            report.duplicates += count_duplicate
+            return
+        self._answering = cmd_key
+        try:
+            for cmd in commands:
+                if cmd == "status" and skip_status:
+                    continue
+                self._command(cmd, om, record, player, tag)
+        finally:
+            self._answering = mid
+        report.commands += 1
+
+    def _apply_orders(self, om: OrderMail, mid: str, record: GameRecord, player: Player,
+                      orders: list[str], tag: str, report: CycleReport) -> None:
+        """Parse the order lines into one action and apply it, saving the game file;
+        or refuse it with a reply, the game file untouched."""
         received = self.clock().isoformat(timespec="seconds")
+        self._answering = mid
         try:
             action = parse_turn(orders, record.game.board)
             record.apply(player.name, action, mid, received)  # atomic: refused = unchanged
         except OrderError as exc:
             report.refused += 1
             self._refuse(om, record, player, orders, f"Order not understood: {exc.reason}",
-                         self._legal_lines(record, player.name), tag_ctx["tag"], failed=exc.line)
-            return "processed"
+                         self._legal_lines(record, player.name), tag, failed=exc.line)
+            return
         except IllegalAction as exc:
             report.refused += 1
             self._refuse(om, record, player, orders, f"Order not legal: {exc.reason}",
-                         exc.legal or self._legal_lines(record, player.name), tag_ctx["tag"])
-            return "processed"
+                         exc.legal or self._legal_lines(record, player.name), tag)
+            return
         fault("after-apply")
         self.store.save(record)
         fault("after-save")
         report.applied += 1
-        log.info("game %s: %s: %s", gid, player.name, record.history[-1]["order"])
-        return "processed"
+        log.info("game %s: %s: %s", record.id, player.name, record.history[-1]["order"])
 
     @staticmethod
     def _has_order(lines: list[str], record: GameRecord) -> bool:

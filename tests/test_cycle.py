@@ -405,3 +405,16 @@ def test_secret_alone_routes_a_player_of_two_games(h):
            subject="my move")
     assert h.run().applied == 1
     assert h.load().game.initial_choice == {"Ann": share}
+
+
+def test_history_beside_an_order_answers_the_new_position(h):
+    """Commands in the same mail as an order are answered after the order: the
+    history mail already lists it."""
+    h.sent()
+    rec = h.load()
+    share = sorted(rec.game.share_hands["Ann"])[0]
+    h.order("Ann", f"start {share}\nhistory")
+    assert h.run().applied == 1
+    hist = [m for m in h.sent() if str(m["Subject"]).endswith(": history")]
+    assert len(hist) == 1
+    assert f"  1. Ann: start {share}" in text_of(hist[0])
