@@ -572,19 +572,13 @@ class Moderator:
             if m and self.store.exists(m.group(1)):
                 return m.group(1)
         hits = []
-        for gid in self.store.ids():
-            try:
-                data = self.store.read_data(gid)
-            except StoreError:
-                continue
+        for gid, data, mine in self._games_of(om.sender):
             if data.get("state", {}).get("phase") == "over":
                 continue
-            mine = [p for p in data.get("players", []) if canonical_address(p["address"]) == om.sender]
-            if mine:
-                hits.append(gid)
-                if om.secret and any(hmac.compare_digest(str(p["secret"]).encode(), om.secret.encode())
-                                     for p in mine):
-                    return gid  # the sender's secret names this game
+            hits.append(gid)
+            if om.secret and any(hmac.compare_digest(str(p["secret"]).encode(), om.secret.encode())
+                                 for p in mine):
+                return gid  # the sender's secret names this game
         return hits[0] if len(hits) == 1 else None
 
     def _reply(self, om: OrderMail, game_id: str | None, title: str, message: str,
@@ -659,17 +653,24 @@ class Moderator:
             record = self.store.load(game_id)
             return self._handle_in_game(om, mid, record, report)
 
+    def _games_of(self, sender: str) -> list[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
+        """The games in which ``sender`` plays: ``(game id, game file data, their
+        player entries)``; unreadable game files are passed over."""
+        out = []
+        for gid in self.store.ids():
+            try:
+                data = self.store.read_data(gid)
+            except StoreError:
+                continue
+            mine = [p for p in data.get("players") or [] if canonical_address(p["address"]) == sender]
+            if mine:
+                out.append((gid, data, mine))
+        return out
+
     def _known_sender(self, sender: str) -> bool:
         """Whether ``sender`` is a registered player of any game (only they get
         answers to mails that name no valid game: no backscatter to strangers)."""
-        return any(canonical_address(p["address"]) == sender
-                   for gid in self.store.ids() for p in self._players_of(gid))
-
-    def _players_of(self, gid: str) -> list[dict]:
-        try:
-            return self.store.read_data(gid).get("players") or []
-        except StoreError:
-            return []
+        return bool(self._games_of(sender))
 
     def _handle_in_game(self, om: OrderMail, mid: str, record: GameRecord, report: CycleReport) -> str:
         gid = record.id

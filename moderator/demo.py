@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import mailbox
 import random
-import re
 from dataclasses import dataclass, field
 from email import policy
 from email.message import EmailMessage
@@ -168,6 +167,7 @@ class MaildirReader:
     """Reads new mails from a Maildir (the demo's outbox), each once."""
 
     def __init__(self, path: Path):
+        self.path = Path(path)
         self.box = mailbox.Maildir(str(path), create=True)
         self.seen: set[str] = set()
 
@@ -175,8 +175,8 @@ class MaildirReader:
         new = []
         keys = [k for k in self.box.keys() if k not in self.seen]
         # delivery order: file time, then key (the key starts with the time)
-        keys.sort(key=lambda k: (Path(self.box._path, "new", k).stat().st_mtime_ns
-                                 if Path(self.box._path, "new", k).exists() else 0, k))
+        keys.sort(key=lambda k: ((self.path / "new" / k).stat().st_mtime_ns
+                                 if (self.path / "new" / k).exists() else 0, k))
         for key in keys:
             self.seen.add(key)
             with self.box.get_file(key) as fh:

@@ -956,12 +956,6 @@ def _unknown(tokens: list[str], board: Board) -> str:
 
 # ============================================================== turns
 
-def split_orders(lines: list[str]) -> list[str]:
-    """Order parts of the lines: split on ``;`` (and before a verb in the middle of a
-    line), cleaned, empty parts dropped."""
-    return [" ".join(t) for line in lines for piece in _pieces(line) for t in _split_verbs(_tokens(piece))]
-
-
 def _is_chatter(tokens: list[str]) -> bool:
     """A greeting or sign-off ("Hi all,", "Thanks!", "Cheers, Bob") holding no verb."""
     if not tokens or _low(tokens[0]) not in _GREETINGS:
@@ -1081,8 +1075,3 @@ def _combine_main(parts: _Parts, lines: list[str], given: list[str]) -> Action:
         "'invest 2 KCC; discard plain'",
         " / ".join(str(x) for x in lines),
     )
-
-
-def format_action(action: Action) -> str:
-    """Canonical order text of an action (same as ``str(action)``)."""
-    return str(action)

@@ -17,7 +17,7 @@ from typing import Any
 
 import jinja2
 
-from .actions import Build, Take
+from .actions import Build
 from .components import COMPANIES, JOKER, UP
 from .engine import Game
 from .mailread import subject_tag

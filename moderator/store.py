@@ -36,7 +36,7 @@ import secrets
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 from filelock import FileLock
@@ -329,14 +329,6 @@ class GameStore:
         self.dir.mkdir(parents=True, exist_ok=True)
         atomic_write(path, _dump(record.to_data()).encode("utf-8"))
         return path
-
-    def records(self) -> Iterator[GameRecord]:
-        """Every loadable game (files that fail to load are skipped)."""
-        for gid in self.ids():
-            try:
-                yield self.load(gid)
-            except StoreError:
-                continue
 
 
 def load_board_ref(ref: Any) -> Board:
