@@ -21,12 +21,12 @@ from pathlib import Path
 
 import click
 
-from moderator.board import check_board_file
+from moderator.rules.board import check_board_file
 from moderator.config import ConfigError, load_config
-from moderator.cycle import OPTION_HELP, Moderator, rules_text
-from moderator.engine import OPTIONS, RULESETS
-from moderator.store import GameStore, StoreError
-from moderator.transport import TransportError
+from moderator.moderation.cycle import Moderator, rules_text
+from moderator.rules.options import OPTION_TABLE, OPTIONS, RULESETS
+from moderator.store.gamefile import GameStore, StoreError
+from moderator.mail.transport import TransportError
 
 
 def _config(ctx: click.Context):
@@ -67,19 +67,23 @@ def _parse_player(text: str) -> tuple[str, str]:
     return name.strip(), address.strip()
 
 
+def _option_flags(command):
+    """One ``pbem new`` flag per rule option, from the option table."""
+    for opt in reversed(OPTION_TABLE):
+        command = click.option(opt.flag, opt.name, is_flag=True, help=opt.help)(command)
+    return command
+
+
 @main.command()
 @click.argument("game")
 @click.option("--player", "players", multiple=True, required=True,
               help="A player as NAME=ADDRESS, in turn order; 2-6 of them.")
 @click.option("--seed", type=int, default=None, help="Seed of the game's shuffles (default: random).")
 @click.option("--ruleset", default="first-edition", show_default=True,
-              help="first-edition or second-edition.")
+              help=" or ".join(RULESETS) + ".")
 @click.option("--board", "board_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="A board file (default: the shipped North American board).")
-@click.option("--spread-dividends", is_flag=True, help=OPTION_HELP["spread_dividends"])
-@click.option("--up-only-by-swap", is_flag=True, help=OPTION_HELP["up_only_by_swap"])
-@click.option("--hidden-money", is_flag=True, help=OPTION_HELP["hidden_money"])
-@click.option("--dead-track-redraw", is_flag=True, help=OPTION_HELP["dead_track_redraw"])
+@_option_flags
 @click.pass_context
 def new(ctx, game, players, seed, ruleset, board_path, **flags):
     """Create GAME and mail every player a welcome with their secret and hand."""

@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from moderator import store as store_module  # noqa: E402
+from moderator.store import gamefile as store_module  # noqa: E402
 from moderator.config import Config  # noqa: E402
-from moderator.cycle import Moderator  # noqa: E402
+from moderator.moderation.cycle import Moderator  # noqa: E402
 from moderator.demo import DEMO_PLAYERS, Bot, MaildirReader  # noqa: E402
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from moderator.board import Board  # noqa: E402
-from moderator.engine import RULESETS, Game  # noqa: E402
+from moderator.rules.board import Board  # noqa: E402
+from moderator.rules.engine import RULESETS, Game  # noqa: E402
 
 
 def play(board: Board, players: list[str], seed: int, ruleset: str) -> int:

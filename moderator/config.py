@@ -33,7 +33,7 @@ from typing import Any, Mapping
 
 import yaml
 
-from .transport import (
+from .mail.transport import (
     SECURITY_MODES,
     ImapInbox,
     Inbox,

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Callable
 
 from .config import Config
-from .cycle import Moderator
-from .mailread import canonical_address, parse_subject_tag
+from .moderation.cycle import Moderator
+from .mail.read import canonical_address, parse_subject_tag
 
 DEMO_PLAYERS = [("Ada", "ada@demo.example"), ("Brunel", "brunel@demo.example"),
                 ("Crocker", "crocker@demo.example")]

@@ -45,8 +45,8 @@ import yaml
 from imapclient.exceptions import IMAPClientError, LoginError
 
 from .config import Config, ConfigError, load_config
-from .spool import ModeratorState
-from .store import GameStore, StoreError
+from .store.spool import ModeratorState
+from .store.gamefile import GameStore, StoreError
 
 OK, NOTE, FAIL = "OK", "NOTE", "FAIL"
 

@@ -11,9 +11,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
-from moderator.actions import Start
-from moderator.board import Board
-from moderator.components import (
+from moderator.rules.actions import Start
+from moderator.rules.board import Board
+from moderator.rules.components import (
     COMPANIES,
     COMPANY_SHARES,
     DIVIDEND,
@@ -22,7 +22,7 @@ from moderator.components import (
     UP,
     UP_SHARES,
 )
-from moderator.engine import IMAGINARY, Game
+from moderator.rules.engine import IMAGINARY, Game
 
 BOARDS = Path(__file__).parent / "boards"
 MINI = BOARDS / "mini.yaml"

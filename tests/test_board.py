@@ -13,7 +13,7 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from moderator.board import (
+from moderator.rules.board import (
     DEFAULT_BOARD_PATH,
     MIN_NEUTRAL_SPACES,
     WARNING_PREFIX,
@@ -25,7 +25,7 @@ from moderator.board import (
     reachable_sections,
     section_id,
 )
-from moderator.components import COMPANIES, TRACK_TYPES
+from moderator.rules.components import COMPANIES, TRACK_TYPES
 
 SHARES = "shares should follow the card counts plain > black-white > black > white"
 TYPES = "track types are plain, black-white, black, white"

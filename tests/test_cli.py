@@ -12,7 +12,7 @@ import yaml
 from click.testing import CliRunner
 
 import pbem
-from moderator.board import DEFAULT_BOARD_PATH
+from moderator.rules.board import DEFAULT_BOARD_PATH
 
 THREE = ["--player", "Ann=ann@example.org", "--player", "Bob=bob@example.org",
          "--player", "Cy=cy@example.net"]

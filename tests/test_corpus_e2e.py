@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from moderator.config import load_config
-from moderator.cycle import Moderator
-from moderator.mailread import read_mail
-from moderator.store import GameStore
+from moderator.moderation.cycle import Moderator
+from moderator.mail.read import read_mail
+from moderator.store.gamefile import GameStore
 
 MAIL = Path(__file__).parent / "mail"
 EXPECTED = yaml.safe_load((MAIL / "expected.yaml").read_text(encoding="utf-8"))

@@ -12,10 +12,10 @@ from email.utils import make_msgid
 import pytest
 
 from moderator.config import Config
-from moderator.cycle import Moderator
-from moderator.mailread import parse_subject_tag
+from moderator.moderation.cycle import Moderator
+from moderator.mail.read import parse_subject_tag
 from moderator.render import status_context
-from moderator.store import GameStore
+from moderator.store.gamefile import GameStore
 
 PLAYERS = [("Ann", "ann@example.org"), ("Bob", "Bob@Example.org"), ("Cy", "cy@example.net")]
 

@@ -14,8 +14,8 @@ from filelock import FileLock
 
 import pbem
 from moderator.config import load_config
-from moderator.cycle import Moderator
-from moderator.spool import ModeratorState
+from moderator.moderation.cycle import Moderator
+from moderator.store.spool import ModeratorState
 from servers import free_port
 
 PLAYERS = [("Ann", "ann@example.org"), ("Bob", "bob@example.org")]

@@ -11,12 +11,12 @@ from collections import Counter
 import yaml
 
 from moderator.config import load_config
-from moderator.cycle import Moderator
+from moderator.moderation.cycle import Moderator
 from moderator.demo import Bot, play
-from moderator.orders import parse_turn
-from moderator.store import GameStore
-from moderator.engine import Game
-from moderator.board import Board
+from moderator.orders.parser import parse_turn
+from moderator.store.gamefile import GameStore
+from moderator.rules.engine import Game
+from moderator.rules.board import Board
 
 PLAYERS = [("Ada", "ada@players.example"), ("Brunel", "brunel@players.example"),
            ("Crocker", "crocker@players.example")]

@@ -2,7 +2,7 @@
 
 The moderator runs from cron for months against servers that restart, refuse and
 renumber.  These tests kill it at every fault point of the cycle (``$PBEM_FAULT``,
-see ``moderator.cycle.fault``), stop the IMAP server, make the SMTP server refuse
+see ``moderator.moderation.cycle.fault``), stop the IMAP server, make the SMTP server refuse
 for a while or for good, renumber the inbox (new UIDVALIDITY), start two cycles at
 once and fill the disk, and check what an operator relies on: every order applied
 exactly once, the game file never corrupt, every player sent every status mail
@@ -31,13 +31,13 @@ import pytest
 import yaml
 from filelock import FileLock
 
-import moderator.cycle
+import moderator.moderation.cycle
 from moderator.config import load_config
-from moderator.cycle import Moderator
+from moderator.moderation.cycle import Moderator
 from moderator.demo import Bot
-from moderator.mailread import canonical_address
-from moderator.spool import ModeratorState
-from moderator.store import GameStore
+from moderator.mail.read import canonical_address
+from moderator.store.spool import ModeratorState
+from moderator.store.gamefile import GameStore
 from servers import SmtpSink, _SinkHandler
 
 REPO = Path(__file__).resolve().parent.parent
@@ -405,7 +405,7 @@ def test_imap_lost_mid_cycle_moves_later_without_applying_twice(dovecot, sink, t
             inbox._client.shutdown()
             stopped.append(point)
 
-    monkeypatch.setattr(moderator.cycle, "fault", fault)
+    monkeypatch.setattr(moderator.moderation.cycle, "fault", fault)
     sent = len(sink.messages)
     mod = Moderator(table.config, inbox=inbox)
     try:
@@ -710,7 +710,7 @@ def test_crash_inside_the_status_merge_loses_and_repeats_nothing(dovecot, sink, 
     assert mod.run_cycle().deferred == 3  # three stale status mails in the spool
     table.deliver(table.order_for_mover(mod))
 
-    from moderator.spool import Spool
+    from moderator.store.spool import Spool
     real_remove = Spool.remove
 
     def remove(self, name):

@@ -17,8 +17,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from moderator.compose import build_message
-from moderator.mailread import (
+from moderator.mail.compose import build_message
+from moderator.mail.read import (
     DEFAULT_MAX_SIZE,
     OrderMail,
     canonical_address,

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from moderator.actions import Build, Invest, Pass, Start, Take
-from moderator.board import Board
-from moderator.engine import Game
-from moderator.orders import COMMANDS, OrderError, command, parse_turn
+from moderator.rules.actions import Build, Invest, Pass, Start, Take
+from moderator.rules.board import Board
+from moderator.rules.engine import Game
+from moderator.orders.parser import COMMANDS, OrderError, command, parse_turn
 
 GOLDEN = Path(__file__).with_name("orders_golden.yaml")
 MINI = Path(__file__).with_name("boards") / "mini.yaml"
@@ -196,7 +196,7 @@ def test_help_renders(context):
 def test_help_tables_match_components():
     import re
 
-    from moderator.components import COMPANIES, TRACK_CARD_COUNTS, UP_SHARES
+    from moderator.rules.components import COMPANIES, TRACK_CARD_COUNTS, UP_SHARES
 
     text = _render_help()
     for c in COMPANIES.values():

@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from game_helpers import check_invariants, default_board, freeze, mini_board
-from moderator.actions import Build, Invest, Pass, Start, Take
-from moderator.components import COMPANIES, JOKER, SHARE_COMPANIES, TRACK_TYPES, UP
-from moderator.engine import OPTIONS, RULESETS, Game, IllegalAction
+from moderator.rules.actions import Build, Invest, Pass, Start, Take
+from moderator.rules.components import COMPANIES, JOKER, SHARE_COMPANIES, TRACK_TYPES, UP
+from moderator.rules.engine import OPTIONS, RULESETS, Game, IllegalAction
 
 SECRET_KEYS = {"track_hands", "share_hands", "stack", "track_deck", "returned", "initial_choice"}
 

@@ -27,11 +27,11 @@ from game_helpers import (
     set_box,
     started,
 )
-from moderator.actions import Build, Invest, Pass, Start, Take
-from moderator.board import Board
-from moderator.components import COMPANIES, DIVIDEND, JOKER, UP
-from moderator.dividends import company_payout, up_payout
-from moderator.engine import IMAGINARY, OPTIONS, RULESETS, Game, IllegalAction, turn_order
+from moderator.rules.actions import Build, Invest, Pass, Start, Take
+from moderator.rules.board import Board
+from moderator.rules.components import COMPANIES, DIVIDEND, JOKER, UP
+from moderator.rules.dividends import company_payout, up_payout
+from moderator.rules.engine import IMAGINARY, OPTIONS, RULESETS, Game, IllegalAction, turn_order
 
 STACK = Take("stack")
 UPT = Take("up")
@@ -1118,7 +1118,7 @@ def test_hidden_money_hides_dividend_amounts_until_the_last():
     anyone could add up the others' money); the final one, at the end, shows them."""
     import random as _random
 
-    from moderator.board import Board as _Board
+    from moderator.rules.board import Board as _Board
 
     game = Game.new(_Board.default(), ["A", "B", "C"], 11, options={"hidden_money": True})
     rng = _random.Random(11)
@@ -1134,8 +1134,8 @@ def test_hidden_money_hides_dividend_amounts_until_the_last():
 def test_refused_build_lists_the_named_company_first():
     """A refused BUILD lists the legal builds of the company the order named first,
     so the player sees the fix for what they meant."""
-    from moderator.board import Board as _Board
-    from moderator.engine import IllegalAction as _Illegal
+    from moderator.rules.board import Board as _Board
+    from moderator.rules.engine import IllegalAction as _Illegal
 
     game = Game.new(_Board.default(), ["A", "B", "C"], 3)
     for p in game.waiting_for():

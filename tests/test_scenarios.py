@@ -13,10 +13,10 @@ import pytest
 import yaml
 
 from game_helpers import hand, started
-from moderator.actions import Build, Take
-from moderator.components import COMPANIES, DIVIDEND
-from moderator.dividends import company_payout, up_payout
-from moderator.engine import IMAGINARY
+from moderator.rules.actions import Build, Take
+from moderator.rules.components import COMPANIES, DIVIDEND
+from moderator.rules.dividends import company_payout, up_payout
+from moderator.rules.engine import IMAGINARY
 
 DATA = yaml.safe_load((Path(__file__).parent / "scenarios.yaml").read_text(encoding="utf-8"))
 

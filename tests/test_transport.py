@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from moderator.config import Config, ConfigError, ImapConfig, SmtpConfig, load_config
-from moderator.transport import (
+from moderator.mail.transport import (
     ImapInbox,
     InboundMail,
     MaildirInbox,

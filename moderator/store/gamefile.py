@@ -41,10 +41,10 @@ from typing import Any
 import yaml
 from filelock import FileLock
 
-from .actions import Action
-from .board import DEFAULT_BOARD_PATH, Board
-from .engine import Game
-from .orders import parse_turn
+from ..rules.actions import Action
+from ..rules.board import DEFAULT_BOARD_PATH, Board
+from ..rules.engine import Game
+from ..orders.parser import parse_turn
 
 FORMAT = 1
 

@@ -17,10 +17,10 @@ from typing import Any
 
 import jinja2
 
-from .actions import Build
-from .components import COMPANIES, JOKER, UP
-from .engine import Game
-from .mailread import subject_tag
+from ..rules.actions import Build
+from ..rules.components import COMPANIES, JOKER, UP
+from ..rules.engine import Game
+from ..mail.read import subject_tag
 
 
 def template_dirs() -> list[Path]:
@@ -30,7 +30,7 @@ def template_dirs() -> list[Path]:
     dirs = []
     if os.environ.get("PBEM_TEMPLATES"):
         dirs.append(Path(os.environ["PBEM_TEMPLATES"]))
-    dirs.append(Path(__file__).resolve().parent.parent / "templates")
+    dirs.append(Path(__file__).resolve().parent.parent.parent / "templates")
     dirs.append(Path(sys.prefix) / "share" / "pbem" / "templates")
     return [d for d in dirs if d.is_dir()]
 

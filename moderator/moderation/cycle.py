@@ -35,27 +35,23 @@ from email.message import EmailMessage
 from email.utils import make_msgid
 from typing import Any, Callable, Iterable
 
-from .compose import build_message
-from .config import Config
-from .engine import RULESETS, Game, IllegalAction
-from .mailread import OrderMail, canonical_address, read_mail
-from .orders import NoOrderFound, OrderError, command, parse_turn
-from .render import legal_summary, render, status_context, status_subject, to_html
-from .store import GameRecord, GameStore, Player, StoreError, board_ref_for, new_secret
-from .spool import ModeratorState, Spool
-from .transport import Inbox, Outbox, TransportError
+from ..mail.compose import build_message
+from ..config import Config
+from ..rules.engine import Game, IllegalAction
+from ..rules.options import OPTION_HELP, check_setup, ruleset as ruleset_of
+from ..mail.read import OrderMail, canonical_address, read_mail
+from ..orders.parser import NoOrderFound, OrderError, command, parse_turn
+from ..render.words import reason
+from ..render import legal_summary, render, status_context, status_subject, to_html
+from ..store.gamefile import GameRecord, GameStore, Player, StoreError, board_ref_for, new_secret
+from ..store.spool import ModeratorState, Spool
+from ..mail.transport import Inbox, Outbox, TransportError
 from filelock import FileLock, Timeout
 
 log = logging.getLogger("pbem")
 
 _MSGID_GAME_RE = re.compile(r"\.pbem\.([A-Za-z0-9][A-Za-z0-9_.-]{0,39})@")
 
-OPTION_HELP = {
-    "spread_dividends": "dividend cards spread evenly through the share stack",
-    "up_only_by_swap": "after a BUILD, UP shares come only by the swap",
-    "hidden_money": "other players' money is hidden until the end",
-    "dead_track_redraw": "a dead track card may be discarded and replaced",
-}
 
 
 @dataclass
@@ -117,6 +113,7 @@ def rules_text(game_id: str, game: Game) -> str:
     """The rules-in-force text of a game (``templates/rules.txt``): ruleset, players,
     options, PBEM decisions; mailed on ``rules`` and printed by ``pbem rules``."""
     return render("rules.txt", game_id=game_id, ruleset=game.ruleset, options=game.options,
+                  ruleset_summary=ruleset_of(game.ruleset).summary,
                   option_help=OPTION_HELP, players=game.players, final_dividend=game.final_dividend)
 
 
@@ -313,27 +310,21 @@ class Moderator:
         Raises ValueError (nothing written) for a bad id, an existing game, 1 or 7+
         players, a duplicate name or address, an unknown ruleset or option, or a board
         file that does not validate."""
-        from .board import check_board
+        from ..rules.board import check_board
 
-        if ruleset not in RULESETS:
-            raise ValueError(f"unknown ruleset {ruleset!r}; choose {' or '.join(RULESETS)}")
+        ruleset_of(ruleset)  # ValueError naming the rulesets
         self.store.path(game_id)  # validates the id
         if self.store.exists(game_id):
             raise ValueError(f"game {game_id!r} already exists ({self.store.path(game_id)})")
         clash = [g for g in self.store.ids() if g.lower() == game_id.lower()]
         if clash:  # players type ids in any case; some file systems ignore case too
             raise ValueError(f"game {clash[0]!r} already exists; choose an id that differs in more than case")
-        if not 2 <= len(players) <= 6:
-            raise ValueError(f"Union Pacific is for 2-6 players, not {len(players)}")
         names = [n for n, _ in players]
+        options = check_setup(names, ruleset, options)
         addresses = [canonical_address(a) for _, a in players]
         for (name, raw), addr in zip(players, addresses):
-            if not name.strip():
-                raise ValueError("a player needs a name: --player NAME=ADDRESS")
             if not addr or "@" not in addr:
                 raise ValueError(f"{raw!r} is not a mail address (player {name})")
-        if len(set(n.lower() for n in names)) != len(names):
-            raise ValueError("two players have the same name")
         if len(set(addresses)) != len(addresses):
             dup = next(a for a in addresses if addresses.count(a) > 1)
             raise ValueError(f"two players have the same address {dup}")
@@ -344,7 +335,7 @@ class Moderator:
         problems = [m for m in check_board(board) if not m.startswith("warning")]
         if problems:
             raise ValueError("the board does not validate: " + "; ".join(problems))
-        game = Game.new(board, names, seed, ruleset, options or {})
+        game = Game.new(board, names, seed, ruleset, options)
         record = GameRecord(
             id=game_id,
             game=game,
@@ -757,7 +748,7 @@ class Moderator:
             return
         except IllegalAction as exc:
             report.refused += 1
-            self._refuse(om, record, player, orders, f"Order not legal: {exc.reason}",
+            self._refuse(om, record, player, orders, f"Order not legal: {reason(exc)}",
                          exc.legal or self._legal_lines(record, player.name), tag)
             return
         fault("after-apply")

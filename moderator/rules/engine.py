@@ -46,22 +46,7 @@ from .components import (
 )
 from .dividends import company_payout, up_payout
 
-RULESETS = ("first-edition", "second-edition")
-"""first-edition: 4 company shares dealt, any share (UP too) as the initial
-investment, stack 6 / 18+1 / rest+3 (rules: Setup).  second-edition: 5 company
-shares dealt, UP not allowed as the initial investment, stack 6 / 18+1 / rest+3 / 6."""
-
-OPTIONS = {
-    "spread_dividends": False,
-    "up_only_by_swap": False,
-    "hidden_money": False,
-    "dead_track_redraw": False,
-}
-"""Rule options and their defaults (rules: Setup step 7, BUILD step 3, What each
-player may know, No legal action).  docs/rules.md describes each."""
-
-IMAGINARY = "(imaginary player)"
-"""Name of the imaginary third player of a two-player game (rules: Two players)."""
+from .options import IMAGINARY, OPTIONS, RULESETS, check_setup, ruleset as _ruleset  # noqa: F401 (re-exported)
 
 _ORDINAL = {1: "1st", 2: "2nd", 3: "3rd", 4: "4th"}
 
@@ -69,13 +54,27 @@ _ORDINAL = {1: "1st", 2: "2nd", 3: "3rd", 4: "4th"}
 class IllegalAction(ValueError):
     """An action that the rules do not allow now.
 
-    ``reason`` says what is wrong in plain words; ``legal`` lists order texts (or
-    short descriptions) of what would be legal instead."""
+    ``code`` names the refusal (``not_your_turn``, ``no_such_section`` ...) and
+    ``values`` holds what its wording needs; the wording lives in the template
+    ``templates/words/illegal.txt`` (one macro per code), rendered by
+    ``moderator.render.words.reason``.  ``legal`` lists order texts (or short
+    descriptions) of what would be legal instead."""
 
-    def __init__(self, reason: str, legal: list[str] | None = None):
-        super().__init__(reason)
-        self.reason = reason
+    def __init__(self, code: str, legal: list[str] | None = None, **values: Any):
+        super().__init__(code, values)
+        self.code = code
+        self.values = values
         self.legal = legal or []
+
+    @property
+    def reason(self) -> str:
+        """TRANSITIONAL: the sentence of a refusal not yet converted to a code."""
+        return self.code
+
+    def __str__(self) -> str:
+        if not self.values:
+            return self.code
+        return f"{self.code} ({', '.join(f'{k}={v!r}' for k, v in self.values.items())})"
 
 
 def _rng(seed: int, purpose: str, n: int = 0) -> random.Random:
@@ -217,19 +216,7 @@ class Game:
         ``players`` in turn order (PBEM decision: the order given; ``turn_order``
         draws one from the seed).  Raises ValueError for 1 or 7+ players, duplicate
         names, an unknown ruleset or option."""
-        if not 2 <= len(players) <= 6:
-            raise ValueError(f"Union Pacific is for 2-6 players, not {len(players)}")
-        if len(set(players)) != len(players):
-            raise ValueError("player names must be different")
-        if IMAGINARY in players:
-            raise ValueError(f"{IMAGINARY!r} is reserved for the imaginary third player")
-        if ruleset not in RULESETS:
-            raise ValueError(f"unknown ruleset {ruleset!r}; choose one of {', '.join(RULESETS)}")
-        opts = dict(OPTIONS)
-        for key, value in (options or {}).items():
-            if key not in OPTIONS:
-                raise ValueError(f"unknown option {key!r}; options are {', '.join(OPTIONS)}")
-            opts[key] = bool(value)
+        opts = check_setup(players, ruleset, options)
         g = cls(board=board, players=list(players), seed=int(seed), ruleset=ruleset, options=opts)
         # 1. starting trains (on the coloured starting spaces, which the board lists
         #    per section apart from the neutral spaces)
@@ -249,7 +236,7 @@ class Game:
         # 4. company shares
         shares = _share_deck()
         _rng(seed, "shares").shuffle(shares)
-        n = 4 if ruleset == "first-edition" else 5
+        n = _ruleset(ruleset).shares_dealt
         for p in players:
             g.share_hands[p] = sorted(shares[:n] + [UP])
             shares = shares[n:]
@@ -609,7 +596,7 @@ class Game:
             return []
         return [
             Start(s) for s in sorted(set(self.share_hands[player]))
-            if not (s == UP and self.ruleset == "second-edition")
+            if not (s == UP and not _ruleset(self.ruleset).up_may_start)
         ]
 
     def _take_swaps(self, player: str) -> list[tuple[Take, list[str | None]]]:
@@ -797,7 +784,7 @@ class Game:
                 f"you have already chosen your initial investment ({self.initial_choice[player]})"
             )
         legal = [str(a) for a in self._starts(player)]
-        if action.share == UP and self.ruleset == "second-edition":
+        if action.share == UP and not _ruleset(self.ruleset).up_may_start:
             raise IllegalAction(
                 "in the second edition the UP share may not be the initial investment; "
                 "choose one of the five company shares dealt", legal

@@ -32,7 +32,7 @@ import yaml
 
 from .components import COMPANIES, TRACK_TYPES
 
-DEFAULT_BOARD_PATH = Path(__file__).with_name("boards") / "north-america.yaml"
+DEFAULT_BOARD_PATH = Path(__file__).resolve().parent.parent / "boards" / "north-america.yaml"
 
 
 _DEFAULT_BOARD: "Board | None" = None

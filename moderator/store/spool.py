@@ -39,8 +39,8 @@ from typing import Any
 
 import yaml
 
-from .store import atomic_write
-from .transport import Outbox, TransportError
+from .gamefile import atomic_write
+from ..mail.transport import Outbox, TransportError
 
 BACKOFF_START = 60.0
 """Seconds before the first retry of a temporarily refused mail; doubled per try."""

@@ -59,9 +59,9 @@ import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 
-from .actions import Action, Build, Invest, Pass, Start, Take
-from .board import Board, section_id
-from .components import COMPANIES, JOKER, TRACK_TYPES, UP, company_abbr
+from ..rules.actions import Action, Build, Invest, Pass, Start, Take
+from ..rules.board import Board, section_id
+from ..rules.components import COMPANIES, JOKER, TRACK_TYPES, UP, company_abbr
 
 MAX_LINE = 400
 """Order lines longer than this many characters are refused unread."""

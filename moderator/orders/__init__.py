@@ -1,0 +1,1 @@
+"""The forgiving order language of mail: order lines to actions, with suggestions."""

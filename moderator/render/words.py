@@ -1,0 +1,48 @@
+"""Named refusals and notices, worded by templates.
+
+The code decides and names (``IllegalAction.code``, a verdict's reason); the
+templates word.  Each domain is one template file of Jinja macros, one macro per
+name, in ``templates/words/``::
+
+    {% macro not_your_turn(to_move) %}it is not your turn; it is {{ to_move }}'s turn{% endmacro %}
+
+``word("illegal", "not_your_turn", to_move="Bob")`` renders it.  A name without a
+macro is a bug and raises KeyError, which a test over every name catches.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from . import environment
+
+
+def _module(domain: str) -> Any:
+    return environment().get_template(f"words/{domain}.txt").module
+
+
+def names(domain: str) -> set[str]:
+    """The names worded in ``templates/words/DOMAIN.txt``."""
+    module = _module(domain)
+    return {n for n in dir(module) if not n.startswith("_")}
+
+
+def word(domain: str, name: str, **values: Any) -> str:
+    """The text of refusal or notice ``name`` of ``domain`` (``illegal``, ``notices``
+    ...) with ``values``; surrounding white space stripped.  KeyError when the
+    domain's template has no macro ``name``."""
+    macro = getattr(_module(domain), name, None)
+    if macro is None or not callable(macro):
+        raise KeyError(f"templates/words/{domain}.txt has no macro {name!r}")
+    return str(macro(**values)).strip()
+
+
+def reason(exc: Any) -> str:
+    """The player-facing reason of an ``IllegalAction`` (its ``code`` and
+    ``values``, worded by ``templates/words/illegal.txt``).  A code without a macro
+    whose text is already a sentence (older callers) is returned as it is."""
+    try:
+        return word("illegal", exc.code, **exc.values)
+    except KeyError:
+        if " " in exc.code and not exc.values:
+            return exc.code
+        raise
