@@ -25,6 +25,7 @@ from email.message import EmailMessage, Message
 from email.parser import BytesParser
 from email.utils import parseaddr
 from html.parser import HTMLParser
+from ..store import GAME_ID_PATTERN
 
 __all__ = [
     "DEFAULT_MAX_SIZE",
@@ -44,8 +45,6 @@ __all__ = [
 DEFAULT_MAX_SIZE = 256 * 1024
 """Mails larger than this many bytes are not parsed beyond their headers."""
 
-GAME_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}"
-"""A game id: a letter or digit, then up to 39 letters, digits, ``_``, ``.``, ``-``."""
 
 SECRET_PATTERN = r"[a-z0-9]{8}"
 """A game's secret: eight lower-case letters or digits."""

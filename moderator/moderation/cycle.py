@@ -43,6 +43,7 @@ from ..mail.read import OrderMail, canonical_address, read_mail
 from ..orders.parser import NoOrderFound, OrderError, command, parse_turn
 from ..render.words import reason
 from ..render import legal_summary, render, status_context, status_subject, to_html
+from ..store import GAME_ID_PATTERN
 from ..store.gamefile import GameRecord, GameStore, Player, StoreError, board_ref_for, new_secret
 from ..store.spool import ModeratorState, Spool
 from ..mail.transport import Inbox, Outbox, TransportError
@@ -50,7 +51,7 @@ from filelock import FileLock, Timeout
 
 log = logging.getLogger("pbem")
 
-_MSGID_GAME_RE = re.compile(r"\.pbem\.([A-Za-z0-9][A-Za-z0-9_.-]{0,39})@")
+_MSGID_GAME_RE = re.compile(rf"\.pbem\.({GAME_ID_PATTERN})@")
 
 
 

@@ -41,6 +41,7 @@ from typing import Any
 import yaml
 from filelock import FileLock
 
+from . import GAME_ID_PATTERN
 from ..rules.actions import Action
 from ..rules.board import DEFAULT_BOARD_PATH, Board
 from ..rules.engine import Game
@@ -52,7 +53,7 @@ FORMAT = 1
 # else the pure-Python ones; both only build plain data (no arbitrary objects).
 SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 SafeDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-GAME_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+GAME_ID_RE = re.compile(GAME_ID_PATTERN)
 SECRET_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
 
 
