@@ -21,10 +21,14 @@ A game file holds everything needed to replay and check the game::
       - {player: Ann, order: start KCC, message_id: '<...>', received: '...'}
     state: {...}                     # Game.to_dict() after the last order
 
-Loading replays ``seed`` + ``history`` through the engine and compares the result
-with ``state``: a mismatch raises ``StoreError`` (never a guess).  Only
-the safe YAML loader is used (libyaml's ``CSafeLoader`` when present).  Writes are atomic (temporary file, fsync, rename) under
-a per-game file lock (``filelock``).
+Each ``order`` is in the strict notation (``moderator.rules.notation``: exactly
+``str(action)``).  Loading migrates an older format (``MIGRATIONS``, ``migrate``),
+checks the board digest, replays ``seed`` + ``history`` through the engine with the
+strict notation and compares the result with ``state``: a mismatch raises
+``StoreError`` (never a guess).  Only the safe YAML loader is used (libyaml's
+``CSafeLoader`` when present).  Writes are atomic (``moderator.store.files``) under
+a per-game file lock (``filelock``).  The format is documented for other tools in
+``docs/game-file.md``.
 """
 from __future__ import annotations
 
@@ -33,10 +37,9 @@ import hashlib
 import os
 import re
 import secrets
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 from filelock import FileLock
@@ -45,9 +48,21 @@ from . import GAME_ID_PATTERN
 from ..rules.actions import Action
 from ..rules.board import DEFAULT_BOARD_PATH, Board
 from ..rules.engine import Game
-from ..orders.parser import parse_turn
+from ..rules.notation import parse_action
+from .files import atomic_write, fsync_dir  # noqa: F401 - re-exported: their old import path
 
 FORMAT = 1
+"""The format version this pbem writes and the newest it reads (the ``format`` key)."""
+
+Migration = Callable[[dict[str, Any]], dict[str, Any]]
+
+MIGRATIONS: dict[int, Migration] = {}
+"""``{N: function}``: the function turns the mapping of a format-N game file into
+the mapping of format N+1 (it may change the given mapping and return it; ``migrate``
+then sets ``format`` to N+1).  Empty while format 1 is the only format.  A format
+change raises ``FORMAT``, adds the step here, and adds frozen example files in
+``tests/fixtures/games/vN/``; old files are never rewritten on read (a save writes
+the current format)."""
 
 # libyaml's safe loader and dumper when PyYAML was built with it (10-20x faster),
 # else the pure-Python ones; both only build plain data (no arbitrary objects).
@@ -57,43 +72,38 @@ GAME_ID_RE = re.compile(GAME_ID_PATTERN)
 SECRET_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temporary file in the same directory,
-    fsync, rename).  Raises OSError; the old file survives any failure."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    fsync_dir(path.parent)
-
-
-def fsync_dir(directory: Path) -> None:
-    """Make a rename in ``directory`` durable (best effort: not every file system
-    lets a directory be fsynced)."""
-    try:
-        dfd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)
-
-
 class StoreError(Exception):
-    """A game file that is missing, unreadable, or whose history does not give its
-    recorded state."""
+    """A game file that is missing, unreadable, of an unknown or newer format, or
+    whose history does not give its recorded state."""
+
+
+def migrate(data: dict[str, Any]) -> dict[str, Any]:
+    """The mapping of a game file of any known format, brought to format ``FORMAT``
+    by applying ``MIGRATIONS[N]`` for N = its format, ..., FORMAT - 1 in turn.
+
+    ``data`` is the parsed file (a dict; it may be changed).  Returns the migrated
+    mapping, whose ``format`` is ``FORMAT``.  Raises StoreError when ``format`` is
+    missing or not a whole number, is newer than ``FORMAT`` ("written by a newer
+    pbem"), is older than 1, or has no migration step."""
+    version = data.get("format")
+    if version is None:
+        raise StoreError("no format version (the key 'format' is missing): not a pbem game file")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise StoreError(f"unknown format version {version!r}: not a pbem game file")
+    if version > FORMAT:
+        raise StoreError(
+            f"written by a newer pbem (format {version}); this version reads up to format {FORMAT}"
+        )
+    if version < 1:
+        raise StoreError(f"unknown format version {version}: formats start at 1")
+    while version < FORMAT:
+        step = MIGRATIONS.get(version)
+        if step is None:
+            raise StoreError(f"no migration from format {version} to format {version + 1}")
+        data = step(data)
+        version += 1
+        data["format"] = version
+    return data
 
 
 def new_secret() -> str:
@@ -208,13 +218,19 @@ def _dump(data: dict[str, Any]) -> str:
 
 
 def replay(data: dict[str, Any], board: Board) -> Game:
-    """Replay a game file's seed + history through the engine.  Raises StoreError
-    naming the first history entry that does not apply."""
+    """Replay a game file's seed + history through the engine.
+
+    ``data`` is a game file's mapping (current format: ``players``, ``seed``,
+    ``ruleset``, ``options``, ``history``); ``board`` the board it names.  Each
+    ``order`` is read with the strict notation (``moderator.rules.notation``), never
+    with the forgiving mail parser.  Returns the replayed ``Game``.  Raises
+    StoreError naming the first history entry that cannot be read or does not apply,
+    ValueError/KeyError for malformed setup data."""
     names = [p["name"] for p in data["players"]]
     game = Game.new(board, names, data["seed"], data["ruleset"], data.get("options") or {})
     for i, h in enumerate(data.get("history") or []):
         try:
-            action = parse_turn([h["order"]], board)
+            action = parse_action(h["order"])
             game.push(h["player"], action)
         except Exception as exc:  # noqa: BLE001 - any failure is a corrupt history
             raise StoreError(
@@ -278,8 +294,14 @@ class GameStore:
             raise StoreError(f"no game {game_id!r} (no file {path})") from exc
         except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
             raise StoreError(f"game file {path} cannot be read: {exc}") from exc
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise StoreError(f"game file {path} is not a pbem game file (format {FORMAT})")
+        if not isinstance(data, dict):
+            raise StoreError(f"game file {path} is not a pbem game file (not a mapping)")
+        try:
+            data = migrate(data)
+        except StoreError as exc:
+            raise StoreError(f"game file {path}: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - a migration failing on a malformed file
+            raise StoreError(f"game file {path} cannot be migrated to format {FORMAT}: {exc!r}") from exc
         self._parsed[path] = (stamp, data)
         return copy.deepcopy(data)
 

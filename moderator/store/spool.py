@@ -6,7 +6,7 @@ Layout of the spool directory::
       01732884131123456789-04711-000001.json   metadata: game, player, kind, events, attempts, next_try
       01732884131123456789-04711-000001.eml    the message, exactly as it will be sent
       failed/                        permanently refused mails (5xx), with their metadata
-      moderator.yaml                 the moderator's own state (see ModeratorState)
+      moderator.yaml                 the moderator's own state (``moderator.store.state``)
       cycle.lock                     held by the running cycle (``filelock``)
 
 Entry names are the creation time in nanoseconds, the process id and a counter, so
@@ -37,9 +37,8 @@ from email.parser import BytesParser
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from .gamefile import atomic_write
+from .files import atomic_write
+from .state import ModeratorState  # noqa: F401 - re-exported: its old import path
 from ..mail.transport import Outbox, TransportError
 
 BACKOFF_START = 60.0
@@ -136,16 +135,6 @@ class Spool:
                 if e.meta.get("kind") == "status" and e.meta.get("game") == game
                 and e.meta.get("player") == player and not e.meta.get("sending")]
 
-    def take_status(self, game: str, player: str) -> list[str]:
-        """Remove the stale status mails to ``player`` of ``game`` (see
-        ``stale_status``) and return their events, oldest first.  Not crash-safe on
-        its own: the moderator writes the merged mail (``replaces``) first."""
-        events: list[str] = []
-        for e in self.stale_status(game, player):
-            events.extend(e.meta.get("events") or [])
-            self.remove(e.name)
-        return events
-
     def _write_meta(self, name: str, meta: dict[str, Any]) -> None:
         atomic_write(self.dir / f"{name}.json", json.dumps(meta, sort_keys=True).encode())
 
@@ -201,57 +190,3 @@ class Spool:
                 result.deferred += 1
                 result.errors.append(f"sending to {to} deferred: {err}")
         return result
-
-
-@dataclass
-class ModeratorState:
-    """The moderator's own memory between cycles (``spool/moderator.yaml``):
-    ``last_success`` (ISO time of the last successful cycle: the inbox was read and
-    the SMTP server was not refusing everything), ``answered`` (ids of
-    mails already answered, newest last, bounded), ``pending_moves`` (inbox keys
-    handled but not yet moved out of the inbox), ``bounces`` ({address: reason}),
-    ``alerts`` ({problem: ISO time the operator was last mailed about it}),
-    ``smtp_failing_since`` (ISO time of the first of the latest run of sending
-    attempts in which the server accepted nothing; None once it accepts again),
-    ``inbox`` (for an IMAP inbox: ``{mailbox, uidvalidity, last_uid}``, the highest
-    UID handled; a changed UIDVALIDITY is logged, and the mails are matched by
-    Message-ID, or a hash of the bytes, against the game histories)."""
-
-    path: Path
-    last_success: str | None = None
-    answered: list[str] = field(default_factory=list)
-    pending_moves: list[str] = field(default_factory=list)
-    bounces: dict[str, str] = field(default_factory=dict)
-    alerts: dict[str, str] = field(default_factory=dict)
-    smtp_failing_since: str | None = None
-    inbox: dict[str, Any] = field(default_factory=dict)
-
-    KEEP = 5000
-
-    @classmethod
-    def load(cls, path: Path) -> "ModeratorState":
-        """Read the state file (a missing or unreadable one gives a fresh state)."""
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError):
-            data = {}
-        return cls(
-            path=path,
-            last_success=data.get("last_success"),
-            answered=list(data.get("answered") or []),
-            pending_moves=list(data.get("pending_moves") or []),
-            bounces=dict(data.get("bounces") or {}),
-            alerts=dict(data.get("alerts") or {}),
-            smtp_failing_since=data.get("smtp_failing_since"),
-            inbox=dict(data.get("inbox") or {}),
-        )
-
-    def save(self) -> None:
-        """Write the state file atomically."""
-        self.answered = self.answered[-self.KEEP:]
-        data = {"last_success": self.last_success, "answered": self.answered,
-                "pending_moves": self.pending_moves, "bounces": self.bounces,
-                "alerts": self.alerts, "smtp_failing_since": self.smtp_failing_since,
-                "inbox": self.inbox}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.path, yaml.safe_dump(data, sort_keys=False).encode())
