@@ -107,7 +107,8 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def new_secret() -> str:
-    """A fresh player secret: 8 characters from ``[a-z0-9]`` without look-alikes."""
+    """A fresh player secret: 8 characters from ``SECRET_ALPHABET`` (``a-z`` and
+    ``2-9`` without the look-alikes ``l``, ``o``, ``0``, ``1``), from ``secrets``."""
     return "".join(secrets.choice(SECRET_ALPHABET) for _ in range(8))
 
 
@@ -139,7 +140,7 @@ class GameRecord:
     reply_to: dict[str, str] = field(default_factory=dict)  # player -> order mail to answer
 
     def player_by_name(self, name: str) -> Player:
-        """The player called ``name``; KeyError if none."""
+        """The ``Player`` called ``name``; KeyError if none."""
         for p in self.players:
             if p.name == name:
                 return p
@@ -177,7 +178,11 @@ class GameRecord:
         return self.game.log[self.notified:]
 
     def to_data(self) -> dict[str, Any]:
-        """The game file's mapping."""
+        """The game file's mapping in the current ``FORMAT``: the keys ``format``,
+        ``game``, ``created``, ``board``, ``board_sha256``, ``seed``, ``ruleset``,
+        ``options``, ``players``, ``threads``, ``notified``, ``log_length``,
+        ``reply_to``, ``history``, ``state`` in this order (see docs/game-file.md).
+        Plain data, independent of the record."""
         g = self.game
         return {
             "format": FORMAT,
@@ -202,8 +207,9 @@ _DIGESTS: dict[int, tuple[Board, str]] = {}
 
 
 def board_digest(board: Board) -> str:
-    """SHA-256 of the board's canonical YAML dump (detects a changed board file);
-    computed once per board object."""
+    """SHA-256 (64 lower-case hex digits) of the board's canonical YAML dump
+    (``board.source`` with sorted keys): the file's ``board_sha256``, which detects a
+    changed board.  Computed once per board object; never raises for a loaded board."""
     cached = _DIGESTS.get(id(board))
     if cached is not None and cached[0] is board:
         return cached[1]
@@ -261,26 +267,33 @@ class GameStore:
         return self.dir / f"{game_id}.yaml"
 
     def exists(self, game_id: str) -> bool:
-        """Whether game ``game_id`` has a file."""
+        """Whether game ``game_id`` has a file (False for an invalid id; never raises)."""
         try:
             return self.path(game_id).exists()
         except ValueError:
             return False
 
     def ids(self) -> list[str]:
-        """Ids of every game file in the directory, sorted."""
+        """Ids of every game file (``*.yaml`` named by a valid id) in the directory,
+        sorted; ``[]`` when the directory does not exist."""
         if not self.dir.is_dir():
             return []
         return sorted(p.stem for p in self.dir.glob("*.yaml") if GAME_ID_RE.fullmatch(p.stem))
 
     def lock(self, game_id: str, timeout: float = 60) -> FileLock:
-        """The per-game lock (``filelock.FileLock``), to hold while loading, applying
-        and saving."""
+        """The per-game lock (``filelock.FileLock`` on ``GAME.yaml.lock``), to hold
+        while loading, applying and saving; acquiring it raises ``filelock.Timeout``
+        after ``timeout`` seconds.  Creates the directory; raises ValueError for an
+        invalid id, OSError when the directory cannot be made."""
         self.dir.mkdir(parents=True, exist_ok=True)
         return FileLock(str(self.path(game_id)) + ".lock", timeout=timeout)
 
     def read_data(self, game_id: str) -> dict[str, Any]:
-        """The raw mapping of a game file.  Raises StoreError."""
+        """The mapping of a game file, migrated to the current ``FORMAT`` (``migrate``),
+        not yet checked: a fresh deep copy the caller may change (parsed once while
+        the file is unchanged).  Raises StoreError for a missing or unreadable file,
+        invalid YAML, a top level that is not a mapping, an unknown, missing or newer
+        format, or a failing migration; ValueError for an invalid id."""
         path = self.path(game_id)
         try:
             with open(path, "rb") as fh:
@@ -306,8 +319,13 @@ class GameStore:
         return copy.deepcopy(data)
 
     def load(self, game_id: str, check: bool = True) -> GameRecord:
-        """Load a game: replay its history and, with ``check``, compare the replayed
-        state with the recorded one.  Raises StoreError on any mismatch."""
+        """Load a game as a ``GameRecord``: read and migrate the file (``read_data``),
+        check the board digest, replay ``seed`` + ``history`` with the strict notation
+        (``replay``) and, with ``check``, compare the replayed state with ``state``.
+        Never changes the file.  Raises StoreError for anything wrong (unreadable,
+        newer format, changed board, an order that cannot be read or applied, a
+        malformed file, a state mismatch naming the differing keys); ValueError for
+        an invalid id."""
         data = self.read_data(game_id)
         try:
             board = load_board_ref(data["board"])
@@ -347,7 +365,8 @@ class GameStore:
     def save(self, record: GameRecord) -> Path:
         """Write the game file atomically: a temporary file in the same directory,
         flushed and fsynced, then renamed over the old one (the old file survives any
-        failure before the rename).  Raises OSError."""
+        failure before the rename).  Writes the current ``FORMAT``; returns the path.
+        Raises OSError, ValueError for an invalid id."""
         path = self.path(record.id)
         self.dir.mkdir(parents=True, exist_ok=True)
         atomic_write(path, _dump(record.to_data()).encode("utf-8"))
@@ -355,7 +374,9 @@ class GameStore:
 
 
 def load_board_ref(ref: Any) -> Board:
-    """The board a game file names: ``"default"`` or an embedded mapping."""
+    """The ``Board`` a game file's ``board`` names: ``"default"`` (the shipped board)
+    or an embedded board mapping.  Raises StoreError for anything else, BoardError for
+    an unusable mapping."""
     if ref == "default":
         return Board.default()
     if isinstance(ref, dict):
@@ -366,7 +387,8 @@ def load_board_ref(ref: Any) -> Board:
 def board_ref_for(path: str | os.PathLike[str] | None) -> tuple[Any, Board]:
     """``(board_ref, board)`` for ``pbem new --board``: ``"default"`` for the shipped
     board, else the file's mapping, embedded in the game file so the game stays
-    replayable if the file changes."""
+    replayable if the file changes.  Raises BoardError, OSError for an unreadable
+    board file."""
     if path is None or Path(path).resolve() == DEFAULT_BOARD_PATH.resolve():
         return "default", Board.default()
     board = Board.load(path)

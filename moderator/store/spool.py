@@ -59,6 +59,8 @@ class SpoolEntry:
 
     @functools.cached_property
     def message(self) -> EmailMessage:
+        """The spooled mail, parsed on first use (``email.policy.default``).  Raises
+        FileNotFoundError when the entry was sent or removed meanwhile."""
         with open(self.path, "rb") as fh:
             return BytesParser(policy=policy.default).parse(fh)
 
@@ -75,7 +77,8 @@ class SendResult:
 
 
 class Spool:
-    """The spool directory (created if missing)."""
+    """The spool directory (created if missing; OSError if it cannot be).  Entries
+    are ``NAME.json`` (metadata) + ``NAME.eml`` (the mail); see the module docstring."""
 
     def __init__(self, directory: str | os.PathLike[str]):
         self.dir = Path(directory)
@@ -93,7 +96,9 @@ class Spool:
                 return name
 
     def add(self, msg: EmailMessage, meta: dict[str, Any], now: datetime) -> str:
-        """Spool ``msg`` durably with ``meta``; returns the entry name."""
+        """Spool ``msg`` durably with ``meta`` (a JSON-able dict: ``game``, ``player``,
+        ``kind``, ``events``, maybe ``replaces``; ``attempts`` 0, ``next_try`` None and
+        ``created`` = ``now`` are added).  Returns the entry name.  Raises OSError."""
         name = self._new_name(now)
         meta = {"attempts": 0, "next_try": None, **meta, "created": now.isoformat()}
         atomic_write(self.dir / f"{name}.json", json.dumps(meta, sort_keys=True).encode())
@@ -120,7 +125,8 @@ class Spool:
         return out
 
     def remove(self, name: str) -> None:
-        """Drop an entry (after the server accepted it, or when merged)."""
+        """Drop entry ``name`` (after the server accepted it, or when merged): both its
+        files; a file already gone is no error.  Raises OSError for others."""
         for suffix in (".eml", ".json"):
             try:
                 (self.dir / f"{name}{suffix}").unlink()
@@ -141,7 +147,9 @@ class Spool:
     def send_due(self, outbox: Outbox, now: datetime, after_send=None) -> SendResult:
         """Send every entry whose retry time has come, over ``outbox``, oldest first.
         ``after_send`` (for fault injection) is called after the server's answers and
-        before the spool is updated."""
+        before the spool is updated.  Returns a ``SendResult``; a transport failure
+        defers every entry (never raises a TransportError); raises OSError when the
+        spool cannot be written."""
         result = SendResult()
         due = [e for e in self.entries()
                if not e.meta.get("next_try") or datetime.fromisoformat(e.meta["next_try"]) <= now]

@@ -44,7 +44,8 @@ class ModeratorState:
 
     @classmethod
     def load(cls, path: Path) -> "ModeratorState":
-        """Read the state file (a missing or unreadable one gives a fresh state)."""
+        """Read the state file at ``path`` (YAML mapping with the fields above);
+        a missing or unreadable file, or invalid YAML, gives a fresh state."""
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         except (OSError, yaml.YAMLError):
@@ -61,7 +62,8 @@ class ModeratorState:
         )
 
     def save(self) -> None:
-        """Write the state file atomically."""
+        """Write the state file atomically (``answered`` cut to the newest ``KEEP``),
+        creating its directory.  Raises OSError."""
         self.answered = self.answered[-self.KEEP:]
         data = {"last_success": self.last_success, "answered": self.answered,
                 "pending_moves": self.pending_moves, "bounces": self.bounces,
