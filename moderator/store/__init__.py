@@ -1,5 +1,17 @@
 """Storage: game files (the YAML archive), the outgoing spool and the moderator's bookkeeping.
 
+One module a job:
+
+- ``files``: durable writes (``atomic_write``, ``fsync_dir``);
+- ``gamefile``: game files (``GameRecord``, ``GameStore``, ``FORMAT``, ``MIGRATIONS``,
+  ``migrate``, ``replay`` with the strict notation); the format is documented in
+  ``docs/game-file.md``;
+- ``spool``: the outgoing mail spool (``Spool``);
+- ``state``: the moderator's own bookkeeping (``ModeratorState``).
+
+Moved names stay importable from their old modules: ``atomic_write`` and
+``fsync_dir`` from ``gamefile``, ``ModeratorState`` from ``spool``.
+
 ``GAME_ID_PATTERN`` is the one pattern of a game id, used by the store (file names),
 mail reading (the subject tag) and routing (our Message-IDs)."""
 

@@ -21,10 +21,14 @@ A game file holds everything needed to replay and check the game::
       - {player: Ann, order: start KCC, message_id: '<...>', received: '...'}
     state: {...}                     # Game.to_dict() after the last order
 
-Loading replays ``seed`` + ``history`` through the engine and compares the result
-with ``state``: a mismatch raises ``StoreError`` (never a guess).  Only
-the safe YAML loader is used (libyaml's ``CSafeLoader`` when present).  Writes are atomic (temporary file, fsync, rename) under
-a per-game file lock (``filelock``).
+Each ``order`` is in the strict notation (``moderator.rules.notation``: exactly
+``str(action)``).  Loading migrates an older format (``MIGRATIONS``, ``migrate``),
+checks the board digest, replays ``seed`` + ``history`` through the engine with the
+strict notation and compares the result with ``state``: a mismatch raises
+``StoreError`` (never a guess).  Only the safe YAML loader is used (libyaml's
+``CSafeLoader`` when present).  Writes are atomic (``moderator.store.files``) under
+a per-game file lock (``filelock``).  The format is documented for other tools in
+``docs/game-file.md``.
 """
 from __future__ import annotations
 
@@ -33,10 +37,9 @@ import hashlib
 import os
 import re
 import secrets
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 from filelock import FileLock
@@ -45,9 +48,21 @@ from . import GAME_ID_PATTERN
 from ..rules.actions import Action
 from ..rules.board import DEFAULT_BOARD_PATH, Board
 from ..rules.engine import Game
-from ..orders.parser import parse_turn
+from ..rules.notation import parse_action
+from .files import atomic_write, fsync_dir  # noqa: F401 - re-exported: their old import path
 
 FORMAT = 1
+"""The format version this pbem writes and the newest it reads (the ``format`` key)."""
+
+Migration = Callable[[dict[str, Any]], dict[str, Any]]
+
+MIGRATIONS: dict[int, Migration] = {}
+"""``{N: function}``: the function turns the mapping of a format-N game file into
+the mapping of format N+1 (it may change the given mapping and return it; ``migrate``
+then sets ``format`` to N+1).  Empty while format 1 is the only format.  A format
+change raises ``FORMAT``, adds the step here, and adds frozen example files in
+``tests/fixtures/games/vN/``; old files are never rewritten on read (a save writes
+the current format)."""
 
 # libyaml's safe loader and dumper when PyYAML was built with it (10-20x faster),
 # else the pure-Python ones; both only build plain data (no arbitrary objects).
@@ -57,47 +72,43 @@ GAME_ID_RE = re.compile(GAME_ID_PATTERN)
 SECRET_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temporary file in the same directory,
-    fsync, rename).  Raises OSError; the old file survives any failure."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    fsync_dir(path.parent)
-
-
-def fsync_dir(directory: Path) -> None:
-    """Make a rename in ``directory`` durable (best effort: not every file system
-    lets a directory be fsynced)."""
-    try:
-        dfd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)
-
-
 class StoreError(Exception):
-    """A game file that is missing, unreadable, or whose history does not give its
-    recorded state."""
+    """A game file that is missing, unreadable, of an unknown or newer format, or
+    whose history does not give its recorded state."""
+
+
+def migrate(data: dict[str, Any]) -> dict[str, Any]:
+    """The mapping of a game file of any known format, brought to format ``FORMAT``
+    by applying ``MIGRATIONS[N]`` for N = its format, ..., FORMAT - 1 in turn.
+
+    ``data`` is the parsed file (a dict; it may be changed).  Returns the migrated
+    mapping, whose ``format`` is ``FORMAT``.  Raises StoreError when ``format`` is
+    missing or not a whole number, is newer than ``FORMAT`` ("written by a newer
+    pbem"), is older than 1, or has no migration step."""
+    version = data.get("format")
+    if version is None:
+        raise StoreError("no format version (the key 'format' is missing): not a pbem game file")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise StoreError(f"unknown format version {version!r}: not a pbem game file")
+    if version > FORMAT:
+        raise StoreError(
+            f"written by a newer pbem (format {version}); this version reads up to format {FORMAT}"
+        )
+    if version < 1:
+        raise StoreError(f"unknown format version {version}: formats start at 1")
+    while version < FORMAT:
+        step = MIGRATIONS.get(version)
+        if step is None:
+            raise StoreError(f"no migration from format {version} to format {version + 1}")
+        data = step(data)
+        version += 1
+        data["format"] = version
+    return data
 
 
 def new_secret() -> str:
-    """A fresh player secret: 8 characters from ``[a-z0-9]`` without look-alikes."""
+    """A fresh player secret: 8 characters from ``SECRET_ALPHABET`` (``a-z`` and
+    ``2-9`` without the look-alikes ``l``, ``o``, ``0``, ``1``), from ``secrets``."""
     return "".join(secrets.choice(SECRET_ALPHABET) for _ in range(8))
 
 
@@ -129,7 +140,7 @@ class GameRecord:
     reply_to: dict[str, str] = field(default_factory=dict)  # player -> order mail to answer
 
     def player_by_name(self, name: str) -> Player:
-        """The player called ``name``; KeyError if none."""
+        """The ``Player`` called ``name``; KeyError if none."""
         for p in self.players:
             if p.name == name:
                 return p
@@ -167,7 +178,11 @@ class GameRecord:
         return self.game.log[self.notified:]
 
     def to_data(self) -> dict[str, Any]:
-        """The game file's mapping."""
+        """The game file's mapping in the current ``FORMAT``: the keys ``format``,
+        ``game``, ``created``, ``board``, ``board_sha256``, ``seed``, ``ruleset``,
+        ``options``, ``players``, ``threads``, ``notified``, ``log_length``,
+        ``reply_to``, ``history``, ``state`` in this order (see docs/game-file.md).
+        Plain data, independent of the record."""
         g = self.game
         return {
             "format": FORMAT,
@@ -192,8 +207,9 @@ _DIGESTS: dict[int, tuple[Board, str]] = {}
 
 
 def board_digest(board: Board) -> str:
-    """SHA-256 of the board's canonical YAML dump (detects a changed board file);
-    computed once per board object."""
+    """SHA-256 (64 lower-case hex digits) of the board's canonical YAML dump
+    (``board.source`` with sorted keys): the file's ``board_sha256``, which detects a
+    changed board.  Computed once per board object; never raises for a loaded board."""
     cached = _DIGESTS.get(id(board))
     if cached is not None and cached[0] is board:
         return cached[1]
@@ -208,13 +224,19 @@ def _dump(data: dict[str, Any]) -> str:
 
 
 def replay(data: dict[str, Any], board: Board) -> Game:
-    """Replay a game file's seed + history through the engine.  Raises StoreError
-    naming the first history entry that does not apply."""
+    """Replay a game file's seed + history through the engine.
+
+    ``data`` is a game file's mapping (current format: ``players``, ``seed``,
+    ``ruleset``, ``options``, ``history``); ``board`` the board it names.  Each
+    ``order`` is read with the strict notation (``moderator.rules.notation``), never
+    with the forgiving mail parser.  Returns the replayed ``Game``.  Raises
+    StoreError naming the first history entry that cannot be read or does not apply,
+    ValueError/KeyError for malformed setup data."""
     names = [p["name"] for p in data["players"]]
     game = Game.new(board, names, data["seed"], data["ruleset"], data.get("options") or {})
     for i, h in enumerate(data.get("history") or []):
         try:
-            action = parse_turn([h["order"]], board)
+            action = parse_action(h["order"])
             game.push(h["player"], action)
         except Exception as exc:  # noqa: BLE001 - any failure is a corrupt history
             raise StoreError(
@@ -245,26 +267,33 @@ class GameStore:
         return self.dir / f"{game_id}.yaml"
 
     def exists(self, game_id: str) -> bool:
-        """Whether game ``game_id`` has a file."""
+        """Whether game ``game_id`` has a file (False for an invalid id; never raises)."""
         try:
             return self.path(game_id).exists()
         except ValueError:
             return False
 
     def ids(self) -> list[str]:
-        """Ids of every game file in the directory, sorted."""
+        """Ids of every game file (``*.yaml`` named by a valid id) in the directory,
+        sorted; ``[]`` when the directory does not exist."""
         if not self.dir.is_dir():
             return []
         return sorted(p.stem for p in self.dir.glob("*.yaml") if GAME_ID_RE.fullmatch(p.stem))
 
     def lock(self, game_id: str, timeout: float = 60) -> FileLock:
-        """The per-game lock (``filelock.FileLock``), to hold while loading, applying
-        and saving."""
+        """The per-game lock (``filelock.FileLock`` on ``GAME.yaml.lock``), to hold
+        while loading, applying and saving; acquiring it raises ``filelock.Timeout``
+        after ``timeout`` seconds.  Creates the directory; raises ValueError for an
+        invalid id, OSError when the directory cannot be made."""
         self.dir.mkdir(parents=True, exist_ok=True)
         return FileLock(str(self.path(game_id)) + ".lock", timeout=timeout)
 
     def read_data(self, game_id: str) -> dict[str, Any]:
-        """The raw mapping of a game file.  Raises StoreError."""
+        """The mapping of a game file, migrated to the current ``FORMAT`` (``migrate``),
+        not yet checked: a fresh deep copy the caller may change (parsed once while
+        the file is unchanged).  Raises StoreError for a missing or unreadable file,
+        invalid YAML, a top level that is not a mapping, an unknown, missing or newer
+        format, or a failing migration; ValueError for an invalid id."""
         path = self.path(game_id)
         try:
             with open(path, "rb") as fh:
@@ -278,14 +307,25 @@ class GameStore:
             raise StoreError(f"no game {game_id!r} (no file {path})") from exc
         except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
             raise StoreError(f"game file {path} cannot be read: {exc}") from exc
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise StoreError(f"game file {path} is not a pbem game file (format {FORMAT})")
+        if not isinstance(data, dict):
+            raise StoreError(f"game file {path} is not a pbem game file (not a mapping)")
+        try:
+            data = migrate(data)
+        except StoreError as exc:
+            raise StoreError(f"game file {path}: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - a migration failing on a malformed file
+            raise StoreError(f"game file {path} cannot be migrated to format {FORMAT}: {exc!r}") from exc
         self._parsed[path] = (stamp, data)
         return copy.deepcopy(data)
 
     def load(self, game_id: str, check: bool = True) -> GameRecord:
-        """Load a game: replay its history and, with ``check``, compare the replayed
-        state with the recorded one.  Raises StoreError on any mismatch."""
+        """Load a game as a ``GameRecord``: read and migrate the file (``read_data``),
+        check the board digest, replay ``seed`` + ``history`` with the strict notation
+        (``replay``) and, with ``check``, compare the replayed state with ``state``.
+        Never changes the file.  Raises StoreError for anything wrong (unreadable,
+        newer format, changed board, an order that cannot be read or applied, a
+        malformed file, a state mismatch naming the differing keys); ValueError for
+        an invalid id."""
         data = self.read_data(game_id)
         try:
             board = load_board_ref(data["board"])
@@ -325,7 +365,8 @@ class GameStore:
     def save(self, record: GameRecord) -> Path:
         """Write the game file atomically: a temporary file in the same directory,
         flushed and fsynced, then renamed over the old one (the old file survives any
-        failure before the rename).  Raises OSError."""
+        failure before the rename).  Writes the current ``FORMAT``; returns the path.
+        Raises OSError, ValueError for an invalid id."""
         path = self.path(record.id)
         self.dir.mkdir(parents=True, exist_ok=True)
         atomic_write(path, _dump(record.to_data()).encode("utf-8"))
@@ -333,7 +374,9 @@ class GameStore:
 
 
 def load_board_ref(ref: Any) -> Board:
-    """The board a game file names: ``"default"`` or an embedded mapping."""
+    """The ``Board`` a game file's ``board`` names: ``"default"`` (the shipped board)
+    or an embedded board mapping.  Raises StoreError for anything else, BoardError for
+    an unusable mapping."""
     if ref == "default":
         return Board.default()
     if isinstance(ref, dict):
@@ -344,7 +387,8 @@ def load_board_ref(ref: Any) -> Board:
 def board_ref_for(path: str | os.PathLike[str] | None) -> tuple[Any, Board]:
     """``(board_ref, board)`` for ``pbem new --board``: ``"default"`` for the shipped
     board, else the file's mapping, embedded in the game file so the game stays
-    replayable if the file changes."""
+    replayable if the file changes.  Raises BoardError, OSError for an unreadable
+    board file."""
     if path is None or Path(path).resolve() == DEFAULT_BOARD_PATH.resolve():
         return "default", Board.default()
     board = Board.load(path)

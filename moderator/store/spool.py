@@ -6,7 +6,7 @@ Layout of the spool directory::
       01732884131123456789-04711-000001.json   metadata: game, player, kind, events, attempts, next_try
       01732884131123456789-04711-000001.eml    the message, exactly as it will be sent
       failed/                        permanently refused mails (5xx), with their metadata
-      moderator.yaml                 the moderator's own state (see ModeratorState)
+      moderator.yaml                 the moderator's own state (``moderator.store.state``)
       cycle.lock                     held by the running cycle (``filelock``)
 
 Entry names are the creation time in nanoseconds, the process id and a counter, so
@@ -37,9 +37,8 @@ from email.parser import BytesParser
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from .gamefile import atomic_write
+from .files import atomic_write
+from .state import ModeratorState  # noqa: F401 - re-exported: its old import path
 from ..mail.transport import Outbox, TransportError
 
 BACKOFF_START = 60.0
@@ -60,6 +59,8 @@ class SpoolEntry:
 
     @functools.cached_property
     def message(self) -> EmailMessage:
+        """The spooled mail, parsed on first use (``email.policy.default``).  Raises
+        FileNotFoundError when the entry was sent or removed meanwhile."""
         with open(self.path, "rb") as fh:
             return BytesParser(policy=policy.default).parse(fh)
 
@@ -76,7 +77,8 @@ class SendResult:
 
 
 class Spool:
-    """The spool directory (created if missing)."""
+    """The spool directory (created if missing; OSError if it cannot be).  Entries
+    are ``NAME.json`` (metadata) + ``NAME.eml`` (the mail); see the module docstring."""
 
     def __init__(self, directory: str | os.PathLike[str]):
         self.dir = Path(directory)
@@ -94,7 +96,9 @@ class Spool:
                 return name
 
     def add(self, msg: EmailMessage, meta: dict[str, Any], now: datetime) -> str:
-        """Spool ``msg`` durably with ``meta``; returns the entry name."""
+        """Spool ``msg`` durably with ``meta`` (a JSON-able dict: ``game``, ``player``,
+        ``kind``, ``events``, maybe ``replaces``; ``attempts`` 0, ``next_try`` None and
+        ``created`` = ``now`` are added).  Returns the entry name.  Raises OSError."""
         name = self._new_name(now)
         meta = {"attempts": 0, "next_try": None, **meta, "created": now.isoformat()}
         atomic_write(self.dir / f"{name}.json", json.dumps(meta, sort_keys=True).encode())
@@ -121,7 +125,8 @@ class Spool:
         return out
 
     def remove(self, name: str) -> None:
-        """Drop an entry (after the server accepted it, or when merged)."""
+        """Drop entry ``name`` (after the server accepted it, or when merged): both its
+        files; a file already gone is no error.  Raises OSError for others."""
         for suffix in (".eml", ".json"):
             try:
                 (self.dir / f"{name}{suffix}").unlink()
@@ -136,23 +141,15 @@ class Spool:
                 if e.meta.get("kind") == "status" and e.meta.get("game") == game
                 and e.meta.get("player") == player and not e.meta.get("sending")]
 
-    def take_status(self, game: str, player: str) -> list[str]:
-        """Remove the stale status mails to ``player`` of ``game`` (see
-        ``stale_status``) and return their events, oldest first.  Not crash-safe on
-        its own: the moderator writes the merged mail (``replaces``) first."""
-        events: list[str] = []
-        for e in self.stale_status(game, player):
-            events.extend(e.meta.get("events") or [])
-            self.remove(e.name)
-        return events
-
     def _write_meta(self, name: str, meta: dict[str, Any]) -> None:
         atomic_write(self.dir / f"{name}.json", json.dumps(meta, sort_keys=True).encode())
 
     def send_due(self, outbox: Outbox, now: datetime, after_send=None) -> SendResult:
         """Send every entry whose retry time has come, over ``outbox``, oldest first.
         ``after_send`` (for fault injection) is called after the server's answers and
-        before the spool is updated."""
+        before the spool is updated.  Returns a ``SendResult``; a transport failure
+        defers every entry (never raises a TransportError); raises OSError when the
+        spool cannot be written."""
         result = SendResult()
         due = [e for e in self.entries()
                if not e.meta.get("next_try") or datetime.fromisoformat(e.meta["next_try"]) <= now]
@@ -201,57 +198,3 @@ class Spool:
                 result.deferred += 1
                 result.errors.append(f"sending to {to} deferred: {err}")
         return result
-
-
-@dataclass
-class ModeratorState:
-    """The moderator's own memory between cycles (``spool/moderator.yaml``):
-    ``last_success`` (ISO time of the last successful cycle: the inbox was read and
-    the SMTP server was not refusing everything), ``answered`` (ids of
-    mails already answered, newest last, bounded), ``pending_moves`` (inbox keys
-    handled but not yet moved out of the inbox), ``bounces`` ({address: reason}),
-    ``alerts`` ({problem: ISO time the operator was last mailed about it}),
-    ``smtp_failing_since`` (ISO time of the first of the latest run of sending
-    attempts in which the server accepted nothing; None once it accepts again),
-    ``inbox`` (for an IMAP inbox: ``{mailbox, uidvalidity, last_uid}``, the highest
-    UID handled; a changed UIDVALIDITY is logged, and the mails are matched by
-    Message-ID, or a hash of the bytes, against the game histories)."""
-
-    path: Path
-    last_success: str | None = None
-    answered: list[str] = field(default_factory=list)
-    pending_moves: list[str] = field(default_factory=list)
-    bounces: dict[str, str] = field(default_factory=dict)
-    alerts: dict[str, str] = field(default_factory=dict)
-    smtp_failing_since: str | None = None
-    inbox: dict[str, Any] = field(default_factory=dict)
-
-    KEEP = 5000
-
-    @classmethod
-    def load(cls, path: Path) -> "ModeratorState":
-        """Read the state file (a missing or unreadable one gives a fresh state)."""
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError):
-            data = {}
-        return cls(
-            path=path,
-            last_success=data.get("last_success"),
-            answered=list(data.get("answered") or []),
-            pending_moves=list(data.get("pending_moves") or []),
-            bounces=dict(data.get("bounces") or {}),
-            alerts=dict(data.get("alerts") or {}),
-            smtp_failing_since=data.get("smtp_failing_since"),
-            inbox=dict(data.get("inbox") or {}),
-        )
-
-    def save(self) -> None:
-        """Write the state file atomically."""
-        self.answered = self.answered[-self.KEEP:]
-        data = {"last_success": self.last_success, "answered": self.answered,
-                "pending_moves": self.pending_moves, "bounces": self.bounces,
-                "alerts": self.alerts, "smtp_failing_since": self.smtp_failing_since,
-                "inbox": self.inbox}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.path, yaml.safe_dump(data, sort_keys=False).encode())

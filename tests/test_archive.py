@@ -1,0 +1,185 @@
+"""The frozen game files (tests/fixtures/games/v*/) keep loading, forever.
+
+Each file was written by pbem 0.1.0 through real mail cycles (see
+tests/fixtures/README.md).  Every one must load with the full replay and comparison,
+through the store and through ``pbem replay``, and give the facts written below,
+which were read from the files themselves (their recorded ``state``), not from a
+replay.  The documented format (docs/game-file.md) must name every key they hold.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+import pbem
+from moderator.rules.options import OPTIONS
+from moderator.store.gamefile import FORMAT, GameStore
+
+ROOT = Path(__file__).parent.parent
+FIXTURES = Path(__file__).parent / "fixtures" / "games"
+FILES = sorted(FIXTURES.glob("v*/*.yaml"))
+DOC = ROOT / "docs" / "game-file.md"
+
+NO_OPTIONS = {k: False for k in OPTIONS}
+ALL_OPTIONS = {k: True for k in OPTIONS}
+
+# id -> facts read from the file: players, ruleset, options, board ("default" or
+# "custom"), phase, history entries, turn, dividends paid, money (the standings of a
+# finished game: richest first), winners.
+EXPECTED = {
+    "v1-custom-board-3p": dict(
+        players=["Ann", "Bob", "Cy"], ruleset="first-edition", options=NO_OPTIONS, board="custom",
+        phase="play", history=32, turn=29, dividends_paid=2,
+        money={"Ann": 20, "Bob": 10, "Cy": 10}, winners=[],
+    ),
+    "v1-first-3p-finished": dict(
+        players=["Ann", "Bob", "Cy"], ruleset="first-edition", options=NO_OPTIONS, board="default",
+        phase="over", history=88, turn=85, dividends_paid=4,
+        money={"Cy": 112, "Ann": 98, "Bob": 91}, winners=["Cy"],
+    ),
+    "v1-mid-game-5p": dict(
+        players=["Ann", "Bob", "Cy", "Dee", "Eve"], ruleset="second-edition",
+        options={**NO_OPTIONS, "dead_track_redraw": True}, board="default",
+        phase="play", history=44, turn=39, dividends_paid=2,
+        money={"Ann": 2, "Bob": 9, "Cy": 11, "Dee": 2, "Eve": 11}, winners=[],
+    ),
+    "v1-second-options-4p": dict(
+        players=["Ann", "Bob", "Cy", "Dee"], ruleset="second-edition", options=ALL_OPTIONS,
+        board="default", phase="over", history=82, turn=78, dividends_paid=4,
+        money={"Dee": 132, "Cy": 93, "Ann": 83, "Bob": 23}, winners=["Dee"],
+    ),
+    "v1-two-player": dict(
+        players=["Ann", "Bob"], ruleset="first-edition", options=NO_OPTIONS, board="default",
+        phase="over", history=75, turn=73, dividends_paid=3,
+        money={"(imaginary player)": 75, "Ann": 56, "Bob": 28}, winners=["(imaginary player)"],
+    ),
+}
+
+
+def _id(path: Path) -> str:
+    return path.stem
+
+
+def test_every_fixture_has_its_facts_written_down():
+    assert sorted(_id(p) for p in FILES) == sorted(EXPECTED)
+    assert {p.parent.name for p in FILES} == {f"v{n}" for n in range(1, FORMAT + 1)}
+
+
+@pytest.mark.parametrize("path", FILES, ids=_id)
+def test_the_file_says_what_we_expect(path):
+    """The facts are the file's own (guards against a fixture edited by mistake)."""
+    facts = EXPECTED[_id(path)]
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert data["format"] == int(path.parent.name[1:])
+    assert data["game"] == _id(path)
+    assert [p["name"] for p in data["players"]] == facts["players"]
+    assert data["ruleset"] == facts["ruleset"]
+    assert data["options"] == facts["options"]
+    assert (data["board"] if data["board"] == "default" else "custom") == facts["board"]
+    assert len(data["history"]) == facts["history"]
+    state = data["state"]
+    assert state["phase"] == facts["phase"]
+    assert state["turn"] == facts["turn"]
+    assert state["dividends_paid"] == facts["dividends_paid"]
+    assert state["money"] == facts["money"]
+    if facts["phase"] == "over":
+        top = max(state["money"].values())
+        assert [p for p, m in state["money"].items() if m == top] == facts["winners"]
+        assert sorted(state["money"].values(), reverse=True) == list(facts["money"].values())
+    assert data["log_length"] == data["notified"]
+
+
+@pytest.mark.parametrize("path", FILES, ids=_id)
+def test_the_store_loads_with_full_replay_and_comparison(path):
+    facts = EXPECTED[_id(path)]
+    record = GameStore(path.parent).load(_id(path), check=True)
+    game = record.game
+    assert record.id == _id(path)
+    assert [p.name for p in record.players] == facts["players"]
+    assert game.ruleset == facts["ruleset"]
+    assert game.options == facts["options"]
+    assert game.phase == facts["phase"]
+    assert game.turn == facts["turn"]
+    assert game.dividends_paid == facts["dividends_paid"]
+    assert len(record.history) == len(game.history) == facts["history"]
+    assert [str(a) for _p, a in game.history] == [h["order"] for h in record.history]
+    assert game.money == facts["money"]
+    assert game.winners() == facts["winners"]
+    if facts["phase"] == "over":
+        assert [(p, m) for _place, p, m in game.standings()] == list(facts["money"].items())
+    assert record.unnotified == []
+    assert (record.board_ref == "default") == (facts["board"] == "default")
+
+
+@pytest.fixture()
+def cli_home(tmp_path):
+    """A minimal configuration naming a games directory, for ``pbem --config``."""
+    games = tmp_path / "games"
+    games.mkdir()
+    config = tmp_path / "pbem.yaml"
+    config.write_text("games_dir: games\nspool_dir: spool\n", encoding="utf-8")
+    return config, games
+
+
+@pytest.mark.parametrize("path", FILES, ids=_id)
+def test_pbem_replay_loads_each_fixture(path, cli_home):
+    config, games = cli_home
+    shutil.copy(path, games / path.name)
+    before = (games / path.name).read_bytes()
+    gid = _id(path)
+    result = CliRunner().invoke(pbem.main, ["--config", str(config), "replay", gid])
+    assert result.exit_code == 0, result.output
+    n = EXPECTED[gid]["history"]
+    assert result.output == f"Game {gid}: {n} orders replayed; the state matches the file.\n"
+    assert (games / path.name).read_bytes() == before  # replay never rewrites a file
+
+    result = CliRunner().invoke(pbem.main, ["--config", str(config), "rules", gid])
+    assert result.exit_code == 0, result.output
+    assert EXPECTED[gid]["ruleset"] in result.output
+
+
+def test_pbem_replay_refuses_a_damaged_fixture(cli_home):
+    config, games = cli_home
+    src = FIXTURES / "v1" / "v1-two-player.yaml"
+    text = src.read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    first = data["history"][0]["order"]
+    assert first.startswith("start ")
+    damaged = text.replace(f"order: {first}\n", f"order: {first.upper()}\n", 1)
+    assert damaged != text
+    (games / src.name).write_text(damaged, encoding="utf-8")
+    result = CliRunner().invoke(pbem.main, ["--config", str(config), "replay", "v1-two-player"])
+    assert result.exit_code == 1
+    assert "history entry 1" in result.output and "does not apply" in result.output
+
+
+def _documented() -> set[str]:
+    return set(re.findall(r"`([A-Za-z_0-9]+)`", DOC.read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("path", FILES, ids=_id)
+def test_every_key_of_the_fixtures_is_documented(path):
+    documented = _documented()
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    keys = set(data)
+    keys |= set(data["state"])
+    keys |= {k for h in data["history"] for k in h}
+    keys |= {k for p in data["players"] for k in p}
+    keys |= {k for p in data["state"]["payouts"] for k in p}
+    missing = sorted(keys - documented)
+    assert not missing, f"not documented in {DOC.name}: {missing}"
+
+
+def test_the_documented_notation_is_the_module_grammar():
+    """docs/game-file.md copies the grammar of moderator/rules/notation.py."""
+    from moderator.rules import notation
+
+    doc = DOC.read_text(encoding="utf-8")
+    grammar = notation.__doc__.split("Grammar", 1)[1].split("::", 1)[1].split("\n\n")[1]
+    for line in grammar.splitlines():
+        assert line.strip() in doc, line

@@ -1,0 +1,217 @@
+"""The store: format versions and migrations, replay with the strict notation only,
+durable writes, and the old import paths of moved names."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from moderator.store import files, gamefile, spool, state
+from moderator.store.gamefile import FORMAT, MIGRATIONS, GameStore, StoreError, migrate
+
+V1 = Path(__file__).parent / "fixtures" / "games" / "v1"
+GAME = "v1-two-player"
+
+
+@pytest.fixture()
+def games(tmp_path):
+    """A games directory holding a copy of one frozen v1 file."""
+    shutil.copy(V1 / f"{GAME}.yaml", tmp_path / f"{GAME}.yaml")
+    return tmp_path
+
+
+def _rewrite(path: Path, change) -> None:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+
+
+# ------------------------------------------------------------------ migrations
+def test_format_is_1_and_no_migration_is_needed_yet():
+    assert FORMAT == 1
+    assert MIGRATIONS == {}
+    data = {"format": 1, "x": 1}
+    assert migrate(data) == {"format": 1, "x": 1}
+
+
+@pytest.mark.parametrize("data,message", [
+    ({"game": "x"}, "no format version"),
+    ({"format": None}, "no format version"),
+    ({"format": "1"}, "unknown format version '1'"),
+    ({"format": 1.0}, "unknown format version 1.0"),
+    ({"format": True}, "unknown format version True"),
+    ({"format": 0}, "unknown format version 0"),
+    ({"format": -3}, "unknown format version -3"),
+    ({"format": 2}, "written by a newer pbem (format 2); this version reads up to format 1"),
+    ({"format": 17}, "written by a newer pbem (format 17); this version reads up to format 1"),
+])
+def test_migrate_refuses_unknown_missing_and_newer_formats(data, message):
+    with pytest.raises(StoreError) as info:
+        migrate(data)
+    assert message in str(info.value)
+
+
+def test_a_newer_file_is_refused_clearly(games):
+    _rewrite(games / f"{GAME}.yaml", lambda d: d.update(format=2))
+    with pytest.raises(StoreError) as info:
+        GameStore(games).load(GAME)
+    assert str(info.value).endswith(
+        "written by a newer pbem (format 2); this version reads up to format 1")
+    assert f"{GAME}.yaml" in str(info.value)
+
+
+def test_a_file_without_a_format_is_refused(games):
+    _rewrite(games / f"{GAME}.yaml", lambda d: d.pop("format"))
+    with pytest.raises(StoreError, match="no format version"):
+        GameStore(games).read_data(GAME)
+
+
+def test_a_missing_migration_step_is_refused(games, monkeypatch):
+    monkeypatch.setattr(gamefile, "FORMAT", 2)
+    with pytest.raises(StoreError, match="no migration from format 1 to format 2"):
+        GameStore(games).load(GAME)
+
+
+def _v2_rename(data):
+    """A pretend format 2: ``history`` was renamed ``orders``."""
+    data["orders"] = data.pop("history")
+    return data
+
+
+def _v3_rename_back(data):
+    """A pretend format 3: ``orders`` is ``history`` again (so today's loader reads it)."""
+    data["history"] = data.pop("orders")
+    return data
+
+
+def test_a_v1_file_loads_through_registered_migrations(games, monkeypatch):
+    """The path a real format change takes: FORMAT raised, one step per format, each
+    applied in turn on read; the file is rewritten in the new format only on save."""
+    direct = GameStore(games).load(GAME)
+    seen = []
+    monkeypatch.setattr(gamefile, "FORMAT", 3)
+    monkeypatch.setitem(MIGRATIONS, 1, lambda d: (seen.append(("1->2", d["format"])), _v2_rename(d))[1])
+    monkeypatch.setitem(MIGRATIONS, 2, lambda d: (seen.append(("2->3", d["format"])), _v3_rename_back(d))[1])
+    store = GameStore(games)
+    data = store.read_data(GAME)
+    assert data["format"] == 3
+    assert "orders" not in data and len(data["history"]) == len(direct.history)
+    assert seen == [("1->2", 1), ("2->3", 2)]
+    record = store.load(GAME, check=True)
+    assert record.game.to_dict() == direct.game.to_dict()
+    assert record.history == direct.history
+    # reading never rewrites the file; saving writes the current format
+    on_disk = yaml.safe_load((games / f"{GAME}.yaml").read_text(encoding="utf-8"))
+    assert on_disk["format"] == 1
+    store.save(record)
+    on_disk = yaml.safe_load((games / f"{GAME}.yaml").read_text(encoding="utf-8"))
+    assert on_disk["format"] == 3 and "history" in on_disk
+    seen.clear()
+    assert GameStore(games).load(GAME).game.to_dict() == direct.game.to_dict()
+    assert seen == []  # a current file needs no migration
+
+
+def test_a_migration_that_adds_a_key(games, monkeypatch):
+    """A pretend format 2 that adds a key today's loader ignores."""
+    monkeypatch.setattr(gamefile, "FORMAT", 2)
+    monkeypatch.setitem(MIGRATIONS, 1, lambda d: {**d, "language": "en"})
+    data = GameStore(games).read_data(GAME)
+    assert data["format"] == 2 and data["language"] == "en"
+    assert GameStore(games).load(GAME).game.phase == "over"
+
+
+def test_a_failing_migration_is_a_store_error(games, monkeypatch):
+    monkeypatch.setattr(gamefile, "FORMAT", 2)
+    monkeypatch.setitem(MIGRATIONS, 1, lambda d: d["no such key"])
+    with pytest.raises(StoreError, match="cannot be migrated to format 2"):
+        GameStore(games).load(GAME)
+
+
+# ------------------------------------------------------------------ strict replay
+@pytest.mark.parametrize("change", [
+    lambda o: o.upper(),
+    lambda o: o.replace(" ", "  ", 1),
+    lambda o: o + ";",
+    lambda o: o.replace("start ", "Start "),
+])
+def test_replay_reads_orders_with_the_strict_notation_only(games, change):
+    """An order the mail parser would read, but not in the strict notation, stops the
+    load and names the entry."""
+    def damage(d):
+        d["history"][0]["order"] = change(d["history"][0]["order"])
+    _rewrite(games / f"{GAME}.yaml", damage)
+    with pytest.raises(StoreError, match=r"history entry 1 \(Ann: .*\) does not apply"):
+        GameStore(games).load(GAME)
+
+
+def test_replay_does_not_use_the_mail_parser(games, monkeypatch):
+    import moderator.orders.parser as parser
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the mail parser was used to replay a game file")
+
+    monkeypatch.setattr(parser, "parse_turn", refuse)
+    assert GameStore(games).load(GAME).game.phase == "over"
+
+
+def test_a_changed_state_is_refused(games):
+    _rewrite(games / f"{GAME}.yaml", lambda d: d["state"]["money"].update(Ann=1))
+    with pytest.raises(StoreError, match="differs in: money"):
+        GameStore(games).load(GAME)
+
+
+def test_a_changed_board_digest_is_refused(games):
+    _rewrite(games / f"{GAME}.yaml", lambda d: d.update(board_sha256="0" * 64))
+    with pytest.raises(StoreError, match="board has changed"):
+        GameStore(games).load(GAME)
+
+
+# ------------------------------------------------------------------ durable writes
+def test_atomic_write_replaces_whole_and_leaves_no_temporary_file(tmp_path):
+    target = tmp_path / "f.txt"
+    files.atomic_write(target, b"one")
+    files.atomic_write(target, b"two")
+    assert target.read_bytes() == b"two"
+    assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]
+
+
+def test_atomic_write_failure_keeps_the_old_file(tmp_path, monkeypatch):
+    target = tmp_path / "f.txt"
+    files.atomic_write(target, b"old")
+
+    def boom(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(files.os, "replace", boom)
+    with pytest.raises(OSError, match="disk full"):
+        files.atomic_write(target, b"new")
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]
+
+
+def test_fsync_dir_never_raises(tmp_path):
+    files.fsync_dir(tmp_path)
+    files.fsync_dir(tmp_path / "missing")
+
+
+# ------------------------------------------------------------------ module layout
+def test_moved_names_stay_importable_from_their_old_modules():
+    assert gamefile.atomic_write is files.atomic_write
+    assert gamefile.fsync_dir is files.fsync_dir
+    assert spool.ModeratorState is state.ModeratorState
+    assert not hasattr(spool.Spool, "take_status")
+
+
+def test_moderator_state_round_trip(tmp_path):
+    path = tmp_path / "spool" / "moderator.yaml"
+    s = state.ModeratorState.load(path)
+    assert s.answered == [] and s.last_success is None
+    s.answered.append("<a@b>")
+    s.inbox = {"mailbox": "INBOX", "uidvalidity": 7, "last_uid": 3}
+    s.save()
+    t = state.ModeratorState.load(path)
+    assert t.answered == ["<a@b>"] and t.inbox["last_uid"] == 3
+    path.write_text(": not yaml [", encoding="utf-8")
+    assert state.ModeratorState.load(path).answered == []
