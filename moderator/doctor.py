@@ -11,6 +11,10 @@ Each check gives one line: ``OK``, ``NOTE`` (worth knowing, not a fault) or ``FA
   expunged); or the local Maildir inbox;
 - SMTP: the server answers EHLO (and accepts the login, when one is configured);
   no mail is sent; or the local Maildir outbox;
+
+  (the mail checks ask the transports: ``Config.probe_inbox``/``probe_outbox``,
+  i.e. ``ImapInbox.probe``, ``SmtpOutbox.probe`` and the Maildir probes, and word
+  their dicts and their ``LoginRefused``/``TransportError`` here);
 - the spool: mails waiting (the oldest, those waiting for a retry and why, those
   whose sending was interrupted) and mails refused for good (``spool/failed``);
 - the cycle lock: free, or held by which process;
@@ -56,6 +60,7 @@ class Check:
     text: str
 
     def line(self) -> str:
+        """The report line: ``"OK    subject: text"`` (status padded to 5)."""
         return f"{self.status:<5} {self.subject}: {self.text}"
 
 
@@ -87,6 +92,9 @@ def _parse_time(text: str | None) -> datetime | None:
 
 # ---------------------------------------------------------------- the checks
 def check_config(path: str | os.PathLike[str] | None) -> tuple[Config | None, Check]:
+    """``(config, check)``: the loaded configuration and an OK line naming the
+    file, the moderator, the transports and the operator; ``(None, FAIL)`` with
+    the ConfigError's words when it does not load. Never raises."""
     try:
         config = load_config(path)
     except ConfigError as exc:
@@ -104,6 +112,8 @@ def check_config(path: str | os.PathLike[str] | None) -> tuple[Config | None, Ch
 
 
 def check_games_dir(config: Config) -> Check:
+    """Whether the games directory exists and takes a file (a temporary one is
+    written and removed); a NOTE when it does not exist yet but can be made."""
     d = Path(config.games_dir)
     if not d.exists():
         parent = next((p for p in d.parents if p.exists()), None)
@@ -124,6 +134,8 @@ def check_games_dir(config: Config) -> Check:
 
 
 def check_games(config: Config) -> list[Check]:
+    """One line per game file: OK when its history replays to the recorded state
+    (with its phase and who is awaited), FAIL with the StoreError's words else."""
     store = GameStore(config.games_dir)
     ids = store.ids()
     if not ids:
@@ -224,6 +236,9 @@ def check_smtp(config: Config) -> Check:
 
 
 def check_spool(config: Config, now: datetime) -> list[Check]:
+    """The outgoing spool: mails waiting (FAIL when retried for longer than
+    ``outage_after``), interrupted sends, and mails refused for good in
+    ``spool/failed`` (the last five named with their SMTP error)."""
     d = Path(config.spool_dir)
     if not d.exists():
         return [Check(NOTE, "spool", f"{d} does not exist yet (created by the first cycle)")]
@@ -306,6 +321,8 @@ def _process(pid: int) -> str:
 
 
 def check_lock(config: Config) -> Check:
+    """The cycle lock (``spool/cycle.lock``, an flock): free, or held by which
+    process (read from ``/proc/locks``); the lock is tried, never kept."""
     path = Path(config.spool_dir) / "cycle.lock"
     if not path.exists():
         return Check(OK, "cycle lock", "free (no cycle has run yet)")
@@ -335,6 +352,9 @@ def check_lock(config: Config) -> Check:
 
 
 def check_state(config: Config, now: datetime) -> list[Check]:
+    """The moderator's memory (``spool/moderator.yaml``): the last successful
+    cycle against ``outage_after``, how long SMTP has been failing, bounced
+    addresses and handled mails not yet moved out of the inbox."""
     path = Path(config.spool_dir) / "moderator.yaml"
     if path.exists():
         try:

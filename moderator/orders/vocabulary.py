@@ -46,6 +46,7 @@ CARD_WORDS = {
     "joker": JOKER, "jokers": JOKER, "wild": JOKER, "wildcard": JOKER, "j": JOKER,
     "jolly": JOKER,
 }
+"""Every word for a track card (lower case) to the card kind; see :func:`card_word`."""
 
 CARD_LIST = "plain, black-white, black, white or joker"
 """The track card kinds as named to players in error messages."""
@@ -58,11 +59,11 @@ DISCARD_VERBS = {"discard", "drop"}
 PASS_VERBS = {"pass", "skip"}
 START_VERBS = {"start", "initial", "choose"}
 REDRAW_VERBS = {"redraw"}
-"""The verbs of each order, lower case (``"build"``, ``"place"`` ...)."""
 VERBS = (
     BUILD_VERBS | TAKE_VERBS | SWAP_VERBS | INVEST_VERBS | DISCARD_VERBS
     | PASS_VERBS | START_VERBS | REDRAW_VERBS
 )
+"""Every verb; the ``*_VERBS`` sets above are the verbs of each order."""
 
 SPLIT_VERBS = {"build", "take", "draw", "swap", "exchange", "invest", "discard", "pass", "redraw"}
 """Verbs that start a new order in the middle of a line ("..., take stack")."""
@@ -89,7 +90,7 @@ GREETINGS = {
 """First words of a greeting or sign-off line, which is ignored if it holds no verb."""
 
 SIGN_OFFS = {"thanks", "thank", "thx", "ty", "cheers", "regards", "best", "bye", "ciao",
-              "sincerely", "yours", "cu", "cya", "kind", "love"}
+             "sincerely", "yours", "cu", "cya", "kind", "love"}
 """After a sign-off line, lines that do not start with a verb (a name) are ignored."""
 
 NUMBER_WORDS = {
@@ -97,6 +98,7 @@ NUMBER_WORDS = {
     "eight": 8, "nine": 9, "ten": 10,
 }
 """Numbers written as words (``"two shares"``)."""
+
 ORDINALS = {
     "first": 1, "second": 2, "third": 3, "fourth": 4,
     "1st": 1, "2nd": 2, "3rd": 3, "4th": 4,
@@ -107,15 +109,15 @@ FILLERS = {"a", "an", "the", "my", "of", "share", "shares", "card", "cards"}
 """Words without meaning inside an order ("a share of", "the card")."""
 
 BUILD_FILLERS = {"on", "at", "with", "using", "use", "a", "an", "the", "card", "cards",
-                  "track", "space", "train", "in", "playing", "play", "stripe", "striped",
-                  "of", "type", "by", "company", "one", "my", "section", "route", "line", "for"}
+                 "track", "space", "train", "in", "playing", "play", "stripe", "striped",
+                 "of", "type", "by", "company", "one", "my", "section", "route", "line", "for"}
 """Words that may stand around the section and card of a build ("on", "using a")."""
 
 CARDISH = {"as"}
 """Words that belong to the card of a build ("joker as white")."""
 
 POLITE = {"please", "pls", "plz", "thanks", "thx", "ty", "thank", "you", "cheers", "merci",
-           "danke", "gracias", "bitte"}
+          "danke", "gracias", "bitte"}
 """Words of politeness at the end of an order ("start EPRG, thanks"), dropped."""
 
 ORDER_WORDS = {"stack", "up", "display", "top", "pile", "joker", "wild", "none", "as"}
