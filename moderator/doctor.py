@@ -43,7 +43,7 @@ from typing import Callable
 import yaml
 
 from .config import Config, ConfigError, load_config
-from .mail.transport.base import LoginRefused, TransportError
+from .mail.transport.base import LoginRefused, TransportError, describe_error
 from .store.spool import ModeratorState
 from .store.gamefile import GameStore, StoreError
 
@@ -73,11 +73,6 @@ def _ago(seconds: float) -> str:
     if seconds < 2 * 86400:
         return f"{seconds / 3600:.1f} hours"
     return f"{seconds / 86400:.1f} days"
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _parse_time(text: str | None) -> datetime | None:
@@ -129,7 +124,7 @@ def check_games_dir(config: Config) -> Check:
         os.close(fd)
         os.unlink(tmp)
     except OSError as exc:
-        return Check(FAIL, "games directory", f"{d} is not writable: {_describe(exc)}")
+        return Check(FAIL, "games directory", f"{d} is not writable: {describe_error(exc)}")
     return Check(OK, "games directory", f"{d} is writable")
 
 
@@ -329,7 +324,7 @@ def check_lock(config: Config) -> Check:
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError as exc:
-        return Check(FAIL, "cycle lock", f"{path} cannot be opened: {_describe(exc)}")
+        return Check(FAIL, "cycle lock", f"{path} cannot be opened: {describe_error(exc)}")
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -344,7 +339,7 @@ def check_lock(config: Config) -> Check:
                          f"held by process {pid} ({alive}{': ' + cmd if cmd else ''}): a cycle is running "
                          "now. If it stays so for long, that process hangs (see docs/operations.md)")
         except OSError as exc:
-            return Check(FAIL, "cycle lock", f"{path} cannot be locked: {_describe(exc)}")
+            return Check(FAIL, "cycle lock", f"{path} cannot be locked: {describe_error(exc)}")
         fcntl.flock(fd, fcntl.LOCK_UN)
         return Check(OK, "cycle lock", "free (no cycle is running)")
     finally:
@@ -360,7 +355,7 @@ def check_state(config: Config, now: datetime) -> list[Check]:
         try:
             yaml.safe_load(path.read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError) as exc:
-            return [Check(FAIL, "moderator state", f"{path} cannot be read: {_describe(exc)}")]
+            return [Check(FAIL, "moderator state", f"{path} cannot be read: {describe_error(exc)}")]
     state = ModeratorState.load(path)
     out = []
     hours = config.outage_after / 3600

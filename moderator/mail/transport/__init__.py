@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from . import base
 from .base import (
     SECURITY_MODES,
     InboundMail,
@@ -28,18 +29,12 @@ from .base import (
     LoginRefused,
     Outbox,
     TransportError,
+    check_security,
+    describe_error,
     envelope_of,
 )
 
-__all__ = [
-    "SECURITY_MODES",
-    "InboundMail",
-    "TransportError",
-    "LoginRefused",
-    "Inbox",
-    "Outbox",
-    "envelope_of",
-]
+__all__ = list(base.__all__)
 
 _CONCRETE = {
     "MaildirInbox": "maildir",
