@@ -10,26 +10,28 @@
 
 The configuration is ``--config FILE``, else ``./pbem.yaml``, else the embedded
 default (games in ./games, mail in the Maildirs ./mail/inbox and ./mail/outbox).
+
+Start-up imports only click and the option table: each command imports what it
+uses when it runs (the moderation cycle, the rules engine, YAML, Jinja2, and a mail
+transport's library only for the transport configured), so ``pbem --help`` and a
+Maildir ``pbem run`` stay quick; ``tests/test_startup.py`` checks this.
 """
 from __future__ import annotations
 
-import logging
-import secrets
 import sys
 import time
 from pathlib import Path
 
 import click
 
-from moderator.rules.board import check_board_file
-from moderator.config import ConfigError, load_config
-from moderator.moderation.cycle import Moderator, rules_text
 from moderator.rules.options import OPTION_TABLE, OPTIONS, RULESETS
-from moderator.store.gamefile import GameStore, StoreError
-from moderator.mail.transport import TransportError
 
 
 def _config(ctx: click.Context):
+    """The configuration named by ``--config`` (or the default); a ConfigError
+    becomes a ClickException (exit status 1)."""
+    from moderator.config import ConfigError, load_config
+
     try:
         return load_config(ctx.obj.get("config"))
     except ConfigError as exc:
@@ -43,6 +45,8 @@ def _config(ctx: click.Context):
 @click.pass_context
 def main(ctx: click.Context, config_path: str | None, verbose: bool) -> None:
     """Play-by-email moderator for Alan R. Moon's Union Pacific."""
+    import logging
+
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(message)s",
@@ -53,6 +57,8 @@ def main(ctx: click.Context, config_path: str | None, verbose: bool) -> None:
 
 def _load(ctx: click.Context, game: str, check: bool = True):
     """The game record of GAME, or a clear error (exit status 1)."""
+    from moderator.store.gamefile import GameStore, StoreError
+
     store = GameStore(_config(ctx).games_dir)
     try:
         return store.load(game, check=check)
@@ -61,6 +67,7 @@ def _load(ctx: click.Context, game: str, check: bool = True):
 
 
 def _parse_player(text: str) -> tuple[str, str]:
+    """``(name, address)`` from ``NAME=ADDRESS``; click.BadParameter otherwise."""
     name, sep, address = text.partition("=")
     if not sep or not name.strip() or not address.strip():
         raise click.BadParameter(f"{text!r}: write a player as NAME=ADDRESS", param_hint="--player")
@@ -87,11 +94,16 @@ def _option_flags(command):
 @click.pass_context
 def new(ctx, game, players, seed, ruleset, board_path, **flags):
     """Create GAME and mail every player a welcome with their secret and hand."""
+    from moderator.mail.transport import TransportError
+    from moderator.moderation.cycle import Moderator
+
     if ruleset not in RULESETS:
         raise click.BadParameter(f"{ruleset!r}; choose {' or '.join(RULESETS)}", param_hint="--ruleset")
     parsed = [_parse_player(p) for p in players]
     options = {k: bool(flags.get(k)) for k in OPTIONS}
     if seed is None:
+        import secrets
+
         seed = secrets.randbelow(2**31)
     moderator = Moderator(_config(ctx))
     try:
@@ -111,6 +123,8 @@ def new(ctx, game, players, seed, ruleset, board_path, **flags):
 @click.pass_context
 def run(ctx, loop, interval):
     """Poll the inbox once: apply orders, answer, send status mails."""
+    from moderator.moderation.cycle import Moderator
+
     moderator = Moderator(_config(ctx))
     while True:
         report = moderator.run_cycle()
@@ -136,6 +150,8 @@ def replay(ctx, game):
 @click.pass_context
 def rules(ctx, game):
     """Print the ruleset and options of GAME."""
+    from moderator.moderation.cycle import rules_text
+
     click.echo(rules_text(game, _load(ctx, game).game))
 
 
@@ -167,6 +183,8 @@ def board():
 @click.argument("file", type=click.Path(dir_okay=False))
 def board_check(file):
     """Validate a board FILE; list every violated constraint."""
+    from moderator.rules.board import check_board_file
+
     problems = check_board_file(file)
     errors = [p for p in problems if not p.startswith("warning")]
     for p in problems:
@@ -184,6 +202,7 @@ def board_check(file):
 def demo(directory, seed):
     """Play a 3-player game to the end with built-in players, by real mail files."""
     from moderator.demo import run_demo
+    from moderator.mail.transport import TransportError
 
     d = Path(directory)
     gid = "demo"

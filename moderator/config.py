@@ -20,6 +20,10 @@ file is loaded. Relative paths are resolved against the file's directory.
 Without a file the built-in default is used: moderator
 ``moderator@pbem.localhost``, ``games_dir: games`` and the local Maildirs
 ``mail/inbox`` and ``mail/outbox``, relative to the current directory.
+
+Importing this module is cheap: PyYAML is imported when a file is loaded, and a
+transport's module (imapclient for IMAP, aiosmtplib and asyncio for SMTP) when
+that transport is opened or probed.
 """
 
 from __future__ import annotations
@@ -31,17 +35,7 @@ from email.errors import HeaderParseError
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
-
-from .mail.transport import (
-    SECURITY_MODES,
-    ImapInbox,
-    Inbox,
-    MaildirInbox,
-    MaildirOutbox,
-    Outbox,
-    SmtpOutbox,
-)
+from .mail.transport.base import SECURITY_MODES, Inbox, Outbox
 
 __all__ = [
     "CONFIG_FILENAME",
@@ -87,6 +81,13 @@ class ImapConfig:
     ignored: str = "Ignored"
     timeout: float = 30
 
+    def arguments(self) -> tuple:
+        """The positional arguments of :class:`ImapInbox` and its ``probe``:
+        ``(host, port, username, password, security, mailbox, processed,
+        ignored, timeout)``."""
+        return (self.host, self.port, self.username, self.password, self.security,
+                self.mailbox, self.processed, self.ignored, self.timeout)
+
 
 @dataclass(frozen=True)
 class SmtpConfig:
@@ -103,6 +104,12 @@ class SmtpConfig:
     password: str | None = field(default=None, repr=False)
     password_env: str | None = None
     timeout: float = 30
+
+    def arguments(self) -> tuple:
+        """The positional arguments of :class:`SmtpOutbox` and its ``probe``:
+        ``(host, port, username, password, security, timeout)``."""
+        return (self.host, self.port, self.username, self.password, self.security,
+                self.timeout)
 
 
 @dataclass
@@ -145,10 +152,11 @@ class Config:
         Raises TransportError when the server or directory cannot be reached.
         """
         if self.imap is not None:
-            i = self.imap
-            return ImapInbox(i.host, i.port, i.username, i.password, security=i.security,
-                             mailbox=i.mailbox, processed=i.processed, ignored=i.ignored,
-                             timeout=i.timeout)
+            from .mail.transport.imap import ImapInbox
+
+            return ImapInbox(*self.imap.arguments())
+        from .mail.transport.maildir import MaildirInbox
+
         return MaildirInbox(self.maildir_inbox)
 
     def open_outbox(self) -> Outbox:
@@ -159,10 +167,46 @@ class Config:
         connects only when sending).
         """
         if self.smtp is not None:
-            s = self.smtp
-            return SmtpOutbox(s.host, s.port, username=s.username, password=s.password,
-                              security=s.security, timeout=s.timeout)
+            from .mail.transport.smtp import SmtpOutbox
+
+            return SmtpOutbox(*self.smtp.arguments())
+        from .mail.transport.maildir import MaildirOutbox
+
         return MaildirOutbox(self.maildir_outbox)
+
+    def probe_inbox(self) -> dict[str, Any]:
+        """What the configured inbox looks like, changing nothing:
+        :meth:`ImapInbox.probe <moderator.mail.transport.imap.ImapInbox.probe>`
+        when ``imap`` is configured, else :meth:`MaildirInbox.probe
+        <moderator.mail.transport.maildir.MaildirInbox.probe>` on
+        ``maildir_inbox`` (the dict shapes are documented there).
+
+        Raises LoginRefused or TransportError as those do.
+        """
+        if self.imap is not None:
+            from .mail.transport.imap import ImapInbox
+
+            return ImapInbox.probe(*self.imap.arguments())
+        from .mail.transport.maildir import MaildirInbox
+
+        return MaildirInbox.probe(self.maildir_inbox)
+
+    def probe_outbox(self) -> dict[str, Any]:
+        """What the configured outbox looks like, sending nothing:
+        :meth:`SmtpOutbox.probe <moderator.mail.transport.smtp.SmtpOutbox.probe>`
+        when ``smtp`` is configured, else :meth:`MaildirOutbox.probe
+        <moderator.mail.transport.maildir.MaildirOutbox.probe>` on
+        ``maildir_outbox``.
+
+        Raises LoginRefused or TransportError as those do.
+        """
+        if self.smtp is not None:
+            from .mail.transport.smtp import SmtpOutbox
+
+            return SmtpOutbox.probe(*self.smtp.arguments())
+        from .mail.transport.maildir import MaildirOutbox
+
+        return MaildirOutbox.probe(self.maildir_outbox)
 
 
 def load_config(path: str | os.PathLike[str] | None = None) -> Config:
@@ -178,6 +222,8 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     type or value (security, port, address), a missing required key, or an
     unset password environment variable.
     """
+    import yaml
+
     if path is None:
         candidate = Path.cwd() / CONFIG_FILENAME
         if not candidate.is_file():

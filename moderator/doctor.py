@@ -11,6 +11,10 @@ Each check gives one line: ``OK``, ``NOTE`` (worth knowing, not a fault) or ``FA
   expunged); or the local Maildir inbox;
 - SMTP: the server answers EHLO (and accepts the login, when one is configured);
   no mail is sent; or the local Maildir outbox;
+
+  (the mail checks ask the transports: ``Config.probe_inbox``/``probe_outbox``,
+  i.e. ``ImapInbox.probe``, ``SmtpOutbox.probe`` and the Maildir probes, and word
+  their dicts and their ``LoginRefused``/``TransportError`` here);
 - the spool: mails waiting (the oldest, those waiting for a retry and why, those
   whose sending was interrupted) and mails refused for good (``spool/failed``);
 - the cycle lock: free, or held by which process;
@@ -25,12 +29,9 @@ file is written (the games directory check writes and removes a temporary file).
 """
 from __future__ import annotations
 
-import asyncio
 import fcntl
 import json
-import mailbox
 import os
-import ssl
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -39,12 +40,10 @@ from email.parser import BytesParser
 from pathlib import Path
 from typing import Callable
 
-import aiosmtplib
-import imapclient
 import yaml
-from imapclient.exceptions import IMAPClientError, LoginError
 
 from .config import Config, ConfigError, load_config
+from .mail.transport.base import LoginRefused, TransportError, describe_error
 from .store.spool import ModeratorState
 from .store.gamefile import GameStore, StoreError
 
@@ -61,6 +60,7 @@ class Check:
     text: str
 
     def line(self) -> str:
+        """The report line: ``"OK    subject: text"`` (status padded to 5)."""
         return f"{self.status:<5} {self.subject}: {self.text}"
 
 
@@ -75,11 +75,6 @@ def _ago(seconds: float) -> str:
     return f"{seconds / 86400:.1f} days"
 
 
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
 def _parse_time(text: str | None) -> datetime | None:
     if not text:
         return None
@@ -92,6 +87,9 @@ def _parse_time(text: str | None) -> datetime | None:
 
 # ---------------------------------------------------------------- the checks
 def check_config(path: str | os.PathLike[str] | None) -> tuple[Config | None, Check]:
+    """``(config, check)``: the loaded configuration and an OK line naming the
+    file, the moderator, the transports and the operator; ``(None, FAIL)`` with
+    the ConfigError's words when it does not load. Never raises."""
     try:
         config = load_config(path)
     except ConfigError as exc:
@@ -109,6 +107,8 @@ def check_config(path: str | os.PathLike[str] | None) -> tuple[Config | None, Ch
 
 
 def check_games_dir(config: Config) -> Check:
+    """Whether the games directory exists and takes a file (a temporary one is
+    written and removed); a NOTE when it does not exist yet but can be made."""
     d = Path(config.games_dir)
     if not d.exists():
         parent = next((p for p in d.parents if p.exists()), None)
@@ -124,11 +124,13 @@ def check_games_dir(config: Config) -> Check:
         os.close(fd)
         os.unlink(tmp)
     except OSError as exc:
-        return Check(FAIL, "games directory", f"{d} is not writable: {_describe(exc)}")
+        return Check(FAIL, "games directory", f"{d} is not writable: {describe_error(exc)}")
     return Check(OK, "games directory", f"{d} is writable")
 
 
 def check_games(config: Config) -> list[Check]:
+    """One line per game file: OK when its history replays to the recorded state
+    (with its phase and who is awaited), FAIL with the StoreError's words else."""
     store = GameStore(config.games_dir)
     ids = store.ids()
     if not ids:
@@ -151,42 +153,24 @@ def check_games(config: Config) -> list[Check]:
 
 
 def check_imap(config: Config) -> list[Check]:
+    """The inbox: for IMAP, whether the server answers and takes the login, how
+    many mails wait, whether it offers MOVE/UIDPLUS and whether the folders exist
+    (probed by :meth:`ImapInbox.probe`, which changes nothing); else the Maildir
+    inbox (:func:`check_maildir_inbox`)."""
     if config.imap is None:
         return [check_maildir_inbox(config)]
     i = config.imap
     subject = f"IMAP {i.host}:{i.port} ({i.security})"
-    client = None
-    step = "connect"
     try:
-        client = imapclient.IMAPClient(i.host, port=i.port, ssl=i.security == "ssl", timeout=i.timeout)
-        if i.security == "starttls":
-            step = "STARTTLS"
-            client.starttls()
-        step = f"login as {i.username!r}"
-        client.login(i.username, i.password)
-        caps = {c.decode().upper() if isinstance(c, bytes) else str(c).upper()
-                for c in client.capabilities()}
-        step = "listing folders"
-        missing = [f for f in (i.processed, i.ignored) if not client.folder_exists(f)]
-        step = f"selecting {i.mailbox!r}"
-        info = client.select_folder(i.mailbox, readonly=True)
-        count = int(info.get(b"EXISTS", 0))
-        validity = int(info[b"UIDVALIDITY"])
-    except LoginError as exc:
+        found = config.probe_inbox()
+    except LoginRefused as exc:
         return [Check(FAIL, subject, f"the server refused the login as {i.username!r} "
-                                     f"(check the password in ${i.password_env}): {_describe(exc)}")]
-    except (IMAPClientError, OSError, ssl.SSLError) as exc:
-        return [Check(FAIL, subject, f"{step} failed: {_describe(exc)}")]
-    finally:
-        if client is not None:
-            try:
-                client.logout()
-            except (IMAPClientError, OSError):
-                pass
-    out = [Check(OK, subject, f"login as {i.username!r} works; {i.mailbox} holds {count} mail(s) "
-                              f"(UIDVALIDITY {validity})")]
-    move = "MOVE" in caps
-    uidplus = "UIDPLUS" in caps
+                                     f"(check the password in ${i.password_env}): {exc.detail}")]
+    except TransportError as exc:
+        return [Check(FAIL, subject, f"{exc.step} failed: {exc.detail}")]
+    out = [Check(OK, subject, f"login as {i.username!r} works; {i.mailbox} holds {found['messages']} "
+                              f"mail(s) (UIDVALIDITY {found['uidvalidity']})")]
+    move, uidplus = found["move"], found["uidplus"]
     if move:
         out.append(Check(OK, "IMAP capabilities", "MOVE offered: handled mails are moved in one step"
                          + ("; UIDPLUS offered" if uidplus else "")))
@@ -198,67 +182,58 @@ def check_imap(config: Config) -> list[Check]:
                          "neither MOVE nor UIDPLUS: handled mails are copied, flagged \\Deleted and "
                          f"the whole of {i.mailbox} is expunged (mail flagged \\Deleted by other "
                          "clients goes too)"))
+    missing = [name for name, exists in found["folders"].items() if not exists]
     if missing:
         out.append(Check(NOTE, "IMAP folders", f"{', '.join(missing)} missing: created by the next cycle"))
     return out
 
 
 def check_maildir_inbox(config: Config) -> Check:
+    """The local Maildir inbox (by :meth:`MaildirInbox.probe`): missing (a NOTE:
+    the first cycle creates it), unreadable or not writable (FAIL), else how many
+    mails wait."""
     path = Path(config.maildir_inbox)
-    if not path.exists():
+    try:
+        found = config.probe_inbox()
+    except TransportError as exc:
+        return Check(FAIL, f"Maildir inbox {path}", f"cannot be read: {exc.detail}")
+    if not found["exists"]:
         return Check(NOTE, f"Maildir inbox {path}", "does not exist yet (created by the first cycle)")
-    try:
-        box = mailbox.Maildir(str(path), factory=None, create=False)
-        count = len(box.keys())
-    except (OSError, mailbox.Error) as exc:
-        return Check(FAIL, f"Maildir inbox {path}", f"cannot be read: {_describe(exc)}")
-    if not os.access(path / "cur", os.W_OK) or not os.access(path / "new", os.W_OK):
+    if not found["writable"]:
         return Check(FAIL, f"Maildir inbox {path}", "is not writable (handled mails cannot be moved)")
-    return Check(OK, f"Maildir inbox {path}", f"readable; {count} mail(s) waiting")
-
-
-async def _smtp_probe(config: Config) -> str:
-    s = config.smtp
-    smtp = aiosmtplib.SMTP(hostname=s.host, port=s.port, timeout=s.timeout,
-                           use_tls=s.security == "ssl", start_tls=s.security == "starttls")
-    await smtp.connect()
-    try:
-        response = await smtp.ehlo()
-        features = sorted(k.upper() for k in smtp.esmtp_extensions)
-        text = f"EHLO answered {response.code}"
-        if features:
-            text += f" ({', '.join(features)})"
-        if s.username is not None:
-            await smtp.login(s.username, s.password)
-            text += f"; login as {s.username!r} works"
-        return text
-    finally:
-        try:
-            await smtp.quit()
-        except (aiosmtplib.SMTPException, OSError, asyncio.TimeoutError):
-            smtp.close()
+    return Check(OK, f"Maildir inbox {path}", f"readable; {found['messages']} mail(s) waiting")
 
 
 def check_smtp(config: Config) -> Check:
+    """The outbox: for SMTP, whether the server answers EHLO and takes the login
+    (by :meth:`SmtpOutbox.probe`; no mail is sent); else whether the Maildir
+    outbox can be written."""
     if config.smtp is None:
         path = Path(config.maildir_outbox)
-        target = path if path.exists() else next((p for p in path.parents if p.exists()), path)
-        if os.access(target, os.W_OK):
+        if config.probe_outbox()["writable"]:
             return Check(OK, f"Maildir outbox {path}", "writable")
         return Check(FAIL, f"Maildir outbox {path}", "is not writable")
     s = config.smtp
     subject = f"SMTP {s.host}:{s.port} ({s.security})"
     try:
-        text = asyncio.run(_smtp_probe(config))
-    except aiosmtplib.SMTPAuthenticationError as exc:
+        found = config.probe_outbox()
+    except LoginRefused as exc:
         return Check(FAIL, subject, f"the server refused the login as {s.username!r} "
-                                    f"(check the password in ${s.password_env}): {_describe(exc)}")
-    except (aiosmtplib.SMTPException, OSError, asyncio.TimeoutError, ssl.SSLError) as exc:
-        return Check(FAIL, subject, f"cannot talk to the server: {_describe(exc)}")
+                                    f"(check the password in ${s.password_env}): {exc.detail}")
+    except TransportError as exc:
+        return Check(FAIL, subject, f"cannot talk to the server: {exc.detail}")
+    text = f"EHLO answered {found['ehlo_code']}"
+    if found["extensions"]:
+        text += f" ({', '.join(found['extensions'])})"
+    if found["login"]:
+        text += f"; login as {s.username!r} works"
     return Check(OK, subject, f"{text}; no mail sent")
 
 
 def check_spool(config: Config, now: datetime) -> list[Check]:
+    """The outgoing spool: mails waiting (FAIL when retried for longer than
+    ``outage_after``), interrupted sends, and mails refused for good in
+    ``spool/failed`` (the last five named with their SMTP error)."""
     d = Path(config.spool_dir)
     if not d.exists():
         return [Check(NOTE, "spool", f"{d} does not exist yet (created by the first cycle)")]
@@ -341,13 +316,15 @@ def _process(pid: int) -> str:
 
 
 def check_lock(config: Config) -> Check:
+    """The cycle lock (``spool/cycle.lock``, an flock): free, or held by which
+    process (read from ``/proc/locks``); the lock is tried, never kept."""
     path = Path(config.spool_dir) / "cycle.lock"
     if not path.exists():
         return Check(OK, "cycle lock", "free (no cycle has run yet)")
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError as exc:
-        return Check(FAIL, "cycle lock", f"{path} cannot be opened: {_describe(exc)}")
+        return Check(FAIL, "cycle lock", f"{path} cannot be opened: {describe_error(exc)}")
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -362,7 +339,7 @@ def check_lock(config: Config) -> Check:
                          f"held by process {pid} ({alive}{': ' + cmd if cmd else ''}): a cycle is running "
                          "now. If it stays so for long, that process hangs (see docs/operations.md)")
         except OSError as exc:
-            return Check(FAIL, "cycle lock", f"{path} cannot be locked: {_describe(exc)}")
+            return Check(FAIL, "cycle lock", f"{path} cannot be locked: {describe_error(exc)}")
         fcntl.flock(fd, fcntl.LOCK_UN)
         return Check(OK, "cycle lock", "free (no cycle is running)")
     finally:
@@ -370,12 +347,15 @@ def check_lock(config: Config) -> Check:
 
 
 def check_state(config: Config, now: datetime) -> list[Check]:
+    """The moderator's memory (``spool/moderator.yaml``): the last successful
+    cycle against ``outage_after``, how long SMTP has been failing, bounced
+    addresses and handled mails not yet moved out of the inbox."""
     path = Path(config.spool_dir) / "moderator.yaml"
     if path.exists():
         try:
             yaml.safe_load(path.read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError) as exc:
-            return [Check(FAIL, "moderator state", f"{path} cannot be read: {_describe(exc)}")]
+            return [Check(FAIL, "moderator state", f"{path} cannot be read: {describe_error(exc)}")]
     state = ModeratorState.load(path)
     out = []
     hours = config.outage_after / 3600

@@ -11,15 +11,10 @@ from pathlib import Path
 import pytest
 
 from moderator.config import Config, ConfigError, ImapConfig, SmtpConfig, load_config
-from moderator.mail.transport import (
-    ImapInbox,
-    InboundMail,
-    MaildirInbox,
-    MaildirOutbox,
-    SmtpOutbox,
-    TransportError,
-    envelope_of,
-)
+from moderator.mail.transport import InboundMail, LoginRefused, TransportError, envelope_of
+from moderator.mail.transport.imap import ImapInbox
+from moderator.mail.transport.maildir import MaildirInbox, MaildirOutbox
+from moderator.mail.transport.smtp import SmtpOutbox
 from servers import Dovecot, SmtpSink
 
 MODERATOR = "Union Pacific moderator <moderator@pbem.localhost>"
@@ -641,3 +636,84 @@ def test_config_bad_yaml(tmp_path):
     with pytest.raises(ConfigError) as info:
         load_config(path)
     assert str(info.value).startswith(f"{path}: invalid YAML: ")
+
+
+# --------------------------------------------------------------------------
+# Probes (what `pbem doctor` reports): look, change nothing
+# --------------------------------------------------------------------------
+
+
+def test_maildir_probes_change_nothing(tmp_path):
+    path = tmp_path / "mail" / "inbox"
+    found = MaildirInbox.probe(path)
+    assert found == {"path": path, "exists": False, "messages": 0, "writable": False,
+                     "folders": {"processed": False, "ignored": False}}
+    assert not (tmp_path / "mail").exists()
+    assert MaildirOutbox.probe(path) == {"path": path, "exists": False, "writable": True}
+    assert not (tmp_path / "mail").exists()
+    MaildirOutbox(path).send(turn_message())
+    MaildirInbox(path)  # makes the folders
+    found = MaildirInbox.probe(path)
+    assert (found["exists"], found["messages"], found["writable"]) == (True, 1, True)
+    assert found["folders"] == {"processed": True, "ignored": True}
+    (path / "cur").rmdir()
+    with pytest.raises(TransportError) as info:
+        MaildirInbox.probe(path)
+    assert info.value.detail.startswith("FileNotFoundError: ")
+
+
+def test_imap_probe_reads_and_changes_nothing(dovecot):
+    dovecot.append(ORDER_1)
+    found = ImapInbox.probe(**dovecot.inbox_kwargs(), processed="Done", ignored="Junk")
+    assert found["move"] and found["uidplus"]
+    assert "IMAP4REV1" in found["capabilities"]
+    assert (found["mailbox"], found["messages"]) == ("INBOX", 1)
+    assert found["uidvalidity"] == dovecot.uidvalidity()
+    assert found["folders"] == {"Done": False, "Junk": False}
+    assert dovecot.folders() == ["INBOX"]  # nothing created
+    assert [m.flags for m in dovecot.messages("INBOX")] == [(b"\\Recent",)]  # nothing seen
+
+
+def test_imap_probe_failures_name_the_step(dovecot):
+    with pytest.raises(LoginRefused) as info:
+        ImapInbox.probe(**(dovecot.inbox_kwargs() | {"password": "wrong"}))
+    assert info.value.step == f"login as {dovecot.username!r}"
+    assert info.value.detail.startswith("LoginError: ")
+    port = closed_port()
+    with pytest.raises(TransportError) as info:
+        ImapInbox.probe("127.0.0.1", port, "user", "secret", security="none", timeout=5)
+    assert not isinstance(info.value, LoginRefused)
+    assert info.value.step == "connect"
+    assert info.value.detail == "ConnectionRefusedError: [Errno 111] Connection refused"
+    with pytest.raises(TransportError) as info:
+        ImapInbox.probe(**dovecot.inbox_kwargs(), mailbox="Nowhere")
+    assert info.value.step == "selecting 'Nowhere'"
+
+
+def test_smtp_probe_sends_nothing(smtp_sink):
+    found = SmtpOutbox.probe("127.0.0.1", smtp_sink.port, security="none", timeout=10)
+    assert found["ehlo_code"] == 250
+    assert found["tls"] is False and found["login"] is None
+    assert "8BITMIME" in found["extensions"]
+    assert smtp_sink.messages == []
+
+
+def test_smtp_probe_login(certificate):
+    with SmtpSink(username="up@example.org", password="s3cret") as sink:
+        found = SmtpOutbox.probe("127.0.0.1", sink.port, "up@example.org", "s3cret",
+                                 security="none", timeout=10)
+        assert found["login"] is True
+        assert "AUTH" in found["extensions"] and found["auth_mechanisms"]
+        with pytest.raises(LoginRefused) as info:
+            SmtpOutbox.probe("127.0.0.1", sink.port, "up@example.org", "wrong",
+                             security="none", timeout=10)
+        assert info.value.code == 535 and info.value.step == "login as 'up@example.org'"
+    with SmtpSink(tls=certificate) as sink:
+        found = SmtpOutbox.probe("127.0.0.1", sink.port, security="starttls", timeout=10,
+                                 ssl_context=certificate.client_context())
+        assert found["tls"] is True
+    port = closed_port()
+    with pytest.raises(TransportError) as info:
+        SmtpOutbox.probe("127.0.0.1", port, security="none", timeout=5)
+    assert info.value.step == "connect"
+    assert info.value.detail.startswith(("ConnectionRefusedError", "SMTPConnectError"))

@@ -49,6 +49,11 @@ readings.
 A line that cannot be read raises ``OrderError(reason, line)``: ``reason`` says what
 is wrong and what would be understood.  See ``templates/help.txt`` for the player's
 guide.
+
+This module is the grammar (words to actions), the error messages and the
+suggestions; the words themselves and the lookups of cities, companies and cards
+are in :mod:`moderator.orders.vocabulary`, and every city an order names is found
+by its :meth:`CityIndex.find <moderator.orders.vocabulary.CityIndex.find>`.
 """
 from __future__ import annotations
 
@@ -56,18 +61,52 @@ import difflib
 import functools
 import re
 import unicodedata
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 
 from ..rules.actions import Action, Build, Invest, Pass, Start, Take
 from ..rules.board import Board, section_id
-from ..rules.components import COMPANIES, JOKER, TRACK_TYPES, UP, company_abbr
+from ..rules.components import COMPANIES, JOKER, TRACK_TYPES, UP
+from .vocabulary import (
+    BUILD_FILLERS,
+    BUILD_VERBS,
+    CARD_LIST,
+    CARDISH,
+    CARDS,
+    COMMAND_ALIASES,
+    COMMAND_FILLERS,
+    COMMANDS,
+    CONNECTORS,
+    DISCARD_VERBS,
+    FILLERS,
+    GREETINGS,
+    INVEST_VERBS,
+    NEGATIONS,
+    NUMBER_WORDS,
+    ORDER_WORDS,
+    ORDINALS,
+    PASS_VERBS,
+    POLITE,
+    PREAMBLE,
+    REDRAW_VERBS,
+    SIGN_OFFS,
+    SPLIT_VERBS,
+    START_VERBS,
+    SWAP_VERBS,
+    TAKE_VERBS,
+    VERBS,
+    CityIndex,
+    card_word,
+    city_index,
+    companies_at,
+    company_names,
+    company_of,
+)
+
+__all__ = ["MAX_LINE", "COMMANDS", "CARDS", "OrderError", "NoOrderFound", "card_word",
+           "command", "parse_turn"]
 
 MAX_LINE = 400
 """Order lines longer than this many characters are refused unread."""
-
-COMMANDS = ("help", "status", "history", "rules")
-"""Mail commands that are not moves (answered by the moderator loop)."""
 
 
 class OrderError(ValueError):
@@ -84,95 +123,13 @@ class NoOrderFound(OrderError):
     """The lines hold no order at all (only greetings, commands, chatter)."""
 
 
-# ============================================================== vocabulary
+# The words (verbs, card words, commands, fillers, companies, the city lookup)
+# are in .vocabulary; COMMANDS, CARDS and card_word are re-exported from here.
 
-CARDS = TRACK_TYPES + (JOKER,)
-"""Every kind of track card, as written in canonical orders."""
-
-_CARD_WORDS = {
-    "plain": "plain", "p": "plain", "nostripe": "plain", "unstriped": "plain",
-    "black-white": "black-white", "blackwhite": "black-white", "bw": "black-white",
-    "b/w": "black-white", "b-w": "black-white", "b&w": "black-white", "b+w": "black-white",
-    "black/white": "black-white", "black&white": "black-white", "black+white": "black-white",
-    "black": "black", "b": "black", "blk": "black",
-    "white": "white", "w": "white", "wht": "white",
-    "joker": JOKER, "jokers": JOKER, "wild": JOKER, "wildcard": JOKER, "j": JOKER,
-    "jolly": JOKER,
-}
-
-_CARD_LIST = "plain, black-white, black, white or joker"
-
-_BUILD_VERBS = {"build", "bld", "place", "lay", "put"}
-_TAKE_VERBS = {"take", "draw", "get", "pick", "grab"}
-_SWAP_VERBS = {"swap", "exchange", "trade", "return", "switch"}
-_INVEST_VERBS = {"invest", "inv"}
-_DISCARD_VERBS = {"discard", "drop"}
-_PASS_VERBS = {"pass", "skip"}
-_START_VERBS = {"start", "initial", "choose"}
-_REDRAW_VERBS = {"redraw"}
-_VERBS = (
-    _BUILD_VERBS | _TAKE_VERBS | _SWAP_VERBS | _INVEST_VERBS | _DISCARD_VERBS
-    | _PASS_VERBS | _START_VERBS | _REDRAW_VERBS
-)
-
-_SPLIT_VERBS = {"build", "take", "draw", "swap", "exchange", "invest", "discard", "pass", "redraw"}
-"""Verbs that start a new order in the middle of a line ("..., take stack")."""
-
-_NEGATIONS = {"no", "don't", "dont", "not", "without"}
-
-_CONNECTORS = {",", "and", "then", "&", "+", "also", "plus", "-"}
-"""Words joining two orders on one line; dropped before a verb."""
-
-_PREAMBLE = {
-    "please", "pls", "plz", "i", "i'll", "ill", "i'd", "we", "we'll", "will", "would",
-    "like", "to", "want", "let", "let's", "lets", "me", "now", "then", "and", "also",
-    "ok", "okay", "so", "my", "our", "order", "orders", "move", "moves", "turn",
-    "action", "is", "here", "here's", "heres", "are", "first", "next", "finally",
-}
-"""Words before the verb that say nothing ("please", "I'll", "my move:")."""
-
-_GREETINGS = {
-    "hi", "hello", "hey", "dear", "hallo", "hola", "salut", "moin", "greetings",
-    "thanks", "thank", "thx", "ty", "cheers", "regards", "best", "bye", "ciao",
-    "sincerely", "yours", "cu", "cya", "good", "kind", "love", "gl", "hf",
-}
-"""First words of a greeting or sign-off line, which is ignored if it holds no verb."""
-
-_SIGN_OFFS = {"thanks", "thank", "thx", "ty", "cheers", "regards", "best", "bye", "ciao",
-              "sincerely", "yours", "cu", "cya", "kind", "love"}
-"""After a sign-off line, lines that do not start with a verb (a name) are ignored."""
-
-_NUMBER_WORDS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10,
-}
-_ORDINALS = {
-    "first": 1, "second": 2, "third": 3, "fourth": 4,
-    "1st": 1, "2nd": 2, "3rd": 3, "4th": 4,
-}
 _MAX_SHARES = 20
+"""Shares in one invest order at most."""
 _MAX_WORDS = 30
 """Words in one order part at most (a longer one is not an order)."""
-
-_CITY_ALIASES = {
-    "la": "Los Angeles", "sf": "San Francisco", "frisco": "San Francisco",
-    "kc": "Kansas City", "ny": "New York", "newyorkcity": "New York",
-    "dc": "Washington", "washingtondc": "Washington", "slc": "Salt Lake City",
-    "stl": "St. Louis", "saintlouis": "St. Louis", "nola": "New Orleans",
-}
-"""Common short names of cities, used when the board has a city of that name and
-no city with that id or name."""
-
-
-def card_word(word: str) -> str | None:
-    """Track card kind for ``word`` (``"BW"`` → ``"black-white"``, ``"wild"`` →
-    ``"joker"``), or None."""
-    return _CARD_WORDS.get(word.lower().strip(".,;:!?()"))
-
-
-def _norm(text: str) -> str:
-    return _NON_ALNUM_RE.sub("", text.lower())
-
 
 # ============================================================== cleaning
 
@@ -186,7 +143,6 @@ _TRANSLATE = str.maketrans({
     "\t": " ",
 })
 
-_NON_ALNUM_RE = re.compile(r"[^a-z0-9]+")
 _EDGE_QUOTE_RE = re.compile(r"(?<![\w])'|'(?![\w])")
 _ARROW_RE = re.compile(r"(?<!-)-+>|(?<!=)=+>")  # lookbehinds keep long runs linear
 _SPACES_RE = re.compile(r"\s+")
@@ -195,7 +151,6 @@ _BRACKETS_RE = re.compile(r"[()\[\]{}<>:=*_~]")
 _TIMES_RE = re.compile(r"\b(\d{1,2})\s*x\s*(?=[a-z])", re.IGNORECASE)
 _COMMA_RE = re.compile(r"\s*([,+])\s*")
 _PIECE_RE = re.compile(r"[;|]")
-_SAINT_RE = re.compile(r"\bsaint\b", re.IGNORECASE)
 _KEY_LINE_RE = re.compile(r"\s*(game|secret)\s*[:=]", re.IGNORECASE)
 _BULLET_RE = re.compile(
     r"^(?:[-*+\u2022\u25e6\u25aa\u25ab\u2023\u25cf\u25cb\u25a0\u25a1\u25ba\u25b6"
@@ -269,15 +224,15 @@ def _split_verbs(tokens: list[str]) -> list[list[str]]:
         current = parts[-1]
         if (
             current
-            and low in _SPLIT_VERBS
+            and low in SPLIT_VERBS
             and head is not None
             and not (low == "draw" and i + 1 < len(tokens) and _low(tokens[i + 1]) == "pile")
-            and not (head in _SWAP_VERBS and low in _TAKE_VERBS)
+            and not (head in SWAP_VERBS and low in TAKE_VERBS)
         ):
             carry = []
-            if low in _SWAP_VERBS and _low(current[-1]) in _NEGATIONS:
+            if low in SWAP_VERBS and _low(current[-1]) in NEGATIONS:
                 carry = [current.pop()]  # "..., don't swap"
-            while current and _low(current[-1]) in _CONNECTORS:
+            while current and _low(current[-1]) in CONNECTORS:
                 current.pop()
             if carry and not current:
                 parts[-1] = carry
@@ -285,7 +240,7 @@ def _split_verbs(tokens: list[str]) -> list[list[str]]:
                 parts.append(carry)
             head = _low(carry[0]) if carry else None
         parts[-1].append(tok)
-        if head is None and low not in _PREAMBLE:
+        if head is None and low not in PREAMBLE:
             head = low
     return [p for p in parts if p]
 
@@ -300,48 +255,19 @@ def command(line: str) -> str | None:
     if text.strip("?") == "":
         return "help" if text else None
     words = [_low(t) for t in _tokens(text.strip("?"))]
-    words = [w for w in words if w not in _PREAMBLE and w not in {"send", "show", "the", "a", "game"}]
+    words = [w for w in words if w not in PREAMBLE and w not in COMMAND_FILLERS]
     if sorted(words) == ["new", "secret"]:
         return "secret new"
     if len(words) != 1:
         return None
-    word = {"?": "help", "rule": "rules", "log": "history"}.get(words[0], words[0])
+    word = COMMAND_ALIASES.get(words[0], words[0])
     return word if word in COMMANDS else None
 
 
-# ============================================================== lookups
-
-def _company_at(tokens: list[str], i: int) -> list[tuple[str, int]]:
-    """Companies named by a run of tokens starting at ``i``: ``(abbr, tokens used)``,
-    longest first.  A run stops at ``,`` and ``+``."""
-    out = []
-    limit = i
-    while limit < len(tokens) and limit - i < 6 and tokens[limit] not in (",", "+"):
-        limit += 1
-    for j in range(limit, i, -1):
-        abbr = _abbr(" ".join(tokens[i:j]))
-        if abbr:
-            out.append((abbr, j - i))
-    return out
-
-
-@functools.lru_cache(maxsize=8192)
-def _abbr(text: str) -> str | None:
-    return company_abbr(text)
-
-
-def _company_names() -> dict[str, str]:
-    names = {}
-    for c in COMPANIES.values():
-        names[c.abbr.lower()] = c.abbr
-        names[c.name.lower()] = c.abbr
-    names["up"] = UP
-    names["union pacific"] = UP
-    return names
-
+# ============================================================== suggestions
 
 def _suggest_company(text: str) -> str:
-    names = _company_names()
+    names = company_names()
     near = difflib.get_close_matches(text.lower(), list(names), n=1, cutoff=0.6)
     return f" (did you mean {names[near[0]]}?)" if near else ""
 
@@ -353,83 +279,24 @@ def _not_a_company(text: str) -> str:
     )
 
 
-class _Cities:
-    """City lookup on one board: ids, names, common short names, and the first
-    word(s) of a name when only one city's name starts so (``"Salt Lake"``)."""
-
-    def __init__(self, board: Board):
-        self.board = board
-        self.exact: dict[str, str] = {}
-        for c in board.cities.values():
-            self.exact.setdefault(_norm(c.name), c.id)
-        for c in board.cities.values():
-            self.exact[_norm(c.id)] = c.id
-        by_name = {_norm(c.name): c.id for c in board.cities.values()}
-        for alias, name in _CITY_ALIASES.items():
-            if alias not in self.exact and _norm(name) in by_name:
-                self.exact[alias] = by_name[_norm(name)]
-        self.prefix: dict[str, set[str]] = {}
-        for c in board.cities.values():
-            words = [w for w in (_norm(w) for w in c.name.split()) if w]
-            for k in range(1, len(words)):
-                self.prefix.setdefault("".join(words[:k]), set()).add(c.id)
-        self.cache: dict[str, tuple[str | None, list[str]]] = {}
-        self.parts: dict[tuple[str, ...], list[tuple[str, object]]] = {}
-
-    def find(self, text: str) -> tuple[str | None, list[str]]:
-        """``(city id, [])``, or ``(None, ids it could be)`` when ambiguous, or
-        ``(None, [])`` when unknown."""
-        hit = self.cache.get(text)
-        if hit is None:
-            key = _norm(_SAINT_RE.sub("st", text))
-            if not key:
-                hit = (None, [])
-            elif key in self.exact:
-                hit = (self.exact[key], [])
-            else:
-                ids = sorted(self.prefix.get(key, ()))
-                hit = (ids[0], []) if len(ids) == 1 else (None, ids)
-            if len(self.cache) < 20000:
-                self.cache[text] = hit
-        return hit
-
-    def label(self, cid: str) -> str:
-        return f"{cid} ({self.board.cities[cid].name})"
-
-    def unknown(self, text: str) -> str:
-        _, ids = self.find(text)
-        if ids:
-            return (
-                f"{text.strip()!r} could be "
-                + " or ".join(self.label(c) for c in ids)
-                + "; write the city id or its full name"
-            )
-        names = {c.name.lower(): c.id for c in self.board.cities.values()}
-        names.update({c.id.lower(): c.id for c in self.board.cities.values()})
-        near = difflib.get_close_matches(text.strip().lower(), list(names), n=1, cutoff=0.6)
-        hint = f" (did you mean {self.label(names[near[0]])}?)" if near else ""
+def _unknown_city(cities: CityIndex, text: str) -> str:
+    """What to say about ``text`` that names no one city: the cities it could
+    be, or the nearest name on the board."""
+    _, ids = cities.find(text)
+    if ids:
         return (
-            f"{text.strip()!r} is not a city on the board{hint}; "
-            "write city ids like DEN or names like Denver"
+            f"{text.strip()!r} could be "
+            + " or ".join(cities.label(c) for c in ids)
+            + "; write the city id or its full name"
         )
-
-
-_BOARD_CITIES: "OrderedDict[int, tuple[Board, _Cities]]" = OrderedDict()
-_MAX_BOARDS = 8
-
-
-def _cities(board: Board) -> _Cities:
-    """The lookup index (and reading cache) of ``board``, for the few boards used
-    most recently."""
-    hit = _BOARD_CITIES.get(id(board))
-    if hit is None or hit[0] is not board:
-        hit = (board, _Cities(board))
-        _BOARD_CITIES[id(board)] = hit
-        while len(_BOARD_CITIES) > _MAX_BOARDS:
-            _BOARD_CITIES.popitem(last=False)
-    else:
-        _BOARD_CITIES.move_to_end(id(board))
-    return hit[1]
+    names = {c.name.lower(): c.id for c in cities.board.cities.values()}
+    names.update({c.id.lower(): c.id for c in cities.board.cities.values()})
+    near = difflib.get_close_matches(text.strip().lower(), list(names), n=1, cutoff=0.6)
+    hint = f" (did you mean {cities.label(names[near[0]])}?)" if near else ""
+    return (
+        f"{text.strip()!r} is not a city on the board{hint}; "
+        "write city ids like DEN or names like Denver"
+    )
 
 
 _SECTION_SPLIT = re.compile(r"\s*(?:-+|/|\\|\.\.+|,)\s*|\s+(?:to|and|&|till|until|thru|through)\s+", re.I)
@@ -438,7 +305,7 @@ _SECTION_SPLIT = re.compile(r"\s*(?:-+|/|\\|\.\.+|,)\s*|\s+(?:to|and|&|till|unti
 def _section(tokens: list[str], board: Board, explain: bool = True) -> tuple[str | None, str | None]:
     """``(section id, None)`` for tokens naming a section, else ``(None, reason)``
     (``(None, None)`` if not ``explain``)."""
-    cities = _cities(board)
+    cities = city_index(board)
     text = " ".join(t for t in tokens if _low(t) not in ("from", "between"))
     if not text.strip():
         return None, "build needs a section as CITY-CITY: e.g. 'build KCC DEN-KCY black'"
@@ -471,7 +338,7 @@ def _section(tokens: list[str], board: Board, explain: bool = True) -> tuple[str
         b, _ = cities.find(ends[1])
         for end, cid in ((ends[0], a), (ends[1], b)):
             if cid is None:
-                return None, cities.unknown(end) if explain else None
+                return None, _unknown_city(cities, end) if explain else None
     else:
         return None, f"{text!r} is not a section: a section joins two cities, e.g. DEN-KCY"
     assert a is not None and b is not None
@@ -513,17 +380,14 @@ class _Parts:
         return (self.lines or {}).get(name, "")
 
 
-_FILLERS = {"a", "an", "the", "my", "of", "share", "shares", "card", "cards"}
-
-
 def _drop(tokens: list[str], words: set[str]) -> list[str]:
     return [t for t in tokens if _low(t) not in words]
 
 
 def _count(tok: str) -> int | None:
     low = _low(tok)
-    if low in _NUMBER_WORDS:
-        return _NUMBER_WORDS[low]
+    if low in NUMBER_WORDS:
+        return NUMBER_WORDS[low]
     m = re.fullmatch(r"(\d{1,3})x?", low)
     return int(m.group(1)) if m else None
 
@@ -531,7 +395,7 @@ def _count(tok: str) -> int | None:
 def _shares(tokens: list[str], line: str, example: str) -> list[str]:
     """A list of shares: ``2 KCC``, ``KCC KCC``, ``2x KCC``, ``KCC x2``, ``KCC and
     UP``, ``Kansas City Central, Union Pacific``, ``two shares of KCC``."""
-    toks = _drop(tokens, _FILLERS | {"in", "each"})
+    toks = _drop(tokens, FILLERS | {"in", "each"})
     out: list[str] = []
     count: int | None = None
     last: int | None = None  # index in out where the last company's run starts
@@ -563,7 +427,7 @@ def _shares(tokens: list[str], line: str, example: str) -> list[str]:
             if i < len(toks) and _low(toks[i]) in ("x", "*", "times"):
                 i += 1
             continue
-        found = _company_at(toks, i)
+        found = companies_at(toks, i)
         if not found:
             word = toks[i]
             if card_word(word):
@@ -590,7 +454,7 @@ def _parse_take(rest: list[str], line: str) -> Take:
     words = [_low(t) for t in rest if t not in (",", "+")]
     text = " ".join(words)
     text = re.sub(r"(?:#|\bno\b\.?|\bnr\b\.?|\bnumber\b)\s*(\d)", r"place \1", text)
-    words = [w for w in text.split() if w not in _FILLERS | {
+    words = [w for w in text.split() if w not in FILLERS | {
         "from", "in", "on", "at", "to", "into", "hand", "me", "please", "it",
     }]
     usage = (
@@ -608,11 +472,11 @@ def _parse_take(rest: list[str], line: str) -> Take:
     has_stack = any(w in stack for w in words)
     has_display = any(w in display for w in words)
     rest_words = [w for w in words if w not in stack | display | {"pile"}]
-    numbers = [w for w in rest_words if re.fullmatch(r"\d+", w) or w in _ORDINALS or w in _NUMBER_WORDS]
+    numbers = [w for w in rest_words if re.fullmatch(r"\d+", w) or w in ORDINALS or w in NUMBER_WORDS]
     others = [w for w in rest_words if w not in numbers]
     company = None
     if others:
-        found = _company_at(others, 0)
+        found = companies_at(others, 0)
         if not found or found[0][1] != len(others):
             bad = others[found[0][1]] if found else " ".join(others)
             bad = original.get(bad, bad)
@@ -640,14 +504,14 @@ def _parse_take(rest: list[str], line: str) -> Take:
         if has_stack or len(numbers) > 1:
             raise OrderError(usage, line)
         word = numbers[0]
-        if word in _ORDINALS or word in _NUMBER_WORDS:
+        if word in ORDINALS or word in NUMBER_WORDS:
             if not has_display:
                 raise OrderError(
                     f"{word!r} of what? write 'take display 2' for a face-up place, or "
                     "'take stack' for the top card",
                     line,
                 )
-            place = _ORDINALS.get(word) or _NUMBER_WORDS[word]
+            place = ORDINALS.get(word) or NUMBER_WORDS[word]
         else:
             place = int(word)
         if not 1 <= place <= 4:
@@ -665,7 +529,7 @@ def _parse_take(rest: list[str], line: str) -> Take:
 
 def _parse_swap(rest: list[str], line: str) -> str | None:
     example = "write e.g. 'swap MRR' to return an MRR share and take a UP share"
-    toks = _drop(rest, _FILLERS | {"one", "box", "back", "pile", "please", "from", "hand"})
+    toks = _drop(rest, FILLERS | {"one", "box", "back", "pile", "please", "from", "hand"})
     if [_low(t) for t in toks] in (["none"], ["nothing"], ["no"]):
         return None
     connectors = {"for", "with", "to", "into", "-", "against", "get", "take", "receive", "and"}
@@ -723,15 +587,9 @@ def _parse_cards(tokens: list[str], line: str) -> tuple[str | None, str | None]:
     return types[0], None
 
 
-_BUILD_FILLERS = {"on", "at", "with", "using", "use", "a", "an", "the", "card", "cards",
-                  "track", "space", "train", "in", "playing", "play", "stripe", "striped",
-                  "of", "type", "by", "company", "one", "my", "section", "route", "line", "for"}
-_CARDISH = {"as"}
-
-
 def _is_cardish(tok: str) -> bool:
     low = _low(tok)
-    return bool(card_word(low)) or low in _CARDISH or low in _BUILD_FILLERS
+    return bool(card_word(low)) or low in CARDISH or low in BUILD_FILLERS
 
 
 def _build_rest(tokens: list[str], board: Board, line: str) -> tuple[tuple[str, str | None, str | None] | None, str]:
@@ -764,8 +622,8 @@ def _build_rest(tokens: list[str], board: Board, line: str) -> tuple[tuple[str, 
     _, reason = _section(middle, board)
     for bad, shorter in ((middle[-1:], middle[:-1]), (middle[:1], middle[1:])):
         if bad and shorter and _section(shorter, board, explain=False)[0]:
-            what = "a company" if _company_at(bad, 0) else "not a track card"
-            return None, f"{bad[0]!r} is {what}; play one of {_CARD_LIST}"
+            what = "a company" if companies_at(bad, 0) else "not a track card"
+            return None, f"{bad[0]!r} is {what}; play one of {CARD_LIST}"
     return None, reason or "build needs a section as CITY-CITY: e.g. 'build KCC DEN-KCY black'"
 
 
@@ -777,7 +635,7 @@ def _parse_build(rest: list[str], board: Board, line: str) -> Build:
     readings: set[tuple[str, str, str | None, str | None]] = set()
     first_reason = None
     # the company first (the usual order) ...
-    for abbr, used in _company_at(tokens, 0):
+    for abbr, used in companies_at(tokens, 0):
         got, reason = _build_rest(tokens[used:], board, line)
         if got:
             readings.add((abbr, *got))
@@ -786,7 +644,7 @@ def _parse_build(rest: list[str], board: Board, line: str) -> Build:
     # ... or anywhere else ("build DEN-KCY KCC black")
     if not readings:
         for i in range(1, len(tokens)):
-            for abbr, used in _company_at(tokens, i):
+            for abbr, used in companies_at(tokens, i):
                 got, _ = _build_rest(tokens[:i] + tokens[i + used:], board, line)
                 if got:
                     readings.add((abbr, *got))
@@ -805,7 +663,7 @@ def _parse_build(rest: list[str], board: Board, line: str) -> Build:
             )
         if first_reason is not None:
             raise OrderError(first_reason, line)
-        if _count(tokens[0]) is not None and _company_at(tokens, 1):
+        if _count(tokens[0]) is not None and companies_at(tokens, 1):
             raise OrderError(f"a build places one train: {example}", line)
         if len(tokens) > 1 and _build_rest(tokens[1:], board, line)[0]:
             raise OrderError(
@@ -827,9 +685,9 @@ def _parse_build(rest: list[str], board: Board, line: str) -> Build:
 
 
 def _parse_discard(rest: list[str], line: str) -> str:
-    toks = _drop(rest, _FILLERS | {"one", "1", "track", "stripe", "striped", "from", "hand",
+    toks = _drop(rest, FILLERS | {"one", "1", "track", "stripe", "striped", "from", "hand",
                                    ",", "please", "away"})
-    usage = f"say which track card to discard: {_CARD_LIST}"
+    usage = f"say which track card to discard: {CARD_LIST}"
     if not toks:
         raise OrderError(usage, line)
     cards = [card_word(t) for t in toks]
@@ -837,14 +695,14 @@ def _parse_discard(rest: list[str], line: str) -> str:
         bad = toks[cards.index(None)]
         raise OrderError(f"{bad!r} is not a track card; {usage}", line)
     if len(cards) > 1:
-        raise OrderError(f"discard one track card: {_CARD_LIST}", line)
+        raise OrderError(f"discard one track card: {CARD_LIST}", line)
     return cards[0]  # type: ignore[return-value]
 
 
 def _parse_part(tokens: list[str], board: Board, parts: _Parts, line: str) -> None:
     """Read one order part into ``parts``.  Readings are cached per board (they
     depend on the words only)."""
-    cache = _cities(board).parts
+    cache = city_index(board).parts
     key = tuple(tokens)
     found = cache.get(key)
     if found is None:
@@ -857,9 +715,9 @@ def _parse_part(tokens: list[str], board: Board, parts: _Parts, line: str) -> No
 
 def _read_part(tokens: list[str], board: Board, line: str) -> list[tuple[str, object]]:
     """``[(order name, value)]`` read from the words of one part."""
-    while tokens and _low(tokens[0]) in _PREAMBLE | _CONNECTORS:
+    while tokens and _low(tokens[0]) in PREAMBLE | CONNECTORS:
         tokens = tokens[1:]
-    while tokens and (_low(tokens[-1]) in _POLITE or tokens[-1] in (",", ".", "!", ":)", ":-)")):
+    while tokens and (_low(tokens[-1]) in POLITE or tokens[-1] in (",", ".", "!", ":)", ":-)")):
         tokens = tokens[:-1]  # "start EPRG, thanks", "... plain please"
     if not tokens:
         return []
@@ -871,41 +729,41 @@ def _read_part(tokens: list[str], board: Board, line: str) -> list[tuple[str, ob
         )
     verb = _low(tokens[0])
     rest = tokens[1:]
-    if verb in _NEGATIONS and rest and _low(rest[0]) in _SWAP_VERBS:
+    if verb in NEGATIONS and rest and _low(rest[0]) in SWAP_VERBS:
         return []  # "no swap"
     if verb == "initial" and rest and _low(rest[0]) in ("investment", "invest", "share"):
         rest = rest[1:]
     if verb == "pick" and len(rest) > 1 and _low(rest[0]) == "up":
         rest = rest[1:]  # "pick up the UP share"
 
-    if verb in _BUILD_VERBS:
+    if verb in BUILD_VERBS:
         return [("build", _parse_build(rest, board, line))]
-    if verb in _TAKE_VERBS:
+    if verb in TAKE_VERBS:
         return [("take", _parse_take(rest, line))]
-    if verb in _SWAP_VERBS:
+    if verb in SWAP_VERBS:
         swap = _parse_swap(rest, line)
         return [] if swap is None else [("swap", swap)]
-    if verb in _INVEST_VERBS:
+    if verb in INVEST_VERBS:
         example = "write e.g. 'invest 2 KCC' or 'invest KCC UP'"
-        if not _drop(rest, _FILLERS | {"in"}):
+        if not _drop(rest, FILLERS | {"in"}):
             raise OrderError("say which shares to invest: e.g. 'invest 2 KCC' or 'invest KCC UP'", line)
         return [("invest", _shares(rest, line, example))]
-    if verb in _DISCARD_VERBS:
+    if verb in DISCARD_VERBS:
         return [("discard", _parse_discard(rest, line))]
-    if verb in _PASS_VERBS:
+    if verb in PASS_VERBS:
         more = _drop(rest, {"turn", "this", "my", "the", "i", "and", "with", ","})
         if not more:
             return [("pass", True)]
         cards = [card_word(t) for t in more]
         if len(cards) == 1 and cards[0]:
             return [("pass", True), ("discard", cards[0])]
-        raise OrderError("write 'pass; discard CARD' with one of " + _CARD_LIST, line)
-    if verb in _REDRAW_VERBS:
+        raise OrderError("write 'pass; discard CARD' with one of " + CARD_LIST, line)
+    if verb in REDRAW_VERBS:
         card = _parse_discard(rest, line)
         if card == JOKER:
             raise OrderError("a joker is never dead: redraw plain, black-white, black or white", line)
         return [("redraw", card)]
-    if verb in _START_VERBS:
+    if verb in START_VERBS:
         example = "the initial investment is one share: e.g. 'start KCC'"
         shares = _shares(_drop(rest, {"with", "investment", "invest", "is", "in"}), line, example)
         if not shares:
@@ -932,7 +790,7 @@ def _unknown(tokens: list[str], board: Board) -> str:
             f"{word!r} alone is not an order: write 'discard {card}' after an invest, "
             f"or 'pass; discard {card}'"
         )
-    found = _company_at(tokens, 0)
+    found = companies_at(tokens, 0)
     if found and found[0][1] == len(tokens):
         abbr = found[0][0]
         return (
@@ -946,7 +804,7 @@ def _unknown(tokens: list[str], board: Board) -> str:
             pass
         else:
             return f"an order starts with a verb: did you mean '{build}'?"
-    near = difflib.get_close_matches(low, sorted(_VERBS | set(COMMANDS)), n=1, cutoff=0.7)
+    near = difflib.get_close_matches(low, sorted(VERBS | set(COMMANDS)), n=1, cutoff=0.7)
     hint = f" (did you mean {near[0]!r}?)" if near else ""
     return (
         f"I do not know the order {word!r}{hint}; orders are build, take, swap, invest, "
@@ -958,16 +816,9 @@ def _unknown(tokens: list[str], board: Board) -> str:
 
 def _is_chatter(tokens: list[str]) -> bool:
     """A greeting or sign-off ("Hi all,", "Thanks!", "Cheers, Bob") holding no verb."""
-    if not tokens or _low(tokens[0]) not in _GREETINGS:
+    if not tokens or _low(tokens[0]) not in GREETINGS:
         return False
-    return not any(_low(t) in _VERBS for t in tokens[1:])
-
-
-_POLITE = {"please", "pls", "plz", "thanks", "thx", "ty", "thank", "you", "cheers", "merci",
-           "danke", "gracias", "bitte"}
-"""Words of politeness at the end of an order ("start EPRG, thanks"), dropped."""
-
-_ORDER_WORDS = {"stack", "up", "display", "top", "pile", "joker", "wild", "none", "as"}
+    return not any(_low(t) in VERBS for t in tokens[1:])
 
 
 def _is_prose(tokens: list[str], board: Board) -> bool:
@@ -979,8 +830,8 @@ def _is_prose(tokens: list[str], board: Board) -> bool:
         return False  # a command inside an order line is pointed out
     for tok in tokens:
         low = _low(tok)
-        if (low in _VERBS or low in _ORDER_WORDS or card_word(tok) or _abbr(tok)
-                or any(ch.isdigit() for ch in tok) or board.find_city(tok)):
+        if (low in VERBS or low in ORDER_WORDS or card_word(tok) or company_of(tok)
+                or any(ch.isdigit() for ch in tok) or city_index(board).find(tok, short=False)[0]):
             return False
     return True
 
@@ -1009,9 +860,9 @@ def parse_turn(lines: list[str], board: Board) -> Action:
             for piece in _pieces(line):
                 for sub in _split_verbs(_tokens(piece)):
                     if _is_chatter(sub):
-                        signed_off = signed_off or _low(sub[0]) in _SIGN_OFFS
+                        signed_off = signed_off or _low(sub[0]) in SIGN_OFFS
                         continue
-                    if signed_off and _low(sub[0]) not in _VERBS:
+                    if signed_off and _low(sub[0]) not in VERBS:
                         continue
                     if _is_prose(sub, board):
                         continue

@@ -1,0 +1,268 @@
+"""What every mail transport shares: the base classes, the error, the envelope.
+
+A transport is one of two kinds of object:
+
+*Inboxes* (:class:`Inbox`) hand out the mails currently waiting and, once the
+caller has dealt with one, move it out of the way. The concrete inboxes live in
+their own modules, each importing only what it needs:
+
+- :class:`~moderator.mail.transport.maildir.MaildirInbox` reads a local
+  Maildir (what the local demo uses);
+- :class:`~moderator.mail.transport.imap.ImapInbox` reads a folder of an IMAP
+  account (RFC 3501, with imapclient).
+
+*Outboxes* (:class:`Outbox`) send :class:`email.message.EmailMessage` objects:
+
+- :class:`~moderator.mail.transport.maildir.MaildirOutbox` writes them into a
+  local Maildir (the demo's "sent" mails);
+- :class:`~moderator.mail.transport.smtp.SmtpOutbox` submits them to an SMTP
+  server (RFC 5321/6409, with aiosmtplib).
+
+Every failure to reach, log in to or talk to a mail store or server is raised
+as :class:`TransportError` (:class:`LoginRefused` when the server turned the
+credentials down); asking for a message key that the inbox does not hold
+raises :class:`KeyError`.
+
+The envelope of an outgoing mail is taken from its headers: the envelope
+sender is the single ``From`` address, the recipients are the ``To`` and
+``Cc`` addresses (``Bcc`` is not used, and aiosmtplib strips it from what is
+sent).
+
+Each concrete transport also has a ``probe`` class method taking the same
+arguments as its constructor: it looks at the store or server without changing
+anything (no folder created, no mail sent or moved) and returns a dict of what
+it found; ``pbem doctor`` words those dicts for the operator.
+
+This module imports nothing beyond the standard library's ``email`` package, so
+importing it (or the package ``moderator.mail.transport``) is cheap.
+"""
+
+from __future__ import annotations
+
+import abc
+import email.utils
+from dataclasses import dataclass
+from email.message import EmailMessage
+from typing import Iterable
+
+__all__ = [
+    "SECURITY_MODES",
+    "InboundMail",
+    "TransportError",
+    "LoginRefused",
+    "Inbox",
+    "Outbox",
+    "envelope_of",
+    "check_security",
+    "describe_error",
+]
+
+#: The accepted values of the ``security`` argument of IMAP and SMTP transports:
+#: ``"ssl"`` (implicit TLS from the first byte, ports 993/465), ``"starttls"``
+#: (plain connection upgraded with STARTTLS, ports 143/587) and ``"none"``
+#: (no encryption at all; only sensible on loopback or in tests).
+SECURITY_MODES = ("ssl", "starttls", "none")
+
+
+@dataclass(frozen=True)
+class InboundMail:
+    """One mail waiting in an inbox.
+
+    ``key`` is opaque to callers and is only good for passing back to the
+    same inbox's :meth:`Inbox.mark_processed` / :meth:`Inbox.mark_ignored`
+    (a Maildir key, or ``f"{uidvalidity}:{uid}"`` for IMAP).
+    ``raw`` is the complete message exactly as stored (headers and body).
+    """
+
+    key: str
+    raw: bytes
+
+
+class TransportError(Exception):
+    """A mail store or server could not be reached, logged in to, or talked to.
+
+    The message names the host and port (or the path) and what failed.
+    ``host``, ``port`` and ``path`` say where (``None`` when not applicable);
+    ``code`` is the SMTP reply code (e.g. 450, 550) when the failure came
+    with one, else ``None``: a ``4xx`` code is a temporary failure worth
+    retrying later, a ``5xx`` one is permanent. ``step`` names what was being
+    done when it failed (``"connect"``, ``"STARTTLS"``, ``"login as 'up'"``,
+    ``"selecting 'INBOX'"`` ...) when the transport knows it, else ``None``; the
+    library exception that caused it is ``__cause__`` (see :attr:`detail`).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        host: str | None = None,
+        port: int | None = None,
+        path: str | None = None,
+        code: int | None = None,
+        step: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.host = host
+        self.port = port
+        self.path = path
+        self.code = code
+        self.step = step
+
+    @property
+    def detail(self) -> str:
+        """The underlying library error in one line (``"ConnectionRefusedError:
+        [Errno 111] ..."``), or this error's own message when it has no cause."""
+        cause = self.__cause__
+        return describe_error(cause) if cause is not None else str(self)
+
+    @property
+    def temporary(self) -> bool:
+        """True when the server answered with a 4xx (try again later) code."""
+        return self.code is not None and 400 <= self.code < 500
+
+
+class LoginRefused(TransportError):
+    """The server answered but refused the login (wrong user name or password):
+    IMAP ``NO`` to LOGIN (RFC 3501 6.2.3) or SMTP 535 to AUTH (RFC 4954).
+
+    Retrying does not help; the operator has to fix the credentials.
+    """
+
+
+def check_security(security: str) -> str:
+    """``security`` itself when it is one of :data:`SECURITY_MODES`.
+
+    Raises ValueError otherwise.
+    """
+    if security not in SECURITY_MODES:
+        raise ValueError(
+            f"security must be one of {', '.join(SECURITY_MODES)}, not {security!r}"
+        )
+    return security
+
+
+def describe_error(exc: BaseException) -> str:
+    """A one-line description of a library exception for an error message:
+    ``"TypeName: text"``, or just ``"TypeName"`` when the text is empty."""
+    text = str(exc).strip()
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name
+
+
+def envelope_of(msg: EmailMessage) -> tuple[str, list[str]]:
+    """The SMTP envelope of ``msg``: ``(sender, recipients)``.
+
+    ``sender`` is the address of the one ``From`` header; ``recipients`` are
+    the addresses of all ``To`` and ``Cc`` headers, in header order, without
+    duplicates (compared case-insensitively).
+
+    Raises ValueError when there is no single ``From`` address or no
+    recipient at all.
+    """
+    senders = [addr for _, addr in email.utils.getaddresses(msg.get_all("From", []))]
+    senders = [addr for addr in senders if addr]
+    if len(senders) != 1:
+        raise ValueError(
+            f"message must have exactly one From address, has {len(senders)}"
+        )
+    recipients: list[str] = []
+    seen: set[str] = set()
+    fields = list(msg.get_all("To", [])) + list(msg.get_all("Cc", []))
+    for _, addr in email.utils.getaddresses(fields):
+        if addr and addr.lower() not in seen:
+            seen.add(addr.lower())
+            recipients.append(addr)
+    if not recipients:
+        raise ValueError("message has no To or Cc address")
+    return senders[0], recipients
+
+
+# --------------------------------------------------------------------------
+# Base classes
+# --------------------------------------------------------------------------
+
+
+class Inbox(abc.ABC):
+    """Where incoming mail waits; subclasses are the concrete stores.
+
+    Use as a context manager (``with MaildirInbox(...) as inbox:``) or call
+    :meth:`close` when done.
+    """
+
+    @abc.abstractmethod
+    def fetch(self) -> list[InboundMail]:
+        """All mails currently in the inbox, oldest first.
+
+        Fetching does not change the mails (nothing is marked seen); a mail
+        stays in the inbox, and comes back from the next fetch, until it is
+        moved away with :meth:`mark_processed` or :meth:`mark_ignored`.
+
+        Raises TransportError when the store cannot be read.
+        """
+
+    @abc.abstractmethod
+    def mark_processed(self, key: str) -> None:
+        """Move the mail with ``key`` into the "processed" folder.
+
+        Raises KeyError when the inbox holds no mail with that key (any
+        more), TransportError when the store cannot be changed.
+        """
+
+    @abc.abstractmethod
+    def mark_ignored(self, key: str) -> None:
+        """Move the mail with ``key`` into the "ignored" folder.
+
+        Raises KeyError when the inbox holds no mail with that key (any
+        more), TransportError when the store cannot be changed.
+        """
+
+    def close(self) -> None:
+        """Release the store (log out, close files). Calling it twice is fine."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+class Outbox(abc.ABC):
+    """Where outgoing mail goes; subclasses are the concrete transports.
+
+    Use as a context manager or call :meth:`close` when done.
+    """
+
+    @abc.abstractmethod
+    def send(self, msg: EmailMessage) -> None:
+        """Send one message; its envelope comes from :func:`envelope_of`.
+
+        Raises ValueError when the message has no usable From/To/Cc
+        addresses, TransportError when it could not be sent.
+        """
+
+    def send_many(self, msgs: Iterable[EmailMessage]) -> list[Exception | None]:
+        """Send several messages, carrying on past individual failures.
+
+        Returns one entry per message, in order: ``None`` when it was sent,
+        else the exception that :meth:`send` would have raised for it
+        (ValueError or TransportError).
+        """
+        results: list[Exception | None] = []
+        for msg in msgs:
+            try:
+                self.send(msg)
+            except (ValueError, TransportError) as exc:
+                results.append(exc)
+            else:
+                results.append(None)
+        return results
+
+    def close(self) -> None:
+        """Release the transport. Calling it twice is fine."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+

@@ -1,0 +1,266 @@
+"""SMTP outbox: mail submission with aiosmtplib.
+
+Mail is submitted as in RFC 6409 (port 587 with STARTTLS, RFC 3207) or over
+implicit TLS (port 465, RFC 8314), logging in with AUTH (RFC 4954) when a user
+name is configured. This is the only transport module that imports asyncio;
+its methods are synchronous and run their own event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from email.message import EmailMessage
+from typing import Any, Coroutine, Iterable, Sequence, TypeVar
+
+import aiosmtplib
+
+from .base import (
+    LoginRefused,
+    Outbox,
+    TransportError,
+    check_security,
+    describe_error,
+    envelope_of,
+)
+
+__all__ = ["SmtpOutbox"]
+
+T = TypeVar("T")
+
+
+class SmtpOutbox(Outbox):
+    """An outbox that submits mail to an SMTP server (with aiosmtplib).
+
+    ``SmtpOutbox(host, port, username=None, password=None, security="ssl",
+    timeout=30, ssl_context=None)``
+
+    - ``security``: ``"ssl"`` (implicit TLS, aiosmtplib ``use_tls``),
+      ``"starttls"`` (aiosmtplib ``start_tls=True``; fails if the server does
+      not offer it) or ``"none"`` (never upgrades).
+    - ``username``/``password``: log in (AUTH) when both are given.
+    - ``timeout``: seconds for connecting and for each server reply.
+
+    Each :meth:`send` uses its own connection; :meth:`send_many` sends a
+    batch over one. The methods are synchronous (each runs its own asyncio
+    event loop), so they must not be called from a thread that is running an
+    event loop (use ``asyncio.to_thread`` there).
+
+    Raises ValueError for a bad ``security`` or a username without password.
+    """
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        username: str | None = None,
+        password: str | None = None,
+        security: str = "ssl",
+        timeout: float = 30,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        if (username is None) != (password is None):
+            raise ValueError("give both username and password, or neither")
+        self.host = host
+        self.port = int(port)
+        self.username = username
+        self._password = password
+        self.security = check_security(security)
+        self.timeout = timeout
+        self._ssl_context = ssl_context
+        self._closed = False
+
+    def _where(self) -> str:
+        return f"SMTP {self.host}:{self.port}"
+
+    def _error(self, what: str, exc: BaseException, code: int | None = None) -> TransportError:
+        if code is None:
+            code = getattr(exc, "code", None)
+            if not isinstance(code, int):
+                code = None
+        kind = LoginRefused if isinstance(exc, aiosmtplib.SMTPAuthenticationError) else TransportError
+        return kind(
+            f"{self._where()}: {what} failed: {describe_error(exc)}",
+            host=self.host,
+            port=self.port,
+            code=code,
+            step=what,
+        )
+
+    def send(self, msg: EmailMessage) -> None:
+        """Send one message over a new connection.
+
+        Raises ValueError for a message without a single From or without
+        To/Cc; TransportError when connecting, TLS, login or the server's
+        acceptance fails (``.code`` holds the SMTP reply code, if any), or
+        when only some recipients were accepted (the mail did go to the
+        others; the message lists the refused ones).
+        """
+        result = self.send_many([msg])[0]
+        if result is not None:
+            raise result
+
+    def send_many(self, msgs: Iterable[EmailMessage]) -> list[Exception | None]:
+        """Send messages in order over one connection.
+
+        Returns one entry per message: ``None`` if it was accepted, else the
+        ValueError/TransportError :meth:`send` would raise for it. A message
+        refused by the server does not stop the others; after the connection
+        drops, the remaining messages each get a TransportError.
+
+        Raises TransportError (nothing sent) when connecting, TLS or login
+        fails.
+        """
+        msgs = list(msgs)
+        if not msgs:
+            return []
+        if self._closed:
+            raise TransportError(f"{self._where()}: outbox is closed",
+                                 host=self.host, port=self.port)
+        return _run(self._send_all(msgs))
+
+    async def _send_all(self, msgs: Sequence[EmailMessage]) -> list[Exception | None]:
+        prepared: list[tuple[str, list[str]] | Exception] = []
+        for msg in msgs:
+            try:
+                prepared.append(envelope_of(msg))
+            except ValueError as exc:
+                prepared.append(exc)
+        if all(isinstance(item, Exception) for item in prepared):
+            return list(prepared)  # type: ignore[arg-type]
+
+        smtp, _ = await self._open()
+        results: list[Exception | None] = []
+        try:
+            for msg, item in zip(msgs, prepared):
+                if isinstance(item, Exception):
+                    results.append(item)
+                    continue
+                sender, recipients = item
+                results.append(await self._send_one(smtp, msg, sender, recipients))
+        finally:
+            await _quit(smtp)
+        return results
+
+    async def _open(self, ehlo: bool = False) -> tuple[aiosmtplib.SMTP, Any]:
+        """A connection (TLS as ``security`` says) that has logged in when a
+        username is set, and the reply to an explicit EHLO when ``ehlo``.
+        Raises TransportError/LoginRefused naming the failed step."""
+        smtp = aiosmtplib.SMTP(
+            hostname=self.host,
+            port=self.port,
+            timeout=self.timeout,
+            use_tls=self.security == "ssl",
+            start_tls=self.security == "starttls",
+            tls_context=self._ssl_context,
+        )
+        step = "connect"
+        response = None
+        try:
+            await smtp.connect()
+            if ehlo:
+                step = "EHLO"
+                response = await smtp.ehlo()
+            if self.username is not None:
+                step = f"login as {self.username!r}"
+                await smtp.login(self.username, self._password)
+        except (aiosmtplib.SMTPException, OSError, asyncio.TimeoutError) as exc:
+            smtp.close()
+            raise self._error(step, exc) from exc
+        return smtp, response
+
+    @classmethod
+    def probe(
+        cls,
+        host: str,
+        port: int,
+        username: str | None = None,
+        password: str | None = None,
+        security: str = "ssl",
+        timeout: float = 30,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> dict[str, Any]:
+        """Connect, say EHLO and log in (when a username is given), send nothing.
+
+        Takes the constructor's arguments. Returns ``{"ehlo_code": int (the
+        EHLO reply code, RFC 5321 4.1.1.1), "extensions": [str] (the EHLO
+        keywords, upper case, sorted), "tls": bool (the connection is
+        encrypted: implicit TLS, RFC 8314, or STARTTLS, RFC 3207),
+        "auth_mechanisms": [str] (the AUTH mechanisms offered, RFC 4954),
+        "login": bool | None (True when the login worked, None when no
+        username is configured)}``.
+
+        Raises LoginRefused when the server refuses the login,
+        TransportError when connecting, TLS or EHLO fails (``.step`` says
+        which, ``.detail`` the library error); ValueError for bad arguments.
+        """
+        return _run(cls(host, port, username, password, security, timeout, ssl_context)._probe())
+
+    async def _probe(self) -> dict[str, Any]:
+        smtp, response = await self._open(ehlo=True)
+        try:
+            return {
+                "ehlo_code": int(response.code),
+                "extensions": sorted(k.upper() for k in smtp.esmtp_extensions),
+                "tls": self.security != "none",
+                "auth_mechanisms": sorted(m.upper() for m in smtp.server_auth_methods),
+                "login": True if self.username is not None else None,
+            }
+        finally:
+            await _quit(smtp)
+
+    async def _send_one(
+        self, smtp: aiosmtplib.SMTP, msg: EmailMessage, sender: str, recipients: list[str]
+    ) -> TransportError | None:
+        what = f"sending {msg.get('Subject', '')!r} from {sender} to {', '.join(recipients)}"
+        if not smtp.is_connected:
+            return TransportError(f"{self._where()}: {what} failed: connection lost",
+                                  host=self.host, port=self.port)
+        try:
+            refused, _ = await smtp.send_message(msg, sender=sender, recipients=recipients)
+        except aiosmtplib.SMTPRecipientsRefused as exc:
+            first = exc.recipients[0] if exc.recipients else None
+            detail = "; ".join(f"{r.recipient}: {r.code} {r.message}" for r in exc.recipients)
+            return TransportError(
+                f"{self._where()}: {what} failed: all recipients refused ({detail})",
+                host=self.host, port=self.port, code=first.code if first else None,
+            )
+        except (aiosmtplib.SMTPException, OSError, asyncio.TimeoutError) as exc:
+            return self._error(what, exc)
+        if refused:
+            detail = "; ".join(f"{addr}: {resp.code} {resp.message}" for addr, resp in refused.items())
+            first = next(iter(refused.values()))
+            return TransportError(
+                f"{self._where()}: {what}: accepted for some recipients but refused for {detail}",
+                host=self.host, port=self.port, code=first.code,
+            )
+        return None
+
+    def close(self) -> None:
+        """Mark the outbox closed; later sends raise TransportError."""
+        self._closed = True
+
+    def __repr__(self) -> str:
+        return (f"SmtpOutbox({self.host!r}, {self.port}, username={self.username!r}, "
+                f"security={self.security!r})")
+
+
+def _run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` on a new event loop; RuntimeError (and ``coro`` closed)
+    when called from a thread that is already running one."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    coro.close()
+    raise RuntimeError("SmtpOutbox is synchronous; call it outside the "
+                       "event loop's thread (e.g. asyncio.to_thread)")
+
+
+async def _quit(smtp: aiosmtplib.SMTP) -> None:
+    """Say QUIT if still connected; drop the connection when that fails."""
+    if smtp.is_connected:
+        try:
+            await smtp.quit()
+        except (aiosmtplib.SMTPException, OSError, asyncio.TimeoutError):
+            smtp.close()
