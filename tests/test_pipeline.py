@@ -7,6 +7,7 @@ import ast
 from datetime import datetime, timezone
 from email import policy
 from email.message import EmailMessage
+from email.utils import make_msgid
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from moderator.config import Config
 from moderator.mail.read import read_mail
 from moderator.moderation import decide
-from moderator.moderation.act import act
+from moderator.moderation.act import _IGNORED, act
 from moderator.moderation.authenticate import authenticate
 from moderator.moderation.create import new_game
 from moderator.moderation.interpret import interpret, mail_id
@@ -40,7 +41,7 @@ def mail(sender: str, body: str, subject: str = "orders", max_size: int = 100_00
     msg["From"] = sender
     msg["To"] = MODERATOR
     msg["Subject"] = subject
-    msg["Message-ID"] = f"<{abs(hash((sender, body, subject)))}@example.org>"
+    msg["Message-ID"] = make_msgid(domain="example.org")
     for k, v in headers.items():
         msg[k.replace("_", "-")] = v
     msg.set_content(body)
@@ -243,10 +244,10 @@ def test_act_spools_the_refusal_under_the_mails_key(tmp_path, store, record):
 
 
 # ------------------------------------------------------------------ notices
-def _notice_names_in_code() -> tuple[set[str], set[str]]:
+def _notice_names_in_code() -> tuple[set[str], set[str], set[str]]:
     """Names worded by ``word("notices", NAME)`` calls and the reasons of ``Refuse(...)``
-    verdicts, as string literals in the moderation and render sources."""
-    worded, refusals = set(), set()
+    and ``Ignore(...)`` verdicts, as string literals in the moderation and render sources."""
+    worded, refusals, ignored = set(), set(), set()
     for path in [*(SOURCES / "moderation").glob("*.py"), *(SOURCES / "render").glob("*.py")]:
         for node in ast.walk(ast.parse(path.read_text())):
             if not isinstance(node, ast.Call):
@@ -255,18 +256,21 @@ def _notice_names_in_code() -> tuple[set[str], set[str]]:
             args = [a.value for a in node.args if isinstance(a, ast.Constant)]
             if fn == "word" and args[:1] == ["notices"] and len(args) > 1:
                 worded.add(args[1])
-            if fn == "Refuse":
-                refusals.update(k.value.value for k in node.keywords
-                                if k.arg == "reason" and isinstance(k.value, ast.Constant))
-    return worded, refusals
+            if fn in ("Refuse", "Ignore"):
+                (refusals if fn == "Refuse" else ignored).update(
+                    k.value.value for k in node.keywords if k.arg == "reason" and isinstance(k.value, ast.Constant))
+    return worded, refusals, ignored
 
 
 def test_every_notice_has_a_macro_and_every_macro_is_used():
-    worded, refusals = _notice_names_in_code()
+    worded, refusals, ignored = _notice_names_in_code()
     assert refusals == {"mail_too_large", "mail_unreadable", "unknown_game", "secret_wrong",
                         "no_orders_found", "order_not_understood", "order_not_legal"}
     used = worded | refusals | {r + "_title" for r in refusals}
     assert used == names("notices")
+    # mails not answered are named too; their names are for the operator's log
+    assert ignored == set(_IGNORED) == {"machine_mail", "no_sender", "stranger_unreadable",
+                                        "stranger_no_game", "sender_unregistered"}
 
 
 def test_verdicts_are_values():
