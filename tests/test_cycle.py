@@ -418,3 +418,50 @@ def test_history_beside_an_order_answers_the_new_position(h):
     hist = [m for m in h.sent() if str(m["Subject"]).endswith(": history")]
     assert len(hist) == 1
     assert f"  1. Ann: start {share}" in text_of(hist[0])
+
+
+def test_secret_new_answers_with_the_new_tag_and_the_old_secret_stops_working(h):
+    h.sent()
+    old = h.secret("Ann")
+    h.order("Ann", "secret new\nhelp")
+    report = h.run()
+    assert report.commands == 1 and report.applied == 0
+    new = h.secret("Ann")
+    assert new != old
+    mails = {str(m["Subject"]).rsplit(": ", 1)[-1]: m for m in h.sent()}
+    assert set(mails) == {"your new secret", "help"}
+    assert str(mails["your new secret"]["Subject"]) == f"[pbem:ridge:{new}] Union Pacific ridge: your new secret"
+    assert text_of(mails["your new secret"]) == (
+        f"Your new secret for game ridge is {new}. The old one no longer works.\n")
+    assert str(mails["help"]["Subject"]).startswith(f"[pbem:ridge:{old}] ")  # tagged as the mail came
+    share = sorted(h.load().game.share_hands["Ann"])[0]
+    h.mail("ann@example.org", f"start {share}", secret=old)
+    assert h.run().refused == 1
+    (r,) = h.sent()
+    assert str(r["Subject"]) == "Union Pacific ridge: secret missing or wrong"
+
+
+def test_no_orders_found_lists_what_is_legal(h):
+    h.sent()
+    h.order("Ann", "> start UP\n> (quoted only)")
+    report = h.run()
+    assert report.refused == 1
+    (r,) = h.sent()
+    assert str(r["Subject"]) == f"[pbem:ridge:{h.secret('Ann')}] Union Pacific ridge: no orders found"
+    body = text_of(r)
+    assert body.startswith("Union Pacific, game ridge: no orders found\n\n"
+                           "The moderator found no orders in your mail (quoted text is ignored: "
+                           "write your orders on top of the reply, one per line).\n\nWhat is legal now:\n  start ")
+    assert body.endswith("Nothing was changed: the game is as it was. Send a corrected order when ready.\n")
+
+
+def test_refused_order_and_a_command_beside_it_are_both_answered(h):
+    start_all(h)
+    mover = h.load().game.to_move
+    other = next(n for n, _ in PLAYERS if n != mover)
+    report, replies, _ = refused(h, other, "history\ninvest UP\ndiscard plain", None)
+    assert (report.refused, report.commands) == (1, 1)
+    assert sorted(str(m["Subject"]).rsplit(": ", 1)[-1] for m in replies) == ["history", "order refused"]
+    body = text_of(next(m for m in replies if str(m["Subject"]).endswith("order refused")))
+    assert f"nothing until your turn (it is {mover}'s turn)" in body
+    assert "  > invest UP\n  > discard plain\n" in body

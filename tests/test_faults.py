@@ -31,7 +31,7 @@ import pytest
 import yaml
 from filelock import FileLock
 
-import moderator.moderation.cycle
+import moderator.moderation.faults
 from moderator.config import load_config
 from moderator.moderation.cycle import Moderator
 from moderator.demo import Bot
@@ -405,7 +405,7 @@ def test_imap_lost_mid_cycle_moves_later_without_applying_twice(dovecot, sink, t
             inbox._client.shutdown()
             stopped.append(point)
 
-    monkeypatch.setattr(moderator.moderation.cycle, "fault", fault)
+    monkeypatch.setattr(moderator.moderation.faults, "fault", fault)
     sent = len(sink.messages)
     mod = Moderator(table.config, inbox=inbox)
     try:

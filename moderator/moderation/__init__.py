@@ -1,1 +1,26 @@
-"""The moderation pipeline: what one cycle does with each mail, and the units it composes."""
+"""The moderation pipeline: what one cycle does with each mail, one stage a module.
+
+Data flows one way::
+
+    bytes → mail → (game, player) → orders → verdict → new game state + outgoing mails → spool
+
+* ``mail.read.read_mail`` (bytes → ``OrderMail``; never raises) and
+  ``interpret.mail_id`` (the mail's key: Message-ID, else a hash);
+* ``decide.screen``: duplicates, machine mail and bounces, unreadable mail;
+* ``route``: which game (Subject tag, references, the sender's games);
+* ``authenticate``: which player (From address and secret);
+* ``interpret``: commands and the one order of the mail (``parse_turn``);
+* ``decide``: the ``verdict`` (frozen dataclasses: ``Apply``, ``Refuse`` with a
+  named reason, ``Answer``, ``Duplicate``, ``Ignore``, ``RecordBounce``);
+* ``act``: the one place a verdict changes a game or spools mail, keyed by the
+  verdict's mail key;
+* ``commands``: the answers to ``help``, ``status``, ``history``, ``rules``,
+  ``secret new``;
+* ``notify``: the status mails after a change; ``send``: the spool, sending,
+  operator alerts; ``inbox``: fetching and moving mails; ``create``: new games;
+* ``cycle``: ``Moderator``, the composition (``run_cycle``, ``create_game``,
+  ``status_mail``); ``faults``: crash points for the tests.
+
+Every word a player or the operator reads is in ``templates/`` (refusals and
+notices: ``templates/words/notices.txt``, one macro per name).
+"""

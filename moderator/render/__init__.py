@@ -140,5 +140,8 @@ def headline(view: dict[str, Any]) -> str:
 
 
 def status_subject(ctx: dict[str, Any]) -> str:
-    """Subject of a status mail: ``[pbem:GAME:SECRET] Union Pacific GAME: headline``."""
-    return f"{ctx['tag']} Union Pacific {ctx['game_id']}: {ctx['headline']}"
+    """Subject of a status mail: ``[pbem:GAME:SECRET] Union Pacific GAME: headline``
+    (the notice ``subject`` of ``templates/words/notices.txt``)."""
+    from .words import word  # words renders with this module's environment
+
+    return word("notices", "subject", tag=ctx["tag"], game_id=ctx["game_id"], title=ctx["headline"])

@@ -1,0 +1,138 @@
+"""Act on a verdict: the one place where a mail changes a game or causes mail.
+
+``act`` applies an ``Apply`` verdict to the game and saves its file, spools the
+replies (worded by ``templates/words/notices.txt`` and the mail templates) under
+the verdict's key, answers commands under ``MID#commands``, records bounces, and
+counts the outcome in the cycle's report.  It is called with the game locked.
+"""
+from __future__ import annotations
+
+import logging
+from types import SimpleNamespace
+from typing import Any, Callable
+
+from ..mail.read import OrderMail, subject_tag
+from ..render import render, status_context
+from ..render.legal import legal_lines
+from ..render.words import reason, word
+from ..rules.engine import IllegalAction
+from ..store.gamefile import GameRecord, GameStore
+from . import faults
+from .commands import answer_commands
+from .decide import illegal
+from .report import CycleReport
+from .send import Post
+from .verdict import ALREADY_APPLIED, Answer, Apply, Duplicate, Ignore, RecordBounce, Refuse, Verdict
+
+log = logging.getLogger("pbem")
+
+_IGNORED = {
+    "machine_mail": "ignored machine mail from {sender}: {detail}",
+    "no_sender": "ignored a mail without a sender address",
+    "stranger_unreadable": "ignored an unreadable or oversized mail from unknown sender {sender}",
+    "stranger_no_game": "ignored mail from unknown sender {sender} (no game)",
+    "sender_unregistered": "game {game_id}: mail from unregistered address {sender} refused",
+}
+"""The log line of each ``Ignore`` reason (for the operator's log, not for players)."""
+
+
+def act(v: Verdict, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
+        record: GameRecord | None = None) -> str:
+    """Carry out verdict ``v`` on mail ``om``; ``record`` is the mail's game (loaded
+    and locked by the caller) when ``v`` concerns one.  Returns the folder for the
+    mail (``v.outcome``).  Raises StoreError/OSError when the game file cannot be
+    saved (the mail then stays in the inbox)."""
+    _ACTIONS[type(v)](v, om, post, store, report, record)
+    return v.outcome
+
+
+def _ignore(v: Ignore, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
+            record: GameRecord | None) -> None:
+    report.ignored += 1
+    line = _IGNORED[v.reason].format(sender=v.sender or "?", detail=v.detail, game_id=v.game_id)
+    (log.warning if v.reason == "sender_unregistered" else log.info)("%s", line)
+    if v.warn and record is not None:
+        named = record.player_by_name(v.warn)
+        subject = word("notices", "subject", game_id=record.id, title=word("notices", "sender_unregistered_title"))
+        text = render("notice.txt", game_id=record.id, sender=v.sender)
+        post.put(post.message(record.id, named.address, subject, text), answers=v.key)
+
+
+def _bounce(v: RecordBounce, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
+            record: GameRecord | None) -> None:
+    report.ignored += 1
+    log.info("ignored machine mail from %s: delivery status report", v.sender or "?")
+    log.warning("bounce for %s", v.address)
+    post.state.bounces[v.address] = word("notices", "bounce_report", sender=v.sender)
+
+
+def _duplicate(v: Duplicate, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
+               record: GameRecord | None) -> None:
+    report.duplicates += 1
+    if v.reason == ALREADY_APPLIED and record is not None:
+        log.info("game %s: mail %s already applied", record.id, om.message_id)
+        _commands(v, om, post, store, report, record, skip_status=True)
+
+
+def _refuse(v: Refuse, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
+            record: GameRecord | None) -> None:
+    report.refused += 1
+    values: dict[str, Any] = dict(v.values)
+    if v.reason == "order_not_legal":  # the engine's named refusal, worded by words/illegal.txt
+        values = {"reason": reason(SimpleNamespace(code=values["code"], values=values["values"]))}
+    extra: dict[str, Any] = {}
+    tag = None
+    if record is not None and v.player is not None:
+        tag = subject_tag(record.id, record.player_by_name(v.player).secret)
+        extra["legal"] = list(v.legal) or (legal_lines(record.game, v.player) if v.with_legal else [])
+        if v.position:
+            extra["position"] = render("position.txt", **status_context(record, v.player, []))
+            extra["game_over"] = record.game.phase == "over"
+    if v.orders:
+        extra["quoted"], extra["failed"] = list(v.orders), v.failed
+    post.reply(om, v.key, v.to, v.game_id, word("notices", v.reason + "_title"),
+               word("notices", v.reason, **values), tag=tag, **extra)
+    if record is not None and v.player is not None:
+        _commands(v, om, post, store, report, record, skip_status=True)
+
+
+def _apply(v: Apply, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
+           record: GameRecord | None) -> None:
+    assert record is not None
+    received = post.clock().isoformat(timespec="seconds")
+    try:
+        record.apply(v.player, v.action, v.key, received)  # atomic: refused = unchanged
+    except IllegalAction as exc:  # resolve passed, push refused: an engine bug, refused all the same
+        player = record.player_by_name(v.player)
+        _refuse(illegal(exc, v.key, record, player, v.orders, v.commands, v.repeat_commands),
+                om, post, store, report, record)
+        return
+    faults.fault("after-apply")
+    store.save(record)
+    faults.fault("after-save")
+    report.applied += 1
+    log.info("game %s: %s: %s", record.id, v.player, record.history[-1]["order"])
+    _commands(v, om, post, store, report, record, skip_status=True)
+
+
+def _answer(v: Answer, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
+            record: GameRecord | None) -> None:
+    assert record is not None
+    _commands(v, om, post, store, report, record, skip_status=False)
+
+
+def _commands(v: Duplicate | Refuse | Apply | Answer, om: OrderMail, post: Post, store: GameStore,
+              report: CycleReport, record: GameRecord, skip_status: bool) -> None:
+    """Answer the verdict's commands once (keyed ``MID#commands``)."""
+    if v.commands:
+        answer_commands(post, store, om, v.commands_key, record, record.player_by_name(v.player),
+                        v.commands, skip_status)
+        report.commands += 1
+    elif getattr(v, "repeat_commands", False):
+        report.duplicates += 1
+
+
+_ACTIONS: dict[type, Callable[..., None]] = {
+    Ignore: _ignore, RecordBounce: _bounce, Duplicate: _duplicate,
+    Refuse: _refuse, Apply: _apply, Answer: _answer,
+}

@@ -1,0 +1,73 @@
+"""Creating a game: check the setup, write the game file, spool the welcomes."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from ..mail.read import canonical_address
+from ..rules.engine import Game
+from ..rules.options import check_setup, ruleset as ruleset_of
+from ..store.gamefile import GameRecord, GameStore, Player, board_ref_for, new_secret
+from .notify import status_mail
+from .send import Post
+
+
+def new_game(store: GameStore, game_id: str, players: list[tuple[str, str]], seed: int, created: datetime,
+             ruleset: str = "first-edition", options: dict[str, bool] | None = None,
+             board_path: str | None = None) -> GameRecord:
+    """A new game ``game_id`` for ``players`` (``[(name, address)]`` in turn order),
+    dealt with ``seed``; not yet saved.
+
+    Raises ValueError for a bad id, an existing game (also one whose id differs
+    only in case), 1 or 7+ players, a duplicate name or address, an unknown
+    ruleset or option, or a board file that does not validate."""
+    from ..rules.board import check_board
+
+    ruleset_of(ruleset)  # ValueError naming the rulesets
+    store.path(game_id)  # validates the id
+    if store.exists(game_id):
+        raise ValueError(f"game {game_id!r} already exists ({store.path(game_id)})")
+    clash = [g for g in store.ids() if g.lower() == game_id.lower()]
+    if clash:  # players type ids in any case; some file systems ignore case too
+        raise ValueError(f"game {clash[0]!r} already exists; choose an id that differs in more than case")
+    names = [n for n, _ in players]
+    options = check_setup(names, ruleset, options)
+    addresses = [canonical_address(a) for _, a in players]
+    for (name, raw), addr in zip(players, addresses):
+        if not addr or "@" not in addr:
+            raise ValueError(f"{raw!r} is not a mail address (player {name})")
+    if len(set(addresses)) != len(addresses):
+        dup = next(a for a in addresses if addresses.count(a) > 1)
+        raise ValueError(f"two players have the same address {dup}")
+    try:
+        board_ref, board = board_ref_for(board_path)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"board {board_path}: {exc}") from exc
+    problems = [m for m in check_board(board) if not m.startswith("warning")]
+    if problems:
+        raise ValueError("the board does not validate: " + "; ".join(problems))
+    game = Game.new(board, names, seed, ruleset, options)
+    return GameRecord(
+        id=game_id,
+        game=game,
+        players=[Player(n, a, new_secret()) for n, a in zip(names, addresses)],
+        board_ref=board_ref,
+        created=created.isoformat(timespec="seconds"),
+    )
+
+
+def welcome(post: Post, store: GameStore, record: GameRecord) -> None:
+    """Save the new game ``record`` and spool every player's welcome mail (secret,
+    hand, options, order guide; ``templates/welcome.txt``), which starts the
+    player's thread.  ValueError when the game was created meanwhile."""
+    mails = []
+    for p in record.players:
+        msg = status_mail(post, record, p, [], template="welcome.txt")
+        record.threads[p.name] = str(msg["Message-ID"])
+        mails.append((p, msg))
+    record.notified = len(record.game.log)
+    with store.lock(record.id):
+        if store.exists(record.id):
+            raise ValueError(f"game {record.id!r} already exists")
+        store.save(record)
+        for p, msg in mails:
+            post.put(msg, kind="welcome", game=record.id, player=p.name)

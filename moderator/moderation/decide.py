@@ -1,0 +1,114 @@
+"""Decide what to do with one mail: a ``Verdict`` (see ``verdict.py``).
+
+The stages in order, each a function of values (the lookups it needs are passed
+in as functions, so that a test can decide a mail without a store or a spool):
+
+``screen``
+    before routing: a mail answered already (``Duplicate``), machine mail (RFC
+    3834; a delivery-status report, RFC 3464: ``RecordBounce``), a mail without
+    sender, too large or unreadable (answered only when the sender plays).
+``no_game``
+    a mail routed to no existing game (answered only when the sender plays).
+``in_game``
+    authenticate (``authenticate.py``), interpret (``interpret.py``), then: the
+    order applied already (``Duplicate``), an order to ``Apply`` or ``Refuse``
+    (checked with ``Game.resolve``: the rules engine refuses with a named
+    ``IllegalAction``), commands to ``Answer``, or nothing found (``Refuse``).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..mail.read import OrderMail
+from ..rules.engine import IllegalAction
+from ..store.gamefile import GameRecord, Player
+from .authenticate import authenticate
+from .interpret import Orders, interpret
+from .verdict import ALREADY_APPLIED, ANSWERED, Answer, Apply, Duplicate, Ignore, RecordBounce, Refuse, Verdict
+
+Lookup = Callable[[str], bool]
+"""``answered(key)``: was the mail (part) ``key`` answered; ``plays(address)``:
+is ``address`` a registered player of some game."""
+
+
+def screen(om: OrderMail, key: str, *, max_size: int, answered: Lookup, plays: Lookup) -> Verdict | None:
+    """The verdict on mail ``om`` (mail id ``key``) before routing, or None when it
+    is a person's readable mail to route."""
+    if answered(key):
+        return Duplicate(key=key, reason=ANSWERED)
+    if om.machine:
+        if om.bounce:
+            return RecordBounce(key=key, address=om.bounce, sender=om.sender)
+        return Ignore(key=key, reason="machine_mail", sender=om.sender, detail=om.machine)
+    if not om.sender:
+        return Ignore(key=key, reason="no_sender")
+    if (om.oversize or om.error) and not plays(om.sender):
+        return Ignore(key=key, reason="stranger_unreadable", sender=om.sender)
+    if om.oversize:
+        return Refuse(key=key, reason="mail_too_large", to=om.sender, game_id=om.game_id,
+                      values={"size": om.size, "max_size": max_size})
+    if om.error:
+        return Refuse(key=key, reason="mail_unreadable", to=om.sender, game_id=om.game_id,
+                      values={"error": om.error})
+    return None
+
+
+def no_game(om: OrderMail, key: str, game_id: str | None, *, plays: Lookup) -> Verdict:
+    """The verdict on a mail for ``game_id`` that does not exist (None: the game
+    could not be told): a player is told how to name the game, a stranger is not
+    answered."""
+    if not plays(om.sender):
+        return Ignore(key=key, reason="stranger_no_game", sender=om.sender, game_id=game_id)
+    return Refuse(key=key, reason="unknown_game", to=om.sender, game_id=game_id, values={"game_id": game_id})
+
+
+def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup) -> Verdict:
+    """The verdict on mail ``om`` (mail id ``key``) to ``record``'s game."""
+    who = authenticate(om, key, record)
+    if not isinstance(who, Player):
+        return who
+    asked = interpret(om.lines, record.game.board)
+    commands, repeat = asked.commands, False
+    if commands and answered(key + "#commands"):
+        commands, repeat = (), True
+    if record.has_message(key):
+        # applied in an earlier, interrupted cycle: only unanswered commands remain
+        return Duplicate(key=key, reason=ALREADY_APPLIED, game_id=record.id, player=who.name,
+                         commands=commands)
+    if asked.has_order or (asked.lines and not asked.commands):
+        # the order first, so that commands beside it answer the new position
+        return judge_order(key, record, who, asked, commands, repeat)
+    if asked.commands:
+        return Answer(key=key, game_id=record.id, player=who.name, commands=commands, repeat_commands=repeat)
+    return Refuse(key=key, reason="no_orders_found", to=om.sender, game_id=record.id, player=who.name,
+                  with_legal=True)
+
+
+def judge_order(key: str, record: GameRecord, player: Player, asked: Orders,
+                commands: tuple[str, ...] = (), repeat: bool = False) -> Apply | Refuse:
+    """``Apply`` the parsed order of ``asked`` when the engine finds it legal now,
+    else ``Refuse`` it: ``order_not_understood`` (parser reason), ``order_not_legal``
+    (see ``illegal``)."""
+    if asked.error is not None:
+        return Refuse(reason="order_not_understood", values={"reason": asked.error.reason},
+                      failed=asked.error.line, **_order_refusal(key, record, player, asked.lines, commands, repeat))
+    try:
+        record.game.resolve(player.name, asked.action)
+    except IllegalAction as exc:
+        return illegal(exc, key, record, player, asked.lines, commands, repeat)
+    return Apply(key=key, game_id=record.id, player=player.name, action=asked.action, orders=asked.lines,
+                 commands=commands, repeat_commands=repeat)
+
+
+def illegal(exc: IllegalAction, key: str, record: GameRecord, player: Player, orders: tuple[str, ...],
+            commands: tuple[str, ...] = (), repeat: bool = False) -> Refuse:
+    """The refusal of ``orders`` that the engine found illegal: the engine's
+    ``code`` and ``values`` in ``values``, its ``legal`` alternatives."""
+    return Refuse(reason="order_not_legal", values={"code": exc.code, "values": dict(exc.values)},
+                  legal=tuple(exc.legal), **_order_refusal(key, record, player, orders, commands, repeat))
+
+
+def _order_refusal(key: str, record: GameRecord, player: Player, orders: tuple[str, ...],
+                   commands: tuple[str, ...], repeat: bool) -> dict:
+    return dict(key=key, game_id=record.id, player=player.name, to=player.address, orders=orders,
+                with_legal=True, position=True, commands=commands, repeat_commands=repeat)

@@ -1,0 +1,27 @@
+"""Fault injection for the crash tests (``tests/test_faults.py``).
+
+Each stage that writes to disk or the network marks its crash points with
+``faults.fault(POINT)``; callers look the function up through the module
+(``faults.fault``) so that a test may replace it.
+"""
+from __future__ import annotations
+
+import os
+import signal
+
+_counts: dict[str, int] = {}
+
+def fault(point: str) -> None:
+    """When ``$PBEM_FAULT`` is ``POINT`` or ``POINT:N``, the process kills itself
+    (SIGKILL) the N-th time (default 1st) it reaches ``point``: ``after-fetch``,
+    ``after-apply``, ``after-save``, ``after-send`` or ``before-move``.  Without
+    the variable this does nothing."""
+    spec = os.environ.get("PBEM_FAULT")
+    if not spec:
+        return
+    name, _, n = spec.partition(":")
+    if name != point:
+        return
+    _counts[point] = _counts.get(point, 0) + 1
+    if _counts[point] == int(n or 1):
+        os.kill(os.getpid(), signal.SIGKILL)

@@ -1,0 +1,159 @@
+"""Outgoing mail: compose, spool durably, send what is due, alert the operator.
+
+Every mail goes through the spool (``store.spool.Spool``): it is written to disk
+first and sent at the end of the cycle (``flush``), so a crash never loses a mail.
+A mail that answers an incoming mail is spooled with that mail's key
+(``answers=``, see ``verdict.Verdict.key``) and the key is recorded in the
+moderator's state: a mail is never answered twice, even when the cycle that
+answered it died before moving it out of the inbox.
+"""
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from email.message import EmailMessage
+from email.utils import make_msgid
+from typing import Any, Callable, Iterable
+
+from ..config import Config
+from ..mail.compose import build_message
+from ..mail.read import OrderMail, canonical_address
+from ..mail.transport import Outbox, TransportError
+from ..render import render, to_html
+from ..render.words import word
+from ..store.spool import ModeratorState, Spool
+from . import faults
+from .report import CycleReport
+
+log = logging.getLogger("pbem")
+
+ALERT_REPEAT = 86400.0
+"""Seconds before the operator is mailed again about the same problem."""
+
+
+class Post:
+    """The moderator's outgoing mail for one cycle (or one game creation).
+
+    ``state`` is the moderator's state of this cycle (answered keys, bounces,
+    alerts, SMTP outage); ``notice`` a note for every status mail (the outage
+    notice); ``clock`` returns the current time.  Counts the replies per
+    recipient (``config.max_replies_per_sender`` per cycle)."""
+
+    def __init__(self, config: Config, spool: Spool, state: ModeratorState,
+                 clock: Callable[[], datetime], notice: str = ""):
+        self.config = config
+        self.spool = spool
+        self.state = state
+        self.clock = clock
+        self.notice = notice
+        self.domain = config.moderator_address.rpartition("@")[2] or "pbem.localhost"
+        self._replies: dict[str, int] = {}
+
+    def message(self, game_id: str | None, to: str, subject: str, text: str,
+                in_reply_to: str | None = None, references: Iterable[str] = (),
+                auto: str = "auto-replied") -> EmailMessage:
+        """A mail from the moderator (text and its HTML alternative; RFC 3834
+        ``Auto-Submitted: auto`` value ``auto``).  A game's mails get Message-IDs
+        ``<...pbem.GAME@domain>`` so that replies route back to the game."""
+        msg = build_message(
+            from_addr=self.config.moderator_address, from_name=self.config.moderator_name,
+            to=to, subject=subject, text=text, html=to_html(text),
+            in_reply_to=in_reply_to, references=[r for r in references if r],
+            auto_submitted=auto, domain=self.domain,
+        )
+        if game_id:
+            del msg["Message-ID"]
+            msg["Message-ID"] = make_msgid(idstring=f"pbem.{game_id}", domain=self.domain)
+        return msg
+
+    def answer(self, om: OrderMail, game_id: str | None, to: str, subject: str, text: str) -> EmailMessage:
+        """A mail to ``to`` answering ``om`` (In-Reply-To and References, RFC 5322
+        section 3.6.4)."""
+        return self.message(game_id, to, subject, text, in_reply_to=om.message_id, references=om.references)
+
+    def put(self, msg: EmailMessage, kind: str = "reply", answers: str | None = None,
+            game: str | None = None, player: str | None = None, events: list[str] | None = None,
+            **extra: Any) -> str:
+        """Spool ``msg`` durably (it is sent by ``flush``); returns the spool
+        entry's name.  ``answers``: the key of the mail it answers, recorded as
+        answered (in the entry and in the state)."""
+        meta = {"kind": kind, "game": game, "player": player, "events": events or [],
+                "answers": answers, **extra}
+        name = self.spool.add(msg, meta, self.clock())
+        if answers and answers not in self.state.answered:
+            self.state.answered.append(answers)
+        return name
+
+    def answered(self, key: str) -> bool:
+        """Whether the mail (or part of a mail) ``key`` was answered already: in the
+        state, or by a mail still in the spool (an interrupted cycle)."""
+        return key in self.state.answered or any(
+            e.meta.get("answers") == key for e in self.spool.entries())
+
+    def reply(self, om: OrderMail, key: str, to: str, game_id: str | None, title: str,
+              message: str, tag: str | None = None, **extra: Any) -> None:
+        """Spool the reply ``templates/reply.txt`` (``title``, ``message`` and
+        ``extra``: ``quoted`` lines and the ``failed`` one, ``legal``, ``position``,
+        ``game_over``) to ``to``, answering ``om`` (the mail ``key``); not beyond
+        the per-cycle limit of replies to one address."""
+        ctx = {"game_id": game_id, "title": title, "message": message, "quoted": [], "failed": "",
+               "legal": [], "unchanged": True, "position": "", "game_over": False, **extra}
+        recipient = canonical_address(to)
+        self._replies[recipient] = self._replies.get(recipient, 0) + 1
+        if self._replies[recipient] > self.config.max_replies_per_sender:
+            log.warning("reply limit reached for %s; not answering %r", recipient, title)
+            return
+        subject = word("notices", "subject", tag=tag or "", game_id=game_id, title=title).replace("  ", " ")
+        self.put(self.answer(om, game_id, to, subject, render("reply.txt", **ctx)), answers=key)
+
+    def tell_operator(self, text: str) -> None:
+        """Mail the operator (config ``operator``) about ``text``: once, and again
+        a day later (``ALERT_REPEAT``) if the problem persists."""
+        if not self.config.operator:
+            return
+        now = self.clock()
+        last = self.state.alerts.get(text)
+        if last and (now - datetime.fromisoformat(last)).total_seconds() < ALERT_REPEAT:
+            return
+        self.put(self.message(None, self.config.operator, word("notices", "alert_subject"), text + "\n",
+                              auto="auto-generated"), kind="operator")
+        self.state.alerts[text] = now.isoformat(timespec="seconds")
+        if len(self.state.alerts) > 200:  # forget the oldest
+            for k in sorted(self.state.alerts, key=self.state.alerts.get)[:-200]:
+                del self.state.alerts[k]
+
+    def flush(self, report: CycleReport, outbox: Outbox | None = None) -> None:
+        """Send what is due in the spool through ``outbox`` (default: the configured
+        one, opened and closed here); record permanent failures (SMTP 5xx) as
+        bounces and tell the operator.  Transport errors go to ``report.errors``."""
+        if not any(self.spool.dir.glob("*.eml")):
+            return
+        now = self.clock()
+        try:
+            box = outbox or self.config.open_outbox()
+        except TransportError as exc:
+            report.errors.append(f"cannot open the outbox: {exc}")
+            self.state.smtp_failing_since = self.state.smtp_failing_since or now.isoformat(timespec="seconds")
+            return
+        try:
+            result = self.spool.send_due(box, now, after_send=lambda: faults.fault("after-send"))
+        finally:
+            if outbox is None:
+                box.close()
+        report.sent += result.sent
+        report.deferred += result.deferred
+        if result.sent or result.failed:
+            self.state.smtp_failing_since = None  # the server answers
+        elif result.deferred:
+            self.state.smtp_failing_since = self.state.smtp_failing_since or now.isoformat(timespec="seconds")
+        for err in result.errors:
+            # a deferred mail is retried by a later cycle, but the cycle reports it
+            log.warning("%s (kept in the spool for a later cycle)", err)
+            report.errors.append(f"{err} (kept in the spool for a later cycle)")
+        for to, game, why in result.failed:
+            report.errors.append(f"mail to {to} refused permanently: {why}")
+            self.state.bounces[canonical_address(to)] = why
+            log.error("mail to %s (game %s) refused permanently: %s", to, game, why)
+            if canonical_address(to) != canonical_address(self.config.operator):
+                self.tell_operator(word("notices", "alert_mail_refused", to=to, game=game, reason=why,
+                                        folder=self.spool.dir / "failed"))

@@ -1,0 +1,144 @@
+"""What the moderator does with one mail: a verdict, decided by ``decide`` and
+carried out by ``act``.
+
+Verdicts are values (frozen dataclasses).  Every verdict carries ``key``, the
+identity of the mail it answers (its Message-ID, else a hash of its bytes, see
+``interpret.mail_id``): the replies it causes are spooled under ``key`` and the
+answers to its commands under ``key + "#commands"`` (``commands_key``), so that
+a mail is answered once even across interrupted cycles.
+
+``reason`` names why (a notice of ``templates/words/notices.txt`` for ``Refuse``;
+a name for the log otherwise).  ``outcome`` is the inbox folder the mail goes
+to: ``"processed"`` or ``"ignored"``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..rules.actions import Action
+
+ANSWERED = "answered"
+"""``Duplicate.reason``: the mail was answered in an earlier, interrupted cycle."""
+ALREADY_APPLIED = "already_applied"
+"""``Duplicate.reason``: the mail's order is in the game's history already."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    """The base of every verdict: ``key`` is the mail id its answers are kept under."""
+
+    key: str
+
+    @property
+    def commands_key(self) -> str:
+        """The key the answers to the mail's commands are kept under."""
+        return self.key + "#commands"
+
+    @property
+    def outcome(self) -> str:
+        """The folder the mail goes to: ``"processed"`` (default) or ``"ignored"``."""
+        return "processed"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ignore(Verdict):
+    """Do not answer the mail (RFC 3834: machine mail; no backscatter to strangers).
+
+    ``reason``: ``machine_mail`` (``detail``: why, from ``read_mail``),
+    ``no_sender``, ``stranger_unreadable`` (an unreadable or oversized mail from an
+    address that plays no game), ``stranger_no_game``, or ``sender_unregistered``
+    (the From address is no player of ``game_id``; ``warn`` names the player whose
+    secret the mail carried: they are told, the sender is not)."""
+
+    reason: str
+    sender: str = ""
+    detail: str = ""
+    game_id: str | None = None
+    warn: str | None = None
+
+    @property
+    def outcome(self) -> str:
+        return "ignored"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordBounce(Verdict):
+    """A delivery-status report (RFC 3464) for ``address``, from ``sender``: not
+    answered; remembered and shown in that player's next status mail."""
+
+    address: str
+    sender: str = ""
+
+    @property
+    def outcome(self) -> str:
+        return "ignored"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Duplicate(Verdict):
+    """The mail was handled before.  ``reason``: ``answered`` (answered in an earlier
+    cycle; nothing to do) or ``already_applied`` (its order is applied; the
+    ``commands`` not yet answered are answered now)."""
+
+    reason: str
+    game_id: str | None = None
+    player: str | None = None
+    commands: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Refuse(Verdict):
+    """Answer ``to`` why nothing changed, with the notice ``reason`` and its
+    ``values`` (``templates/words/notices.txt``; the reply's title is the notice
+    ``reason + "_title"``).
+
+    For an order: ``player`` who sent it, the order lines ``orders`` (``failed``
+    the one that could not be read), ``legal`` what the engine says is legal
+    instead; ``with_legal`` adds what is legal now when ``legal`` is empty;
+    ``position`` adds the unchanged position.  ``commands`` beside the order are
+    answered after the refusal; ``repeat_commands``: they were answered before."""
+
+    reason: str
+    to: str
+    game_id: str | None = None
+    values: Mapping[str, Any] = field(default_factory=dict)
+    player: str | None = None
+    orders: tuple[str, ...] = ()
+    failed: str = ""
+    legal: tuple[str, ...] = ()
+    with_legal: bool = False
+    position: bool = False
+    commands: tuple[str, ...] = ()
+    repeat_commands: bool = False
+
+    @property
+    def outcome(self) -> str:
+        # a mail that could not be read at all is set aside with the machine mail
+        return "ignored" if self.reason in ("mail_too_large", "mail_unreadable") else "processed"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Apply(Verdict):
+    """Apply ``action`` (legal now: checked with ``Game.resolve``; read from the
+    lines ``orders``) for ``player`` of ``game_id``, save the game file, then answer ``commands`` (``status`` is left
+    out: the status mail follows the order); ``repeat_commands``: they were
+    answered before."""
+
+    game_id: str
+    player: str
+    action: Action
+    orders: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    repeat_commands: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Answer(Verdict):
+    """A mail of commands only: answer ``commands`` of ``player`` in ``game_id``;
+    ``repeat_commands``: they were answered before (then ``commands`` is empty)."""
+
+    game_id: str
+    player: str
+    commands: tuple[str, ...] = ()
+    repeat_commands: bool = False
