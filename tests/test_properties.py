@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from game_helpers import check_invariants, default_board, freeze, mini_board
 from moderator.rules.actions import Build, Invest, Pass, Start, Take
 from moderator.rules.components import COMPANIES, JOKER, SHARE_COMPANIES, TRACK_TYPES, UP
+from moderator.render.words import reason
 from moderator.rules.engine import OPTIONS, RULESETS, Game, IllegalAction
 
 SECRET_KEYS = {"track_hands", "share_hands", "stack", "track_deck", "returned", "initial_choice"}
@@ -140,7 +141,7 @@ def check_legal_agrees(g: Game, player: str, rng: random.Random, samples: int = 
         try:
             done = g.resolve(player, a)
         except IllegalAction as exc:
-            assert exc.reason and isinstance(exc.reason, str)
+            assert reason(exc) and isinstance(reason(exc), str)
             assert a not in legal_set
             continue
         assert done in legal_set, (a, done)

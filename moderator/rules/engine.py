@@ -66,11 +66,6 @@ class IllegalAction(ValueError):
         self.values = values
         self.legal = legal or []
 
-    @property
-    def reason(self) -> str:
-        """TRANSITIONAL: the sentence of a refusal not yet converted to a code."""
-        return self.code
-
     def __str__(self) -> str:
         if not self.values:
             return self.code
@@ -520,27 +515,24 @@ class Game:
         sec = self.board.sections[sid]
         name = self.board.section_name(sid)
         if self.box[company] <= 0:
-            return f"{company} has no trains left in the box (all {COMPANIES[company].trains} are on the board)"
+            return {"code": "no_trains_left", "company": company, "trains": COMPANIES[company].trains}
         if sid in self._derived().secs[company]:
-            return f"{company} already has a train on {sid} ({name})"
+            return {"code": "already_on_section", "company": company, "section": sid, "name": name}
         route = self.board.companies.get(company)
         types = route.types if route else frozenset()
         if space not in types:
-            return f"{company} may not use {space} track (it may use {', '.join(sorted(types)) or 'none'})"
+            return {"code": "type_not_used", "company": company, "space": space, "types": sorted(types)}
         if not sec.spaces:
-            return f"{sid} ({name}) has no neutral space (only starting spaces)"
+            return {"code": "no_neutral_space", "section": sid, "name": name}
         if space not in sec.spaces:
-            kinds = ", ".join(sorted(set(sec.spaces)))
-            return f"{sid} ({name}) has no {space} space (its neutral spaces are: {kinds})"
+            return {"code": "no_such_space", "section": sid, "name": name, "space": space,
+                    "kinds": sorted(set(sec.spaces))}
         if space not in self.free_space_types(sid):
-            return f"every {space} space on {sid} ({name}) is taken"
+            return {"code": "spaces_taken", "section": sid, "name": name, "space": space}
         net = self._derived().net[company]
         if not set(sec.cities) & net:
-            home = route.home if route else "?"
-            return (
-                f"{sid} ({name}) does not touch {company}'s network "
-                f"(home station {home}; network cities {', '.join(sorted(net))})"
-            )
+            return {"code": "not_connected", "section": sid, "name": name, "company": company,
+                    "home": route.home if route else "?", "network": sorted(net)}
         return None
 
     def _can_place(self, company: str, sid: str, space: str) -> bool:
@@ -749,9 +741,9 @@ class Game:
         for ``player`` now: not their turn, game over, card not in hand, a placement
         condition failing, and so on (rules: A turn)."""
         if self.phase == "over":
-            raise IllegalAction("the game is over; no more orders are accepted")
+            raise IllegalAction("game_over")
         if player not in self.players:
-            raise IllegalAction(f"{player} is not a player of this game")
+            raise IllegalAction("not_a_player", player=player)
         if self.phase == "initial":
             if (
                 isinstance(action, Invest) and len(action.shares) == 1
@@ -759,18 +751,14 @@ class Game:
             ):
                 action = Start(action.shares[0])
             if not isinstance(action, Start):
-                raise IllegalAction(
-                    "the game is waiting for the initial investments: choose one share "
-                    "from your hand",
-                    [str(a) for a in self._starts(player)],
-                )
+                raise IllegalAction("initial_investment_awaited", [str(a) for a in self._starts(player)])
             return self._check_start(player, action)
         if isinstance(action, Start):
-            raise IllegalAction("the initial investments have all been made already")
+            raise IllegalAction("initial_investments_made")
         if player != self.to_move:
-            raise IllegalAction(f"it is not your turn; it is {self.to_move}'s turn")
+            raise IllegalAction("not_your_turn", to_move=self.to_move)
         if not isinstance(action, (Build, Invest, Pass)):
-            raise IllegalAction(f"unknown action {action!r}")
+            raise IllegalAction("unknown_action", action=repr(action))
         cards = self._check_redraw(player, action.redraw)
         if isinstance(action, Build):
             return self._resolve_build(player, action, cards)
@@ -780,17 +768,12 @@ class Game:
 
     def _check_start(self, player: str, action: Start) -> Start:
         if player in self.initial_choice:
-            raise IllegalAction(
-                f"you have already chosen your initial investment ({self.initial_choice[player]})"
-            )
+            raise IllegalAction("already_chosen", share=self.initial_choice[player])
         legal = [str(a) for a in self._starts(player)]
         if action.share == UP and not _ruleset(self.ruleset).up_may_start:
-            raise IllegalAction(
-                "in the second edition the UP share may not be the initial investment; "
-                "choose one of the five company shares dealt", legal
-            )
+            raise IllegalAction("up_may_not_start", legal)
         if action.share not in self.share_hands[player]:
-            raise IllegalAction(f"you hold no {action.share} share", legal)
+            raise IllegalAction("no_such_share", legal, share=action.share)
         return action
 
     def _check_redraw(self, player: str, redraw: str | None) -> list[str]:
@@ -800,23 +783,17 @@ class Game:
         if redraw is None:
             return hand
         if not self.options["dead_track_redraw"]:
-            raise IllegalAction(
-                "redrawing a dead track card is the option dead_track_redraw, not used in this game"
-            )
+            raise IllegalAction("redraw_not_in_game")
         if redraw == JOKER:
-            raise IllegalAction("a joker is never dead: it matches any track type")
+            raise IllegalAction("joker_never_dead")
         if redraw not in TRACK_TYPES:
-            raise IllegalAction(f"{redraw} is not a track type ({', '.join(TRACK_TYPES)})")
+            raise IllegalAction("not_a_track_type", name=redraw, types=list(TRACK_TYPES))
         if redraw not in hand:
-            raise IllegalAction(
-                f"you hold no {redraw} track card to redraw (you hold: {', '.join(sorted(hand)) or 'none'})"
-            )
+            raise IllegalAction("no_card_to_redraw", card=redraw, hand=sorted(hand))
         free = self._derived().free.get(redraw, 0)
         if free:
             raise IllegalAction(
-                f"{free} {redraw} space{'s are' if free != 1 else ' is'} still free: a card can be "
-                f"redrawn only when every space of its track type is full",
-                [f"redraw {k}" for k in self.dead_cards(player)],
+                "card_not_dead", [f"redraw {k}" for k in self.dead_cards(player)], card=redraw, free=free
             )
         return _without(hand, redraw)
 
@@ -825,17 +802,12 @@ class Game:
             kinds = sorted(set(cards))
             if len(kinds) <= 1:
                 return kinds[0] if kinds else None
-            raise IllegalAction(
-                f"say which track card to discard {what}",
-                [f"discard {k}" for k in kinds],
-            )
+            raise IllegalAction("which_discard", [f"discard {k}" for k in kinds], action=what)
         if discard not in cards:
             legal = [f"discard {k}" for k in sorted(set(cards))]
             if redraw is not None and discard == redraw and discard in self.track_hands[player]:
-                raise IllegalAction(
-                    f"your only {discard} track card is the one you redraw; discard another", legal
-                )
-            raise IllegalAction(f"you hold no {discard} track card", legal)
+                raise IllegalAction("discard_is_redrawn", legal, card=discard)
+            raise IllegalAction("no_track_card", legal, card=discard)
         return discard
 
     def _resolve_invest(self, player: str, action: Invest, cards: list[str]) -> Invest:
@@ -848,40 +820,27 @@ class Game:
             return out or ["you hold no share to invest"]
 
         if not action.shares:
-            raise IllegalAction("name the shares to invest", examples())
+            raise IllegalAction("no_shares_named", examples())
         for k in kinds:
             if k not in SHARE_COMPANIES:
-                raise IllegalAction(f"{k} is not a company", examples())
+                raise IllegalAction("not_a_company", examples(), name=k)
         if len(kinds) > 2 or (len(kinds) == 2 and len(action.shares) != 2):
-            raise IllegalAction(
-                "invest any number of shares of ONE company, or exactly one share each of "
-                "TWO companies",
-                examples(),
-            )
+            raise IllegalAction("invest_one_or_two_companies", examples())
         for k in kinds:
             if hand[k] < need[k]:
-                have = hand[k]
-                raise IllegalAction(
-                    f"you hold {have} {k} share{'s' if have != 1 else ''}, not {need[k]}",
-                    examples(),
-                )
-        discard = self._discard_choice(player, action.discard, "after investing", cards, action.redraw)
+                raise IllegalAction("too_few_shares", examples(), company=k, have=hand[k], need=need[k])
+        discard = self._discard_choice(player, action.discard, "invest", cards, action.redraw)
         return Invest(tuple(sorted(action.shares)), discard, action.redraw)
 
     def _resolve_pass(self, player: str, action: Pass, cards: list[str]) -> Pass:
         shares = self.share_hands[player]
         if shares:
             raise IllegalAction(
-                "you may pass only when you can neither build nor invest, and you hold "
-                f"shares to invest ({', '.join(sorted(set(shares)))})",
-                self._summary_legal(player, cards),
+                "pass_holding_shares", self._summary_legal(player, cards), shares=sorted(set(shares))
             )
         if self._can_build(cards):
-            raise IllegalAction(
-                "you may pass only when you can neither build nor invest, and you can build",
-                self._summary_legal(player, cards),
-            )
-        return Pass(self._discard_choice(player, action.discard, "to pass", cards, action.redraw), action.redraw)
+            raise IllegalAction("pass_can_build", self._summary_legal(player, cards))
+        return Pass(self._discard_choice(player, action.discard, "pass", cards, action.redraw), action.redraw)
 
     def _summary_legal(self, player: str, cards: list[str] | None = None,
                        first: str | None = None) -> list[str]:
@@ -913,25 +872,22 @@ class Game:
     def _resolve_build(self, player: str, action: Build, hand: list[str]) -> Build:
         company, sid = action.company, action.section
         if company == UP:
-            raise IllegalAction("Union Pacific has no trains and builds no track")
+            raise IllegalAction("up_builds_no_track")
         if company not in COMPANIES:
-            raise IllegalAction(f"{company} is not a company that builds track")
+            raise IllegalAction("not_a_building_company", company=company)
         if sid not in self.board.sections:
-            raise IllegalAction(f"there is no section {sid} on this board")
+            raise IllegalAction("no_such_section", section=sid)
         card, space = action.card, action.space
         if space is not None and space not in TRACK_TYPES:
-            raise IllegalAction(f"{space} is not a track type ({', '.join(TRACK_TYPES)})")
+            raise IllegalAction("not_a_track_type", name=space, types=list(TRACK_TYPES))
         if card is not None and card not in hand:
+            legal = self._summary_legal(player, hand, company)
             if action.redraw is not None and card == action.redraw and card in self.track_hands[player]:
-                reason = f"your only {card} track card is the one you redraw"
-            else:
-                reason = f"you hold no {card} track card (you hold: {', '.join(sorted(hand)) or 'none'})"
-            raise IllegalAction(reason, self._summary_legal(player, hand, company))
+                raise IllegalAction("card_is_redrawn", legal, card=card)
+            raise IllegalAction("no_track_card", legal, card=card, hand=sorted(hand))
         if card is not None and card != JOKER:
             if space is not None and space != card:
-                raise IllegalAction(
-                    f"a {card} card builds only on {card} track; only a joker builds on {space} track"
-                )
+                raise IllegalAction("card_builds_its_type", card=card, space=space)
             space = card
         # the candidate space types: fixed by the card, or by the order, or open
         if card is not None and card != JOKER:
@@ -944,26 +900,28 @@ class Game:
             candidates = [t for t in candidates if t in hand or JOKER in hand]
         fitting = [t for t in candidates if self._can_place(company, sid, t)]
         if not fitting:
+            legal = self._summary_legal(player, hand, company)
             if space is not None:
-                reason = self._why_not_placement(company, sid, space)
+                why = [self._why_not_placement(company, sid, space)]
             else:
                 reasons = {t: self._why_not_placement(company, sid, t) for t in TRACK_TYPES}
                 ok = [t for t, r in reasons.items() if r is None]
                 if ok:  # a space fits, but no card in hand for it
-                    reason = (
-                        f"it needs a {' or '.join(ok)} track card (or a joker) and you hold "
-                        f"{', '.join(sorted(hand)) or 'none'}"
+                    raise IllegalAction(
+                        "build_needs_card", legal, company=company, section=sid, types=ok, hand=sorted(hand)
                     )
-                else:
-                    reason = "; ".join(dict.fromkeys(r for r in reasons.values() if r))
-            raise IllegalAction(
-                f"you cannot build {company} on {sid}: {reason}", self._summary_legal(player, hand, company)
-            )
+                unique: dict[str, dict[str, Any]] = {}
+                for r in reasons.values():
+                    if r:
+                        unique.setdefault(repr(r), r)
+                why = list(unique.values())
+            raise IllegalAction("cannot_build", legal, company=company, section=sid, why=why)
         if len(fitting) > 1:
             raise IllegalAction(
-                f"say which track card to play for {company} on {sid}",
+                "which_card",
                 [str(Build(company, sid, t if t in hand else JOKER, None if t in hand else t))
                  for t in fitting],
+                company=company, section=sid,
             )
         space = fitting[0]
         if card is None:
@@ -977,17 +935,12 @@ class Game:
             elif take.source == "up":
                 after.append(UP)
             if self.up_pile <= 0:
-                raise IllegalAction("the UP pile is empty: no UP swap is possible")
+                raise IllegalAction("up_pile_empty_no_swap")
             if take.source == "up" and self.up_pile <= 1:
-                raise IllegalAction(
-                    "you take the last UP share: the UP pile is then empty and no UP swap is possible"
-                )
+                raise IllegalAction("last_up_no_swap")
             if swap not in after:
-                extra = " (a share drawn unseen from the stack cannot be named in advance)" \
-                    if take.source == "stack" else ""
                 raise IllegalAction(
-                    f"you will hold no {swap} share to return in the swap "
-                    f"(you will hold: {', '.join(sorted(after)) or 'none'}){extra}"
+                    "no_share_to_swap", share=swap, after=sorted(after), unseen=take.source == "stack"
                 )
         space = space if card == JOKER else None
         if card == action.card and space == action.space and take == action.take:
@@ -1001,35 +954,34 @@ class Game:
         if take is None:
             if self.share_options(player) == _TAKE_NONE:
                 return _TAKE_NONE[0]
-            raise IllegalAction("after building, say which share to take", legal())
+            raise IllegalAction("which_take", legal())
         source = take.source
         if source == "display":
             company = take.company
             if company is None:
                 if take.place is None or not 1 <= take.place <= len(self.display):
-                    raise IllegalAction(f"the face-up display has places 1-{len(self.display)}", legal())
+                    raise IllegalAction("no_display_place", legal(), places=len(self.display))
                 company = self.display[take.place - 1]
                 if company is None:
-                    raise IllegalAction(f"face-up place {take.place} is empty", legal())
+                    raise IllegalAction("display_place_empty", legal(), place=take.place)
             if company not in self.display:
-                shown = ", ".join(c for c in self.display if c) or "nothing"
-                raise IllegalAction(f"no {company} share is face up (the display shows {shown})", legal())
+                raise IllegalAction(
+                    "not_face_up", legal(), company=company, display=[c for c in self.display if c]
+                )
             return _TAKES["display", company]
         if source == "stack":
             if not self.stack:
-                raise IllegalAction("the share stack is empty", legal())
+                raise IllegalAction("stack_empty", legal())
         elif source == "up":
             if self.options["up_only_by_swap"]:
-                raise IllegalAction(
-                    "with the option up_only_by_swap, UP shares come only by the swap", legal()
-                )
+                raise IllegalAction("up_only_by_swap", legal())
             if self.up_pile <= 0:
-                raise IllegalAction("the UP pile is empty: no UP share can be taken", legal())
+                raise IllegalAction("up_pile_empty", legal())
         elif source == "none":
             if self.share_options(player) != _TAKE_NONE:
-                raise IllegalAction("a share must be drawn while one can be", legal())
+                raise IllegalAction("must_take", legal())
         else:
-            raise IllegalAction(f"unknown share source {source!r}", legal())
+            raise IllegalAction("unknown_share_source", legal(), source=source)
         return _TAKES[source, None]
 
     # ================================================================= push
