@@ -21,6 +21,7 @@ from game_helpers import check_invariants, default_board, freeze, mini_board
 from moderator.rules.actions import Build, Invest, Pass, Start, Take
 from moderator.rules.components import COMPANIES, JOKER, SHARE_COMPANIES, TRACK_TYPES, UP
 from moderator.render.words import reason
+from moderator.rules.network import Network
 from moderator.rules.engine import OPTIONS, RULESETS, Game, IllegalAction
 
 SECRET_KEYS = {"track_hands", "share_hands", "stack", "track_deck", "returned", "initial_choice"}
@@ -52,12 +53,10 @@ def choose(g: Game, player: str, rng: random.Random, invest_bias: float):
 
 # ------------------------------------------------------------------ checks
 def check_caches(g: Game) -> None:
-    if g._d is None:
+    d = g.network._d
+    if d is None:
         return
-    d = g._d
-    g._d = None
-    fresh = g._derived()
-    g._d = d
+    fresh = Network(g.board, g.placed, g.box)._derived()
     for name in ("secs", "net", "pset", "tot", "free"):
         assert getattr(d, name) == getattr(fresh, name), name
     for c in COMPANIES:
@@ -101,7 +100,7 @@ def random_other_action(g: Game, rng: random.Random):
         sids = list(g.board.sections)
         company = rng.choice(list(COMPANIES) + [UP])
         if rng.random() < 0.5:  # near the company's network: more often legal
-            near = [s for s in sids if set(g.board.sections[s].cities) & g.network_cities(company)] \
+            near = [s for s in sids if set(g.board.sections[s].cities) & g.network.network_cities(company)] \
                 if company in COMPANIES else []
             sids = near or sids
         take = rng.choice([

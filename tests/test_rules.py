@@ -67,7 +67,7 @@ class TestBuildPlacement:
             ("ATL-KCY", "plain"), ("DEN-KCY", "black"), ("DEN-KCY", "plain"),
             ("DEN-OMA", "plain"), ("OMA-SFA", "plain"),
         ]
-        assert g.network_cities("KCC") == {"KCY", "OMA"}
+        assert g.network.network_cities("KCC") == {"KCY", "OMA"}
 
     def test_accepted_build_places_train_discards_card(self):
         g = kcc_game()
@@ -77,7 +77,7 @@ class TestBuildPlacement:
         assert g.value("KCC") == 3
         assert g.track_discards[0] == "black"
         assert g.track_hands["Ann"] == ["joker", "plain", "white"]
-        assert g.network_cities("KCC") == {"KCY", "OMA", "DEN"}
+        assert g.network.network_cities("KCC") == {"KCY", "OMA", "DEN"}
 
     def test_space_must_be_empty(self):
         g = kcc_game()
@@ -143,7 +143,7 @@ class TestBuildPlacement:
         hand(g, track=["plain", "plain", "plain", "plain"])
         assert ("ATL-CHI", "plain") in g.placements("KCC")
         g.push("Ann", Build("KCC", "ATL-CHI", "plain", take=STACK))
-        assert g.network_cities("KCC") == {"KCY", "OMA", "ATL", "CHI"}
+        assert g.network.network_cities("KCC") == {"KCY", "OMA", "ATL", "CHI"}
         # via a city reached through two sections: CHI-OMA is black-white (not KCC),
         # ALB-CHI plain now touches the network at CHI
         assert ("ALB-CHI", "plain") in g.placements("KCC")
@@ -159,13 +159,13 @@ class TestBuildPlacement:
             if s["between"] == ["ATL", "CHI"]:
                 s["starts"] = ["MS"]
         g = started(board=Board.from_dict(src))
-        assert g.network_cities("MS") == {"MIA"}
+        assert g.network.network_cities("MS") == {"MIA"}
         assert ("ATL-MIA", "plain") in g.placements("MS")
         assert ("ATL-KCY", "plain") not in g.placements("MS")
         hand(g, track=["plain", "plain", "plain", "plain"], shares=[])
         g.push("Ann", Build("MS", "ATL-MIA", "plain", take=STACK))
         # now ATL is reached, and through ATL-CHI (MS start) CHI too
-        assert g.network_cities("MS") == {"MIA", "ATL", "CHI"}
+        assert g.network.network_cities("MS") == {"MIA", "ATL", "CHI"}
         assert ("ALB-CHI", "plain") in g.placements("MS")
 
     def test_trains_left_in_box(self):
@@ -954,7 +954,7 @@ class TestDeadTrackRedraw:
         for sid, sec in g.board.sections.items():
             for t, occ in zip(sec.spaces, g.placed[sid]):
                 if t == "white" and occ is None:
-                    place(g, "EPRG", sid, "white") if "EPRG" not in g.companies_on(sid) else place(g, "WW", sid, "white")
+                    place(g, "EPRG", sid, "white") if "EPRG" not in g.network.companies_on(sid) else place(g, "WW", sid, "white")
 
     def test_redraw_needs_the_option(self):
         g = kcc_game()
@@ -964,7 +964,7 @@ class TestDeadTrackRedraw:
 
     def test_redraw_only_when_every_space_is_full(self):
         g = kcc_game(dead_track_redraw=True)
-        assert g.free_spaces("white") == 4
+        assert g.network.free_spaces("white") == 4
         e = refused(g, Invest(("MS",), "plain", redraw="white"))
         assert reason(e) == ("4 white spaces are still free: a card can be redrawn only when every "
                             "space of its track type is full")
@@ -974,7 +974,7 @@ class TestDeadTrackRedraw:
     def test_redraw_shows_removes_and_replaces(self):
         g = kcc_game(dead_track_redraw=True)
         self.fill_white(g)
-        assert g.full_track_types() == ["white"]
+        assert g.network.full_track_types() == ["white"]
         assert g.dead_cards("Ann") == ["white"]
         top = g.track_deck[0]
         legal = g.legal_actions("Ann")
@@ -1147,7 +1147,7 @@ def test_refused_build_lists_the_named_company_first():
     # the last company (in table order) that has a legal build with the cards held
     company = [c for c in COMPANIES if any(t in held or "joker" in held for _, t in game.placements(c))][-1]
     far = next(s for s in sorted(game.board.sections) if s not in {sid for sid, _ in game.placements(company)}
-               and company not in game.companies_on(s))
+               and company not in game.network.companies_on(s))
     assert company != next(iter(COMPANIES))  # else table order alone would pass the test
     with pytest.raises(_Illegal) as err:
         game.resolve(mover, Build(company, far, None, None, Take("stack")))

@@ -11,13 +11,14 @@ actions, like a chess game is a list of moves.  Typical use::
     game.random_action(game.to_move, rng)        # one of them, uniformly at random
     game.push(game.to_move, parse_turn(["build KCC DEN-KCY black", "take stack"], board))
 
-Money is in millions of dollars.  Rules references name the sections of
-shared/rules/union-pacific.md; docs/rules.md lists every PBEM decision and open
-point as implemented here.
+Money is in millions of dollars.  Rules references ("rules: BUILD, step 2") name
+the sections of the game's rules (the rules reference of the project); docs/rules.md
+lists every PBEM decision and open point as implemented here.
 
 Speed: the networks of the companies and the spaces each company may build on are
-derived caches (``_Derived``), updated incrementally when a train is placed and never
-saved; ``invalidate()`` drops them after a direct change of ``placed``.  Counting and
+derived caches of the rail network (``Game.network``, ``moderator.rules.network``),
+updated incrementally when a train is placed and never saved; ``invalidate()`` drops
+them after a direct change of ``placed`` or ``box``.  Counting and
 sampling legal actions (``action_count``, ``random_action``) never materialises the
 thousands of BUILD x take x swap combinations; ``legal_actions`` lists them all.
 """
@@ -25,13 +26,12 @@ from __future__ import annotations
 
 import copy as _copy
 import random
-from bisect import insort
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from .actions import Action, Build, Invest, Pass, Start, Take
-from .board import Board, Section
+from .board import Board
 from .components import (
     COMPANIES,
     DIVIDEND,
@@ -42,9 +42,15 @@ from .components import (
     TRACK_TYPES,
     UP,
     UP_SHARES,
+    CompanyId,
+    PlayerName,
+    SectionId,
+    ShareKind,
+    TrackType,
     company_value,
 )
 from .dividends import company_payout, up_payout
+from .network import Network
 
 from .options import IMAGINARY, OPTIONS, RULESETS, check_setup, ruleset as _ruleset  # noqa: F401 (re-exported)
 
@@ -110,30 +116,6 @@ def turn_order(players: list[str], seed: int) -> list[str]:
     return order
 
 
-class _Derived:
-    """Caches derived from the board, ``Game.placed`` and ``Game.box`` (rules:
-    BUILD, step 2), updated incrementally by ``Game._place_train``, never saved.
-
-    ``adj`` city -> touching sections; ``types`` company -> track types it may use;
-    ``secs`` company -> sections holding its trains (starting spaces included);
-    ``net`` company -> network cities; ``pset`` company -> every ``(section,
-    type)`` it may build on, ignoring its box; ``lists`` company -> {type: sorted
-    section ids} (the same placements); ``tot`` type -> placements of that type
-    over the companies with trains in the box; ``free`` type -> empty neutral
-    spaces on the board."""
-
-    __slots__ = ("adj", "types", "secs", "net", "pset", "lists", "tot", "free")
-
-    adj: dict[str, tuple[Section, ...]]
-    types: dict[str, frozenset[str]]
-    secs: dict[str, set[str]]
-    net: dict[str, set[str]]
-    pset: dict[str, set[tuple[str, str]]]
-    lists: dict[str, dict[str, list[str]]]
-    tot: dict[str, int]
-    free: dict[str, int]
-
-
 @dataclass
 class _Plan:
     """The legal turn actions of the player on move, counted in blocks (one block
@@ -193,7 +175,7 @@ class Game:
     payouts: list[dict[str, Any]] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
     history: list[tuple[str, Action]] = field(default_factory=list)
-    _d: _Derived | None = field(default=None, init=False, repr=False, compare=False)
+    _network: Network | None = field(default=None, init=False, repr=False, compare=False)
 
     # ================================================================= setup
     @classmethod
@@ -294,154 +276,28 @@ class Game:
         assert stack.count(DIVIDEND) == DIVIDEND_CARDS
         return stack
 
-    # ================================================================= caches
+    # ================================================================= the network
+    @property
+    def network(self) -> Network:
+        """The rail network over this game's ``placed`` and ``box`` (rules: BUILD,
+        step 2): connectivity, placements, free spaces.  Made on first use and
+        again when ``placed`` or ``box`` was replaced by another dict."""
+        n = self._network
+        if n is None or n.placed is not self.placed or n.box is not self.box:
+            n = self._network = Network(self.board, self.placed, self.box)
+        return n
+
     def invalidate(self) -> None:
-        """Drop the derived caches (networks, placements, free spaces).  Needed only
-        after changing ``placed``, ``board`` or ``box`` directly, as tests do."""
-        self._d = None
+        """Drop the network's derived caches (networks, placements, free spaces).
+        Needed only after changing ``placed``, ``board`` or ``box`` directly, as
+        tests do."""
+        self._network = None
 
-    def _derived(self) -> _Derived:
-        d = self._d
-        if d is None:
-            d = _Derived()
-            board = self.board
-            d.adj = board.adjacency()
-            d.types = {
-                c: (board.companies[c].types if c in board.companies else frozenset())
-                for c in COMPANIES
-            }
-            d.secs = {c: set() for c in COMPANIES}
-            d.free = {t: 0 for t in TRACK_TYPES}
-            for sid, sec in board.sections.items():
-                for c in sec.starts:
-                    if c in d.secs:
-                        d.secs[c].add(sid)
-                occupants = self.placed.get(sid) or [None] * len(sec.spaces)
-                for t, occ in zip(sec.spaces, occupants):
-                    if occ is None:
-                        d.free[t] = d.free.get(t, 0) + 1
-                    elif occ in d.secs:
-                        d.secs[occ].add(sid)
-            d.net = {c: self._search_network(c, d) for c in COMPANIES}
-            d.pset, d.lists = {}, {}
-            d.tot = {t: 0 for t in TRACK_TYPES}
-            placed = self.placed
-            for c in COMPANIES:
-                types, secs = d.types[c], d.secs[c]
-                found = set()
-                for city in d.net[c]:
-                    for s in d.adj.get(city, ()):
-                        if s.id not in secs:
-                            for t, occ in zip(s.spaces, placed[s.id]):
-                                if occ is None and t in types:
-                                    found.add((s.id, t))
-                lists: dict[str, list[str]] = {}
-                for sid, t in sorted(found):
-                    lists.setdefault(t, []).append(sid)
-                d.pset[c], d.lists[c] = found, lists
-                if self.box[c] > 0:
-                    for t, sids in lists.items():
-                        d.tot[t] += len(sids)
-            self._d = d
-        return d
-
-    def _search_network(self, company: str, d: _Derived) -> set[str]:
-        route = self.board.companies.get(company)
-        if route is None:
-            return set()
-        secs = d.secs[company]
-        seen = {route.home}
-        todo = [route.home]
-        while todo:
-            city = todo.pop()
-            for s in d.adj.get(city, ()):
-                if s.id in secs:
-                    other = s.other(city)
-                    if other not in seen:
-                        seen.add(other)
-                        todo.append(other)
-        return seen
-
-    def _place_train(self, company: str, sid: str, space: str) -> None:
-        """Put a train of ``company`` from the box on the first empty ``space``-type
-        neutral space of ``sid`` and update the caches incrementally: the company's
-        network grows from the section's far end (and on through its other trains);
-        the section's last free space of that type is no longer a placement for
-        anyone; the company may not build on the section again; the sections at its
-        new network cities become placements for it."""
-        sec = self.board.sections[sid]
-        row = self.placed[sid]
-        for idx, t in enumerate(sec.spaces):
-            if t == space and row[idx] is None:
-                break
-        else:
-            raise AssertionError(f"no empty {space} space on {sid}")
-        row[idx] = company
-        d = self._d
-        if d is not None and self.box[company] == 1:  # its last train: no more placements
-            for t, sids in d.lists[company].items():
-                d.tot[t] -= len(sids)
-        self.box[company] -= 1
-        if d is None:
-            return
-        d.free[space] -= 1
-        secs = d.secs[company]
-        secs.add(sid)
-        net = d.net[company]
-        added: list[str] = []
-        todo = [c for c in sec.cities if c not in net]
-        for c in todo:
-            net.add(c)
-            added.append(c)
-        adj = d.adj
-        while todo:
-            city = todo.pop()
-            for s in adj.get(city, ()):
-                if s.id in secs:
-                    other = s.other(city)
-                    if other not in net:
-                        net.add(other)
-                        added.append(other)
-                        todo.append(other)
-        # the section lost one free ``space``-type space: when none is left, nobody
-        # may build there on that type any more; the company itself may not build
-        # on the section at all now
-        for t, occ in zip(sec.spaces, row):
-            if occ is None and t == space:
-                break
-        else:
-            key = (sid, space)
-            for c, pset in d.pset.items():
-                if key in pset:
-                    self._drop(c, key, d)
-        pset = d.pset[company]
-        for t in _distinct(sec.spaces):
-            if (sid, t) in pset:
-                self._drop(company, (sid, t), d)
-        # the company's network reached new cities: the sections there join its
-        # placements (adding only; nothing else changed on them)
-        if added:
-            types = d.types[company]
-            lists = d.lists[company]
-            live = self.box[company] > 0
-            placed = self.placed
-            for city in added:
-                for s in adj.get(city, ()):
-                    sid2 = s.id
-                    if sid2 in secs:
-                        continue
-                    for t, occ in zip(s.spaces, placed[sid2]):
-                        if occ is None and t in types and (sid2, t) not in pset:
-                            pset.add((sid2, t))
-                            insort(lists.setdefault(t, []), sid2)
-                            if live:
-                                d.tot[t] += 1
-
-    def _drop(self, company: str, key: tuple[str, str], d: _Derived) -> None:
-        d.pset[company].discard(key)
-        d.lists[company][key[1]].remove(key[0])
-        if self.box[company] > 0:
-            d.tot[key[1]] -= 1
+    def placements(self, company: CompanyId) -> list[tuple[SectionId, TrackType]]:
+        """Every ``(section id, space track type)`` where a train of ``company`` may
+        be placed now, whatever track card is held (rules: BUILD, step 2), sorted:
+        ``Network.placements``."""
+        return self.network.placements(company)
 
     # ================================================================= queries
     @property
@@ -472,73 +328,6 @@ class Game:
         """Dividend value of ``company`` in millions (rules: Company dividends)."""
         return company_value(self.trains_on_board(company))
 
-    def companies_on(self, sid: str) -> set[str]:
-        """Companies with a train on section ``sid`` (starting spaces included)."""
-        return set(self.board.sections[sid].starts) | {c for c in self.placed[sid] if c}
-
-    def network_cities(self, company: str) -> set[str]:
-        """Cities in ``company``'s network: its home station and every city reached
-        from it through sections holding its trains (rules: BUILD, step 2)."""
-        return set(self._derived().net[company])
-
-    def company_sections(self, company: str) -> list[str]:
-        """Ids (sorted) of the sections holding a train of ``company``."""
-        return sorted(self._derived().secs[company])
-
-    def free_space_types(self, sid: str) -> list[str]:
-        """Track types of the empty neutral spaces on section ``sid`` (with repeats)."""
-        sec = self.board.sections[sid]
-        return [t for t, occ in zip(sec.spaces, self.placed[sid]) if occ is None]
-
-    def free_spaces(self, track_type: str) -> int:
-        """Empty neutral spaces of ``track_type`` on the whole board."""
-        return self._derived().free.get(track_type, 0)
-
-    def full_track_types(self) -> list[str]:
-        """Track types every space of which is full (their cards are dead; option
-        dead_track_redraw), in the order of TRACK_TYPES."""
-        free = self._derived().free
-        return [t for t in TRACK_TYPES if free.get(t, 0) == 0]
-
-    def placements(self, company: str) -> list[tuple[str, str]]:
-        """Every ``(section, space track type)`` where a train of ``company`` may be
-        placed now, whatever track card is held (rules: BUILD, step 2), sorted."""
-        if self.box.get(company, 0) <= 0:
-            return []
-        return sorted(self._derived().pset[company])
-
-    def _why_not_placement(self, company: str, sid: str, space: str) -> str | None:
-        """Reason a train of ``company`` may not go on a ``space``-type space of
-        ``sid``, or None if it may (rules: BUILD, step 2, in the order listed there
-        after the box: trains left, one train per section, company's types, the
-        section's neutral spaces, empty space, touching the network)."""
-        sec = self.board.sections[sid]
-        name = self.board.section_name(sid)
-        if self.box[company] <= 0:
-            return {"code": "no_trains_left", "company": company, "trains": COMPANIES[company].trains}
-        if sid in self._derived().secs[company]:
-            return {"code": "already_on_section", "company": company, "section": sid, "name": name}
-        route = self.board.companies.get(company)
-        types = route.types if route else frozenset()
-        if space not in types:
-            return {"code": "type_not_used", "company": company, "space": space, "types": sorted(types)}
-        if not sec.spaces:
-            return {"code": "no_neutral_space", "section": sid, "name": name}
-        if space not in sec.spaces:
-            return {"code": "no_such_space", "section": sid, "name": name, "space": space,
-                    "kinds": sorted(set(sec.spaces))}
-        if space not in self.free_space_types(sid):
-            return {"code": "spaces_taken", "section": sid, "name": name, "space": space}
-        net = self._derived().net[company]
-        if not set(sec.cities) & net:
-            return {"code": "not_connected", "section": sid, "name": name, "company": company,
-                    "home": route.home if route else "?", "network": sorted(net)}
-        return None
-
-    def _can_place(self, company: str, sid: str, space: str) -> bool:
-        d = self._d or self._derived()
-        return self.box.get(company, 0) > 0 and (sid, space) in d.pset[company]
-
     def share_options(self, player: str | None = None) -> list[Take]:
         """The draws possible after a BUILD now (rules: BUILD, step 3; option
         up_only_by_swap).  ``[Take("none")]`` when no share can be drawn."""
@@ -554,7 +343,7 @@ class Game:
         joker = JOKER in kinds
         if not kinds:
             return False
-        for t, n in self._derived().tot.items():
+        for t, n in self.network.placement_totals().items():
             if n and (joker or t in kinds):
                 return True
         return False
@@ -568,8 +357,8 @@ class Game:
         dead_track_redraw: every space of that type is full; never a joker)."""
         if not self.options["dead_track_redraw"]:
             return []
-        free = self._derived().free
-        return sorted({k for k in self.track_hands[player] if k in TRACK_TYPES and free.get(k, 0) == 0})
+        free = self.network.free_spaces
+        return sorted({k for k in self.track_hands[player] if k in TRACK_TYPES and free(k) == 0})
 
     # ================================================================= legal actions
     def legal_actions(self, player: str) -> list[Action]:
@@ -619,7 +408,7 @@ class Game:
         per_build = 0
         for _take, swaps in takes:
             per_build += len(swaps)
-        tot = self._derived().tot
+        tot = self.network.placement_totals()
         blocks = []
         for r in (None, *self.dead_cards(player)):
             held = set(hand) if r is None else set(_without(hand, r))
@@ -663,10 +452,10 @@ class Game:
                         card = cl[k]
                         break
                     w -= n * len(cl)
-                lists = self._derived().lists
+                network = self.network
                 for c in COMPANIES:
                     if self.box[c] > 0:
-                        sids = lists[c].get(t, ())
+                        sids = network.placement_lists(c).get(t, ())
                         if p < len(sids):
                             sid = sids[p]
                             break
@@ -790,7 +579,7 @@ class Game:
             raise IllegalAction("not_a_track_type", name=redraw, types=list(TRACK_TYPES))
         if redraw not in hand:
             raise IllegalAction("no_card_to_redraw", card=redraw, hand=sorted(hand))
-        free = self._derived().free.get(redraw, 0)
+        free = self.network.free_spaces(redraw)
         if free:
             raise IllegalAction(
                 "card_not_dead", [f"redraw {k}" for k in self.dead_cards(player)], card=redraw, free=free
@@ -898,13 +687,14 @@ class Game:
             candidates = list(TRACK_TYPES)
         if card is None:  # only types for which a card is held
             candidates = [t for t in candidates if t in hand or JOKER in hand]
-        fitting = [t for t in candidates if self._can_place(company, sid, t)]
+        can_place = self.network.can_place
+        fitting = [t for t in candidates if can_place(company, sid, t)]
         if not fitting:
             legal = self._summary_legal(player, hand, company)
             if space is not None:
-                why = [self._why_not_placement(company, sid, space)]
+                why = [self.network.why_not(company, sid, space)]
             else:
-                reasons = {t: self._why_not_placement(company, sid, t) for t in TRACK_TYPES}
+                reasons = {t: self.network.why_not(company, sid, t) for t in TRACK_TYPES}
                 ok = [t for t, r in reasons.items() if r is None]
                 if ok:  # a space fits, but no card in hand for it
                     raise IllegalAction(
@@ -1104,7 +894,7 @@ class Game:
         self._discard(player, a.card)
         space = a.space or a.card
         assert space is not None
-        self._place_train(a.company, a.section, space)
+        self.network.place(a.company, a.section, space)
         card = f"joker as {space}" if a.card == JOKER else a.card
         self.log.append(
             f"{player} built {a.company} on {a.section} ({card} track); "
@@ -1181,7 +971,7 @@ class Game:
         any space whatever the card, and no player holds a share to invest."""
         if any(self.share_hands[p] for p in self.players):
             return False
-        return not any(self._derived().tot.values())
+        return not any(self.network.placement_totals().values())
 
     def _finish_stalled(self) -> None:
         """PBEM decision (stalled game): when nobody can ever build or invest again,
@@ -1276,7 +1066,7 @@ class Game:
         deck/stack/pile sizes, top discard, removed cards, dividends, money (unless
         hidden_money and the game is not over), whose turn it is, the log."""
         hide_money = self.options["hidden_money"] and self.phase != "over"
-        d = self._derived()
+        network = self.network
         return {
             "phase": self.phase,
             "ruleset": self.ruleset,
@@ -1304,7 +1094,7 @@ class Game:
                     "on_board": self.trains_on_board(c.abbr),
                     "in_box": self.box[c.abbr],
                     "value": self.value(c.abbr),
-                    "sections": sorted(d.secs[c.abbr]),
+                    "sections": network.company_sections(c.abbr),
                 }
                 for c in COMPANIES.values()
             ],
@@ -1313,7 +1103,7 @@ class Game:
             "track_deck_size": len(self.track_deck),
             "track_discard_top": self.track_discards[0] if self.track_discards else None,
             "track_removed": list(self.track_removed),
-            "full_track_types": self.full_track_types(),
+            "full_track_types": network.full_track_types(),
             "up_pile": self.up_pile,
             "removed": list(self.removed),
             "dividends_paid": self.dividends_paid,
@@ -1401,29 +1191,9 @@ class Game:
             log=list(self.log),
             history=list(self.history),
         )
-        d = self._d
-        if d is not None:
-            e = _Derived()
-            e.adj, e.types = d.adj, d.types
-            e.secs = {c: set(v) for c, v in d.secs.items()}
-            e.net = {c: set(v) for c, v in d.net.items()}
-            e.pset = {c: set(v) for c, v in d.pset.items()}
-            e.lists = {c: {t: list(l) for t, l in v.items()} for c, v in d.lists.items()}
-            e.tot = dict(d.tot)
-            e.free = dict(d.free)
-            g._d = e
+        if self._network is not None:
+            g._network = self._network.copy(g.placed, g.box)
         return g
-
-
-_DISTINCT: dict[tuple[str, ...], tuple[str, ...]] = {}
-
-
-def _distinct(spaces: tuple[str, ...]) -> tuple[str, ...]:
-    """The distinct track types of a section's spaces, in order (memoised)."""
-    out = _DISTINCT.get(spaces)
-    if out is None:
-        out = _DISTINCT[spaces] = tuple(dict.fromkeys(spaces))
-    return out
 
 
 def _split(cards: list[str], k: int) -> list[list[str]]:
