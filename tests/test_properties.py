@@ -22,6 +22,7 @@ from moderator.rules.actions import Build, Invest, Pass, Start, Take
 from moderator.rules.components import COMPANIES, JOKER, SHARE_COMPANIES, TRACK_TYPES, UP
 from moderator.render.words import reason
 from moderator.rules.network import Network
+from moderator.rules.legal import action_at, plan as legal_plan
 from moderator.rules.engine import OPTIONS, RULESETS, Game, IllegalAction
 
 SECRET_KEYS = {"track_hands", "share_hands", "stack", "track_deck", "returned", "initial_choice"}
@@ -46,7 +47,7 @@ def choose(g: Game, player: str, rng: random.Random, invest_bias: float):
     """A legal action: uniformly random (mostly builds: they are most of the legal
     actions), or with probability ``invest_bias`` an investment when one is possible."""
     if g.phase == "play" and g.share_hands[player] and rng.random() < invest_bias:
-        invests = [a for a in g._iter_legal(player) if isinstance(a, Invest)]
+        invests = [a for a in g.legal_actions(player) if isinstance(a, Invest)]
         return rng.choice(invests)
     return g.random_action(player, rng)
 
@@ -125,18 +126,22 @@ def random_other_action(g: Game, rng: random.Random):
 
 
 def check_legal_agrees(g: Game, player: str, rng: random.Random, samples: int = 150) -> None:
-    legal = g.legal_actions(player)
+    view = g.legal_actions(player)
+    legal = list(view)
     legal_set = set(legal)
-    assert len(legal_set) == len(legal) == g.action_count(player)
+    assert len(legal_set) == len(legal) == g.action_count(player) == len(view)
+    assert bool(view) == bool(legal)
     if g.phase == "play":
-        plan = g._plan(player)
+        plan = legal_plan(g, player)
         assert plan.total == len(legal)
-        assert {g._action_at(player, plan, i) for i in range(plan.total)} == legal_set
+        assert {action_at(g, player, plan, i) for i in range(plan.total)} == legal_set
     before = g.to_dict()
     for a in rng.sample(legal, min(samples, len(legal))):
         assert g.resolve(player, a) == a
+        assert a in view  # checked by resolve, without listing
     for _ in range(samples):
         a = random_other_action(g, rng)
+        assert (a in view) == (a in legal_set)
         try:
             done = g.resolve(player, a)
         except IllegalAction as exc:

@@ -33,6 +33,7 @@ from moderator.rules.board import Board
 from moderator.rules.components import COMPANIES, DIVIDEND, JOKER, UP
 from moderator.rules.dividends import company_payout, up_payout
 from moderator.render.words import reason
+from moderator.rules.legal import action_at, plan as legal_plan
 from moderator.rules.engine import IMAGINARY, OPTIONS, RULESETS, Game, IllegalAction, turn_order
 
 STACK = Take("stack")
@@ -1004,8 +1005,8 @@ class TestDeadTrackRedraw:
         assert {(a.company, a.section, a.card) for a in with_redraw if isinstance(a, Build)} == \
             {(a.company, a.section, a.card) for a in without if isinstance(a, Build)}
         assert {a.discard for a in with_redraw if isinstance(a, Invest)} == {"black", "joker", "plain"}
-        plan = g._plan("Ann")
-        assert {g._action_at("Ann", plan, i) for i in range(plan.total)} == set(legal)
+        plan = legal_plan(g, "Ann")
+        assert {action_at(g, "Ann", plan, i) for i in range(plan.total)} == set(legal)
         for a in legal:
             assert g.resolve("Ann", a) == a
 
@@ -1188,3 +1189,43 @@ def test_refusal_carries_code_and_values():
     e = refused(g, Build("KCC", "DEN-KCY", "plain", take=STACK), player="Bob")
     assert e.code == "not_your_turn" and e.values == {"to_move": "Ann"}
     assert not hasattr(e, "reason")
+
+
+# ====================================================================== legal summary
+def test_legal_summary_groups_builds_by_company_and_section():
+    """One structured summary: builds company -> section -> (space type, card), the
+    draws and swaps after a build, the shares to invest; no pass while one can build."""
+    g = kcc_game()
+    hand(g, track=["joker", "plain", "plain", "white"], shares=["MS"])
+    s = g.legal_summary("Ann")
+    assert s.on_move and s.phase == "play" and s.starts == () and s.redraw == ()
+    assert s.builds["KCC"]["DEN-KCY"] == (("black", JOKER), ("plain", "plain"))
+    assert list(s.builds) == [c for c in COMPANIES if c in s.builds]
+    assert s.takes == tuple(g.share_options("Ann"))
+    assert s.swaps[Take("stack")] == ("MS",)
+    assert s.invest == ("MS",) and s.passes == ()
+    assert str(s.build_actions("KCC")[0]).startswith("build KCC ")
+    assert not g.legal_summary("Bob").on_move and g.legal_summary("Bob").builds == {}
+
+
+def test_legal_summary_passes_when_nothing_else_is_possible():
+    g = kcc_game()
+    hand(g, track=["white", "white"], shares=[])
+    for c in COMPANIES:
+        set_box(g, c, 0)
+    s = g.legal_summary("Ann")
+    assert s.builds == {} and s.takes == () and s.invest == ()
+    assert s.passes == (Pass("white"),)
+    assert list(g.legal_actions("Ann")) == [Pass("white")]
+
+
+def test_legal_actions_view():
+    """A live view: iterate, ``in`` (by resolve, without listing), count, random."""
+    g = kcc_game()
+    view = g.legal_actions("Ann")
+    listed = list(view)
+    assert len(view) == view.count() == len(listed) and view
+    assert listed[0] in view and view[0] == listed[0] and view[-1] == listed[-1]
+    assert Build("KCC", "ATL-CHI", "plain", take=STACK) not in view
+    assert view.random(random.Random(1)) in listed
+    assert not g.legal_actions("Bob") and g.legal_actions("Bob") == []

@@ -28,7 +28,7 @@ import copy as _copy
 import random
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from .actions import Action, Build, Invest, Pass, Start, Take
 from .board import Board
@@ -50,6 +50,7 @@ from .components import (
     company_value,
 )
 from .dividends import company_payout, up_payout
+from .legal import LegalActions, LegalSummary, starts as _starts, without as _without
 from .network import Network
 
 from .options import IMAGINARY, OPTIONS, RULESETS, check_setup, ruleset as _ruleset  # noqa: F401 (re-exported)
@@ -100,13 +101,6 @@ _TAKES: dict[tuple[str, str | None], Take] = {
 _TAKE_NONE = [_TAKES[("none", None)]]
 
 
-def _without(cards: list[str], card: str) -> list[str]:
-    """``cards`` with one ``card`` removed (a new list)."""
-    out = list(cards)
-    out.remove(card)
-    return out
-
-
 def turn_order(players: list[str], seed: int) -> list[str]:
     """A random turn order drawn from the game's seed (rules: Setup 8, PBEM
     decision: the table rule "youngest starts" cannot be checked by mail).  Pass the
@@ -114,26 +108,6 @@ def turn_order(players: list[str], seed: int) -> list[str]:
     order = list(players)
     _rng(seed, "order").shuffle(order)
     return order
-
-
-@dataclass
-class _Plan:
-    """The legal turn actions of the player on move, counted in blocks (one block
-    per redraw choice) without listing them.
-
-    ``takes`` pairs each share draw with its swap choices (``None`` first);
-    ``per_build`` is the number of (draw, swap) pairs; ``blocks`` are ``(redraw,
-    builds, n_builds, n_invests, n_passes, discards)`` where ``builds`` lists
-    ``(track type, cards that build on it, placements of that type over all
-    companies with trains left)``."""
-
-    takes: list[tuple[Take, list[str | None]]]
-    per_build: int
-    blocks: list[tuple[str | None, list[tuple[str, list[str], int]], int, int, int, list[str | None]]]
-
-    @property
-    def total(self) -> int:
-        return sum(b[2] + b[3] + b[4] for b in self.blocks)
 
 
 @dataclass
@@ -361,165 +335,27 @@ class Game:
         return sorted({k for k in self.track_hands[player] if k in TRACK_TYPES and free(k) == 0})
 
     # ================================================================= legal actions
-    def legal_actions(self, player: str) -> list[Action]:
-        """Every complete legal action of ``player`` now, in a stable order.
+    def legal_actions(self, player: PlayerName) -> LegalActions:
+        """Every complete legal action of ``player`` now, as a live view
+        (``moderator.rules.legal.LegalActions``): iterate it, ``in``, ``len``,
+        ``random(rng)``; in a stable order.  Empty for a player not on move."""
+        return LegalActions(self, player)
 
-        Initial phase: ``Start`` for each share kind in hand (not UP in the second
-        edition).  Play phase, for the player on move, for no redraw and then each
-        dead card (option dead_track_redraw): every BUILD (placement x track card x
-        draw x optional swap), every INVEST x discard, or, only when neither is
-        possible, ``Pass`` x discard.  Empty for anyone else.  Exactly the actions
-        ``resolve`` returns unchanged."""
-        return list(self._iter_legal(player))
-
-    def _starts(self, player: str) -> list[Start]:
-        if self.phase != "initial" or player not in self.players or player in self.initial_choice:
-            return []
-        return [
-            Start(s) for s in sorted(set(self.share_hands[player]))
-            if not (s == UP and not _ruleset(self.ruleset).up_may_start)
-        ]
-
-    def _take_swaps(self, player: str) -> list[tuple[Take, list[str | None]]]:
-        """Each possible draw after a BUILD with its swap choices: None (no swap),
-        then every share kind held after the draw while a UP share is left.  A share
-        drawn unseen from the stack is not known when the order is written, so it is
-        not among the swap choices (PBEM decision)."""
-        hand = set(self.share_hands[player])
-        base: list[str | None] = [None, *sorted(hand)]
-        out: list[tuple[Take, list[str | None]]] = []
-        for take in self.share_options(player):
-            if self.up_pile - (1 if take.source == "up" else 0) <= 0:
-                out.append((take, [None]))
-                continue
-            extra = take.company if take.source == "display" else (UP if take.source == "up" else None)
-            if extra is None or extra in hand:
-                out.append((take, base))
-            else:
-                out.append((take, [None, *sorted(hand | {extra})]))
-        return out
-
-    def _plan(self, player: str) -> _Plan:
-        hand = self.track_hands[player]
-        shares = self.share_hands[player]
-        k = len(set(shares))
-        n_inv = len(shares) + k * (k - 1) // 2
-        takes = self._take_swaps(player)
-        per_build = 0
-        for _take, swaps in takes:
-            per_build += len(swaps)
-        tot = self.network.placement_totals()
-        blocks = []
-        for r in (None, *self.dead_cards(player)):
-            held = set(hand) if r is None else set(_without(hand, r))
-            joker = JOKER in held
-            builds = []
-            w = 0
-            for t in TRACK_TYPES:
-                n = tot[t]
-                if n:
-                    if t in held:
-                        cl = [t, JOKER] if joker else [t]
-                    elif joker:
-                        cl = [JOKER]
-                    else:
-                        continue
-                    builds.append((t, cl, n))
-                    w += n * len(cl)
-            discards: list[str | None] = sorted(held) or [None]  # type: ignore[assignment]
-            n_pass = len(discards) if w == 0 and not shares else 0
-            blocks.append((r, builds, w * per_build, n_inv * len(discards), n_pass, discards))
-        return _Plan(takes, per_build, blocks)
-
-    def _invests(self, player: str) -> list[tuple[str, ...]]:
-        """Every legal investment of ``player``'s share hand, in a stable order: each
-        number of shares of one company, then each pair of two companies."""
-        counts = Counter(self.share_hands[player])
-        kinds = sorted(counts)
-        out = [(a,) * n for a in kinds for n in range(1, counts[a] + 1)]
-        out += [(a, b) for i, a in enumerate(kinds) for b in kinds[i + 1 :]]
-        return out
-
-    def _action_at(self, player: str, plan: _Plan, i: int) -> Action:
-        """The ``i``-th action of ``plan`` (0 <= i < plan.total); a bijection onto
-        ``legal_actions`` (tested), so a uniform ``i`` gives a uniform action."""
-        for r, builds, nb, ni, npass, discards in plan.blocks:
-            if i < nb:
-                w, j = divmod(i, plan.per_build)
-                for t, cl, n in builds:
-                    if w < n * len(cl):
-                        p, k = divmod(w, len(cl))
-                        card = cl[k]
-                        break
-                    w -= n * len(cl)
-                network = self.network
-                for c in COMPANIES:
-                    if self.box[c] > 0:
-                        sids = network.placement_lists(c).get(t, ())
-                        if p < len(sids):
-                            sid = sids[p]
-                            break
-                        p -= len(sids)
-                for take, swaps in plan.takes:
-                    if j < len(swaps):
-                        swap = swaps[j]
-                        break
-                    j -= len(swaps)
-                return Build(c, sid, card, t if card == JOKER else None, take, swap, r)
-            i -= nb
-            if i < ni:
-                v, k = divmod(i, len(discards))
-                return Invest(self._invests(player)[v], discards[k], r)
-            i -= ni
-            if i < npass:
-                return Pass(discards[i], r)
-            i -= npass
-        raise IndexError("action index out of range")
-
-    def action_count(self, player: str) -> int:
+    def action_count(self, player: PlayerName) -> int:
         """``len(legal_actions(player))`` without listing them."""
-        if self.phase == "initial":
-            return len(self._starts(player))
-        if self.phase != "play" or player != self.to_move:
-            return 0
-        return self._plan(player).total
+        return LegalActions(self, player).count()
 
-    def random_action(self, player: str, rng: random.Random | None = None) -> Action | None:
+    def random_action(self, player: PlayerName, rng: random.Random | None = None) -> Action | None:
         """A uniformly random member of ``legal_actions(player)`` drawn with ``rng``
         (``random.Random``; the module generator if None), or None when ``player``
         has nothing to do now.  Cheap: the combinations are counted, not listed."""
-        rnd = rng or random
-        if self.phase == "initial":
-            starts = self._starts(player)
-            return starts[rnd.randrange(len(starts))] if starts else None
-        if self.phase != "play" or player != self.to_move:
-            return None
-        plan = self._plan(player)
-        return self._action_at(player, plan, rnd.randrange(plan.total))
+        return LegalActions(self, player).random(rng)
 
-    def _iter_legal(self, player: str) -> Iterator[Action]:
-        if self.phase == "initial":
-            yield from self._starts(player)
-            return
-        if self.phase != "play" or player != self.to_move:
-            return
-        plan = self._plan(player)
-        invests = self._invests(player)
-        for r, builds, _nb, _ni, npass, discards in plan.blocks:
-            cards_for = {t: cl for t, cl, _n in builds}
-            for c in COMPANIES:
-                for sid, t in self.placements(c):
-                    for card in cards_for.get(t, ()):
-                        space = t if card == JOKER else None
-                        for take, swaps in plan.takes:
-                            for s in swaps:
-                                yield Build(c, sid, card, space, take, s, r)
-            for shares in invests:
-                for d in discards:
-                    yield Invest(shares, d, r)
-            if npass:
-                for d in discards:
-                    yield Pass(d, r)
+    def legal_summary(self, player: PlayerName, cards: list[TrackType] | None = None) -> LegalSummary:
+        """The short structured summary of what ``player`` may order now
+        (``moderator.rules.legal.LegalSummary``); ``cards`` replaces the track cards
+        held (the hand left after a redraw)."""
+        return LegalSummary.of(self, player, cards)
 
     # ================================================================= resolve
     def resolve(self, player: str, action: Action) -> Action:
@@ -540,7 +376,7 @@ class Game:
             ):
                 action = Start(action.shares[0])
             if not isinstance(action, Start):
-                raise IllegalAction("initial_investment_awaited", [str(a) for a in self._starts(player)])
+                raise IllegalAction("initial_investment_awaited", [str(a) for a in _starts(self, player)])
             return self._check_start(player, action)
         if isinstance(action, Start):
             raise IllegalAction("initial_investments_made")
@@ -558,7 +394,7 @@ class Game:
     def _check_start(self, player: str, action: Start) -> Start:
         if player in self.initial_choice:
             raise IllegalAction("already_chosen", share=self.initial_choice[player])
-        legal = [str(a) for a in self._starts(player)]
+        legal = [str(a) for a in _starts(self, player)]
         if action.share == UP and not _ruleset(self.ruleset).up_may_start:
             raise IllegalAction("up_may_not_start", legal)
         if action.share not in self.share_hands[player]:
@@ -631,31 +467,24 @@ class Game:
             raise IllegalAction("pass_can_build", self._summary_legal(player, cards))
         return Pass(self._discard_choice(player, action.discard, "pass", cards, action.redraw), action.redraw)
 
-    def _summary_legal(self, player: str, cards: list[str] | None = None,
-                       first: str | None = None) -> list[str]:
-        """A short list of legal order examples for replies (not every combination);
-        the builds of company ``first`` (the one the refused order named) come first."""
+    def _summary_legal(self, player: PlayerName, cards: list[TrackType] | None = None,
+                       first: CompanyId | None = None) -> list[str]:
+        """A short list of legal order examples for replies (not every combination),
+        formatted from ``legal_summary``; the builds of company ``first`` (the one
+        the refused order named) come first."""
+        summary = self.legal_summary(player, cards)
         out: list[str] = []
-        held = set(self.track_hands[player] if cards is None else cards)
-        builds = []
-        for company in sorted(COMPANIES, key=lambda c: c != first):
-            for sid, t in self.placements(company):
-                card = t if t in held else (JOKER if JOKER in held else None)
-                if card:
-                    builds.append(str(Build(company, sid, card, t if card == JOKER else None)))
+        builds = [str(b) for b in summary.build_actions(first)]
         if builds:
             out.append("build one of: " + ", ".join(builds[:40]) + (" ..." if len(builds) > 40 else ""))
-            out.append(
-                "then take one of: " + ", ".join(str(t) for t in self.share_options(player))
-            )
-        hand = sorted(set(self.share_hands[player]))
-        if hand:
-            out.append("or invest shares you hold: " + ", ".join(hand))
-        if not builds and not hand:
-            out.append("pass; discard one of: " + (", ".join(sorted(held)) or "(no card: just pass)"))
-        dead = self.dead_cards(player)
-        if dead:
-            out.append("you may start with: " + ", ".join(f"redraw {k}" for k in dead))
+            out.append("then take one of: " + ", ".join(str(t) for t in summary.takes))
+        if summary.invest:
+            out.append("or invest shares you hold: " + ", ".join(summary.invest))
+        if summary.passes:
+            out.append("pass; discard one of: "
+                       + (", ".join(p.discard for p in summary.passes if p.discard) or "(no card: just pass)"))
+        if summary.redraw:
+            out.append("you may start with: " + ", ".join(f"redraw {k}" for k in summary.redraw))
         return out
 
     def _resolve_build(self, player: str, action: Build, hand: list[str]) -> Build:

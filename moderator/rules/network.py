@@ -294,10 +294,10 @@ class Network:
             return []
         return sorted(self._derived().pset[company])
 
-    def placement_lists(self, company: CompanyId) -> dict[TrackType, list[SectionId]]:
-        """``company``'s placements ignoring its box, by track type: ``{type: sorted
-        section ids}`` (the cache itself: do not change it)."""
-        return self._derived().lists[company]
+    def placement_lists(self) -> dict[CompanyId, dict[TrackType, list[SectionId]]]:
+        """Each company's placements ignoring its box, by track type: ``{company:
+        {type: sorted section ids}}`` (the cache itself: do not change it)."""
+        return self._derived().lists
 
     def placement_totals(self) -> dict[TrackType, int]:
         """Placements of each track type summed over the companies with trains in
