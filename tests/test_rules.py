@@ -1229,3 +1229,23 @@ def test_legal_actions_view():
     assert Build("KCC", "ATL-CHI", "plain", take=STACK) not in view
     assert view.random(random.Random(1)) in listed
     assert not g.legal_actions("Bob") and g.legal_actions("Bob") == []
+
+
+# ====================================================================== fields
+def test_fields_are_declared_once():
+    """to_dict and copy follow the field declarations: saved fields in declaration
+    order; no "own" or "hidden" field in the public view; a copy is independent."""
+    from dataclasses import fields
+
+    g = started()
+    saved = [f.name for f in fields(Game) if f.metadata.get("save")]
+    assert list(g.to_dict()) == saved
+    assert saved[:3] == ["phase", "current", "turn"] and saved[-1] == "payouts"
+    secret = set(Game.fields_visible("own")) | set(Game.fields_visible("hidden"))
+    assert secret == {"track_hands", "share_hands", "initial_choice", "returned", "track_deck", "stack", "history"}
+    assert not secret & set(g.public_view())
+    c = g.copy()
+    assert c == g and c.board is g.board
+    c.track_hands["Ann"].append("joker")
+    c.placed["DEN-KCY"][0] = "KCC"
+    assert c != g and g.placed["DEN-KCY"][0] is None

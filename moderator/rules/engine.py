@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy as _copy
 import random
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from .actions import Action, Build, Invest, Pass, Start, Take
@@ -110,6 +110,42 @@ def turn_order(players: list[str], seed: int) -> list[str]:
     return order
 
 
+def _same(value: Any) -> Any:
+    """Copy of an immutable value (or of the board, which is never changed): itself."""
+    return value
+
+
+def _dict_of_lists(d: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    return {k: list(v) for k, v in d.items()}
+
+
+def _dict_of_dicts(d: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {k: dict(v) for k, v in d.items()}
+
+
+def _state(default: Any = MISSING, *, factory: Any = MISSING, copy: Any = _same,
+           save: bool | Any = True, visible: str = "public") -> Any:
+    """A field of ``Game``, declared once with what the generic code needs:
+
+    - ``copy``: how ``Game.copy`` copies the value (``_same`` for immutable values
+      and the board, ``list``, ``dict``, ``_dict_of_lists``, ``_dict_of_dicts``,
+      ``copy.deepcopy``);
+    - ``save``: whether ``Game.to_dict`` (the game file's ``state``) holds it, in
+      declaration order: True (saved as ``copy`` copies it), False, or a function
+      giving the saved form;
+    - ``visible``: who may see it (rules: What each player may know): ``"public"``
+      (everyone; ``public_view`` shows it or what follows from it), ``"own"``
+      (each player only their own entry: ``view(player)["you"]``) or ``"hidden"``
+      (nobody: deck and stack order, the history with its secret swaps; sizes
+      only are public).  Documentation for the views, checked by a test."""
+    metadata = {"copy": copy, "save": (copy if save is True else save) or None, "visible": visible}
+    if factory is not MISSING:
+        return field(default_factory=factory, metadata=metadata)
+    if default is not MISSING:
+        return field(default=default, metadata=metadata)
+    return field(metadata=metadata)
+
+
 @dataclass
 class Game:
     """The whole state of one game.
@@ -119,36 +155,38 @@ class Game:
     the list of ``(player, action)`` pushed so far; ``log`` the public events.
     """
 
-    board: Board
-    players: list[str]
-    seed: int
-    ruleset: str = "first-edition"
-    options: dict[str, bool] = field(default_factory=lambda: dict(OPTIONS))
-    phase: str = "initial"  # "initial" | "play" | "over"
-    current: int = 0  # index into players of the player on move
-    turn: int = 0  # number of turns taken in the play phase
-    placed: dict[str, list[str | None]] = field(default_factory=dict)  # section -> neutral space occupants
-    box: dict[str, int] = field(default_factory=dict)  # company -> trains left in the box
-    track_deck: list[str] = field(default_factory=list)
-    track_discards: list[str] = field(default_factory=list)
-    track_removed: list[str] = field(default_factory=list)  # dead cards shown (dead_track_redraw), public
-    reshuffles: int = 0
-    track_hands: dict[str, list[str]] = field(default_factory=dict)
-    share_hands: dict[str, list[str]] = field(default_factory=dict)
-    invested: dict[str, dict[str, int]] = field(default_factory=dict)
-    initial_choice: dict[str, str] = field(default_factory=dict)  # secret until all chose
-    display: list[str | None] = field(default_factory=list)
-    stack: list[str] = field(default_factory=list)
-    up_pile: int = 0
-    removed: list[str] = field(default_factory=list)  # four-of-a-kind cards, public
-    returned: dict[str, list[str]] = field(default_factory=dict)  # UP swaps, secret to each
-    dividends_drawn: int = 0  # dividend cards drawn from the stack so far
-    dividends_paid: int = 0
-    dividends_pending: int = 0  # announced, not yet paid (only inside an action)
-    money: dict[str, int] = field(default_factory=dict)
-    payouts: list[dict[str, Any]] = field(default_factory=list)
-    log: list[str] = field(default_factory=list)
-    history: list[tuple[str, Action]] = field(default_factory=list)
+    board: Board = _state(copy=_same, save=False)
+    players: list[PlayerName] = _state(copy=list, save=False)
+    seed: int = _state(copy=_same, save=False)
+    ruleset: str = _state("first-edition", copy=_same, save=False)
+    options: dict[str, bool] = _state(factory=lambda: dict(OPTIONS), copy=dict, save=False)
+    phase: str = _state("initial")  # "initial" | "play" | "over"
+    current: int = _state(0)  # index into players of the player on move
+    turn: int = _state(0)  # number of turns taken in the play phase
+    # section -> neutral space occupants (the game file keeps the rows with a train)
+    placed: dict[SectionId, list[CompanyId | None]] = _state(
+        factory=dict, copy=_dict_of_lists, save=lambda v: {s: list(r) for s, r in v.items() if any(r)})
+    box: dict[CompanyId, int] = _state(factory=dict, copy=dict)  # company -> trains left in the box
+    track_deck: list[str] = _state(factory=list, copy=list, visible="hidden")
+    track_discards: list[str] = _state(factory=list, copy=list)
+    track_removed: list[str] = _state(factory=list, copy=list)  # dead cards shown (dead_track_redraw)
+    reshuffles: int = _state(0)
+    track_hands: dict[PlayerName, list[str]] = _state(factory=dict, copy=_dict_of_lists, visible="own")
+    share_hands: dict[PlayerName, list[ShareKind]] = _state(factory=dict, copy=_dict_of_lists, visible="own")
+    invested: dict[PlayerName, dict[ShareKind, int]] = _state(factory=dict, copy=_dict_of_dicts)
+    initial_choice: dict[PlayerName, ShareKind] = _state(factory=dict, copy=dict, visible="own")  # until all chose
+    display: list[ShareKind | None] = _state(factory=list, copy=list)
+    stack: list[str] = _state(factory=list, copy=list, visible="hidden")
+    up_pile: int = _state(0)
+    removed: list[ShareKind] = _state(factory=list, copy=list)  # four-of-a-kind cards
+    returned: dict[PlayerName, list[ShareKind]] = _state(factory=dict, copy=_dict_of_lists, visible="own")  # UP swaps
+    dividends_drawn: int = _state(0)  # dividend cards drawn from the stack so far
+    dividends_paid: int = _state(0)
+    dividends_pending: int = _state(0, save=False)  # announced, not yet paid (only inside an action)
+    money: dict[str, int] = _state(factory=dict, copy=dict)  # millions; option hidden_money hides it
+    payouts: list[dict[str, Any]] = _state(factory=list, copy=_copy.deepcopy)
+    log: list[str] = _state(factory=list, copy=list, save=False)
+    history: list[tuple[PlayerName, Action]] = _state(factory=list, copy=list, save=False, visible="hidden")
     _network: Network | None = field(default=None, init=False, repr=False, compare=False)
 
     # ================================================================= setup
@@ -959,70 +997,30 @@ class Game:
         return v
 
     def to_dict(self) -> dict[str, Any]:
-        """The full state as plain data (secrets included) for the game file."""
-        return {
-            "phase": self.phase,
-            "current": self.current,
-            "turn": self.turn,
-            "placed": {s: list(v) for s, v in self.placed.items() if any(v)},
-            "box": dict(self.box),
-            "track_deck": list(self.track_deck),
-            "track_discards": list(self.track_discards),
-            "track_removed": list(self.track_removed),
-            "reshuffles": self.reshuffles,
-            "track_hands": {p: list(v) for p, v in self.track_hands.items()},
-            "share_hands": {p: list(v) for p, v in self.share_hands.items()},
-            "invested": {p: dict(v) for p, v in self.invested.items()},
-            "initial_choice": dict(self.initial_choice),
-            "display": list(self.display),
-            "stack": list(self.stack),
-            "up_pile": self.up_pile,
-            "removed": list(self.removed),
-            "returned": {p: list(v) for p, v in self.returned.items()},
-            "dividends_drawn": self.dividends_drawn,
-            "dividends_paid": self.dividends_paid,
-            "money": dict(self.money),
-            "payouts": _copy.deepcopy(self.payouts),
-        }
+        """The full state as plain data (secrets included) for the game file: the
+        fields declared saved (``_state(save=...)``), in declaration order."""
+        return {f.name: f.metadata["save"](getattr(self, f.name)) for f in _SAVED}
 
     def copy(self) -> "Game":
-        """An independent copy (for trying an action without changing this game);
-        the board is shared (it is never changed), the caches are copied."""
-        g = Game(
-            board=self.board,
-            players=list(self.players),
-            seed=self.seed,
-            ruleset=self.ruleset,
-            options=dict(self.options),
-            phase=self.phase,
-            current=self.current,
-            turn=self.turn,
-            placed={s: list(v) for s, v in self.placed.items()},
-            box=dict(self.box),
-            track_deck=list(self.track_deck),
-            track_discards=list(self.track_discards),
-            track_removed=list(self.track_removed),
-            reshuffles=self.reshuffles,
-            track_hands={p: list(v) for p, v in self.track_hands.items()},
-            share_hands={p: list(v) for p, v in self.share_hands.items()},
-            invested={p: dict(v) for p, v in self.invested.items()},
-            initial_choice=dict(self.initial_choice),
-            display=list(self.display),
-            stack=list(self.stack),
-            up_pile=self.up_pile,
-            removed=list(self.removed),
-            returned={p: list(v) for p, v in self.returned.items()},
-            dividends_drawn=self.dividends_drawn,
-            dividends_paid=self.dividends_paid,
-            dividends_pending=self.dividends_pending,
-            money=dict(self.money),
-            payouts=_copy.deepcopy(self.payouts),
-            log=list(self.log),
-            history=list(self.history),
-        )
+        """An independent copy (for trying an action without changing this game):
+        every field copied as declared (``_state(copy=...)``); the board is shared
+        (it is never changed), the network's caches are copied."""
+        g = Game(**{f.name: f.metadata["copy"](getattr(self, f.name)) for f in _COPIED})
         if self._network is not None:
             g._network = self._network.copy(g.placed, g.box)
         return g
+
+    @classmethod
+    def fields_visible(cls, visible: str) -> list[str]:
+        """Names of the fields declared ``visible`` (``"public"``, ``"own"``,
+        ``"hidden"``), in declaration order."""
+        return [f.name for f in fields(cls) if f.metadata.get("visible") == visible]
+
+
+_COPIED = tuple(f for f in fields(Game) if f.init)
+"""The fields ``Game.copy`` copies: every field given to ``Game(...)``."""
+_SAVED = tuple(f for f in fields(Game) if f.metadata.get("save"))
+"""The fields ``Game.to_dict`` saves, in declaration order (the game file's order)."""
 
 
 def _split(cards: list[str], k: int) -> list[list[str]]:
