@@ -2,7 +2,8 @@
 
 Each test sets up a position by hand (hands, display, stack, trains) and checks that
 the engine accepts or refuses an action with the reason the rules give
-(shared/rules/union-pacific.md; the section named in each test's docstring).
+(docs/rules.md lists the PBEM decisions; the rules section is named in each test's
+docstring).
 
 Mini board (neutral spaces by type; starts):  CHY-DEN plain (WW), DEN-KCY plain black
 (DM), DEN-OMA plain white, CHI-OMA black-white, KCY-OMA plain (KCC), CHI-MAR white

@@ -65,7 +65,11 @@ class IllegalAction(ValueError):
     ``values`` holds what its wording needs; the wording lives in the template
     ``templates/words/illegal.txt`` (one macro per code), rendered by
     ``moderator.render.words.reason``.  ``legal`` lists order texts (or short
-    descriptions) of what would be legal instead."""
+    descriptions) of what would be legal instead.  ``str(exc)`` gives the code and
+    values (for logs), never the player's sentence: ``reason(exc)`` does.
+
+    Placement refusals (``cannot_build``) carry ``why``: a list of
+    ``Network.why_not`` reasons (dicts with their own ``code``)."""
 
     def __init__(self, code: str, legal: list[str] | None = None, **values: Any):
         super().__init__(code, values)
@@ -101,7 +105,7 @@ _TAKES: dict[tuple[str, str | None], Take] = {
 _TAKE_NONE = [_TAKES[("none", None)]]
 
 
-def turn_order(players: list[str], seed: int) -> list[str]:
+def turn_order(players: list[PlayerName], seed: int) -> list[PlayerName]:
     """A random turn order drawn from the game's seed (rules: Setup 8, PBEM
     decision: the table rule "youngest starts" cannot be checked by mail).  Pass the
     result to ``Game.new`` when the players did not agree on an order."""
@@ -194,7 +198,7 @@ class Game:
     def new(
         cls,
         board: Board,
-        players: list[str],
+        players: list[PlayerName],
         seed: int,
         ruleset: str = "first-edition",
         options: dict[str, bool] | None = None,
@@ -313,11 +317,11 @@ class Game:
 
     # ================================================================= queries
     @property
-    def to_move(self) -> str | None:
+    def to_move(self) -> PlayerName | None:
         """The player whose turn it is in the play phase, else None."""
         return self.players[self.current] if self.phase == "play" else None
 
-    def waiting_for(self) -> list[str]:
+    def waiting_for(self) -> list[PlayerName]:
         """Players from whom an order is awaited: those who have not yet made their
         initial investment, or the player on move; empty when the game is over."""
         if self.phase == "initial":
@@ -332,15 +336,17 @@ class Game:
         (rules: Game end; Two players)."""
         return 3 if len(self.players) == 2 else 4
 
-    def trains_on_board(self, company: str) -> int:
-        """Trains of ``company`` on the board, starting spaces included."""
+    def trains_on_board(self, company: CompanyId) -> int:
+        """Trains of ``company`` on the board, starting spaces included (rules:
+        Company dividends).  KeyError for an unknown company."""
         return COMPANIES[company].trains - self.box[company]
 
-    def value(self, company: str) -> int:
-        """Dividend value of ``company`` in millions (rules: Company dividends)."""
+    def value(self, company: CompanyId) -> int:
+        """Dividend value of ``company`` in millions of dollars: 1 for the home
+        station + 1 per train on the board (rules: Company dividends)."""
         return company_value(self.trains_on_board(company))
 
-    def share_options(self, player: str | None = None) -> list[Take]:
+    def share_options(self, player: PlayerName | None = None) -> list[Take]:
         """The draws possible after a BUILD now (rules: BUILD, step 3; option
         up_only_by_swap).  ``[Take("none")]`` when no share can be drawn."""
         out = [_TAKES["display", c] for c in sorted({c for c in self.display if c})]
@@ -360,11 +366,11 @@ class Game:
                 return True
         return False
 
-    def has_legal_build(self, player: str) -> bool:
+    def has_legal_build(self, player: PlayerName) -> bool:
         """Whether ``player`` holds a track card that some company can use now."""
         return self._can_build(self.track_hands[player])
 
-    def dead_cards(self, player: str) -> list[str]:
+    def dead_cards(self, player: PlayerName) -> list[TrackType]:
         """Kinds of track card ``player`` may show and redraw now (option
         dead_track_redraw: every space of that type is full; never a joker)."""
         if not self.options["dead_track_redraw"]:
@@ -396,13 +402,16 @@ class Game:
         return LegalSummary.of(self, player, cards)
 
     # ================================================================= resolve
-    def resolve(self, player: str, action: Action) -> Action:
+    def resolve(self, player: PlayerName, action: Action) -> Action:
         """Fill in what a forgiving order left out, when only one choice fits, and
         check legality.  Returns the complete action to push.
 
-        Raises IllegalAction (reason + what is legal) when the action is not legal
-        for ``player`` now: not their turn, game over, card not in hand, a placement
-        condition failing, and so on (rules: A turn)."""
+        Raises IllegalAction (``code`` + values, worded by
+        ``templates/words/illegal.txt``; ``legal``: what is legal instead) when the
+        action is not legal for ``player`` now: not their turn (``not_your_turn``),
+        game over (``game_over``), card not in hand (``no_track_card``), a placement
+        condition failing (``cannot_build``), and so on (rules: A turn; BUILD, steps
+        1-4; INVEST; No legal action; Setup, step 5)."""
         if self.phase == "over":
             raise IllegalAction("game_over")
         if player not in self.players:
@@ -429,7 +438,7 @@ class Game:
             return self._resolve_invest(player, action, cards)
         return self._resolve_pass(player, action, cards)
 
-    def _check_start(self, player: str, action: Start) -> Start:
+    def _check_start(self, player: PlayerName, action: Start) -> Start:
         if player in self.initial_choice:
             raise IllegalAction("already_chosen", share=self.initial_choice[player])
         legal = [str(a) for a in _starts(self, player)]
@@ -439,7 +448,7 @@ class Game:
             raise IllegalAction("no_such_share", legal, share=action.share)
         return action
 
-    def _check_redraw(self, player: str, redraw: str | None) -> list[str]:
+    def _check_redraw(self, player: PlayerName, redraw: str | None) -> list[str]:
         """The track cards left for the rest of the turn after showing ``redraw``
         (option dead_track_redraw; rules: No legal action)."""
         hand = self.track_hands[player]
@@ -460,7 +469,7 @@ class Game:
             )
         return _without(hand, redraw)
 
-    def _discard_choice(self, player: str, discard: str | None, what: str, cards: list[str], redraw: str | None) -> str | None:
+    def _discard_choice(self, player: PlayerName, discard: str | None, what: str, cards: list[str], redraw: str | None) -> str | None:
         if discard is None:
             kinds = sorted(set(cards))
             if len(kinds) <= 1:
@@ -473,7 +482,7 @@ class Game:
             raise IllegalAction("no_track_card", legal, card=discard)
         return discard
 
-    def _resolve_invest(self, player: str, action: Invest, cards: list[str]) -> Invest:
+    def _resolve_invest(self, player: PlayerName, action: Invest, cards: list[str]) -> Invest:
         hand = Counter(self.share_hands[player])
         need = Counter(action.shares)
         kinds = sorted(need)
@@ -495,7 +504,7 @@ class Game:
         discard = self._discard_choice(player, action.discard, "invest", cards, action.redraw)
         return Invest(tuple(sorted(action.shares)), discard, action.redraw)
 
-    def _resolve_pass(self, player: str, action: Pass, cards: list[str]) -> Pass:
+    def _resolve_pass(self, player: PlayerName, action: Pass, cards: list[str]) -> Pass:
         shares = self.share_hands[player]
         if shares:
             raise IllegalAction(
@@ -525,7 +534,7 @@ class Game:
             out.append("you may start with: " + ", ".join(f"redraw {k}" for k in summary.redraw))
         return out
 
-    def _resolve_build(self, player: str, action: Build, hand: list[str]) -> Build:
+    def _resolve_build(self, player: PlayerName, action: Build, hand: list[str]) -> Build:
         company, sid = action.company, action.section
         if company == UP:
             raise IllegalAction("up_builds_no_track")
@@ -604,7 +613,7 @@ class Game:
             return action  # already complete (the common case: no new object)
         return Build(company, sid, card, space, take, swap, action.redraw)
 
-    def _resolve_take(self, player: str, take: Take | None) -> Take:
+    def _resolve_take(self, player: PlayerName, take: Take | None) -> Take:
         def legal() -> list[str]:
             return [str(t) for t in self.share_options(player)]
 
@@ -642,7 +651,7 @@ class Game:
         return _TAKES[source, None]
 
     # ================================================================= push
-    def push(self, player: str, action: Action) -> list[str]:
+    def push(self, player: PlayerName, action: Action) -> list[str]:
         """Apply ``action`` by ``player`` (after ``resolve``) and return the public
         event lines it caused (dividends included).  ``history`` records the
         resolved (complete) action.
@@ -689,7 +698,7 @@ class Game:
         self.log.append(f"{self.players[self.current]} starts.")
         self._draw_track(self.players[self.current])
 
-    def _draw_track(self, player: str) -> None:
+    def _draw_track(self, player: PlayerName) -> None:
         """Draw one track card for ``player``: the card that starts a turn (PBEM
         decision: the moderator draws it) or a redraw's replacement.  When the deck
         is empty the discards are shuffled into a new deck first (rules: Setup 2);
@@ -708,12 +717,12 @@ class Game:
         else:
             self.log.append(f"No track card is left for {player} to draw (deck and discards are empty).")
 
-    def _discard(self, player: str, card: str | None) -> None:
+    def _discard(self, player: PlayerName, card: str | None) -> None:
         if card is not None:
             self.track_hands[player].remove(card)
             self.track_discards.insert(0, card)
 
-    def _apply_redraw(self, player: str, card: str) -> None:
+    def _apply_redraw(self, player: PlayerName, card: str) -> None:
         self.track_hands[player].remove(card)
         self.track_removed.append(card)
         self.log.append(
@@ -754,7 +763,7 @@ class Game:
             self.display = [self._draw_stack() for _ in range(4)]
             self.log.append("Face-up shares: " + ", ".join(c or "-" for c in self.display) + ".")
 
-    def _apply_build(self, player: str, a: Build) -> None:
+    def _apply_build(self, player: PlayerName, a: Build) -> None:
         """BUILD (rules: A turn, BUILD): play the card, place the train, draw the
         share (dividends drawn on the way are paid before the swap; a swap after the
         game ended is not made), then the optional UP swap."""
@@ -806,7 +815,7 @@ class Game:
                 self.log.append(f"{player} returned a share to the box unseen and took a UP share.")
         hand.sort()
 
-    def _apply_invest(self, player: str, a: Invest) -> None:
+    def _apply_invest(self, player: PlayerName, a: Invest) -> None:
         for s in a.shares:
             self.share_hands[player].remove(s)
             self.invested[player][s] = self.invested[player].get(s, 0) + 1
@@ -850,7 +859,7 @@ class Game:
         self.dividends_pending = self.final_dividend - self.dividends_paid
         self._pay_pending(announce=False)
 
-    def investors(self) -> dict[str, dict[str, int]]:
+    def investors(self) -> dict[PlayerName, dict[ShareKind, int]]:
         """Invested shares per player (``{player: {company: n}}``), a copy."""
         return {p: dict(self.invested[p]) for p in self.players}
 
@@ -903,8 +912,8 @@ class Game:
             parts = ", ".join(f"{p} +{totals.get(p, 0)}" for p in holdings)
             self.log.append(f"Dividend {number} paid: {parts} (millions).")
 
-    def standings(self) -> list[tuple[int, str, int]]:
-        """``(place, player, money)`` sorted richest first; equal money shares a place
+    def standings(self) -> list[tuple[int, PlayerName, int]]:
+        """``(place, player, money in millions)`` sorted richest first; equal money shares a place
         (open point: a tie is a shared win).  Includes the imaginary player when it
         took part."""
         ranked = sorted(self.money.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -915,7 +924,7 @@ class Game:
             out.append((place, p, m))
         return out
 
-    def winners(self) -> list[str]:
+    def winners(self) -> list[PlayerName]:
         """Players in first place (several on a tie; possibly the imaginary player);
         empty before the end."""
         if self.phase != "over":
@@ -979,7 +988,7 @@ class Game:
             "log": list(self.log),
         }
 
-    def view(self, player: str) -> dict[str, Any]:
+    def view(self, player: PlayerName) -> dict[str, Any]:
         """``public_view()`` plus ``player``'s own secrets under ``"you"``: their
         track cards, share hand, pending initial choice, shares returned in UP swaps,
         and their money even when hidden_money hides others'."""

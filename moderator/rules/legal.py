@@ -99,6 +99,7 @@ class _Plan:
 
     @property
     def total(self) -> int:
+        """The number of legal actions the plan counts."""
         return sum(b[2] + b[3] + b[4] for b in self.blocks)
 
 
