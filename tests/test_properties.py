@@ -20,6 +20,9 @@ from hypothesis import strategies as st
 from game_helpers import check_invariants, default_board, freeze, mini_board
 from moderator.rules.actions import Build, Invest, Pass, Start, Take
 from moderator.rules.components import COMPANIES, JOKER, SHARE_COMPANIES, TRACK_TYPES, UP
+from moderator.render.words import reason
+from moderator.rules.network import Network
+from moderator.rules.legal import action_at, plan as legal_plan
 from moderator.rules.engine import OPTIONS, RULESETS, Game, IllegalAction
 
 SECRET_KEYS = {"track_hands", "share_hands", "stack", "track_deck", "returned", "initial_choice"}
@@ -44,19 +47,17 @@ def choose(g: Game, player: str, rng: random.Random, invest_bias: float):
     """A legal action: uniformly random (mostly builds: they are most of the legal
     actions), or with probability ``invest_bias`` an investment when one is possible."""
     if g.phase == "play" and g.share_hands[player] and rng.random() < invest_bias:
-        invests = [a for a in g._iter_legal(player) if isinstance(a, Invest)]
+        invests = [a for a in g.legal_actions(player) if isinstance(a, Invest)]
         return rng.choice(invests)
     return g.random_action(player, rng)
 
 
 # ------------------------------------------------------------------ checks
 def check_caches(g: Game) -> None:
-    if g._d is None:
+    d = g.network._d
+    if d is None:
         return
-    d = g._d
-    g._d = None
-    fresh = g._derived()
-    g._d = d
+    fresh = Network(g.board, g.placed, g.box)._derived()
     for name in ("secs", "net", "pset", "tot", "free"):
         assert getattr(d, name) == getattr(fresh, name), name
     for c in COMPANIES:
@@ -100,7 +101,7 @@ def random_other_action(g: Game, rng: random.Random):
         sids = list(g.board.sections)
         company = rng.choice(list(COMPANIES) + [UP])
         if rng.random() < 0.5:  # near the company's network: more often legal
-            near = [s for s in sids if set(g.board.sections[s].cities) & g.network_cities(company)] \
+            near = [s for s in sids if set(g.board.sections[s].cities) & g.network.network_cities(company)] \
                 if company in COMPANIES else []
             sids = near or sids
         take = rng.choice([
@@ -125,22 +126,26 @@ def random_other_action(g: Game, rng: random.Random):
 
 
 def check_legal_agrees(g: Game, player: str, rng: random.Random, samples: int = 150) -> None:
-    legal = g.legal_actions(player)
+    view = g.legal_actions(player)
+    legal = list(view)
     legal_set = set(legal)
-    assert len(legal_set) == len(legal) == g.action_count(player)
+    assert len(legal_set) == len(legal) == g.action_count(player) == len(view)
+    assert bool(view) == bool(legal)
     if g.phase == "play":
-        plan = g._plan(player)
+        plan = legal_plan(g, player)
         assert plan.total == len(legal)
-        assert {g._action_at(player, plan, i) for i in range(plan.total)} == legal_set
+        assert {action_at(g, player, plan, i) for i in range(plan.total)} == legal_set
     before = g.to_dict()
     for a in rng.sample(legal, min(samples, len(legal))):
         assert g.resolve(player, a) == a
+        assert a in view  # checked by resolve, without listing
     for _ in range(samples):
         a = random_other_action(g, rng)
+        assert (a in view) == (a in legal_set)
         try:
             done = g.resolve(player, a)
         except IllegalAction as exc:
-            assert exc.reason and isinstance(exc.reason, str)
+            assert reason(exc) and isinstance(reason(exc), str)
             assert a not in legal_set
             continue
         assert done in legal_set, (a, done)

@@ -74,29 +74,20 @@ def legal_summary(game: Game, player: str) -> dict[str, list[str]]:
     option dead_track_redraw), ``builds`` (one line per placement and card kind), ``takes``
     (share draws after a build), ``invest`` (share kinds in hand), ``pass`` (discard
     choices when neither BUILD nor INVEST is possible).  Empty lists when it is not
-    their move."""
+    their move.  A formatter over ``Game.legal_summary`` (``LegalSummary``)."""
     out: dict[str, list[str]] = {"starts": [], "builds": [], "takes": [], "invest": [], "pass": [],
                                  "redraw": []}
-    if player not in game.waiting_for():
+    summary = game.legal_summary(player)
+    if not summary.on_move:
         return out
-    if game.phase == "initial":
-        out["starts"] = sorted({str(a) for a in game.legal_actions(player)})
+    if summary.phase == "initial":
+        out["starts"] = sorted({str(a) for a in summary.starts})
         return out
-    cards = set(game.track_hands[player])
-    if game.options.get("dead_track_redraw"):
-        out["redraw"] = [f"redraw {c}" for c in sorted(set(game.dead_cards(player)))]
-    for company in COMPANIES:
-        for sid, t in game.placements(company):
-            if t in cards:
-                out["builds"].append(str(Build(company, sid, t)))
-            elif JOKER in cards:
-                out["builds"].append(str(Build(company, sid, JOKER, t)))
-    if out["builds"]:
-        out["takes"] = [str(t) for t in game.share_options(player)]
-    hand = sorted(set(game.share_hands[player]))
-    out["invest"] = hand
-    if not out["builds"] and not hand:
-        out["pass"] = [f"pass; discard {c}" for c in sorted(cards)]
+    out["redraw"] = [f"redraw {c}" for c in summary.redraw]
+    out["builds"] = [str(b) for b in summary.build_actions()]
+    out["takes"] = [str(t) for t in summary.takes]
+    out["invest"] = list(summary.invest)
+    out["pass"] = [f"pass; discard {p.discard}" for p in summary.passes if p.discard]
     return out
 
 

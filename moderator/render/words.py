@@ -38,11 +38,6 @@ def word(domain: str, name: str, **values: Any) -> str:
 
 def reason(exc: Any) -> str:
     """The player-facing reason of an ``IllegalAction`` (its ``code`` and
-    ``values``, worded by ``templates/words/illegal.txt``).  A code without a macro
-    whose text is already a sentence (older callers) is returned as it is."""
-    try:
-        return word("illegal", exc.code, **exc.values)
-    except KeyError:
-        if " " in exc.code and not exc.values:
-            return exc.code
-        raise
+    ``values``, worded by ``templates/words/illegal.txt``).  KeyError for a code
+    without a macro."""
+    return word("illegal", exc.code, **exc.values)

@@ -3,7 +3,7 @@
 The board is data (a YAML file), never code (rules: The board).  The default board
 ``moderator/boards/north-america.yaml`` is this project's own, modelled on public
 descriptions of the printed one; see ``check_board`` for the constraints any board
-must meet (shared/rules/board-facts.md).
+must meet (listed for authors in docs/board.md).
 
 File format::
 
@@ -224,12 +224,12 @@ class Board:
 
 # ------------------------------------------------------------------ validation
 #
-# The constraints below come from shared/rules/board-facts.md ("What an authored
+# The constraints below come from the project's board facts ("What an authored
 # board must satisfy") and the rules (The board, Components).  They are documented
 # for board authors in docs/board.md.
 
 MIN_CITIES, MAX_CITIES = 35, 45
-"""About 40 cities are joined by the network (board-facts.md)."""
+"""About 40 cities are joined by the network (docs/board.md)."""
 
 MIN_SPACES, MAX_SPACES = 1, 4
 """Train spaces per section, starting spaces included (rules: The board)."""
@@ -334,7 +334,7 @@ def neutral_space_counts(board: Board) -> dict[str, int]:
 
 def check_board(board: Board) -> list[str]:
     """Check ``board`` against every constraint an authored board must satisfy
-    (shared/rules/board-facts.md; listed for authors in docs/board.md).
+    (listed for authors in docs/board.md).
 
     Returns a list of plain-English messages, one per violated constraint, each
     naming the constraint and the offending city, section, company or track type,
@@ -491,7 +491,7 @@ def check_board(board: Board) -> list[str]:
 
 
 def check_board_file(path: str | Path) -> list[str]:
-    """Load the board file at ``path`` and check it (shared/rules/board-facts.md).
+    """Load the board file at ``path`` and check it (the constraints of docs/board.md).
 
     Returns ``check_board``'s messages for a readable board, or a one-element list
     naming the file and the problem when it cannot be read (missing file, no

@@ -8,6 +8,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# Names as types: plain strings, named for the reader of a signature.
+CompanyId = str
+"""A company's abbreviation, as in orders and files: ``"KCC"`` (``UP`` only where a
+share kind is meant)."""
+ShareKind = str
+"""A kind of share card: a company abbreviation or ``"UP"``."""
+TrackType = str
+"""A track type of a space or a track card: one of ``TRACK_TYPES``; a card may
+also be ``JOKER``."""
+SectionId = str
+"""A section's id: its two city ids, sorted, joined by ``-``: ``"DEN-KCY"``."""
+CityId = str
+"""A city's short id: ``"DEN"``."""
+PlayerName = str
+"""A player's name as given to ``Game.new``."""
+
 TRACK_TYPES: tuple[str, ...] = ("plain", "black-white", "black", "white")
 """The four track types of board spaces and track cards (rules: Components)."""
 

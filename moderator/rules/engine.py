@@ -11,13 +11,14 @@ actions, like a chess game is a list of moves.  Typical use::
     game.random_action(game.to_move, rng)        # one of them, uniformly at random
     game.push(game.to_move, parse_turn(["build KCC DEN-KCY black", "take stack"], board))
 
-Money is in millions of dollars.  Rules references name the sections of
-shared/rules/union-pacific.md; docs/rules.md lists every PBEM decision and open
-point as implemented here.
+Money is in millions of dollars.  Rules references ("rules: BUILD, step 2") name
+the sections of the game's rules (the rules reference of the project); docs/rules.md
+lists every PBEM decision and open point as implemented here.
 
 Speed: the networks of the companies and the spaces each company may build on are
-derived caches (``_Derived``), updated incrementally when a train is placed and never
-saved; ``invalidate()`` drops them after a direct change of ``placed``.  Counting and
+derived caches of the rail network (``Game.network``, ``moderator.rules.network``),
+updated incrementally when a train is placed and never saved; ``invalidate()`` drops
+them after a direct change of ``placed`` or ``box``.  Counting and
 sampling legal actions (``action_count``, ``random_action``) never materialises the
 thousands of BUILD x take x swap combinations; ``legal_actions`` lists them all.
 """
@@ -25,13 +26,12 @@ from __future__ import annotations
 
 import copy as _copy
 import random
-from bisect import insort
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any, Iterator
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any
 
 from .actions import Action, Build, Invest, Pass, Start, Take
-from .board import Board, Section
+from .board import Board
 from .components import (
     COMPANIES,
     DIVIDEND,
@@ -42,9 +42,16 @@ from .components import (
     TRACK_TYPES,
     UP,
     UP_SHARES,
+    CompanyId,
+    PlayerName,
+    SectionId,
+    ShareKind,
+    TrackType,
     company_value,
 )
 from .dividends import company_payout, up_payout
+from .legal import LegalActions, LegalSummary, starts as _starts, without as _without
+from .network import Network
 
 from .options import IMAGINARY, OPTIONS, RULESETS, check_setup, ruleset as _ruleset  # noqa: F401 (re-exported)
 
@@ -58,18 +65,17 @@ class IllegalAction(ValueError):
     ``values`` holds what its wording needs; the wording lives in the template
     ``templates/words/illegal.txt`` (one macro per code), rendered by
     ``moderator.render.words.reason``.  ``legal`` lists order texts (or short
-    descriptions) of what would be legal instead."""
+    descriptions) of what would be legal instead.  ``str(exc)`` gives the code and
+    values (for logs), never the player's sentence: ``reason(exc)`` does.
+
+    Placement refusals (``cannot_build``) carry ``why``: a list of
+    ``Network.why_not`` reasons (dicts with their own ``code``)."""
 
     def __init__(self, code: str, legal: list[str] | None = None, **values: Any):
         super().__init__(code, values)
         self.code = code
         self.values = values
         self.legal = legal or []
-
-    @property
-    def reason(self) -> str:
-        """TRANSITIONAL: the sentence of a refusal not yet converted to a code."""
-        return self.code
 
     def __str__(self) -> str:
         if not self.values:
@@ -99,14 +105,7 @@ _TAKES: dict[tuple[str, str | None], Take] = {
 _TAKE_NONE = [_TAKES[("none", None)]]
 
 
-def _without(cards: list[str], card: str) -> list[str]:
-    """``cards`` with one ``card`` removed (a new list)."""
-    out = list(cards)
-    out.remove(card)
-    return out
-
-
-def turn_order(players: list[str], seed: int) -> list[str]:
+def turn_order(players: list[PlayerName], seed: int) -> list[PlayerName]:
     """A random turn order drawn from the game's seed (rules: Setup 8, PBEM
     decision: the table rule "youngest starts" cannot be checked by mail).  Pass the
     result to ``Game.new`` when the players did not agree on an order."""
@@ -115,48 +114,40 @@ def turn_order(players: list[str], seed: int) -> list[str]:
     return order
 
 
-class _Derived:
-    """Caches derived from the board, ``Game.placed`` and ``Game.box`` (rules:
-    BUILD, step 2), updated incrementally by ``Game._place_train``, never saved.
-
-    ``adj`` city -> touching sections; ``types`` company -> track types it may use;
-    ``secs`` company -> sections holding its trains (starting spaces included);
-    ``net`` company -> network cities; ``pset`` company -> every ``(section,
-    type)`` it may build on, ignoring its box; ``lists`` company -> {type: sorted
-    section ids} (the same placements); ``tot`` type -> placements of that type
-    over the companies with trains in the box; ``free`` type -> empty neutral
-    spaces on the board."""
-
-    __slots__ = ("adj", "types", "secs", "net", "pset", "lists", "tot", "free")
-
-    adj: dict[str, tuple[Section, ...]]
-    types: dict[str, frozenset[str]]
-    secs: dict[str, set[str]]
-    net: dict[str, set[str]]
-    pset: dict[str, set[tuple[str, str]]]
-    lists: dict[str, dict[str, list[str]]]
-    tot: dict[str, int]
-    free: dict[str, int]
+def _same(value: Any) -> Any:
+    """Copy of an immutable value (or of the board, which is never changed): itself."""
+    return value
 
 
-@dataclass
-class _Plan:
-    """The legal turn actions of the player on move, counted in blocks (one block
-    per redraw choice) without listing them.
+def _dict_of_lists(d: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    return {k: list(v) for k, v in d.items()}
 
-    ``takes`` pairs each share draw with its swap choices (``None`` first);
-    ``per_build`` is the number of (draw, swap) pairs; ``blocks`` are ``(redraw,
-    builds, n_builds, n_invests, n_passes, discards)`` where ``builds`` lists
-    ``(track type, cards that build on it, placements of that type over all
-    companies with trains left)``."""
 
-    takes: list[tuple[Take, list[str | None]]]
-    per_build: int
-    blocks: list[tuple[str | None, list[tuple[str, list[str], int]], int, int, int, list[str | None]]]
+def _dict_of_dicts(d: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {k: dict(v) for k, v in d.items()}
 
-    @property
-    def total(self) -> int:
-        return sum(b[2] + b[3] + b[4] for b in self.blocks)
+
+def _state(default: Any = MISSING, *, factory: Any = MISSING, copy: Any = _same,
+           save: bool | Any = True, visible: str = "public") -> Any:
+    """A field of ``Game``, declared once with what the generic code needs:
+
+    - ``copy``: how ``Game.copy`` copies the value (``_same`` for immutable values
+      and the board, ``list``, ``dict``, ``_dict_of_lists``, ``_dict_of_dicts``,
+      ``copy.deepcopy``);
+    - ``save``: whether ``Game.to_dict`` (the game file's ``state``) holds it, in
+      declaration order: True (saved as ``copy`` copies it), False, or a function
+      giving the saved form;
+    - ``visible``: who may see it (rules: What each player may know): ``"public"``
+      (everyone; ``public_view`` shows it or what follows from it), ``"own"``
+      (each player only their own entry: ``view(player)["you"]``) or ``"hidden"``
+      (nobody: deck and stack order, the history with its secret swaps; sizes
+      only are public).  Documentation for the views, checked by a test."""
+    metadata = {"copy": copy, "save": (copy if save is True else save) or None, "visible": visible}
+    if factory is not MISSING:
+        return field(default_factory=factory, metadata=metadata)
+    if default is not MISSING:
+        return field(default=default, metadata=metadata)
+    return field(metadata=metadata)
 
 
 @dataclass
@@ -168,44 +159,46 @@ class Game:
     the list of ``(player, action)`` pushed so far; ``log`` the public events.
     """
 
-    board: Board
-    players: list[str]
-    seed: int
-    ruleset: str = "first-edition"
-    options: dict[str, bool] = field(default_factory=lambda: dict(OPTIONS))
-    phase: str = "initial"  # "initial" | "play" | "over"
-    current: int = 0  # index into players of the player on move
-    turn: int = 0  # number of turns taken in the play phase
-    placed: dict[str, list[str | None]] = field(default_factory=dict)  # section -> neutral space occupants
-    box: dict[str, int] = field(default_factory=dict)  # company -> trains left in the box
-    track_deck: list[str] = field(default_factory=list)
-    track_discards: list[str] = field(default_factory=list)
-    track_removed: list[str] = field(default_factory=list)  # dead cards shown (dead_track_redraw), public
-    reshuffles: int = 0
-    track_hands: dict[str, list[str]] = field(default_factory=dict)
-    share_hands: dict[str, list[str]] = field(default_factory=dict)
-    invested: dict[str, dict[str, int]] = field(default_factory=dict)
-    initial_choice: dict[str, str] = field(default_factory=dict)  # secret until all chose
-    display: list[str | None] = field(default_factory=list)
-    stack: list[str] = field(default_factory=list)
-    up_pile: int = 0
-    removed: list[str] = field(default_factory=list)  # four-of-a-kind cards, public
-    returned: dict[str, list[str]] = field(default_factory=dict)  # UP swaps, secret to each
-    dividends_drawn: int = 0  # dividend cards drawn from the stack so far
-    dividends_paid: int = 0
-    dividends_pending: int = 0  # announced, not yet paid (only inside an action)
-    money: dict[str, int] = field(default_factory=dict)
-    payouts: list[dict[str, Any]] = field(default_factory=list)
-    log: list[str] = field(default_factory=list)
-    history: list[tuple[str, Action]] = field(default_factory=list)
-    _d: _Derived | None = field(default=None, init=False, repr=False, compare=False)
+    board: Board = _state(copy=_same, save=False)
+    players: list[PlayerName] = _state(copy=list, save=False)
+    seed: int = _state(copy=_same, save=False)
+    ruleset: str = _state("first-edition", copy=_same, save=False)
+    options: dict[str, bool] = _state(factory=lambda: dict(OPTIONS), copy=dict, save=False)
+    phase: str = _state("initial")  # "initial" | "play" | "over"
+    current: int = _state(0)  # index into players of the player on move
+    turn: int = _state(0)  # number of turns taken in the play phase
+    # section -> neutral space occupants (the game file keeps the rows with a train)
+    placed: dict[SectionId, list[CompanyId | None]] = _state(
+        factory=dict, copy=_dict_of_lists, save=lambda v: {s: list(r) for s, r in v.items() if any(r)})
+    box: dict[CompanyId, int] = _state(factory=dict, copy=dict)  # company -> trains left in the box
+    track_deck: list[str] = _state(factory=list, copy=list, visible="hidden")
+    track_discards: list[str] = _state(factory=list, copy=list)
+    track_removed: list[str] = _state(factory=list, copy=list)  # dead cards shown (dead_track_redraw)
+    reshuffles: int = _state(0)
+    track_hands: dict[PlayerName, list[str]] = _state(factory=dict, copy=_dict_of_lists, visible="own")
+    share_hands: dict[PlayerName, list[ShareKind]] = _state(factory=dict, copy=_dict_of_lists, visible="own")
+    invested: dict[PlayerName, dict[ShareKind, int]] = _state(factory=dict, copy=_dict_of_dicts)
+    initial_choice: dict[PlayerName, ShareKind] = _state(factory=dict, copy=dict, visible="own")  # until all chose
+    display: list[ShareKind | None] = _state(factory=list, copy=list)
+    stack: list[str] = _state(factory=list, copy=list, visible="hidden")
+    up_pile: int = _state(0)
+    removed: list[ShareKind] = _state(factory=list, copy=list)  # four-of-a-kind cards
+    returned: dict[PlayerName, list[ShareKind]] = _state(factory=dict, copy=_dict_of_lists, visible="own")  # UP swaps
+    dividends_drawn: int = _state(0)  # dividend cards drawn from the stack so far
+    dividends_paid: int = _state(0)
+    dividends_pending: int = _state(0, save=False)  # announced, not yet paid (only inside an action)
+    money: dict[str, int] = _state(factory=dict, copy=dict)  # millions; option hidden_money hides it
+    payouts: list[dict[str, Any]] = _state(factory=list, copy=_copy.deepcopy)
+    log: list[str] = _state(factory=list, copy=list, save=False)
+    history: list[tuple[PlayerName, Action]] = _state(factory=list, copy=list, save=False, visible="hidden")
+    _network: Network | None = field(default=None, init=False, repr=False, compare=False)
 
     # ================================================================= setup
     @classmethod
     def new(
         cls,
         board: Board,
-        players: list[str],
+        players: list[PlayerName],
         seed: int,
         ruleset: str = "first-edition",
         options: dict[str, bool] | None = None,
@@ -299,162 +292,36 @@ class Game:
         assert stack.count(DIVIDEND) == DIVIDEND_CARDS
         return stack
 
-    # ================================================================= caches
+    # ================================================================= the network
+    @property
+    def network(self) -> Network:
+        """The rail network over this game's ``placed`` and ``box`` (rules: BUILD,
+        step 2): connectivity, placements, free spaces.  Made on first use and
+        again when ``placed`` or ``box`` was replaced by another dict."""
+        n = self._network
+        if n is None or n.placed is not self.placed or n.box is not self.box:
+            n = self._network = Network(self.board, self.placed, self.box)
+        return n
+
     def invalidate(self) -> None:
-        """Drop the derived caches (networks, placements, free spaces).  Needed only
-        after changing ``placed``, ``board`` or ``box`` directly, as tests do."""
-        self._d = None
+        """Drop the network's derived caches (networks, placements, free spaces).
+        Needed only after changing ``placed``, ``board`` or ``box`` directly, as
+        tests do."""
+        self._network = None
 
-    def _derived(self) -> _Derived:
-        d = self._d
-        if d is None:
-            d = _Derived()
-            board = self.board
-            d.adj = board.adjacency()
-            d.types = {
-                c: (board.companies[c].types if c in board.companies else frozenset())
-                for c in COMPANIES
-            }
-            d.secs = {c: set() for c in COMPANIES}
-            d.free = {t: 0 for t in TRACK_TYPES}
-            for sid, sec in board.sections.items():
-                for c in sec.starts:
-                    if c in d.secs:
-                        d.secs[c].add(sid)
-                occupants = self.placed.get(sid) or [None] * len(sec.spaces)
-                for t, occ in zip(sec.spaces, occupants):
-                    if occ is None:
-                        d.free[t] = d.free.get(t, 0) + 1
-                    elif occ in d.secs:
-                        d.secs[occ].add(sid)
-            d.net = {c: self._search_network(c, d) for c in COMPANIES}
-            d.pset, d.lists = {}, {}
-            d.tot = {t: 0 for t in TRACK_TYPES}
-            placed = self.placed
-            for c in COMPANIES:
-                types, secs = d.types[c], d.secs[c]
-                found = set()
-                for city in d.net[c]:
-                    for s in d.adj.get(city, ()):
-                        if s.id not in secs:
-                            for t, occ in zip(s.spaces, placed[s.id]):
-                                if occ is None and t in types:
-                                    found.add((s.id, t))
-                lists: dict[str, list[str]] = {}
-                for sid, t in sorted(found):
-                    lists.setdefault(t, []).append(sid)
-                d.pset[c], d.lists[c] = found, lists
-                if self.box[c] > 0:
-                    for t, sids in lists.items():
-                        d.tot[t] += len(sids)
-            self._d = d
-        return d
-
-    def _search_network(self, company: str, d: _Derived) -> set[str]:
-        route = self.board.companies.get(company)
-        if route is None:
-            return set()
-        secs = d.secs[company]
-        seen = {route.home}
-        todo = [route.home]
-        while todo:
-            city = todo.pop()
-            for s in d.adj.get(city, ()):
-                if s.id in secs:
-                    other = s.other(city)
-                    if other not in seen:
-                        seen.add(other)
-                        todo.append(other)
-        return seen
-
-    def _place_train(self, company: str, sid: str, space: str) -> None:
-        """Put a train of ``company`` from the box on the first empty ``space``-type
-        neutral space of ``sid`` and update the caches incrementally: the company's
-        network grows from the section's far end (and on through its other trains);
-        the section's last free space of that type is no longer a placement for
-        anyone; the company may not build on the section again; the sections at its
-        new network cities become placements for it."""
-        sec = self.board.sections[sid]
-        row = self.placed[sid]
-        for idx, t in enumerate(sec.spaces):
-            if t == space and row[idx] is None:
-                break
-        else:
-            raise AssertionError(f"no empty {space} space on {sid}")
-        row[idx] = company
-        d = self._d
-        if d is not None and self.box[company] == 1:  # its last train: no more placements
-            for t, sids in d.lists[company].items():
-                d.tot[t] -= len(sids)
-        self.box[company] -= 1
-        if d is None:
-            return
-        d.free[space] -= 1
-        secs = d.secs[company]
-        secs.add(sid)
-        net = d.net[company]
-        added: list[str] = []
-        todo = [c for c in sec.cities if c not in net]
-        for c in todo:
-            net.add(c)
-            added.append(c)
-        adj = d.adj
-        while todo:
-            city = todo.pop()
-            for s in adj.get(city, ()):
-                if s.id in secs:
-                    other = s.other(city)
-                    if other not in net:
-                        net.add(other)
-                        added.append(other)
-                        todo.append(other)
-        # the section lost one free ``space``-type space: when none is left, nobody
-        # may build there on that type any more; the company itself may not build
-        # on the section at all now
-        for t, occ in zip(sec.spaces, row):
-            if occ is None and t == space:
-                break
-        else:
-            key = (sid, space)
-            for c, pset in d.pset.items():
-                if key in pset:
-                    self._drop(c, key, d)
-        pset = d.pset[company]
-        for t in _distinct(sec.spaces):
-            if (sid, t) in pset:
-                self._drop(company, (sid, t), d)
-        # the company's network reached new cities: the sections there join its
-        # placements (adding only; nothing else changed on them)
-        if added:
-            types = d.types[company]
-            lists = d.lists[company]
-            live = self.box[company] > 0
-            placed = self.placed
-            for city in added:
-                for s in adj.get(city, ()):
-                    sid2 = s.id
-                    if sid2 in secs:
-                        continue
-                    for t, occ in zip(s.spaces, placed[sid2]):
-                        if occ is None and t in types and (sid2, t) not in pset:
-                            pset.add((sid2, t))
-                            insort(lists.setdefault(t, []), sid2)
-                            if live:
-                                d.tot[t] += 1
-
-    def _drop(self, company: str, key: tuple[str, str], d: _Derived) -> None:
-        d.pset[company].discard(key)
-        d.lists[company][key[1]].remove(key[0])
-        if self.box[company] > 0:
-            d.tot[key[1]] -= 1
+    def placements(self, company: CompanyId) -> list[tuple[SectionId, TrackType]]:
+        """Every ``(section id, space track type)`` where a train of ``company`` may
+        be placed now, whatever track card is held (rules: BUILD, step 2), sorted:
+        ``Network.placements``."""
+        return self.network.placements(company)
 
     # ================================================================= queries
     @property
-    def to_move(self) -> str | None:
+    def to_move(self) -> PlayerName | None:
         """The player whose turn it is in the play phase, else None."""
         return self.players[self.current] if self.phase == "play" else None
 
-    def waiting_for(self) -> list[str]:
+    def waiting_for(self) -> list[PlayerName]:
         """Players from whom an order is awaited: those who have not yet made their
         initial investment, or the player on move; empty when the game is over."""
         if self.phase == "initial":
@@ -469,85 +336,17 @@ class Game:
         (rules: Game end; Two players)."""
         return 3 if len(self.players) == 2 else 4
 
-    def trains_on_board(self, company: str) -> int:
-        """Trains of ``company`` on the board, starting spaces included."""
+    def trains_on_board(self, company: CompanyId) -> int:
+        """Trains of ``company`` on the board, starting spaces included (rules:
+        Company dividends).  KeyError for an unknown company."""
         return COMPANIES[company].trains - self.box[company]
 
-    def value(self, company: str) -> int:
-        """Dividend value of ``company`` in millions (rules: Company dividends)."""
+    def value(self, company: CompanyId) -> int:
+        """Dividend value of ``company`` in millions of dollars: 1 for the home
+        station + 1 per train on the board (rules: Company dividends)."""
         return company_value(self.trains_on_board(company))
 
-    def companies_on(self, sid: str) -> set[str]:
-        """Companies with a train on section ``sid`` (starting spaces included)."""
-        return set(self.board.sections[sid].starts) | {c for c in self.placed[sid] if c}
-
-    def network_cities(self, company: str) -> set[str]:
-        """Cities in ``company``'s network: its home station and every city reached
-        from it through sections holding its trains (rules: BUILD, step 2)."""
-        return set(self._derived().net[company])
-
-    def company_sections(self, company: str) -> list[str]:
-        """Ids (sorted) of the sections holding a train of ``company``."""
-        return sorted(self._derived().secs[company])
-
-    def free_space_types(self, sid: str) -> list[str]:
-        """Track types of the empty neutral spaces on section ``sid`` (with repeats)."""
-        sec = self.board.sections[sid]
-        return [t for t, occ in zip(sec.spaces, self.placed[sid]) if occ is None]
-
-    def free_spaces(self, track_type: str) -> int:
-        """Empty neutral spaces of ``track_type`` on the whole board."""
-        return self._derived().free.get(track_type, 0)
-
-    def full_track_types(self) -> list[str]:
-        """Track types every space of which is full (their cards are dead; option
-        dead_track_redraw), in the order of TRACK_TYPES."""
-        free = self._derived().free
-        return [t for t in TRACK_TYPES if free.get(t, 0) == 0]
-
-    def placements(self, company: str) -> list[tuple[str, str]]:
-        """Every ``(section, space track type)`` where a train of ``company`` may be
-        placed now, whatever track card is held (rules: BUILD, step 2), sorted."""
-        if self.box.get(company, 0) <= 0:
-            return []
-        return sorted(self._derived().pset[company])
-
-    def _why_not_placement(self, company: str, sid: str, space: str) -> str | None:
-        """Reason a train of ``company`` may not go on a ``space``-type space of
-        ``sid``, or None if it may (rules: BUILD, step 2, in the order listed there
-        after the box: trains left, one train per section, company's types, the
-        section's neutral spaces, empty space, touching the network)."""
-        sec = self.board.sections[sid]
-        name = self.board.section_name(sid)
-        if self.box[company] <= 0:
-            return f"{company} has no trains left in the box (all {COMPANIES[company].trains} are on the board)"
-        if sid in self._derived().secs[company]:
-            return f"{company} already has a train on {sid} ({name})"
-        route = self.board.companies.get(company)
-        types = route.types if route else frozenset()
-        if space not in types:
-            return f"{company} may not use {space} track (it may use {', '.join(sorted(types)) or 'none'})"
-        if not sec.spaces:
-            return f"{sid} ({name}) has no neutral space (only starting spaces)"
-        if space not in sec.spaces:
-            kinds = ", ".join(sorted(set(sec.spaces)))
-            return f"{sid} ({name}) has no {space} space (its neutral spaces are: {kinds})"
-        if space not in self.free_space_types(sid):
-            return f"every {space} space on {sid} ({name}) is taken"
-        net = self._derived().net[company]
-        if not set(sec.cities) & net:
-            home = route.home if route else "?"
-            return (
-                f"{sid} ({name}) does not touch {company}'s network "
-                f"(home station {home}; network cities {', '.join(sorted(net))})"
-            )
-        return None
-
-    def _can_place(self, company: str, sid: str, space: str) -> bool:
-        d = self._d or self._derived()
-        return self.box.get(company, 0) > 0 and (sid, space) in d.pset[company]
-
-    def share_options(self, player: str | None = None) -> list[Take]:
+    def share_options(self, player: PlayerName | None = None) -> list[Take]:
         """The draws possible after a BUILD now (rules: BUILD, step 3; option
         up_only_by_swap).  ``[Take("none")]`` when no share can be drawn."""
         out = [_TAKES["display", c] for c in sorted({c for c in self.display if c})]
@@ -562,196 +361,61 @@ class Game:
         joker = JOKER in kinds
         if not kinds:
             return False
-        for t, n in self._derived().tot.items():
+        for t, n in self.network.placement_totals().items():
             if n and (joker or t in kinds):
                 return True
         return False
 
-    def has_legal_build(self, player: str) -> bool:
+    def has_legal_build(self, player: PlayerName) -> bool:
         """Whether ``player`` holds a track card that some company can use now."""
         return self._can_build(self.track_hands[player])
 
-    def dead_cards(self, player: str) -> list[str]:
+    def dead_cards(self, player: PlayerName) -> list[TrackType]:
         """Kinds of track card ``player`` may show and redraw now (option
         dead_track_redraw: every space of that type is full; never a joker)."""
         if not self.options["dead_track_redraw"]:
             return []
-        free = self._derived().free
-        return sorted({k for k in self.track_hands[player] if k in TRACK_TYPES and free.get(k, 0) == 0})
+        free = self.network.free_spaces
+        return sorted({k for k in self.track_hands[player] if k in TRACK_TYPES and free(k) == 0})
 
     # ================================================================= legal actions
-    def legal_actions(self, player: str) -> list[Action]:
-        """Every complete legal action of ``player`` now, in a stable order.
+    def legal_actions(self, player: PlayerName) -> LegalActions:
+        """Every complete legal action of ``player`` now, as a live view
+        (``moderator.rules.legal.LegalActions``): iterate it, ``in``, ``len``,
+        ``random(rng)``; in a stable order.  Empty for a player not on move."""
+        return LegalActions(self, player)
 
-        Initial phase: ``Start`` for each share kind in hand (not UP in the second
-        edition).  Play phase, for the player on move, for no redraw and then each
-        dead card (option dead_track_redraw): every BUILD (placement x track card x
-        draw x optional swap), every INVEST x discard, or, only when neither is
-        possible, ``Pass`` x discard.  Empty for anyone else.  Exactly the actions
-        ``resolve`` returns unchanged."""
-        return list(self._iter_legal(player))
-
-    def _starts(self, player: str) -> list[Start]:
-        if self.phase != "initial" or player not in self.players or player in self.initial_choice:
-            return []
-        return [
-            Start(s) for s in sorted(set(self.share_hands[player]))
-            if not (s == UP and not _ruleset(self.ruleset).up_may_start)
-        ]
-
-    def _take_swaps(self, player: str) -> list[tuple[Take, list[str | None]]]:
-        """Each possible draw after a BUILD with its swap choices: None (no swap),
-        then every share kind held after the draw while a UP share is left.  A share
-        drawn unseen from the stack is not known when the order is written, so it is
-        not among the swap choices (PBEM decision)."""
-        hand = set(self.share_hands[player])
-        base: list[str | None] = [None, *sorted(hand)]
-        out: list[tuple[Take, list[str | None]]] = []
-        for take in self.share_options(player):
-            if self.up_pile - (1 if take.source == "up" else 0) <= 0:
-                out.append((take, [None]))
-                continue
-            extra = take.company if take.source == "display" else (UP if take.source == "up" else None)
-            if extra is None or extra in hand:
-                out.append((take, base))
-            else:
-                out.append((take, [None, *sorted(hand | {extra})]))
-        return out
-
-    def _plan(self, player: str) -> _Plan:
-        hand = self.track_hands[player]
-        shares = self.share_hands[player]
-        k = len(set(shares))
-        n_inv = len(shares) + k * (k - 1) // 2
-        takes = self._take_swaps(player)
-        per_build = 0
-        for _take, swaps in takes:
-            per_build += len(swaps)
-        tot = self._derived().tot
-        blocks = []
-        for r in (None, *self.dead_cards(player)):
-            held = set(hand) if r is None else set(_without(hand, r))
-            joker = JOKER in held
-            builds = []
-            w = 0
-            for t in TRACK_TYPES:
-                n = tot[t]
-                if n:
-                    if t in held:
-                        cl = [t, JOKER] if joker else [t]
-                    elif joker:
-                        cl = [JOKER]
-                    else:
-                        continue
-                    builds.append((t, cl, n))
-                    w += n * len(cl)
-            discards: list[str | None] = sorted(held) or [None]  # type: ignore[assignment]
-            n_pass = len(discards) if w == 0 and not shares else 0
-            blocks.append((r, builds, w * per_build, n_inv * len(discards), n_pass, discards))
-        return _Plan(takes, per_build, blocks)
-
-    def _invests(self, player: str) -> list[tuple[str, ...]]:
-        """Every legal investment of ``player``'s share hand, in a stable order: each
-        number of shares of one company, then each pair of two companies."""
-        counts = Counter(self.share_hands[player])
-        kinds = sorted(counts)
-        out = [(a,) * n for a in kinds for n in range(1, counts[a] + 1)]
-        out += [(a, b) for i, a in enumerate(kinds) for b in kinds[i + 1 :]]
-        return out
-
-    def _action_at(self, player: str, plan: _Plan, i: int) -> Action:
-        """The ``i``-th action of ``plan`` (0 <= i < plan.total); a bijection onto
-        ``legal_actions`` (tested), so a uniform ``i`` gives a uniform action."""
-        for r, builds, nb, ni, npass, discards in plan.blocks:
-            if i < nb:
-                w, j = divmod(i, plan.per_build)
-                for t, cl, n in builds:
-                    if w < n * len(cl):
-                        p, k = divmod(w, len(cl))
-                        card = cl[k]
-                        break
-                    w -= n * len(cl)
-                lists = self._derived().lists
-                for c in COMPANIES:
-                    if self.box[c] > 0:
-                        sids = lists[c].get(t, ())
-                        if p < len(sids):
-                            sid = sids[p]
-                            break
-                        p -= len(sids)
-                for take, swaps in plan.takes:
-                    if j < len(swaps):
-                        swap = swaps[j]
-                        break
-                    j -= len(swaps)
-                return Build(c, sid, card, t if card == JOKER else None, take, swap, r)
-            i -= nb
-            if i < ni:
-                v, k = divmod(i, len(discards))
-                return Invest(self._invests(player)[v], discards[k], r)
-            i -= ni
-            if i < npass:
-                return Pass(discards[i], r)
-            i -= npass
-        raise IndexError("action index out of range")
-
-    def action_count(self, player: str) -> int:
+    def action_count(self, player: PlayerName) -> int:
         """``len(legal_actions(player))`` without listing them."""
-        if self.phase == "initial":
-            return len(self._starts(player))
-        if self.phase != "play" or player != self.to_move:
-            return 0
-        return self._plan(player).total
+        return LegalActions(self, player).count()
 
-    def random_action(self, player: str, rng: random.Random | None = None) -> Action | None:
+    def random_action(self, player: PlayerName, rng: random.Random | None = None) -> Action | None:
         """A uniformly random member of ``legal_actions(player)`` drawn with ``rng``
         (``random.Random``; the module generator if None), or None when ``player``
         has nothing to do now.  Cheap: the combinations are counted, not listed."""
-        rnd = rng or random
-        if self.phase == "initial":
-            starts = self._starts(player)
-            return starts[rnd.randrange(len(starts))] if starts else None
-        if self.phase != "play" or player != self.to_move:
-            return None
-        plan = self._plan(player)
-        return self._action_at(player, plan, rnd.randrange(plan.total))
+        return LegalActions(self, player).random(rng)
 
-    def _iter_legal(self, player: str) -> Iterator[Action]:
-        if self.phase == "initial":
-            yield from self._starts(player)
-            return
-        if self.phase != "play" or player != self.to_move:
-            return
-        plan = self._plan(player)
-        invests = self._invests(player)
-        for r, builds, _nb, _ni, npass, discards in plan.blocks:
-            cards_for = {t: cl for t, cl, _n in builds}
-            for c in COMPANIES:
-                for sid, t in self.placements(c):
-                    for card in cards_for.get(t, ()):
-                        space = t if card == JOKER else None
-                        for take, swaps in plan.takes:
-                            for s in swaps:
-                                yield Build(c, sid, card, space, take, s, r)
-            for shares in invests:
-                for d in discards:
-                    yield Invest(shares, d, r)
-            if npass:
-                for d in discards:
-                    yield Pass(d, r)
+    def legal_summary(self, player: PlayerName, cards: list[TrackType] | None = None) -> LegalSummary:
+        """The short structured summary of what ``player`` may order now
+        (``moderator.rules.legal.LegalSummary``); ``cards`` replaces the track cards
+        held (the hand left after a redraw)."""
+        return LegalSummary.of(self, player, cards)
 
     # ================================================================= resolve
-    def resolve(self, player: str, action: Action) -> Action:
+    def resolve(self, player: PlayerName, action: Action) -> Action:
         """Fill in what a forgiving order left out, when only one choice fits, and
         check legality.  Returns the complete action to push.
 
-        Raises IllegalAction (reason + what is legal) when the action is not legal
-        for ``player`` now: not their turn, game over, card not in hand, a placement
-        condition failing, and so on (rules: A turn)."""
+        Raises IllegalAction (``code`` + values, worded by
+        ``templates/words/illegal.txt``; ``legal``: what is legal instead) when the
+        action is not legal for ``player`` now: not their turn (``not_your_turn``),
+        game over (``game_over``), card not in hand (``no_track_card``), a placement
+        condition failing (``cannot_build``), and so on (rules: A turn; BUILD, steps
+        1-4; INVEST; No legal action; Setup, step 5)."""
         if self.phase == "over":
-            raise IllegalAction("the game is over; no more orders are accepted")
+            raise IllegalAction("game_over")
         if player not in self.players:
-            raise IllegalAction(f"{player} is not a player of this game")
+            raise IllegalAction("not_a_player", player=player)
         if self.phase == "initial":
             if (
                 isinstance(action, Invest) and len(action.shares) == 1
@@ -759,18 +423,14 @@ class Game:
             ):
                 action = Start(action.shares[0])
             if not isinstance(action, Start):
-                raise IllegalAction(
-                    "the game is waiting for the initial investments: choose one share "
-                    "from your hand",
-                    [str(a) for a in self._starts(player)],
-                )
+                raise IllegalAction("initial_investment_awaited", [str(a) for a in _starts(self, player)])
             return self._check_start(player, action)
         if isinstance(action, Start):
-            raise IllegalAction("the initial investments have all been made already")
+            raise IllegalAction("initial_investments_made")
         if player != self.to_move:
-            raise IllegalAction(f"it is not your turn; it is {self.to_move}'s turn")
+            raise IllegalAction("not_your_turn", to_move=self.to_move)
         if not isinstance(action, (Build, Invest, Pass)):
-            raise IllegalAction(f"unknown action {action!r}")
+            raise IllegalAction("unknown_action", action=repr(action))
         cards = self._check_redraw(player, action.redraw)
         if isinstance(action, Build):
             return self._resolve_build(player, action, cards)
@@ -778,67 +438,51 @@ class Game:
             return self._resolve_invest(player, action, cards)
         return self._resolve_pass(player, action, cards)
 
-    def _check_start(self, player: str, action: Start) -> Start:
+    def _check_start(self, player: PlayerName, action: Start) -> Start:
         if player in self.initial_choice:
-            raise IllegalAction(
-                f"you have already chosen your initial investment ({self.initial_choice[player]})"
-            )
-        legal = [str(a) for a in self._starts(player)]
+            raise IllegalAction("already_chosen", share=self.initial_choice[player])
+        legal = [str(a) for a in _starts(self, player)]
         if action.share == UP and not _ruleset(self.ruleset).up_may_start:
-            raise IllegalAction(
-                "in the second edition the UP share may not be the initial investment; "
-                "choose one of the five company shares dealt", legal
-            )
+            raise IllegalAction("up_may_not_start", legal)
         if action.share not in self.share_hands[player]:
-            raise IllegalAction(f"you hold no {action.share} share", legal)
+            raise IllegalAction("no_such_share", legal, share=action.share)
         return action
 
-    def _check_redraw(self, player: str, redraw: str | None) -> list[str]:
+    def _check_redraw(self, player: PlayerName, redraw: str | None) -> list[str]:
         """The track cards left for the rest of the turn after showing ``redraw``
         (option dead_track_redraw; rules: No legal action)."""
         hand = self.track_hands[player]
         if redraw is None:
             return hand
         if not self.options["dead_track_redraw"]:
-            raise IllegalAction(
-                "redrawing a dead track card is the option dead_track_redraw, not used in this game"
-            )
+            raise IllegalAction("redraw_not_in_game")
         if redraw == JOKER:
-            raise IllegalAction("a joker is never dead: it matches any track type")
+            raise IllegalAction("joker_never_dead")
         if redraw not in TRACK_TYPES:
-            raise IllegalAction(f"{redraw} is not a track type ({', '.join(TRACK_TYPES)})")
+            raise IllegalAction("not_a_track_type", name=redraw, types=list(TRACK_TYPES))
         if redraw not in hand:
-            raise IllegalAction(
-                f"you hold no {redraw} track card to redraw (you hold: {', '.join(sorted(hand)) or 'none'})"
-            )
-        free = self._derived().free.get(redraw, 0)
+            raise IllegalAction("no_card_to_redraw", card=redraw, hand=sorted(hand))
+        free = self.network.free_spaces(redraw)
         if free:
             raise IllegalAction(
-                f"{free} {redraw} space{'s are' if free != 1 else ' is'} still free: a card can be "
-                f"redrawn only when every space of its track type is full",
-                [f"redraw {k}" for k in self.dead_cards(player)],
+                "card_not_dead", [f"redraw {k}" for k in self.dead_cards(player)], card=redraw, free=free
             )
         return _without(hand, redraw)
 
-    def _discard_choice(self, player: str, discard: str | None, what: str, cards: list[str], redraw: str | None) -> str | None:
+    def _discard_choice(self, player: PlayerName, discard: str | None, what: str, cards: list[str], redraw: str | None) -> str | None:
         if discard is None:
             kinds = sorted(set(cards))
             if len(kinds) <= 1:
                 return kinds[0] if kinds else None
-            raise IllegalAction(
-                f"say which track card to discard {what}",
-                [f"discard {k}" for k in kinds],
-            )
+            raise IllegalAction("which_discard", [f"discard {k}" for k in kinds], action=what)
         if discard not in cards:
             legal = [f"discard {k}" for k in sorted(set(cards))]
             if redraw is not None and discard == redraw and discard in self.track_hands[player]:
-                raise IllegalAction(
-                    f"your only {discard} track card is the one you redraw; discard another", legal
-                )
-            raise IllegalAction(f"you hold no {discard} track card", legal)
+                raise IllegalAction("discard_is_redrawn", legal, card=discard)
+            raise IllegalAction("no_track_card", legal, card=discard)
         return discard
 
-    def _resolve_invest(self, player: str, action: Invest, cards: list[str]) -> Invest:
+    def _resolve_invest(self, player: PlayerName, action: Invest, cards: list[str]) -> Invest:
         hand = Counter(self.share_hands[player])
         need = Counter(action.shares)
         kinds = sorted(need)
@@ -848,90 +492,67 @@ class Game:
             return out or ["you hold no share to invest"]
 
         if not action.shares:
-            raise IllegalAction("name the shares to invest", examples())
+            raise IllegalAction("no_shares_named", examples())
         for k in kinds:
             if k not in SHARE_COMPANIES:
-                raise IllegalAction(f"{k} is not a company", examples())
+                raise IllegalAction("not_a_company", examples(), name=k)
         if len(kinds) > 2 or (len(kinds) == 2 and len(action.shares) != 2):
-            raise IllegalAction(
-                "invest any number of shares of ONE company, or exactly one share each of "
-                "TWO companies",
-                examples(),
-            )
+            raise IllegalAction("invest_one_or_two_companies", examples())
         for k in kinds:
             if hand[k] < need[k]:
-                have = hand[k]
-                raise IllegalAction(
-                    f"you hold {have} {k} share{'s' if have != 1 else ''}, not {need[k]}",
-                    examples(),
-                )
-        discard = self._discard_choice(player, action.discard, "after investing", cards, action.redraw)
+                raise IllegalAction("too_few_shares", examples(), company=k, have=hand[k], need=need[k])
+        discard = self._discard_choice(player, action.discard, "invest", cards, action.redraw)
         return Invest(tuple(sorted(action.shares)), discard, action.redraw)
 
-    def _resolve_pass(self, player: str, action: Pass, cards: list[str]) -> Pass:
+    def _resolve_pass(self, player: PlayerName, action: Pass, cards: list[str]) -> Pass:
         shares = self.share_hands[player]
         if shares:
             raise IllegalAction(
-                "you may pass only when you can neither build nor invest, and you hold "
-                f"shares to invest ({', '.join(sorted(set(shares)))})",
-                self._summary_legal(player, cards),
+                "pass_holding_shares", self._summary_legal(player, cards), shares=sorted(set(shares))
             )
         if self._can_build(cards):
-            raise IllegalAction(
-                "you may pass only when you can neither build nor invest, and you can build",
-                self._summary_legal(player, cards),
-            )
-        return Pass(self._discard_choice(player, action.discard, "to pass", cards, action.redraw), action.redraw)
+            raise IllegalAction("pass_can_build", self._summary_legal(player, cards))
+        return Pass(self._discard_choice(player, action.discard, "pass", cards, action.redraw), action.redraw)
 
-    def _summary_legal(self, player: str, cards: list[str] | None = None,
-                       first: str | None = None) -> list[str]:
-        """A short list of legal order examples for replies (not every combination);
-        the builds of company ``first`` (the one the refused order named) come first."""
+    def _summary_legal(self, player: PlayerName, cards: list[TrackType] | None = None,
+                       first: CompanyId | None = None) -> list[str]:
+        """A short list of legal order examples for replies (not every combination),
+        formatted from ``legal_summary``; the builds of company ``first`` (the one
+        the refused order named) come first."""
+        summary = self.legal_summary(player, cards)
         out: list[str] = []
-        held = set(self.track_hands[player] if cards is None else cards)
-        builds = []
-        for company in sorted(COMPANIES, key=lambda c: c != first):
-            for sid, t in self.placements(company):
-                card = t if t in held else (JOKER if JOKER in held else None)
-                if card:
-                    builds.append(str(Build(company, sid, card, t if card == JOKER else None)))
+        builds = [str(b) for b in summary.build_actions(first)]
         if builds:
             out.append("build one of: " + ", ".join(builds[:40]) + (" ..." if len(builds) > 40 else ""))
-            out.append(
-                "then take one of: " + ", ".join(str(t) for t in self.share_options(player))
-            )
-        hand = sorted(set(self.share_hands[player]))
-        if hand:
-            out.append("or invest shares you hold: " + ", ".join(hand))
-        if not builds and not hand:
-            out.append("pass; discard one of: " + (", ".join(sorted(held)) or "(no card: just pass)"))
-        dead = self.dead_cards(player)
-        if dead:
-            out.append("you may start with: " + ", ".join(f"redraw {k}" for k in dead))
+            out.append("then take one of: " + ", ".join(str(t) for t in summary.takes))
+        if summary.invest:
+            out.append("or invest shares you hold: " + ", ".join(summary.invest))
+        if summary.passes:
+            out.append("pass; discard one of: "
+                       + (", ".join(p.discard for p in summary.passes if p.discard) or "(no card: just pass)"))
+        if summary.redraw:
+            out.append("you may start with: " + ", ".join(f"redraw {k}" for k in summary.redraw))
         return out
 
-    def _resolve_build(self, player: str, action: Build, hand: list[str]) -> Build:
+    def _resolve_build(self, player: PlayerName, action: Build, hand: list[str]) -> Build:
         company, sid = action.company, action.section
         if company == UP:
-            raise IllegalAction("Union Pacific has no trains and builds no track")
+            raise IllegalAction("up_builds_no_track")
         if company not in COMPANIES:
-            raise IllegalAction(f"{company} is not a company that builds track")
+            raise IllegalAction("not_a_building_company", company=company)
         if sid not in self.board.sections:
-            raise IllegalAction(f"there is no section {sid} on this board")
+            raise IllegalAction("no_such_section", section=sid)
         card, space = action.card, action.space
         if space is not None and space not in TRACK_TYPES:
-            raise IllegalAction(f"{space} is not a track type ({', '.join(TRACK_TYPES)})")
+            raise IllegalAction("not_a_track_type", name=space, types=list(TRACK_TYPES))
         if card is not None and card not in hand:
+            legal = self._summary_legal(player, hand, company)
             if action.redraw is not None and card == action.redraw and card in self.track_hands[player]:
-                reason = f"your only {card} track card is the one you redraw"
-            else:
-                reason = f"you hold no {card} track card (you hold: {', '.join(sorted(hand)) or 'none'})"
-            raise IllegalAction(reason, self._summary_legal(player, hand, company))
+                raise IllegalAction("card_is_redrawn", legal, card=card)
+            raise IllegalAction("no_track_card", legal, card=card, hand=sorted(hand))
         if card is not None and card != JOKER:
             if space is not None and space != card:
-                raise IllegalAction(
-                    f"a {card} card builds only on {card} track; only a joker builds on {space} track"
-                )
+                raise IllegalAction("card_builds_its_type", card=card, space=space)
             space = card
         # the candidate space types: fixed by the card, or by the order, or open
         if card is not None and card != JOKER:
@@ -942,28 +563,31 @@ class Game:
             candidates = list(TRACK_TYPES)
         if card is None:  # only types for which a card is held
             candidates = [t for t in candidates if t in hand or JOKER in hand]
-        fitting = [t for t in candidates if self._can_place(company, sid, t)]
+        can_place = self.network.can_place
+        fitting = [t for t in candidates if can_place(company, sid, t)]
         if not fitting:
+            legal = self._summary_legal(player, hand, company)
             if space is not None:
-                reason = self._why_not_placement(company, sid, space)
+                why = [self.network.why_not(company, sid, space)]
             else:
-                reasons = {t: self._why_not_placement(company, sid, t) for t in TRACK_TYPES}
+                reasons = {t: self.network.why_not(company, sid, t) for t in TRACK_TYPES}
                 ok = [t for t, r in reasons.items() if r is None]
                 if ok:  # a space fits, but no card in hand for it
-                    reason = (
-                        f"it needs a {' or '.join(ok)} track card (or a joker) and you hold "
-                        f"{', '.join(sorted(hand)) or 'none'}"
+                    raise IllegalAction(
+                        "build_needs_card", legal, company=company, section=sid, types=ok, hand=sorted(hand)
                     )
-                else:
-                    reason = "; ".join(dict.fromkeys(r for r in reasons.values() if r))
-            raise IllegalAction(
-                f"you cannot build {company} on {sid}: {reason}", self._summary_legal(player, hand, company)
-            )
+                unique: dict[str, dict[str, Any]] = {}
+                for r in reasons.values():
+                    if r:
+                        unique.setdefault(repr(r), r)
+                why = list(unique.values())
+            raise IllegalAction("cannot_build", legal, company=company, section=sid, why=why)
         if len(fitting) > 1:
             raise IllegalAction(
-                f"say which track card to play for {company} on {sid}",
+                "which_card",
                 [str(Build(company, sid, t if t in hand else JOKER, None if t in hand else t))
                  for t in fitting],
+                company=company, section=sid,
             )
         space = fitting[0]
         if card is None:
@@ -977,63 +601,57 @@ class Game:
             elif take.source == "up":
                 after.append(UP)
             if self.up_pile <= 0:
-                raise IllegalAction("the UP pile is empty: no UP swap is possible")
+                raise IllegalAction("up_pile_empty_no_swap")
             if take.source == "up" and self.up_pile <= 1:
-                raise IllegalAction(
-                    "you take the last UP share: the UP pile is then empty and no UP swap is possible"
-                )
+                raise IllegalAction("last_up_no_swap")
             if swap not in after:
-                extra = " (a share drawn unseen from the stack cannot be named in advance)" \
-                    if take.source == "stack" else ""
                 raise IllegalAction(
-                    f"you will hold no {swap} share to return in the swap "
-                    f"(you will hold: {', '.join(sorted(after)) or 'none'}){extra}"
+                    "no_share_to_swap", share=swap, after=sorted(after), unseen=take.source == "stack"
                 )
         space = space if card == JOKER else None
         if card == action.card and space == action.space and take == action.take:
             return action  # already complete (the common case: no new object)
         return Build(company, sid, card, space, take, swap, action.redraw)
 
-    def _resolve_take(self, player: str, take: Take | None) -> Take:
+    def _resolve_take(self, player: PlayerName, take: Take | None) -> Take:
         def legal() -> list[str]:
             return [str(t) for t in self.share_options(player)]
 
         if take is None:
             if self.share_options(player) == _TAKE_NONE:
                 return _TAKE_NONE[0]
-            raise IllegalAction("after building, say which share to take", legal())
+            raise IllegalAction("which_take", legal())
         source = take.source
         if source == "display":
             company = take.company
             if company is None:
                 if take.place is None or not 1 <= take.place <= len(self.display):
-                    raise IllegalAction(f"the face-up display has places 1-{len(self.display)}", legal())
+                    raise IllegalAction("no_display_place", legal(), places=len(self.display))
                 company = self.display[take.place - 1]
                 if company is None:
-                    raise IllegalAction(f"face-up place {take.place} is empty", legal())
+                    raise IllegalAction("display_place_empty", legal(), place=take.place)
             if company not in self.display:
-                shown = ", ".join(c for c in self.display if c) or "nothing"
-                raise IllegalAction(f"no {company} share is face up (the display shows {shown})", legal())
+                raise IllegalAction(
+                    "not_face_up", legal(), company=company, display=[c for c in self.display if c]
+                )
             return _TAKES["display", company]
         if source == "stack":
             if not self.stack:
-                raise IllegalAction("the share stack is empty", legal())
+                raise IllegalAction("stack_empty", legal())
         elif source == "up":
             if self.options["up_only_by_swap"]:
-                raise IllegalAction(
-                    "with the option up_only_by_swap, UP shares come only by the swap", legal()
-                )
+                raise IllegalAction("up_only_by_swap", legal())
             if self.up_pile <= 0:
-                raise IllegalAction("the UP pile is empty: no UP share can be taken", legal())
+                raise IllegalAction("up_pile_empty", legal())
         elif source == "none":
             if self.share_options(player) != _TAKE_NONE:
-                raise IllegalAction("a share must be drawn while one can be", legal())
+                raise IllegalAction("must_take", legal())
         else:
-            raise IllegalAction(f"unknown share source {source!r}", legal())
+            raise IllegalAction("unknown_share_source", legal(), source=source)
         return _TAKES[source, None]
 
     # ================================================================= push
-    def push(self, player: str, action: Action) -> list[str]:
+    def push(self, player: PlayerName, action: Action) -> list[str]:
         """Apply ``action`` by ``player`` (after ``resolve``) and return the public
         event lines it caused (dividends included).  ``history`` records the
         resolved (complete) action.
@@ -1080,7 +698,7 @@ class Game:
         self.log.append(f"{self.players[self.current]} starts.")
         self._draw_track(self.players[self.current])
 
-    def _draw_track(self, player: str) -> None:
+    def _draw_track(self, player: PlayerName) -> None:
         """Draw one track card for ``player``: the card that starts a turn (PBEM
         decision: the moderator draws it) or a redraw's replacement.  When the deck
         is empty the discards are shuffled into a new deck first (rules: Setup 2);
@@ -1099,12 +717,12 @@ class Game:
         else:
             self.log.append(f"No track card is left for {player} to draw (deck and discards are empty).")
 
-    def _discard(self, player: str, card: str | None) -> None:
+    def _discard(self, player: PlayerName, card: str | None) -> None:
         if card is not None:
             self.track_hands[player].remove(card)
             self.track_discards.insert(0, card)
 
-    def _apply_redraw(self, player: str, card: str) -> None:
+    def _apply_redraw(self, player: PlayerName, card: str) -> None:
         self.track_hands[player].remove(card)
         self.track_removed.append(card)
         self.log.append(
@@ -1145,14 +763,14 @@ class Game:
             self.display = [self._draw_stack() for _ in range(4)]
             self.log.append("Face-up shares: " + ", ".join(c or "-" for c in self.display) + ".")
 
-    def _apply_build(self, player: str, a: Build) -> None:
+    def _apply_build(self, player: PlayerName, a: Build) -> None:
         """BUILD (rules: A turn, BUILD): play the card, place the train, draw the
         share (dividends drawn on the way are paid before the swap; a swap after the
         game ended is not made), then the optional UP swap."""
         self._discard(player, a.card)
         space = a.space or a.card
         assert space is not None
-        self._place_train(a.company, a.section, space)
+        self.network.place(a.company, a.section, space)
         card = f"joker as {space}" if a.card == JOKER else a.card
         self.log.append(
             f"{player} built {a.company} on {a.section} ({card} track); "
@@ -1197,7 +815,7 @@ class Game:
                 self.log.append(f"{player} returned a share to the box unseen and took a UP share.")
         hand.sort()
 
-    def _apply_invest(self, player: str, a: Invest) -> None:
+    def _apply_invest(self, player: PlayerName, a: Invest) -> None:
         for s in a.shares:
             self.share_hands[player].remove(s)
             self.invested[player][s] = self.invested[player].get(s, 0) + 1
@@ -1229,7 +847,7 @@ class Game:
         any space whatever the card, and no player holds a share to invest."""
         if any(self.share_hands[p] for p in self.players):
             return False
-        return not any(self._derived().tot.values())
+        return not any(self.network.placement_totals().values())
 
     def _finish_stalled(self) -> None:
         """PBEM decision (stalled game): when nobody can ever build or invest again,
@@ -1241,7 +859,7 @@ class Game:
         self.dividends_pending = self.final_dividend - self.dividends_paid
         self._pay_pending(announce=False)
 
-    def investors(self) -> dict[str, dict[str, int]]:
+    def investors(self) -> dict[PlayerName, dict[ShareKind, int]]:
         """Invested shares per player (``{player: {company: n}}``), a copy."""
         return {p: dict(self.invested[p]) for p in self.players}
 
@@ -1294,8 +912,8 @@ class Game:
             parts = ", ".join(f"{p} +{totals.get(p, 0)}" for p in holdings)
             self.log.append(f"Dividend {number} paid: {parts} (millions).")
 
-    def standings(self) -> list[tuple[int, str, int]]:
-        """``(place, player, money)`` sorted richest first; equal money shares a place
+    def standings(self) -> list[tuple[int, PlayerName, int]]:
+        """``(place, player, money in millions)`` sorted richest first; equal money shares a place
         (open point: a tie is a shared win).  Includes the imaginary player when it
         took part."""
         ranked = sorted(self.money.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -1306,7 +924,7 @@ class Game:
             out.append((place, p, m))
         return out
 
-    def winners(self) -> list[str]:
+    def winners(self) -> list[PlayerName]:
         """Players in first place (several on a tie; possibly the imaginary player);
         empty before the end."""
         if self.phase != "over":
@@ -1324,7 +942,7 @@ class Game:
         deck/stack/pile sizes, top discard, removed cards, dividends, money (unless
         hidden_money and the game is not over), whose turn it is, the log."""
         hide_money = self.options["hidden_money"] and self.phase != "over"
-        d = self._derived()
+        network = self.network
         return {
             "phase": self.phase,
             "ruleset": self.ruleset,
@@ -1352,7 +970,7 @@ class Game:
                     "on_board": self.trains_on_board(c.abbr),
                     "in_box": self.box[c.abbr],
                     "value": self.value(c.abbr),
-                    "sections": sorted(d.secs[c.abbr]),
+                    "sections": network.company_sections(c.abbr),
                 }
                 for c in COMPANIES.values()
             ],
@@ -1361,7 +979,7 @@ class Game:
             "track_deck_size": len(self.track_deck),
             "track_discard_top": self.track_discards[0] if self.track_discards else None,
             "track_removed": list(self.track_removed),
-            "full_track_types": self.full_track_types(),
+            "full_track_types": network.full_track_types(),
             "up_pile": self.up_pile,
             "removed": list(self.removed),
             "dividends_paid": self.dividends_paid,
@@ -1370,7 +988,7 @@ class Game:
             "log": list(self.log),
         }
 
-    def view(self, player: str) -> dict[str, Any]:
+    def view(self, player: PlayerName) -> dict[str, Any]:
         """``public_view()`` plus ``player``'s own secrets under ``"you"``: their
         track cards, share hand, pending initial choice, shares returned in UP swaps,
         and their money even when hidden_money hides others'."""
@@ -1388,90 +1006,30 @@ class Game:
         return v
 
     def to_dict(self) -> dict[str, Any]:
-        """The full state as plain data (secrets included) for the game file."""
-        return {
-            "phase": self.phase,
-            "current": self.current,
-            "turn": self.turn,
-            "placed": {s: list(v) for s, v in self.placed.items() if any(v)},
-            "box": dict(self.box),
-            "track_deck": list(self.track_deck),
-            "track_discards": list(self.track_discards),
-            "track_removed": list(self.track_removed),
-            "reshuffles": self.reshuffles,
-            "track_hands": {p: list(v) for p, v in self.track_hands.items()},
-            "share_hands": {p: list(v) for p, v in self.share_hands.items()},
-            "invested": {p: dict(v) for p, v in self.invested.items()},
-            "initial_choice": dict(self.initial_choice),
-            "display": list(self.display),
-            "stack": list(self.stack),
-            "up_pile": self.up_pile,
-            "removed": list(self.removed),
-            "returned": {p: list(v) for p, v in self.returned.items()},
-            "dividends_drawn": self.dividends_drawn,
-            "dividends_paid": self.dividends_paid,
-            "money": dict(self.money),
-            "payouts": _copy.deepcopy(self.payouts),
-        }
+        """The full state as plain data (secrets included) for the game file: the
+        fields declared saved (``_state(save=...)``), in declaration order."""
+        return {f.name: f.metadata["save"](getattr(self, f.name)) for f in _SAVED}
 
     def copy(self) -> "Game":
-        """An independent copy (for trying an action without changing this game);
-        the board is shared (it is never changed), the caches are copied."""
-        g = Game(
-            board=self.board,
-            players=list(self.players),
-            seed=self.seed,
-            ruleset=self.ruleset,
-            options=dict(self.options),
-            phase=self.phase,
-            current=self.current,
-            turn=self.turn,
-            placed={s: list(v) for s, v in self.placed.items()},
-            box=dict(self.box),
-            track_deck=list(self.track_deck),
-            track_discards=list(self.track_discards),
-            track_removed=list(self.track_removed),
-            reshuffles=self.reshuffles,
-            track_hands={p: list(v) for p, v in self.track_hands.items()},
-            share_hands={p: list(v) for p, v in self.share_hands.items()},
-            invested={p: dict(v) for p, v in self.invested.items()},
-            initial_choice=dict(self.initial_choice),
-            display=list(self.display),
-            stack=list(self.stack),
-            up_pile=self.up_pile,
-            removed=list(self.removed),
-            returned={p: list(v) for p, v in self.returned.items()},
-            dividends_drawn=self.dividends_drawn,
-            dividends_paid=self.dividends_paid,
-            dividends_pending=self.dividends_pending,
-            money=dict(self.money),
-            payouts=_copy.deepcopy(self.payouts),
-            log=list(self.log),
-            history=list(self.history),
-        )
-        d = self._d
-        if d is not None:
-            e = _Derived()
-            e.adj, e.types = d.adj, d.types
-            e.secs = {c: set(v) for c, v in d.secs.items()}
-            e.net = {c: set(v) for c, v in d.net.items()}
-            e.pset = {c: set(v) for c, v in d.pset.items()}
-            e.lists = {c: {t: list(l) for t, l in v.items()} for c, v in d.lists.items()}
-            e.tot = dict(d.tot)
-            e.free = dict(d.free)
-            g._d = e
+        """An independent copy (for trying an action without changing this game):
+        every field copied as declared (``_state(copy=...)``); the board is shared
+        (it is never changed), the network's caches are copied."""
+        g = Game(**{f.name: f.metadata["copy"](getattr(self, f.name)) for f in _COPIED})
+        if self._network is not None:
+            g._network = self._network.copy(g.placed, g.box)
         return g
 
+    @classmethod
+    def fields_visible(cls, visible: str) -> list[str]:
+        """Names of the fields declared ``visible`` (``"public"``, ``"own"``,
+        ``"hidden"``), in declaration order."""
+        return [f.name for f in fields(cls) if f.metadata.get("visible") == visible]
 
-_DISTINCT: dict[tuple[str, ...], tuple[str, ...]] = {}
 
-
-def _distinct(spaces: tuple[str, ...]) -> tuple[str, ...]:
-    """The distinct track types of a section's spaces, in order (memoised)."""
-    out = _DISTINCT.get(spaces)
-    if out is None:
-        out = _DISTINCT[spaces] = tuple(dict.fromkeys(spaces))
-    return out
+_COPIED = tuple(f for f in fields(Game) if f.init)
+"""The fields ``Game.copy`` copies: every field given to ``Game(...)``."""
+_SAVED = tuple(f for f in fields(Game) if f.metadata.get("save"))
+"""The fields ``Game.to_dict`` saves, in declaration order (the game file's order)."""
 
 
 def _split(cards: list[str], k: int) -> list[list[str]]:

@@ -1,0 +1,360 @@
+"""What a player may do now: every legal action as a view, and one short summary.
+
+``LegalActions`` is a live view of the complete legal actions of one player in one
+game (python-chess's ``LegalMoveGenerator`` is the model): iterate it to list them,
+ask ``action in legal`` (checked by ``Game.resolve``, without listing), ``count()``
+or ``len()`` them and draw ``random(rng)`` one, both without listing the thousands
+of BUILD x take x swap combinations.  ``Game.legal_actions(player)`` returns it.
+
+``LegalSummary`` is the short structured answer to "what is legal now" that the
+replies and the status mail show: the starts, the dead cards to redraw, the builds
+grouped by company and section, the share draws and swaps after a build, the shares
+to invest and the passes; built from the network's placements, never from the
+product of the combinations.  ``moderator.render.legal_summary`` and the engine's
+refusals (``IllegalAction.legal``) format it.
+
+Rules: A turn (BUILD, INVEST), No legal action; Setup, step 5 (initial
+investment); options dead_track_redraw and up_only_by_swap (docs/rules.md).
+"""
+from __future__ import annotations
+
+import random as _random
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterator, Mapping
+
+from .actions import Action, Build, Invest, Pass, Start, Take
+from .components import COMPANIES, JOKER, TRACK_TYPES, UP, CompanyId, PlayerName, SectionId, ShareKind, TrackType
+from .options import ruleset as _ruleset
+
+if TYPE_CHECKING:
+    from .engine import Game
+
+
+def without(cards: list[str], card: str) -> list[str]:
+    """``cards`` with one ``card`` removed (a new list); ValueError if absent."""
+    out = list(cards)
+    out.remove(card)
+    return out
+
+
+def starts(game: "Game", player: PlayerName) -> list[Start]:
+    """The initial investments ``player`` may choose (rules: Setup, step 5): one
+    ``Start`` per share kind in hand, sorted, without UP in the second edition;
+    empty outside the initial phase or after the player chose."""
+    if game.phase != "initial" or player not in game.players or player in game.initial_choice:
+        return []
+    return [
+        Start(s) for s in sorted(set(game.share_hands[player]))
+        if not (s == UP and not _ruleset(game.ruleset).up_may_start)
+    ]
+
+
+def take_swaps(game: "Game", player: PlayerName) -> list[tuple[Take, list[ShareKind | None]]]:
+    """Each possible draw after a BUILD (``Game.share_options``) with its swap
+    choices: None (no swap), then every share kind held after the draw while a UP
+    share is left (rules: BUILD, steps 3-4).  A share drawn unseen from the stack
+    is not known when the order is written, so it is not among the swap choices
+    (PBEM decision)."""
+    hand = set(game.share_hands[player])
+    base: list[str | None] = [None, *sorted(hand)]
+    out: list[tuple[Take, list[str | None]]] = []
+    for take in game.share_options(player):
+        if game.up_pile - (1 if take.source == "up" else 0) <= 0:
+            out.append((take, [None]))
+            continue
+        extra = take.company if take.source == "display" else (UP if take.source == "up" else None)
+        if extra is None or extra in hand:
+            out.append((take, base))
+        else:
+            out.append((take, [None, *sorted(hand | {extra})]))
+    return out
+
+
+def invests(game: "Game", player: PlayerName) -> list[tuple[ShareKind, ...]]:
+    """Every legal investment of ``player``'s share hand (rules: INVEST), in a
+    stable order: each number of shares of one company, then each pair of two
+    companies; share tuples sorted."""
+    counts = Counter(game.share_hands[player])
+    kinds = sorted(counts)
+    out = [(a,) * n for a in kinds for n in range(1, counts[a] + 1)]
+    out += [(a, b) for i, a in enumerate(kinds) for b in kinds[i + 1 :]]
+    return out
+
+
+@dataclass
+class _Plan:
+    """The legal turn actions of the player on move, counted in blocks (one block
+    per redraw choice) without listing them.
+
+    ``takes`` pairs each share draw with its swap choices (``None`` first);
+    ``per_build`` is the number of (draw, swap) pairs; ``blocks`` are ``(redraw,
+    builds, n_builds, n_invests, n_passes, discards)`` where ``builds`` lists
+    ``(track type, cards that build on it, placements of that type over all
+    companies with trains left)``."""
+
+    takes: list[tuple[Take, list[str | None]]]
+    per_build: int
+    blocks: list[tuple[str | None, list[tuple[str, list[str], int]], int, int, int, list[str | None]]]
+
+    @property
+    def total(self) -> int:
+        """The number of legal actions the plan counts."""
+        return sum(b[2] + b[3] + b[4] for b in self.blocks)
+
+
+def plan(game: "Game", player: PlayerName) -> _Plan:
+    """The counted plan of the turn actions of ``player`` (on move, play phase)."""
+    hand = game.track_hands[player]
+    shares = game.share_hands[player]
+    k = len(set(shares))
+    n_inv = len(shares) + k * (k - 1) // 2
+    takes = take_swaps(game, player)
+    per_build = 0
+    for _take, swaps in takes:
+        per_build += len(swaps)
+    tot = game.network.placement_totals()
+    blocks = []
+    for r in (None, *game.dead_cards(player)):
+        held = set(hand) if r is None else set(without(hand, r))
+        joker = JOKER in held
+        builds = []
+        w = 0
+        for t in TRACK_TYPES:
+            n = tot[t]
+            if n:
+                if t in held:
+                    cl = [t, JOKER] if joker else [t]
+                elif joker:
+                    cl = [JOKER]
+                else:
+                    continue
+                builds.append((t, cl, n))
+                w += n * len(cl)
+        discards: list[str | None] = sorted(held) or [None]  # type: ignore[assignment]
+        n_pass = len(discards) if w == 0 and not shares else 0
+        blocks.append((r, builds, w * per_build, n_inv * len(discards), n_pass, discards))
+    return _Plan(takes, per_build, blocks)
+
+
+def action_at(game: "Game", player: PlayerName, p: _Plan, i: int) -> Action:
+    """The ``i``-th action of plan ``p`` (0 <= i < p.total); a bijection onto the
+    legal actions (tested), so a uniform ``i`` gives a uniform action.  The order
+    is not the listing order.  IndexError out of range."""
+    for r, builds, nb, ni, npass, discards in p.blocks:
+        if i < nb:
+            w, j = divmod(i, p.per_build)
+            for t, cl, n in builds:
+                if w < n * len(cl):
+                    q, k = divmod(w, len(cl))
+                    card = cl[k]
+                    break
+                w -= n * len(cl)
+            lists = game.network.placement_lists()
+            box = game.box
+            for c in COMPANIES:
+                if box[c] > 0:
+                    sids = lists[c].get(t, ())
+                    if q < len(sids):
+                        sid = sids[q]
+                        break
+                    q -= len(sids)
+            for take, swaps in p.takes:
+                if j < len(swaps):
+                    swap = swaps[j]
+                    break
+                j -= len(swaps)
+            return Build(c, sid, card, t if card == JOKER else None, take, swap, r)
+        i -= nb
+        if i < ni:
+            v, k = divmod(i, len(discards))
+            return Invest(invests(game, player)[v], discards[k], r)
+        i -= ni
+        if i < npass:
+            return Pass(discards[i], r)
+        i -= npass
+    raise IndexError("action index out of range")
+
+
+class LegalActions:
+    """The complete legal actions of ``player`` in ``game`` now: a live view (it
+    follows the game as it changes), in a stable order.
+
+    Initial phase: ``Start`` for each share kind in hand (not UP in the second
+    edition).  Play phase, for the player on move, for no redraw and then each
+    dead card (option dead_track_redraw): every BUILD (placement x track card x
+    draw x optional swap), every INVEST x discard, or, only when neither is
+    possible, ``Pass`` x discard.  Empty for anyone else.  Exactly the actions
+    ``Game.resolve`` returns unchanged.
+
+    Compares equal to a list of the same actions in the same order; indexing
+    (``legal[0]``, ``legal[-1]``) lists them first."""
+
+    __slots__ = ("game", "player")
+
+    def __init__(self, game: "Game", player: PlayerName) -> None:
+        self.game = game
+        self.player = player
+
+    def _on_move(self) -> bool:
+        g = self.game
+        return g.phase == "play" and self.player == g.to_move
+
+    def __iter__(self) -> Iterator[Action]:
+        g, player = self.game, self.player
+        if g.phase == "initial":
+            yield from starts(g, player)
+            return
+        if not self._on_move():
+            return
+        p = plan(g, player)
+        all_invests = invests(g, player)
+        network = g.network
+        for r, builds, _nb, _ni, npass, discards in p.blocks:
+            cards_for = {t: cl for t, cl, _n in builds}
+            for c in COMPANIES:
+                for sid, t in network.placements(c):
+                    for card in cards_for.get(t, ()):
+                        space = t if card == JOKER else None
+                        for take, swaps in p.takes:
+                            for s in swaps:
+                                yield Build(c, sid, card, space, take, s, r)
+            for shares in all_invests:
+                for d in discards:
+                    yield Invest(shares, d, r)
+            if npass:
+                for d in discards:
+                    yield Pass(d, r)
+
+    def __contains__(self, action: object) -> bool:
+        """Whether ``action`` is one of the legal actions: ``Game.resolve`` accepts
+        it and returns it unchanged (complete).  Nothing is listed."""
+        from .engine import IllegalAction  # the engine imports this module
+
+        try:
+            return self.game.resolve(self.player, action) == action  # type: ignore[arg-type]
+        except IllegalAction:
+            return False
+
+    def count(self) -> int:
+        """The number of legal actions, counted without listing them."""
+        g = self.game
+        if g.phase == "initial":
+            return len(starts(g, self.player))
+        if not self._on_move():
+            return 0
+        return plan(g, self.player).total
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __bool__(self) -> bool:
+        return self.count() > 0
+
+    def random(self, rng: _random.Random | None = None) -> Action | None:
+        """A uniformly random legal action drawn with ``rng`` (``random.Random``;
+        the module generator if None), or None when there is none.  Cheap: the
+        combinations are counted, not listed (one ``randrange`` per call)."""
+        rnd = rng or _random
+        g = self.game
+        if g.phase == "initial":
+            choices = starts(g, self.player)
+            return choices[rnd.randrange(len(choices))] if choices else None
+        if not self._on_move():
+            return None
+        p = plan(g, self.player)
+        return action_at(g, self.player, p, rnd.randrange(p.total))
+
+    def __getitem__(self, index: int) -> Action:
+        return list(self)[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (LegalActions, list, tuple)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<LegalActions of {self.player!r}: {self.count()} actions>"
+
+
+@dataclass(frozen=True)
+class LegalSummary:
+    """What ``player`` may order now, in short (not every combination).
+
+    - ``player``; ``phase`` of the game (``"initial"``, ``"play"``, ``"over"``);
+      ``on_move``: an order is awaited from the player (``Game.waiting_for``).
+      Every other field is empty when ``on_move`` is False.
+    - ``starts``: the initial investments (``Start``), initial phase only.
+    - ``redraw``: the dead track card kinds the turn may start by redrawing
+      (option dead_track_redraw), sorted.
+    - ``builds``: ``{company: {section id: ((space track type, card to play),
+      ...)}}``, companies in table order (``COMPANIES``), sections and types
+      sorted; the card is the type itself when held, else ``joker``.
+    - ``takes``: the share draws after a BUILD (``Take``); empty when no BUILD is
+      possible.
+    - ``swaps``: ``{take: (share kinds that may be returned in the UP swap after
+      that draw, ...)}`` for the same draws.
+    - ``invest``: the share kinds in hand (sorted); INVEST is possible when any.
+    - ``passes``: the passes (``Pass`` per discard choice, ``Pass(None)`` with no
+      card) when neither BUILD nor INVEST is possible (rules: No legal action).
+
+    ``cards`` given to ``of`` replaces the track cards held (the hand left after
+    a redraw); the redraw choices always come from the whole hand."""
+
+    player: PlayerName
+    phase: str
+    on_move: bool
+    starts: tuple[Start, ...] = ()
+    redraw: tuple[TrackType, ...] = ()
+    builds: Mapping[CompanyId, Mapping[SectionId, tuple[tuple[TrackType, str], ...]]] = field(
+        default_factory=dict)
+    takes: tuple[Take, ...] = ()
+    swaps: Mapping[Take, tuple[ShareKind, ...]] = field(default_factory=dict)
+    invest: tuple[ShareKind, ...] = ()
+    passes: tuple[Pass, ...] = ()
+
+    @classmethod
+    def of(cls, game: "Game", player: PlayerName, cards: list[TrackType] | None = None) -> "LegalSummary":
+        """The summary of ``player``'s choices in ``game`` now (see the class)."""
+        on_move = player in game.waiting_for()
+        if not on_move:
+            return cls(player, game.phase, False)
+        if game.phase == "initial":
+            return cls(player, game.phase, True, starts=tuple(starts(game, player)))
+        held = set(game.track_hands[player] if cards is None else cards)
+        joker = JOKER in held
+        network = game.network
+        builds: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {}
+        for company in COMPANIES:
+            sections: dict[str, list[tuple[str, str]]] = {}
+            for sid, t in network.placements(company):
+                card = t if t in held else (JOKER if joker else None)
+                if card:
+                    sections.setdefault(sid, []).append((t, card))
+            if sections:
+                builds[company] = {sid: tuple(v) for sid, v in sections.items()}
+        takes: tuple[Take, ...] = ()
+        swaps: dict[Take, tuple[str, ...]] = {}
+        if builds:
+            for take, choices in take_swaps(game, player):
+                takes += (take,)
+                swaps[take] = tuple(s for s in choices if s is not None)
+        invest = tuple(sorted(set(game.share_hands[player])))
+        passes: tuple[Pass, ...] = ()
+        if not builds and not invest:
+            passes = tuple(Pass(d) for d in sorted(held)) or (Pass(None),)
+        return cls(player, game.phase, True, (), tuple(game.dead_cards(player)), builds, takes, swaps,
+                   invest, passes)
+
+    def build_actions(self, first: CompanyId | None = None) -> list[Build]:
+        """The builds as incomplete ``Build`` actions (no draw), one per company,
+        section and space type, in the order of ``builds``; company ``first`` (the
+        one a refused order named) first."""
+        out = []
+        for company in sorted(self.builds, key=lambda c: c != first):
+            for sid, fits in self.builds[company].items():
+                for t, card in fits:
+                    out.append(Build(company, sid, card, t if card == JOKER else None))
+        return out
