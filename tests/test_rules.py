@@ -205,6 +205,17 @@ class TestBuildPlacement:
         e = refused(g, Build("KCC", "CHI-OMA", JOKER, "black-white", take=STACK))
         assert "KCC may not use black-white track" in reason(e)
 
+    def test_space_named_without_a_card_for_it(self):
+        # "build KCC DEN-KCY as black" with neither a black card nor a joker: the
+        # space is free, so the refusal names the card that is missing (it once
+        # read "...: None")
+        g = kcc_game()
+        hand(g, track=["white", "white", "white", "white"])
+        e = refused(g, Build("KCC", "DEN-KCY", None, "black", take=STACK))
+        assert e.code == "build_needs_card"
+        assert reason(e) == ("you cannot build KCC on DEN-KCY: it needs a black track card "
+                             "(or a joker) and you hold white, white, white, white")
+
     def test_forgiving_build_fills_the_card(self):
         g = kcc_game()
         hand(g, track=["black", "white", "white", "white"])

@@ -45,7 +45,9 @@ Nothing is guessed: when words can be read two ways (``'San'``: San Antonio or
 San Francisco; ``as white`` without a joker) the order is refused with the
 readings.
 
-``str(action)`` is the canonical text; ``parse_turn([str(a)], board) == a``.
+``str(action)`` is the canonical text; ``parse_turn([str(a)], board) == a`` too, but
+game files are replayed with the strict reader ``moderator.rules.notation.parse_action``
+only, so that making this parser friendlier can never stop an archived game loading.
 A line that cannot be read raises ``OrderError(reason, line)``: ``reason`` says what
 is wrong and what would be understood.  See ``templates/help.txt`` for the player's
 guide.

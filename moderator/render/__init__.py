@@ -17,8 +17,7 @@ from typing import Any
 
 import jinja2
 
-from ..rules.actions import Build
-from ..rules.components import COMPANIES, JOKER, UP
+from ..rules.components import COMPANIES, UP
 from ..rules.engine import Game
 from ..mail.read import subject_tag
 

@@ -2,7 +2,7 @@
 
 An action is one player's whole move: the initial investment (``Start``), a turn
 (``Build``, ``Invest``, ``Pass``).  ``str(action)`` gives the canonical order text,
-which ``moderator.orders.parse_turn`` reads back to an equal action (python-chess's
+which ``moderator.rules.notation.parse_action`` reads back to an equal action (python-chess's
 ``Move.uci()`` / ``Move.from_uci()`` is the model).  Fields left ``None`` by a
 forgiving order (e.g. a BUILD that does not name the track card) are filled in by
 ``Game.resolve`` when only one choice fits.

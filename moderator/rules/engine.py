@@ -569,6 +569,10 @@ class Game:
             legal = self._summary_legal(player, hand, company)
             if space is not None:
                 why = [self.network.why_not(company, sid, space)]
+                if why[0] is None:  # the space is free, but no card in hand for it
+                    raise IllegalAction(
+                        "build_needs_card", legal, company=company, section=sid, types=[space], hand=sorted(hand)
+                    )
             else:
                 reasons = {t: self.network.why_not(company, sid, t) for t in TRACK_TYPES}
                 ok = [t for t, r in reasons.items() if r is None]
