@@ -413,6 +413,46 @@ def test_touched_removed_and_unreadable_files(bk, games):
     assert bk.stale_games(games.parent / "nowhere") == bk.game_ids()
 
 
+def _age(directory: Path, seconds: float = 60) -> None:
+    past = time.time_ns() - int(seconds * 1e9)
+    os.utime(directory, ns=(past, past))
+
+
+def test_an_unchanged_directory_is_not_scanned(bk, games, monkeypatch):
+    store = GameStore(games)
+    bk.sync_games(store)
+    assert bk.stale_games(games) == []  # racy: the directory just changed, scanned again
+    assert bk._meta(bk._dir_key(games)) is None
+    _age(games)
+    assert bk.stale_games(games) == []
+    assert bk._meta(bk._dir_key(games)) is not None
+    scans = []
+    real = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda p: scans.append(p) or real(p))
+    assert bk.stale_games(games) == [] and bk.sync_games(store).flagged == [] and scans == []
+    # an edit in place does not change the directory: seen by a full scan
+    gid = "v1-two-player"
+    with open(games / f"{gid}.yaml", "a", encoding="utf-8") as fh:
+        fh.write("# edited by hand\n")
+    assert bk.stale_games(games) == [] and scans == []
+    assert bk.stale_games(games, full=True) == [gid]
+    monkeypatch.setattr(Bookkeeping, "FULL_SCAN_EVERY", 0.0)  # ... or once the last scan is old
+    assert bk.stale_games(games) == [gid]
+    monkeypatch.setattr(Bookkeeping, "FULL_SCAN_EVERY", 3600.0)
+    assert bk.sync_games(store).changed == [gid]
+    # adding, removing or replacing a file changes the directory
+    _age(games)
+    assert bk.stale_games(games) == []
+    scans.clear()
+    shutil.copy(games / f"{gid}.yaml", games / "copy.yaml")
+    assert bk.stale_games(games) == ["copy"] and scans
+    assert bk.sync_games(store).added == ["copy"]
+    _age(games)
+    bk.stale_games(games)
+    (games / "copy.yaml").unlink()
+    assert bk.sync_games(store).removed == ["copy"]
+
+
 def test_a_crash_between_the_save_and_the_record_is_noticed(bk, games):
     """The game file is written first, the index after: a crash in between leaves a
     stale stamp, and the file (whose digest the index does not know) is replayed."""

@@ -62,6 +62,7 @@ import contextlib
 import os
 import re
 import sqlite3
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -706,26 +707,72 @@ class Bookkeeping:
         return _dt(self._db.execute("SELECT MIN(deadline) FROM games").fetchone()[0])
 
     # -------------------------------------------------------------- the games directory
-    def stale_games(self, games_dir: str | os.PathLike[str]) -> list[str]:
+    FULL_SCAN_EVERY = 3600.0
+    """Seconds after which ``stale_games`` scans the whole directory again even
+    when the directory itself is unchanged (to see edits made in place)."""
+    RACY = 2.0
+    """A directory modified less than this many seconds before a scan is scanned
+    again next time (its modification time may not show a change made in the same
+    clock tick)."""
+
+    def stale_games(self, games_dir: str | os.PathLike[str], full: bool = False) -> list[str]:
         """Ids whose file was added, removed or changed on disk since it was
         indexed, sorted: one ``os.scandir`` of ``games_dir`` comparing each
         ``GAME.yaml``'s (size, mtime_ns, inode) with the index; no file is opened.
-        A missing directory counts as empty (every indexed game is stale).
-        Raises OSError for a directory that cannot be listed."""
-        known = {gid: (size, mtime, inode) for gid, size, mtime, inode
-                 in self._db.execute("SELECT id, size, mtime_ns, inode FROM games")}
-        stale = []
+
+        Quick path (unless ``full``): when the directory's own (mtime_ns, inode)
+        are those recorded after the last full scan that left the index complete,
+        and that scan is less than ``FULL_SCAN_EVERY`` seconds old, no file was
+        added, removed or replaced (every save, copy-in, ``mv``, ``rm`` and most
+        editors change the directory), so ``[]`` is returned after one ``stat``.  A
+        file edited *in place* (``nano``, ``echo >>``) is seen by the next full
+        scan; its load is never trusted meanwhile (the digest of its bytes
+        differs, so ``GameStore.load`` replays and compares it fully).
+
+        A full scan that finds nothing stale records the directory's stamp, one
+        that finds some forgets it, so that the quick path is taken again only
+        after ``sync_games`` indexed them (small commits; not for a read-only
+        database).  A missing directory counts
+        as empty (every indexed game is stale).  Raises OSError for a directory
+        that cannot be listed."""
+        stale, dir_stamp = self._scan(games_dir, full)
+        if not stale and dir_stamp is not None:
+            self._remember_dir(games_dir, dir_stamp)
+        elif stale and not self.readonly and self._meta(self._dir_key(games_dir)) is not None:
+            # until they are indexed (``sync_games``), later calls scan fully
+            self._set_meta(self._dir_key(games_dir), None)
+        return stale
+
+    def _dir_key(self, games_dir: str | os.PathLike[str]) -> str:
+        return "games_dir:" + os.path.abspath(games_dir)
+
+    def _scan(self, games_dir: str | os.PathLike[str], full: bool) -> tuple[list[str], str | None]:
+        """``(stale ids, directory stamp to remember once they are indexed)``; the
+        stamp is None when nothing needs remembering (quick path, racy, missing)."""
         try:
-            entries = os.scandir(games_dir)
+            dst = os.stat(games_dir)
         except FileNotFoundError:
-            return sorted(known)
-        with entries:
+            return self.game_ids(), None
+        now_ns = time.time_ns()
+        stamp = f"{dst.st_mtime_ns} {dst.st_ino}"
+        if not full:
+            known = self._meta(self._dir_key(games_dir))
+            if known is not None:
+                rec_stamp, _, scanned = known.rpartition(" ")
+                if rec_stamp == stamp and now_ns - int(scanned) < self.FULL_SCAN_EVERY * 1e9:
+                    return [], None
+        # racy: a change in the same clock tick as dst would not move the mtime
+        remember = None if now_ns - dst.st_mtime_ns < self.RACY * 1e9 else f"{stamp} {now_ns}"
+        known_rows = {gid: (size, mtime, inode) for gid, size, mtime, inode
+                      in self._db.execute("SELECT id, size, mtime_ns, inode FROM games")}
+        stale = []
+        with os.scandir(games_dir) as entries:
             for entry in entries:
                 name = entry.name
                 if not name.endswith(".yaml"):
                     continue
                 gid = name[:-5]
-                rec = known.pop(gid, None)
+                rec = known_rows.pop(gid, None)
                 if rec is None:
                     if _GAME_FILE_RE.fullmatch(name) and entry.is_file():
                         stale.append(gid)
@@ -737,10 +784,14 @@ class Bookkeeping:
                     continue
                 if (st.st_size, st.st_mtime_ns, st.st_ino) != rec:
                     stale.append(gid)
-        stale.extend(known)  # indexed, no longer on disk
-        return sorted(stale)
+        stale.extend(known_rows)  # indexed, no longer on disk
+        return sorted(stale), remember
 
-    def sync_games(self, store: GameStore) -> SyncReport:
+    def _remember_dir(self, games_dir: str | os.PathLike[str], value: str) -> None:
+        if not self.readonly:
+            self._set_meta(self._dir_key(games_dir), value)
+
+    def sync_games(self, store: GameStore, full: bool = False) -> SyncReport:
         """Bring the games index up to date with ``store``'s directory, parsing
         only the files ``stale_games`` reports, in one transaction.  A file not
         indexed (a new game, a file copied in by hand) is added and flagged
@@ -749,13 +800,18 @@ class Bookkeeping:
         fully; ``mark_checked`` clears it); a file with the same bytes (touched,
         copied back) only gets its new stamp; an unreadable file is indexed with
         its error (and flagged) so that it is not read again until it changes; a
-        file gone is dropped.  Call at the start of every cycle.  Returns a
+        file gone is dropped.  Call at the start of every cycle (idle: one
+        ``stat`` of the directory, see ``stale_games``; ``full`` forces the scan).  Returns a
         ``SyncReport``.  Raises OSError when the directory cannot be listed."""
         report = SyncReport([], [], [], [], {})
-        stale = self.stale_games(store.dir)
+        stale, dir_stamp = self._scan(store.dir, full)
         if not stale:
+            if dir_stamp is not None:
+                self._remember_dir(store.dir, dir_stamp)
             return report
         with self.transaction():
+            if dir_stamp is not None:
+                self._remember_dir(store.dir, dir_stamp)
             for gid in stale:
                 row = self._db.execute("SELECT digest, needs_check FROM games WHERE id = ?", (gid,)).fetchone()
                 try:
