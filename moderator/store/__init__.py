@@ -7,7 +7,12 @@ One module a job:
   ``migrate``, ``replay`` with the strict notation); the format is documented in
   ``docs/game-file.md``;
 - ``spool``: the outgoing mail spool (``Spool``);
-- ``state``: the moderator's own bookkeeping (``ModeratorState``).
+- ``state``: the moderator's own bookkeeping as YAML (``ModeratorState``,
+  ``spool/moderator.yaml``), used by the cycle until it is wired to ``bookkeeping``;
+- ``bookkeeping``: the same bookkeeping in SQLite (``Bookkeeping``,
+  ``spool/pbem.sqlite3``) plus the games index (routing, games owing mail, the
+  digest of each file the moderator wrote); it imports ``moderator.yaml`` on
+  first open.
 
 Moved names stay importable from their old modules: ``atomic_write`` and
 ``fsync_dir`` from ``gamefile``, ``ModeratorState`` from ``spool``.
