@@ -753,6 +753,11 @@ class OrderMail:
       ``''`` and the mail is from nobody): ``'no From header'``, ``'several From
       headers'``, ``'control characters in From'``, ``'several addresses in
       From'``, ``'no address in From'``, ``'malformed From: <defect>'``; else None.
+    * ``auto_hint``: set (to the phrase found) when a person's mail (``machine``
+      None) reads like an out-of-office text without saying so in its headers
+      ("I am travelling until ...", "bin bis ... nicht im Büro", "в отпуске") and
+      has no In-Reply-To; not a reason to ignore it, a hint for the log and for
+      rate-limiting answers to mails without orders.
     """
 
     message_id: str | None = None
@@ -774,6 +779,7 @@ class OrderMail:
     cut: str | None = field(default=None, compare=False)
     delivery_key: str = field(default="", compare=False)
     sender_problem: str | None = field(default=None, compare=False)
+    auto_hint: str | None = field(default=None, compare=False)
 
     @property
     def unread(self) -> list[str]:
@@ -1079,6 +1085,20 @@ def _looks_like_signature(line: str) -> bool:
     return False
 
 
+_AUTO_TEXT_RE = re.compile(
+    r"(?:out of (?:the )?office|I am (?:currently )?(?:travelling|traveling|away|on (?:vacation|"
+    r"holiday|leave))|away (?:from|until)|limited access to (?:my )?e-?mail|"
+    r"will (?:read|reply|respond|answer)[^.]{0,60}(?:when|after|once) I(?:'m| am)? (?:return|back)|"
+    r"(?:bin|ist) (?:bis|vom)[^.]{0,40}(?:abwesend|nicht im b[üu]ro|im urlaub)|abwesenheit|"
+    r"en vacances|absente? (?:jusqu|du)|fuera de la oficina|de vacaciones|estoy ausente|"
+    r"em f[ée]rias|estou ausente|sono in ferie|fuori ufficio|ben (?:met vakantie|afwezig)|"
+    r"na urlopie|jestem poza biurem|mimo kancel[áa][řr]|на отпуске|в отпуске|вне офиса|"
+    r"olen lomalla|är på semester|er på ferie|er på (?:ferie|fri)|izindeyim|休暇中|不在にして|"
+    r"休假|不在办公室|휴가 중)",
+    re.IGNORECASE,
+)
+
+
 def classify_lines(lines: list[str], sender: str = "", display: str = "") -> list[str]:
     """The kind of each order line (see :attr:`OrderMail.kinds`): ``'text'``,
     ``'greeting'``, ``'signoff'``, ``'signature'`` or ``'notice'``.
@@ -1365,6 +1385,9 @@ def _read(raw: bytes, result: OrderMail, own_address: str | None) -> None:
     result.lines = lines
     result.kinds = classify_lines(lines, result.sender, result.sender_display)
     result.cut = cut
+    if not result.machine and result.in_reply_to is None:
+        found = _AUTO_TEXT_RE.search(" ".join(lines)[:2000])
+        result.auto_hint = found.group(0) if found else None
     if result.game_id is None and game is not None:
         result.game_id = game
     if secret is not None:
