@@ -1046,6 +1046,9 @@ _NOTICE_RE = re.compile(
 )
 
 
+_CLASSIFY_MAX = 300  # longer lines are not looked at closely
+
+
 def _is_signoff(line: str) -> bool:
     key = _phrase_key(line)
     if key in _SIGNOFFS:
@@ -1125,6 +1128,9 @@ def classify_lines(lines: list[str], sender: str = "", display: str = "") -> lis
     for i, line in enumerate(lines):
         if in_notice:
             kinds.append("notice")
+            continue
+        if len(line) > _CLASSIFY_MAX:  # long prose: text (and no regex runs on it)
+            kinds.append("signature" if in_signature else "text")
             continue
         if _NOTICE_RE.match(line) and len(line) > 20:
             kinds.append("notice")
