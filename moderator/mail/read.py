@@ -203,7 +203,11 @@ _ATTRIBUTION_START = re.compile(
     re.IGNORECASE,
 )
 # '2016-03-03 17:21 GMT+01:00 Some One <a@b.org>:', '30 нояб. 2026 г., в 23:54, X <a@b>:'
-_DATE_ADDR_RE = re.compile(r".*\d{4}.{1,100}<[^@<>\s]+@[^@<>\s]+>\s*[:\uff1a]?")
+_DATE_ADDR_RE = re.compile(r".*\d{4}.{1,100}<\s*[^@<>\s]+@[^@<>\s]+\s*>\s*[:\uff1a]?")
+# Gmail's older form: '2016-03-03 17:21 GMT+01:00 Some One' (address optional)
+_GMAIL_ISO_RE = re.compile(r"(?:19|20)\d\d-\d\d-\d\d \d\d?:\d\d GMT[+-]\d\d:\d\d [^:]{1,150}[:\uff1a]?")
+_CLOSING_RE = re.compile(r">\s*[:\uff1a]")  # '>:' ending an address wrapped off its line
+_RULE_RE = re.compile(r"[-_=]{10,}")  # a rule line right above a reply header block
 _ATTRIBUTION_MAX = 400  # characters of a (joined) attribution line
 
 # "-----Original Message-----", "-------- Ursprüngliche Nachricht --------",
@@ -225,7 +229,9 @@ _FOOTER_RE = re.compile(
     r"Von meinem\b.*\bgesendet|Gesendet von meinem\b|Gesendet mit\b|"
     r"Envoy[ée] de mon\b|Envoy[ée] depuis\b|Odesl[áa]no z\b|"
     r"Verstuurd (?:vanaf|met) mijn\b|Verzonden (?:vanaf|met) mijn\b|"
-    r"Inviato da\b|发自我的|發自我的|从我的|從我的|来自我的)",
+    r"Inviato da\b|Sendt fra min\b|Skickat från min\b|Lähetetty \S+ ?(?:iPhone|iPad|Android)|"
+    r"Wysłane z (?:mojego|iPhone|iPada|telefonu)|Отправлено с (?:iPhone|iPad|моего)|"
+    r"Enviado do meu\b|iPhone'umdan gönderildi|iPhoneから送信|发自我的|發自我的|从我的|從我的|来自我的)",
     re.IGNORECASE,
 )
 _FOOTER_MAX = 100
@@ -270,17 +276,18 @@ def _attribution_length(lines: list[str], i: int, nxt: list[int]) -> int:
             if i + n - 1 >= len(lines):
                 break
             more = lines[i + n - 1].strip()
-            if not more or _is_quote(more):
+            if not more or (_is_quote(more) and not _CLOSING_RE.fullmatch(more)):
                 break
             joined = f"{joined} {more}"
         if len(joined) > _ATTRIBUTION_MAX:
             break
-        if _is_attribution(joined):
+        if _is_attribution(joined) or (
+            len(joined) <= 200 and (_DATE_ADDR_RE.fullmatch(joined)
+                                    or _GMAIL_ISO_RE.fullmatch(joined))
+        ):
             return n
-        if n == 1 and not _ATTRIBUTION_START.match(first):
-            break  # only lines that open like an attribution may be wrapped
-    if len(first) <= 200 and _DATE_ADDR_RE.fullmatch(first):
-        return 1
+        if n == 1 and not (_ATTRIBUTION_START.match(first) or first.endswith("<")):
+            break  # only lines that open like an attribution (or end inside an address) may be wrapped
     # Any other line ending in a colon directly above a '>' quote is an attribution
     # too (other languages, other clients: "2026年11月30日(月) 23:54 X <x@y>:").
     if first.endswith((":", "\uff1a")):
@@ -376,6 +383,10 @@ def _strip(text: str) -> tuple[list[str], str | None]:
             or _PHRASE_SEPARATOR_RE.fullmatch(bare)
         ):
             cut = "separator of a quoted mail"
+            break
+        if _RULE_RE.fullmatch(bare) and nxt[i + 1] < len(lines) and _is_header_block(
+                lines, nxt[i + 1], nxt):
+            cut = f"reply header block ({_header_block_lang(_bare(lines[nxt[i + 1]]))})"
             break
         if _is_header_block(lines, i, nxt):
             cut = f"reply header block ({_header_block_lang(bare)})"
