@@ -415,3 +415,13 @@ def test_delivery_key_on_odd_input():
     for raw in (b"", b"\r\n\r\n", b"no header at all", b"\xff\xfe" * 100, b":\r\n:"):
         assert delivery_key(raw).startswith("sha256:")
     assert read_mail(BASE).delivery_key == delivery_key(BASE)
+
+
+def test_raw_iso2022jp_headers_are_decoded():
+    subject = "Re: [pbem:ridge:k3x9p2qa] ようこそ".encode("iso2022_jp")
+    name = "山田".encode("iso2022_jp")
+    raw = (b"From: " + name + b" <taro@example.jp>\r\nTo: m@x\r\nSubject: " + subject
+           + b"\r\nContent-Type: text/plain; charset=iso-2022-jp\r\n\r\nstart EPRG\r\n")
+    om = read(raw)
+    assert om.subject == "Re: [pbem:ridge:k3x9p2qa] ようこそ" and om.game_id == "ridge"
+    assert (om.sender, om.sender_display) == ("taro@example.jp", "山田")

@@ -813,12 +813,27 @@ def _fix_8bit(text: str) -> str:
     return decode_text(data, None)
 
 
+def _fix_7bit(text: str) -> str:
+    """Raw ISO-2022 text in a header (old Japanese clients write it unencoded): decode
+    it; unchanged when it does not decode."""
+    if "\x1b" not in text:
+        return text
+    for codec in ("iso2022_jp_ext", "iso2022_jp_2", "iso2022_kr"):
+        try:
+            return text.encode("ascii").decode(codec)
+        except (UnicodeError, LookupError):
+            continue
+    return text
+
+
 def _header(msg: Message, name: str) -> str | None:
     """A header's decoded, unfolded value, or None; falls back to the raw value when
     the structured parser of ``policy.default`` chokes on it."""
     raw = _raw_header(msg, name)
     if raw is None:
         return None
+    if "\x1b" in raw:
+        return _decode_words(_fix_7bit(_unfold(raw)))
     if not _SURROGATES_RE.search(raw):  # 8-bit bytes would come back as U+FFFD
         try:
             value = msg.get(name)
@@ -1297,7 +1312,7 @@ def _parse_from(msg: Message) -> tuple[str, str, str | None]:
         return "", "", "no From header"
     if len(raws) > 1:
         return "", "", "several From headers"
-    value = _fix_8bit(re.sub(r"\r?\n(?=[ \t])", "", raws[0])).strip()
+    value = _fix_7bit(_fix_8bit(re.sub(r"\r?\n(?=[ \t])", "", raws[0]))).strip()
     if _FROM_CONTROL_RE.search(value):
         return "", "", "control characters in From"
     try:
