@@ -10,6 +10,15 @@ text, signatures and client boilerplate removed, and whether it is machine mail
 It never raises on bad input: a mail that cannot be read at all comes back with
 ``error`` set.  Authentication (is this really the player?) is not done here.
 
+Real mail (issue 12): localized reply header blocks, attributions, separators,
+sign-offs and greetings come from a table per language (``reply_headers.json``,
+:data:`REPLY_TABLE`); each kept line gets a kind (:func:`classify_lines`) so that
+signatures without ``-- `` can be listed as not read; 7-bit stateful charsets
+(ISO-2022-JP/-KR, UTF-7, HZ) are decoded as declared; the From header is parsed
+strictly; :func:`delivery_key` recognises one mail delivered twice; MIME nested too
+deeply is refused as unreadable; a mail whose body was not fetched (too large)
+comes as headers plus its size.
+
 Everything is parsed with the standard library's :mod:`email` package and
 ``email.policy.default``.
 """
@@ -706,8 +715,10 @@ class OrderMail:
 
     * ``message_id``: the Message-ID header with its angle brackets, e.g.
       ``'<CAF1x@mail.gmail.com>'``, or None.
-    * ``sender``: the From address by :func:`canonical_address` (``''`` if none);
-      ``sender_display`` its display name (``''`` if none).
+    * ``sender``: the one From address, lower-cased, parsed strictly with
+      :mod:`email.headerregistry` (``''`` if none, or when ``sender_problem`` says
+      why the header was refused); ``sender_display`` its display name (``''`` if
+      none).
     * ``subject``: decoded, unfolded Subject (``''`` if none).
     * ``game_id``, ``secret``: from the Subject tag ``[pbem:GAME:SECRET]``, else from
       ``game: GAME`` / ``secret: SECRET`` lines of the body (key in any case, ``:`` or
