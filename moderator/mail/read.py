@@ -10,12 +10,23 @@ text, signatures and client boilerplate removed, and whether it is machine mail
 It never raises on bad input: a mail that cannot be read at all comes back with
 ``error`` set.  Authentication (is this really the player?) is not done here.
 
+Real mail (issue 12): localized reply header blocks, attributions, separators,
+sign-offs and greetings come from a table per language (``reply_headers.json``,
+:data:`REPLY_TABLE`); each kept line gets a kind (:func:`classify_lines`) so that
+signatures without ``-- `` can be listed as not read; 7-bit stateful charsets
+(ISO-2022-JP/-KR, UTF-7, HZ) are decoded as declared; the From header is parsed
+strictly; :func:`delivery_key` recognises one mail delivered twice; MIME nested too
+deeply is refused as unreadable; a mail whose body was not fetched (too large)
+comes as headers plus its size.
+
 Everything is parsed with the standard library's :mod:`email` package and
 ``email.policy.default``.
 """
 from __future__ import annotations
 
 import codecs
+import hashlib
+import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -25,14 +36,21 @@ from email.message import EmailMessage, Message
 from email.parser import BytesParser
 from email.utils import parseaddr
 from html.parser import HTMLParser
+from pathlib import Path
+
 from ..store import GAME_ID_PATTERN
+from .transport.base import HeadersOnly
 
 __all__ = [
     "DEFAULT_MAX_SIZE",
     "GAME_ID_PATTERN",
     "SECRET_PATTERN",
     "OrderMail",
+    "KEY_HEADERS",
+    "REPLY_TABLE",
     "canonical_address",
+    "classify_lines",
+    "delivery_key",
     "decode_text",
     "html_to_text",
     "parse_subject_tag",
@@ -133,40 +151,83 @@ def parse_subject_tag(subject: str | None) -> tuple[str | None, str | None]:
 # Quotes, signatures and client boilerplate
 # ---------------------------------------------------------------------------
 
-# Attribution lines ("On <date>, <who> wrote:") by language.  A line (or two or three
-# lines joined with a space, for wrapped ones) must match one of these in full.
-_ATTRIBUTION_RES = [
-    re.compile(p, re.IGNORECASE)
-    for p in (
-        r"On\s.*\bwrote\s*:",  # en
-        r"Am\s.*\bschrieb\b.*:",  # de
-        r".*\bschrieb\s+am\b.*:",  # de, K-9 / Thunderbird for Android
-        r"El\s.*\bescribi[óo]\s*:",  # es
-        r"Le\s.*\ba\s+[ée]crit\s*:",  # fr
-        r"Dne\s.*\bnapsal(?:\(a\)|a)?\s*:",  # cs, Thunderbird
-        r".*\bodes[íi]latel\b.*\bnapsal(?:\(a\)|a)?\s*:",  # cs, Gmail
-        r"Op\s.*\bschreef\b.*:",  # nl
-        r"Il\s.*\bha\s+scritto\s*:",  # it
-        r"Em\s.*\bescreveu\s*:",  # pt
-        r".*(?:写道|寫道)\s*[:：]",  # zh
-    )
-]
-_ATTRIBUTION_START = re.compile(
-    r"(?:On|Am|El|Le|Dne|Op|Il|Em)\s|.*\b(?:odes[íi]latel|schrieb)\b", re.IGNORECASE
+# Localized reply headers, attributions, separators, sign-offs and greetings come from
+# a table per language (reply_headers.json next to this module), not from hand-written
+# regular expressions: adding a language is adding an entry there.
+_TABLE_PATH = Path(__file__).with_name("reply_headers.json")
+
+
+def _load_table() -> dict[str, dict[str, list[str]]]:
+    data = json.loads(_TABLE_PATH.read_text(encoding="utf-8"))
+    return {lang: entry for lang, entry in data.items() if not lang.startswith("_")}
+
+
+REPLY_TABLE: dict[str, dict[str, list[str]]] = _load_table()
+"""Per language code: ``from``, ``sent``, ``date``, ``to``, ``cc``, ``subject`` (the
+labels of a reply header block), ``wrote`` and ``start`` (attribution words),
+``original`` and ``forwarded`` (separator phrases), ``signoff`` and ``greeting``
+(whole short lines).  Loaded from ``reply_headers.json``."""
+
+_UNSPACED = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "THAI", "DEVANAGARI", "HEBREW",
+             "ARABIC")
+
+
+def _word_re(word: str) -> str:
+    """A table word as a regular expression: white space matches any run of it; a
+    word boundary in front unless the script does not separate words by spaces."""
+    body = r"\s+".join(re.escape(part) for part in word.split())
+    try:
+        name = unicodedata.name(word[0])
+    except (ValueError, IndexError):
+        name = ""
+    return body if name.startswith(_UNSPACED) else rf"(?<!\w){body}"
+
+
+def _alternation(words) -> str:
+    words = sorted({w for w in words if w}, key=len, reverse=True)
+    return "|".join(_word_re(w) for w in words)
+
+
+def _labels(*kinds: str) -> list[str]:
+    return [w for entry in REPLY_TABLE.values() for k in kinds for w in entry.get(k, [])]
+
+
+def _langs_of(kind: str, word: str) -> list[str]:
+    return [lang for lang, entry in REPLY_TABLE.items() if word in entry.get(kind, [])]
+
+
+_LABEL_END = r"\*?\s*[:\uff1a]"
+_HDR_FROM_RE = re.compile(rf"\*?(?:{_alternation(_labels('from'))}){_LABEL_END}\s*\S",
+                          re.IGNORECASE)
+_HDR_OTHER_RE = re.compile(
+    rf"\*?(?:{_alternation(_labels('sent', 'date', 'to', 'cc', 'subject'))}){_LABEL_END}",
+    re.IGNORECASE,
 )
+# "On <date>, <who> wrote:" in any language of the table: a line that holds a wrote
+# word and ends in a colon (ASCII or full-width) within 100 characters after it.
+_WROTE_RE = re.compile(rf".*(?:{_alternation(_labels('wrote'))}).{{0,100}}[:\uff1a]",
+                       re.IGNORECASE)
+_ATTRIBUTION_START = re.compile(
+    rf"(?:{_alternation(_labels('start'))})\s|.*\b(?:odes[íi]latel|schrieb)\b",
+    re.IGNORECASE,
+)
+# '2016-03-03 17:21 GMT+01:00 Some One <a@b.org>:', '30 нояб. 2026 г., в 23:54, X <a@b>:'
+_DATE_ADDR_RE = re.compile(r".*\d{4}.{1,100}<\s*[^@<>\s]+@[^@<>\s]+\s*>\s*[:\uff1a]?")
+# Gmail's older form: '2016-03-03 17:21 GMT+01:00 Some One' (address optional)
+_GMAIL_ISO_RE = re.compile(r"(?:19|20)\d\d-\d\d-\d\d \d\d?:\d\d GMT[+-]\d\d:\d\d [^:]{1,150}[:\uff1a]?")
+_CLOSING_RE = re.compile(r">\s*[:\uff1a]")  # '>:' ending an address wrapped off its line
+_RULE_RE = re.compile(r"[-_=]{10,}")  # a rule line right above a reply header block
 _ATTRIBUTION_MAX = 400  # characters of a (joined) attribution line
 
 # "-----Original Message-----", "-------- Ursprüngliche Nachricht --------",
 # "---------- Forwarded message ---------", QQ Mail's "------ 原始邮件 ------" ...
 _SEPARATOR_RE = re.compile(r"-{3,}\s*[^-\s].*?\s*-{3,}")
-_UNDERSCORES_RE = re.compile(r"_{10,}")  # Outlook on the web / mobile, before From:
-_GROUPWISE_RE = re.compile(r">>>\s.*\s>>>")  # GroupWise: '>>> "Name" <addr> date >>>'
-_FORWARD_RE = re.compile(
-    r"(?:Begin forwarded message|Anfang der weitergeleiteten Nachricht|"
-    r"D[ée]but du message r[ée]exp[ée]di[ée]|Inicio del mensaje reenviado|"
-    r"Za[čc][áa]tek p[řr]eposlan[ée] zpr[áa]vy)\s*:",
+_PHRASE_SEPARATOR_RE = re.compile(
+    rf"[-_=*~\s]*(?:{_alternation(_labels('original', 'forwarded'))})[-_=*~\s]*[:\uff1a]?",
     re.IGNORECASE,
 )
+_UNDERSCORES_RE = re.compile(r"_{10,}")  # Outlook on the web / mobile, before From:
+_GROUPWISE_RE = re.compile(r">>>\s.*\s>>>")  # GroupWise: '>>> "Name" <addr> date >>>'
 
 # Phone and app footers: everything from such a line on is dropped.
 _FOOTER_RE = re.compile(
@@ -177,25 +238,20 @@ _FOOTER_RE = re.compile(
     r"Von meinem\b.*\bgesendet|Gesendet von meinem\b|Gesendet mit\b|"
     r"Envoy[ée] de mon\b|Envoy[ée] depuis\b|Odesl[áa]no z\b|"
     r"Verstuurd (?:vanaf|met) mijn\b|Verzonden (?:vanaf|met) mijn\b|"
-    r"Inviato da\b|发自我的|發自我的|从我的|從我的|来自我的)",
+    r"Inviato da\b|Sendt fra min\b|Skickat från min\b|Lähetetty \S+ ?(?:iPhone|iPad|Android)|"
+    r"Wysłane z (?:mojego|iPhone|iPada|telefonu)|Отправлено с (?:iPhone|iPad|моего)|"
+    r"Enviado do meu\b|iPhone'umdan gönderildi|iPhoneから送信|发自我的|發自我的|从我的|從我的|来自我的)",
     re.IGNORECASE,
 )
 _FOOTER_MAX = 100
 
-# Outlook's reply header block: a From-like line followed by Sent/To/Subject lines.
-_HDR_FROM_RE = re.compile(
-    r"\*?(?:From|Von|De|Van|Da|Od|Fr[åa]n|Fra|Feladó|Від|От|发件人|寄件者|差出人)\*?"
-    r"\s*[:：]\s*\S",
-    re.IGNORECASE,
-)
-_HDR_OTHER_RE = re.compile(
-    r"\*?(?:Sent|Date|Gesendet|Datum|Envoy[ée]|Enviado|Enviada|Fecha|Data|Inviato|"
-    r"Verzonden|Odesl[áa]no|Skickat|Sendt|To|An|À|A|Para|Aan|Komu|Till|Til|Cc|Kopie|"
-    r"Subject|Betreff|Objet|Asunto|Assunto|Onderwerp|Oggetto|P[řr]edm[ěe]t|[ÄA]mne|"
-    r"Emne|发送时间|日期|收件人|抄送|主题|寄件日期|收件者|副本|主旨|送信日時|宛先|件名)\*?"
-    r"\s*[:：]",
-    re.IGNORECASE,
-)
+
+def _header_block_lang(line: str) -> str:
+    """The language(s) whose From label opens ``line`` (for OrderMail.cut)."""
+    label = re.split(r"\s*[:\uff1a]", line.strip().strip("*"), maxsplit=1)[0].strip("* ")
+    langs = [lang for lang, entry in REPLY_TABLE.items()
+             if any(label.lower() == w.lower() for w in entry.get("from", []))]
+    return "/".join(langs[:3]) or "?"
 
 
 def _is_quote(line: str) -> bool:
@@ -211,6 +267,13 @@ def _next_text(lines: list[str]) -> list[int]:
     return nxt
 
 
+def _is_attribution(joined: str) -> bool:
+    if not _WROTE_RE.fullmatch(joined):
+        return False
+    # a date, an address or an opening word: not a player's "Bob wrote:" remark
+    return bool(re.search(r"\d|@", joined) or _ATTRIBUTION_START.match(joined))
+
+
 def _attribution_length(lines: list[str], i: int, nxt: list[int]) -> int:
     """How many lines (1-3) starting at ``i`` form an attribution line; 0 if none."""
     first = lines[i].strip()
@@ -222,17 +285,20 @@ def _attribution_length(lines: list[str], i: int, nxt: list[int]) -> int:
             if i + n - 1 >= len(lines):
                 break
             more = lines[i + n - 1].strip()
-            if not more or _is_quote(more):
+            if not more or (_is_quote(more) and not _CLOSING_RE.fullmatch(more)):
                 break
             joined = f"{joined} {more}"
         if len(joined) > _ATTRIBUTION_MAX:
             break
-        if any(r.fullmatch(joined) for r in _ATTRIBUTION_RES):
+        if _is_attribution(joined) or (
+            len(joined) <= 200 and (_DATE_ADDR_RE.fullmatch(joined)
+                                    or _GMAIL_ISO_RE.fullmatch(joined))
+        ):
             return n
-        if n == 1 and not _ATTRIBUTION_START.match(first):
-            break  # only lines that open like an attribution may be wrapped
+        if n == 1 and not (_ATTRIBUTION_START.match(first) or first.endswith("<")):
+            break  # only lines that open like an attribution (or end inside an address) may be wrapped
     # Any other line ending in a colon directly above a '>' quote is an attribution
-    # too (other languages, other clients: "Anna <a@b> kirjoitti:").
+    # too (other languages, other clients: "2026年11月30日(月) 23:54 X <x@y>:").
     if first.endswith((":", "\uff1a")):
         j = nxt[i + 1]
         if j < len(lines) and _is_quote(lines[j]):
@@ -243,19 +309,26 @@ def _attribution_length(lines: list[str], i: int, nxt: list[int]) -> int:
 def _is_header_block(lines: list[str], i: int, nxt: list[int]) -> bool:
     """True when line ``i`` opens an Outlook-style ``From: / Sent: / To:`` block:
     at least two more header lines among the next six non-blank ones."""
-    if not _HDR_FROM_RE.match(lines[i].strip()):
+    if not _HDR_FROM_RE.match(_bare(lines[i])):
         return False
     seen = 0
     j = nxt[i + 1]
     for _ in range(6):
         if j >= len(lines):
             break
-        if _HDR_OTHER_RE.match(lines[j].strip()):
+        if _HDR_OTHER_RE.match(_bare(lines[j])):
             seen += 1
             if seen >= 2:
                 return True
         j = nxt[j + 1]
     return False
+
+
+_BIDI_RE = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def _bare(line: str) -> str:
+    return _BIDI_RE.sub("", line).strip()
 
 
 def strip_quoted(text: str) -> str:
@@ -269,49 +342,69 @@ def strip_quoted(text: str) -> str:
     * everything from a signature line ``-- `` (or ``--``) on, and from a phone/app
       footer such as "Sent from my iPhone", "Get Outlook for Android",
       "Enviado desde mi iPhone", "Von meinem iPhone gesendet";
-    * attribution lines ("On ... wrote:", "Am ... schrieb ...:", "El ... escribió:",
-      "Le ... a écrit :", "Dne ... napsal(a):", "Op ... schreef ...:",
-      "Il ... ha scritto:", "Em ... escreveu:", Gmail's Czech and Chinese forms),
-      also when wrapped over two or three lines, and any line ending in ``:`` directly
+    * attribution lines: a line (or two or three wrapped lines) holding a "wrote" word
+      of any language in :data:`REPLY_TABLE` ("On ... wrote:", "Am ... schrieb ...:",
+      "... написал(а):", "... kirjoitti:", "... 写道：" ...) and ending in a colon,
+      with a date, an address or an opening word ("On", "Am", "Le" ...); a line with
+      a year and an ``<address>`` at its end; any line ending in ``:`` directly
       above a ``>`` quote.  When the text after an attribution is *not* quoted with
       ``>`` (an unmarked quote) everything after it is dropped; when it is, only the
       ``>`` lines go, so orders written below or between quoted lines are kept;
-    * everything from ``-----Original Message-----`` and similar separators
-      (``-----Ursprüngliche Nachricht-----``, ``---------- Forwarded message ---``),
-      a line of underscores, GroupWise's ``>>> "Name" <addr> date >>>``, "Begin forwarded message:", or an Outlook header block
-      (``From:/Sent:/To:/Subject:``, also ``Von:/Gesendet:``, ``De :/Envoyé :``,
-      ``De:/Enviado:``, ``Od:/Odesláno:``, ``发件人:/发送时间:`` ...) on.
+    * everything from a separator such as ``-----Original Message-----`` (any text
+      between dashes, or an ``original``/``forwarded`` phrase of the table such as
+      "Исходное сообщение", "Begin forwarded message:"), a line of underscores,
+      GroupWise's ``>>> "Name" <addr> date >>>``, or a reply header block on: a From
+      label of any language in the table followed by at least two more labels
+      (Sent/Date/To/Cc/Subject) among the next six non-blank lines
+      (``From:/Sent:/To:``, ``От:/Отправлено:/Кому:``, ``Od:/Wysłano:/Do:``,
+      ``Lähettäjä:/Lähetetty:/Vastaanottaja:``, ``差出人:/送信日時:/宛先:`` ...).
 
     Never raises for a ``str``.
     """
+    return "\n".join(_strip(text)[0])
+
+
+def _strip(text: str) -> tuple[list[str], str | None]:
+    """``(kept lines, why reading stopped or None)`` for :func:`strip_quoted`."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     nxt = _next_text(lines)
     kept: list[str] = []
+    cut: str | None = None
     i = 0
     while i < len(lines):
         line = lines[i]
-        bare = line.strip()
+        bare = _bare(line)
         if _GROUPWISE_RE.fullmatch(bare):
+            cut = "quoted mail (GroupWise)"
             break
         if _is_quote(line):
             i += 1
             continue
         if line.rstrip() == "--":
+            cut = "signature separator"
             break
         if bare and len(bare) <= _FOOTER_MAX and _FOOTER_RE.match(bare):
+            cut = "app footer"
             break
-        if (
+        if bare and len(bare) <= 200 and (
             _SEPARATOR_RE.fullmatch(bare)
             or _UNDERSCORES_RE.fullmatch(bare)
-            or _FORWARD_RE.fullmatch(bare)
+            or _PHRASE_SEPARATOR_RE.fullmatch(bare)
         ):
+            cut = "separator of a quoted mail"
+            break
+        if _RULE_RE.fullmatch(bare) and nxt[i + 1] < len(lines) and _is_header_block(
+                lines, nxt[i + 1], nxt):
+            cut = f"reply header block ({_header_block_lang(_bare(lines[nxt[i + 1]]))})"
             break
         if _is_header_block(lines, i, nxt):
+            cut = f"reply header block ({_header_block_lang(bare)})"
             break
         n = _attribution_length(lines, i, nxt)
         if n:
             j = nxt[i + n]
             if j >= len(lines) or not _is_quote(lines[j]):
+                cut = "attribution of an unquoted mail"
                 break  # unmarked quote: everything after the attribution goes
             i += n
             continue
@@ -321,7 +414,7 @@ def strip_quoted(text: str) -> str:
         kept.pop()
     while kept and not kept[0].strip():
         kept.pop(0)
-    return "\n".join(kept)
+    return kept, cut
 
 
 # ---------------------------------------------------------------------------
@@ -541,6 +634,22 @@ _MULTIBYTE_PREFIXES = (
 )
 
 
+# 7-bit stateful charsets (escape sequences or shift characters switch the character
+# set): ISO-2022-JP and its variants, ISO-2022-KR, ISO-2022-CN, UTF-7, HZ-GB-2312.
+_STATEFUL_7BIT = {
+    "iso2022_jp", "iso2022_jp_1", "iso2022_jp_2", "iso2022_jp_2004", "iso2022_jp_3",
+    "iso2022_jp_ext", "iso2022_kr", "utf-7", "hz",
+}
+_CHARSET_SUPERSETS.update({
+    "iso-2022-jp": "iso2022_jp_ext",  # half-width katakana, as clients send them
+    "csiso2022jp": "iso2022_jp_ext",
+    "hz-gb-2312": "hz",
+    "x-unicode-2-0-utf-7": "utf-7",
+    "unicode-1-1-utf-7": "utf-7",
+    "iso-2022-cn": "iso2022_jp_2",  # Python has no ISO-2022-CN codec; -JP-2 reads GB 2312
+})
+
+
 def _codec(name: str | None) -> str | None:
     """Python's codec name for a declared charset, or None if unknown."""
     if not name:
@@ -556,12 +665,23 @@ def decode_text(data: bytes, declared: str | None) -> str:
 
     Tries the declared charset (or the superset clients mean by it: GB2312 → GB18030,
     Big5 → Big5-HKSCS, ISO-8859-1 → windows-1252 ...), then UTF-8, then windows-1252
-    with replacement characters.  When a single-byte charset is declared but the bytes
+    with replacement characters.  7-bit stateful charsets (ISO-2022-JP/-KR, UTF-7,
+    HZ-GB-2312) are decoded as declared although their bytes are ASCII; undeclared
+    ASCII holding ISO-2022 escape sequences is decoded as ISO-2022-JP-2 (or -KR).  When a single-byte charset is declared but the bytes
     are valid UTF-8 with non-ASCII characters, UTF-8 wins (a common mislabelling).
     """
-    if data.isascii():
-        return data.decode("ascii")
     declared_name = (declared or "").strip().strip("\"'").lower()
+    if data.isascii():
+        stateful = [n for n in (_codec(_CHARSET_SUPERSETS.get(declared_name)),
+                                _codec(declared_name)) if n in _STATEFUL_7BIT]
+        if stateful or (not _codec(declared_name) and b"\x1b" in data):
+            # 7-bit charsets: the bytes are ASCII, the text is not
+            for name in stateful + ["iso2022_jp_ext", "iso2022_jp_2", "iso2022_kr"]:
+                try:
+                    return data.decode(name)
+                except (UnicodeDecodeError, LookupError):
+                    continue
+        return data.decode("ascii")
     names: list[str] = []
     superset = _codec(_CHARSET_SUPERSETS.get(declared_name))
     codec = _codec(declared_name)
@@ -595,8 +715,10 @@ class OrderMail:
 
     * ``message_id``: the Message-ID header with its angle brackets, e.g.
       ``'<CAF1x@mail.gmail.com>'``, or None.
-    * ``sender``: the From address by :func:`canonical_address` (``''`` if none);
-      ``sender_display`` its display name (``''`` if none).
+    * ``sender``: the one From address, lower-cased, parsed strictly with
+      :mod:`email.headerregistry` (``''`` if none, or when ``sender_problem`` says
+      why the header was refused); ``sender_display`` its display name (``''`` if
+      none).
     * ``subject``: decoded, unfolded Subject (``''`` if none).
     * ``game_id``, ``secret``: from the Subject tag ``[pbem:GAME:SECRET]``, else from
       ``game: GAME`` / ``secret: SECRET`` lines of the body (key in any case, ``:`` or
@@ -618,9 +740,46 @@ class OrderMail:
       ``'our own address'`` ...), or None for a person's mail.
     * ``bounce``: for a delivery-status report, the canonical address that failed
       (Original-Recipient, else Final-Recipient, of the first failed recipient).
-    * ``oversize``: the raw mail is larger than ``max_size``; ``size``: its bytes.
+    * ``oversize``: the mail is larger than ``max_size``, or only its headers were
+      fetched (:class:`~moderator.mail.transport.base.HeadersOnly`); ``size``: the
+      whole mail's bytes (as the store reported them when only headers came).
     * ``error``: why the mail could not be read at all (no text part, no headers,
-      undecodable body ...), else None.
+      undecodable body, ``'MIME nested too deeply'`` ...), else None.  Header fields
+      (sender, subject, tag, ``delivery_key``) are still filled when possible, so an
+      unreadable mail from a player can be answered "mail not readable".
+
+    Added for real mail (issue 12):
+
+    * ``kinds``: one entry per line of ``lines`` (same length, same order), what
+      the reader makes of that line without knowing the order grammar:
+      ``'text'`` (anything else: orders, mistyped orders, remarks), ``'greeting'``
+      ("Hallo,", "Hi Bob!", "お世話になっております。" among the first two lines),
+      ``'signoff'`` ("Thanks", "Viele Grüße", "С уважением,", "Pozdrawiam" ... from
+      :data:`REPLY_TABLE`, also "Cheers, Ann"), ``'signature'`` (after a sign-off or
+      from a signature start on: the sender's name, job titles, phone numbers,
+      addresses, web links) and ``'notice'`` (legal or security notices of mail
+      gateways: "This e-mail is confidential ...", "CAUTION: external sender").
+      Advisory: the moderation still parses every line; it may apply a complete
+      legal turn and list the other lines as not read, naming a line's kind.
+    * ``unread`` (a property): the lines of ``lines`` whose kind is not ``'text'`` (in order):
+      what the reader is sure is no order.  The moderation lists these (and any
+      ``'text'`` line its order parser did not use) as "not read".
+    * ``cut``: why reading stopped before the end of the body, e.g. ``'reply header
+      block (ru)'``, ``'attribution of an unquoted mail'``, ``'signature
+      separator'``, ``'app footer'``, ``'separator of a quoted mail'``; None when the
+      whole body was read (``>`` quotes alone do not count).
+    * ``delivery_key``: :func:`delivery_key` of the mail: ``'sha256:<hex>'``, the
+      same for copies delivered through different servers.  The duplicate record
+      should use ``message_id or delivery_key``.
+    * ``sender_problem``: why the From header gave no sender (``sender`` is then
+      ``''`` and the mail is from nobody): ``'no From header'``, ``'several From
+      headers'``, ``'control characters in From'``, ``'several addresses in
+      From'``, ``'no address in From'``, ``'malformed From: <defect>'``; else None.
+    * ``auto_hint``: set (to the phrase found) when a person's mail (``machine``
+      None) reads like an out-of-office text without saying so in its headers
+      ("I am travelling until ...", "bin bis ... nicht im Büro", "в отпуске") and
+      has no In-Reply-To; not a reason to ignore it, a hint for the log and for
+      rate-limiting answers to mails without orders.
     """
 
     message_id: str | None = None
@@ -637,6 +796,17 @@ class OrderMail:
     oversize: bool = False
     size: int = 0
     error: str | None = None
+    # added for issue 12; not compared, so that equality keeps its old meaning
+    kinds: list[str] = field(default_factory=list, compare=False)
+    cut: str | None = field(default=None, compare=False)
+    delivery_key: str = field(default="", compare=False)
+    sender_problem: str | None = field(default=None, compare=False)
+    auto_hint: str | None = field(default=None, compare=False)
+
+    @property
+    def unread(self) -> list[str]:
+        """The lines that the reader is sure are no orders (kind not ``'text'``)."""
+        return [line for line, kind in zip(self.lines, self.kinds) if kind != "text"]
 
 
 _SURROGATES_RE = re.compile("[\udc80-\udcff]")
@@ -654,12 +824,27 @@ def _fix_8bit(text: str) -> str:
     return decode_text(data, None)
 
 
+def _fix_7bit(text: str) -> str:
+    """Raw ISO-2022 text in a header (old Japanese clients write it unencoded): decode
+    it; unchanged when it does not decode."""
+    if "\x1b" not in text:
+        return text
+    for codec in ("iso2022_jp_ext", "iso2022_jp_2", "iso2022_kr"):
+        try:
+            return text.encode("ascii").decode(codec)
+        except (UnicodeError, LookupError):
+            continue
+    return text
+
+
 def _header(msg: Message, name: str) -> str | None:
     """A header's decoded, unfolded value, or None; falls back to the raw value when
     the structured parser of ``policy.default`` chokes on it."""
     raw = _raw_header(msg, name)
     if raw is None:
         return None
+    if "\x1b" in raw:
+        return _decode_words(_fix_7bit(_unfold(raw)))
     if not _SURROGATES_RE.search(raw):  # 8-bit bytes would come back as U+FFFD
         try:
             value = msg.get(name)
@@ -837,12 +1022,23 @@ def _part_text(part: Message, html: bool) -> tuple[str | None, str | None]:
     return text, None
 
 
-def _order_lines(text: str) -> tuple[list[str], str | None, str | None]:
-    """``(lines, game_id, secret)`` from a body text (see OrderMail.lines)."""
+_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _clean_line(line: str) -> str:
+    """A body line freed of invisible and control characters, NFKC-normalised, stripped."""
+    line = _INVISIBLE_RE.sub("", line).replace("\t", " ")
+    line = _CONTROL_RE.sub("", unicodedata.normalize("NFKC", line))
+    return line.strip()
+
+
+def _order_lines(text: str) -> tuple[list[str], str | None, str | None, str | None]:
+    """``(lines, game_id, secret, cut)`` from a body text (see OrderMail.lines)."""
     lines: list[str] = []
     game = secret = None
-    for line in strip_quoted(text).split("\n"):
-        line = unicodedata.normalize("NFKC", _INVISIBLE_RE.sub("", line)).strip()
+    kept, cut = _strip(text)
+    for line in kept:
+        line = _clean_line(line)
         if not line:
             continue
         key = _KEY_LINE_RE.fullmatch(line)
@@ -854,74 +1050,370 @@ def _order_lines(text: str) -> tuple[list[str], str | None, str | None]:
                 secret = value.lower()
             continue
         lines.append(line)
-    return lines, game, secret
+    return lines, game, secret, cut
+
+
+# ---------------------------------------------------------------------------
+# What each kept line is: greeting, sign-off, signature, gateway notice, or text
+# ---------------------------------------------------------------------------
+
+def _phrase_key(text: str) -> str:
+    """A line reduced for table look-up: lower case, no surrounding punctuation."""
+    return re.sub(r"[\s,.;:!?~\u3001\u3002\uff01\uff0c\uff1a)(-]+", " ", text.lower()).strip()
+
+
+_SIGNOFFS = {_phrase_key(w) for w in _labels("signoff")} - {""}
+_GREETINGS = {_phrase_key(w) for w in _labels("greeting")} - {""}
+_PHONE_RE = re.compile(
+    r"(?:[A-Za-zÀ-ÿ.]{1,12}\.?\s*[:.]?\s*)?\+?\(?\d[\d\s()./-]{5,}\d"
+    r"(?:\s*(?:ext\.?|x)\s*\d+)?"
+)
+_CONTACT_RE = re.compile(
+    r"(?:\S+@\S+\.\w+|https?://\S+|www\.\S+|\S+\.(?:com|org|net|de|fr|co\.uk)\b)",
+    re.IGNORECASE,
+)
+_NOTICE_RE = re.compile(
+    r".*(?:confidential|intended (?:solely )?for|intended recipient|disclaimer|privileged|"
+    r"legally protected|if you (?:have )?received this|virus|malware|external (?:e-?mail|sender)|"
+    r"originated from outside|do not click|caution:|\[external\]|this (?:e-?mail|message) "
+    r"(?:and any|has been|was|is|may)|scanned by|unsubscribe|vertraulich|diese e-?mail|"
+    r"ce (?:message|courriel)|este (?:mensaje|correo)|questo messaggio|deze e-?mail|"
+    r"конфиденциальн|niniejsza wiadomość|tato zpráva|この(?:メール|電子メール)|本邮件|本郵件)",
+    re.IGNORECASE,
+)
+
+
+_CLASSIFY_MAX = 300  # longer lines are not looked at closely
+
+
+def _is_signoff(line: str) -> bool:
+    key = _phrase_key(line)
+    if key in _SIGNOFFS:
+        return True
+    # "Cheers, Ann" / "Viele Grüße, Jörg" / "Thanks! -Bob": a sign-off and a name
+    head, sep, tail = line.partition(",")
+    if not sep:
+        words = key.split()
+        return any(" ".join(words[:n]) in _SIGNOFFS for n in range(len(words) - 1, 0, -1)
+                   if len(words) - n <= 2) and len(words) <= 5 and bool(words)
+    return _phrase_key(head) in _SIGNOFFS and len(tail.split()) <= 3
+
+
+def _is_greeting(line: str) -> bool:
+    key = _phrase_key(line)
+    if key in _GREETINGS:
+        return True
+    words = key.split()
+    # "Hi Bob," / "Hallo zusammen," / "Dear moderator,": a greeting and up to 3 words
+    return (len(words) <= 4 and line.rstrip().endswith((",", "!", "\uff01", "\u3001"))
+            and any(" ".join(words[:n]) in _GREETINGS for n in range(1, len(words))))
+
+
+def _is_name(line: str, names: set[str]) -> bool:
+    key = _phrase_key(line)
+    return bool(key) and (key in names or key.lstrip("-— ") in names)
+
+
+def _looks_like_signature(line: str) -> bool:
+    """Phone numbers, mail or web addresses, 'Name | Title | Company' lines."""
+    if _CONTACT_RE.search(line):
+        return True
+    if _PHONE_RE.search(line) and sum(c.isdigit() for c in line) >= 7:
+        # mostly a number: little text around it
+        letters = sum(c.isalpha() for c in line)
+        return letters <= 2 * sum(c.isdigit() for c in line) + 20
+    return False
+
+
+_AUTO_TEXT_RE = re.compile(
+    r"(?:out of (?:the )?office|I am (?:currently )?(?:travelling|traveling|away|on (?:vacation|"
+    r"holiday|leave))|away (?:from|until)|limited access to (?:my )?e-?mail|"
+    r"will (?:read|reply|respond|answer)[^.]{0,60}(?:when|after|once) I(?:'m| am)? (?:return|back)|"
+    r"(?:bin|ist) (?:bis|vom)[^.]{0,40}(?:abwesend|nicht im b[üu]ro|im urlaub)|abwesenheit|"
+    r"en vacances|absente? (?:jusqu|du)|fuera de la oficina|de vacaciones|estoy ausente|"
+    r"em f[ée]rias|estou ausente|sono in ferie|fuori ufficio|ben (?:met vakantie|afwezig)|"
+    r"na urlopie|jestem poza biurem|mimo kancel[áa][řr]|на отпуске|в отпуске|вне офиса|"
+    r"olen lomalla|är på semester|er på ferie|er på (?:ferie|fri)|izindeyim|休暇中|不在にして|"
+    r"休假|不在办公室|휴가 중)",
+    re.IGNORECASE,
+)
+
+
+def classify_lines(lines: list[str], sender: str = "", display: str = "") -> list[str]:
+    """The kind of each order line (see :attr:`OrderMail.kinds`): ``'text'``,
+    ``'greeting'``, ``'signoff'``, ``'signature'`` or ``'notice'``.
+
+    ``sender`` and ``display`` (the From address and display name) let a line
+    that is the sender's name (whole, first name, or mailbox name) open a
+    signature.  A signature starts at a sign-off, at such a name line, or at a
+    phone/address line after at least one other line; every later line is then
+    signature (or notice).  Never raises.
+    """
+    names: set[str] = set()
+    if display:
+        full = _phrase_key(display)
+        names.update({full, full.split()[0] if full.split() else ""})
+        parts = [p.strip() for p in display.split(",")]
+        if len(parts) == 2:  # "Example, Ann"
+            names.add(_phrase_key(f"{parts[1]} {parts[0]}"))
+    local = sender.partition("@")[0].lower()
+    if local:
+        names.update({local, _phrase_key(local.replace(".", " ").replace("_", " "))})
+    names.discard("")
+    kinds: list[str] = []
+    in_signature = in_notice = False
+    for i, line in enumerate(lines):
+        if in_notice:
+            kinds.append("notice")
+            continue
+        if len(line) > _CLASSIFY_MAX:  # long prose: text (and no regex runs on it)
+            kinds.append("signature" if in_signature else "text")
+            continue
+        if _NOTICE_RE.match(line) and len(line) > 20:
+            kinds.append("notice")
+            # a notice at the bottom: the rest is its text
+            in_notice = any(k == "text" for k in kinds[:-1])
+            continue
+        if in_signature:
+            kinds.append("signature")
+            continue
+        if i < 2 and not any(k == "text" for k in kinds) and _is_greeting(line):
+            kinds.append("greeting")
+            continue
+        if len(line) <= 60 and _is_signoff(line):
+            kinds.append("signoff")
+            in_signature = True
+            continue
+        if i > 0 and (_is_name(line, names) or _looks_like_signature(line)):
+            kinds.append("signature")
+            in_signature = True
+            continue
+        kinds.append("text")
+    return kinds
 
 
 def read_mail(
-    raw: bytes, own_address: str | None = None, max_size: int = DEFAULT_MAX_SIZE
+    raw: bytes,
+    own_address: str | None = None,
+    max_size: int = DEFAULT_MAX_SIZE,
+    size: int | None = None,
 ) -> OrderMail:
     """Read one raw mail (RFC 5322 bytes, as fetched over IMAP) into an OrderMail.
 
     ``own_address`` is the moderator's address: mail from it is machine mail.  Mails
     larger than ``max_size`` bytes get ``oversize=True`` and ``lines=[]``; only their
-    headers are read.  The body is the ``text/plain`` part, or the ``text/html`` part
-    turned into text when it is the only body; attachments are ignored.  Any charset
-    and transfer encoding is decoded (see :func:`decode_text`), ``format=flowed`` is
-    joined.  Never raises: unreadable input gives ``error`` (``'no headers'``,
-    ``'no text part'``, ``'undecodable body: ...'``, ``'unreadable: ...'``).
+    headers are read.  ``size`` is the whole mail's size when ``raw`` holds only its
+    headers (an inbox fetched no body, see ``InboundMail.headers_only``); a
+    :class:`~moderator.mail.transport.base.HeadersOnly` ``raw`` carries it itself.
+    Such a mail is always ``oversize``.  The body is the ``text/plain`` part, or the
+    ``text/html`` part turned into text when it is the only body; attachments are
+    ignored.  Any charset and transfer encoding is decoded (see :func:`decode_text`),
+    ``format=flowed`` is joined.  Never raises: unreadable input gives ``error``
+    (``'no headers'``, ``'no text part'``, ``'undecodable body: ...'``,
+    ``'MIME nested too deeply'``, ``'unreadable: ...'``).
     """
     result = OrderMail()
     try:
+        if size is None and isinstance(raw, HeadersOnly):
+            size = raw.size
         if isinstance(raw, str):
             raw = raw.encode("utf-8", "surrogateescape")
         raw = bytes(raw)
     except Exception as exc:
         result.error = f"unreadable: {type(exc).__name__}"
         return result
-    result.size = len(raw)
-    result.oversize = result.size > max_size
+    headers_only = size is not None and size > len(raw)
+    result.size = size if headers_only else len(raw)
+    result.oversize = headers_only or result.size > max_size
+    try:
+        result.delivery_key = delivery_key(raw)
+    except Exception:  # pragma: no cover - delivery_key never raises for bytes
+        result.delivery_key = "sha256:" + hashlib.sha256(raw).hexdigest()
     try:
         _read(raw, result, own_address)
+    except RecursionError:
+        result.lines, result.kinds = [], []
+        result.error = "MIME nested too deeply"
     except Exception as exc:  # never let a strange mail break the moderator
-        result.lines = []
+        result.lines, result.kinds = [], []
         result.error = f"unreadable: {type(exc).__name__}: {exc}"
     return result
 
 
-def _display_name(msg: Message) -> str:
-    """The display name of the first From address, decoded; ``''`` if none."""
+# ---------------------------------------------------------------------------
+# Duplicate delivery
+# ---------------------------------------------------------------------------
+
+# The header fields an author's mail client writes; everything else (Received,
+# Delivered-To, Return-Path, X-Original-To, ARC-*, DKIM-Signature, Authentication-Results,
+# X-Spam-*, X-Virus-*, X-MS-Exchange-*, X-Google-*, Status, X-UID, Content-Length ...)
+# may be added, changed or removed by the servers a mail passes through.
+KEY_HEADERS = (
+    "from", "sender", "reply-to", "to", "cc", "subject", "date", "message-id",
+    "in-reply-to", "references", "mime-version", "content-type",
+    "content-transfer-encoding", "content-disposition", "content-language",
+    "x-mailer", "user-agent", "auto-submitted", "precedence",
+)
+"""The header fields (lower case) that :func:`delivery_key` hashes."""
+
+_HEADER_END_RE = re.compile(rb"\r?\n\r?\n")
+
+
+def delivery_key(raw: bytes) -> str:
+    """A key that identifies one mail across deliveries: ``'sha256:<64 hex digits>'``.
+
+    Hashes only what the author's client wrote: the header fields named in
+    :data:`KEY_HEADERS` (in their order, names lower-cased, values unfolded with
+    runs of white space made one space) and the body (line ends made ``\\n``,
+    trailing white space of each line and trailing blank lines removed).  So the
+    same mail delivered twice through different servers (other Received,
+    Delivered-To, Return-Path, X-Original-To, DKIM/ARC signatures, spam verdicts,
+    CRLF or LF line ends) gets the same key, while two mails that differ in any of
+    those headers or in their text get different keys.  For a
+    :class:`~moderator.mail.transport.base.HeadersOnly` mail (no body fetched) the
+    key covers the headers only.  Never raises for ``bytes``.
+    """
+    data = bytes(raw)
+    match = _HEADER_END_RE.search(data)
+    if match:
+        head, body = data[:match.start()], data[match.end():]
+    elif data.startswith((b"\r\n", b"\n")):
+        head, body = b"", data.lstrip(b"\r\n")
+    else:
+        head, body = data, b""
+    fields: list[tuple[str, bytes]] = []
+    for line in re.split(rb"\r?\n", head):
+        if line[:1] in (b" ", b"\t") and fields:
+            name, value = fields[-1]
+            fields[-1] = (name, value + b" " + line.strip())
+            continue
+        name, sep, value = line.partition(b":")
+        if not sep:
+            continue
+        fields.append((name.strip().decode("latin-1").lower(), value.strip()))
+    digest = hashlib.sha256()
+    for name, value in fields:
+        if name in KEY_HEADERS:
+            digest.update(name.encode("latin-1") + b":" + re.sub(rb"\s+", b" ", value) + b"\n")
+    digest.update(b"\n")
+    lines = [line.rstrip() for line in re.split(rb"\r\n|\n|\r", body)]
+    while lines and not lines[-1]:
+        lines.pop()
+    digest.update(b"\n".join(lines))
+    return "sha256:" + digest.hexdigest()
+
+
+# ---------------------------------------------------------------------------
+# The sender, parsed strictly
+# ---------------------------------------------------------------------------
+
+_FROM_CONTROL_RE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+
+
+def _parse_from(msg: Message) -> tuple[str, str, str | None]:
+    """``(address, display name, problem)`` of the From header, parsed strictly
+    with :mod:`email.headerregistry` (``policy.default``).  Exactly one mailbox
+    and no invalid-syntax defect, else ``('', '', why)``."""
+    raws = []
     try:
-        addresses = msg["From"].addresses
-        if addresses and addresses[0].display_name:
-            return _fix_8bit(str(addresses[0].display_name)).strip()
+        raws = [str(v) for k, v in msg.raw_items() if k.lower() == "from"]
     except Exception:
         pass
-    try:  # also finds the old form 'addr (Name)', whose comment policy.default drops
-        raw = _decode_words(_fix_8bit(_unfold(_raw_header(msg, "From") or "")))
-        return parseaddr(raw)[0].strip()
-    except Exception:
-        return ""
+    if not raws:
+        return "", "", "no From header"
+    if len(raws) > 1:
+        return "", "", "several From headers"
+    value = _fix_7bit(_fix_8bit(re.sub(r"\r?\n(?=[ \t])", "", raws[0]))).strip()
+    if _FROM_CONTROL_RE.search(value):
+        return "", "", "control characters in From"
+    try:
+        header = policy.default.header_factory("From", value)
+        addresses = header.addresses
+    except Exception as exc:
+        return "", "", f"malformed From: {type(exc).__name__}"
+    for defect in header.defects:
+        if isinstance(defect, (errors.InvalidHeaderDefect, errors.NonPrintableDefect,
+                               errors.HeaderMissingRequiredValue)):
+            text = str(defect)
+            if "encoded" in text:
+                continue  # encoded words in quotes, without spaces: client quirks
+            if "local part with no domain" in text and len(addresses) == 1 and \
+                    "@" not in value and "<" not in value:
+                continue  # a bare 'MAILER-DAEMON': machine mail, kept for its name
+            return "", "", f"malformed From: {text}"
+    if len(addresses) > 1:
+        return "", "", "several addresses in From"
+    if not addresses or not addresses[0].username:
+        return "", "", "no address in From"
+    address = addresses[0]
+    addr = (f"{address.username}@{address.domain}" if address.domain
+            else address.username).lower()
+    if _FROM_CONTROL_RE.search(addr + address.display_name) or " " in addr:
+        return "", "", "control characters in From"
+    display = address.display_name.strip()
+    if not display:  # the old form 'addr (Name)': the name is a comment
+        try:
+            display = parseaddr(_decode_words(value))[0].strip()
+        except Exception:
+            display = ""
+    return addr, display, None
+
+
+# ---------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------
+
+_MAX_MIME_DEPTH = 30
+_MAX_BOUNDARIES = 500
+
+
+def _mime_too_deep(raw: bytes) -> bool:
+    """A cheap look before parsing: more multipart boundaries than any real mail has."""
+    return raw.lower().count(b"boundary=") > _MAX_BOUNDARIES
+
+
+def _depth_ok(msg: Message) -> bool:
+    """True when the parsed MIME tree is at most :data:`_MAX_MIME_DEPTH` deep
+    (walked without recursion)."""
+    stack = [(msg, 0)]
+    while stack:
+        part, depth = stack.pop()
+        if depth > _MAX_MIME_DEPTH:
+            return False
+        payload = part.get_payload() if part.is_multipart() else None
+        if isinstance(payload, list):
+            stack.extend((sub, depth + 1) for sub in payload if isinstance(sub, Message))
+    return True
 
 
 def _read(raw: bytes, result: OrderMail, own_address: str | None) -> None:
     parser = BytesParser(policy=policy.default)
-    msg = parser.parsebytes(raw, headersonly=result.oversize)
-    if not msg.keys():
+    head = parser.parsebytes(raw, headersonly=True)
+    if not head.keys():
         result.error = "no headers"
         return
-    from_value = _header(msg, "From") or ""
-    result.sender = canonical_address(from_value)
-    result.sender_display = _display_name(msg)
-    result.subject = _header(msg, "Subject") or ""
-    message_id = (_header(msg, "Message-ID") or "").strip()
+    result.sender, result.sender_display, result.sender_problem = _parse_from(head)
+    result.subject = _header(head, "Subject") or ""
+    message_id = (_header(head, "Message-ID") or "").strip()
     result.message_id = message_id or None
-    in_reply_to = _MSGID_RE.findall(_header(msg, "In-Reply-To") or "")
+    in_reply_to = _MSGID_RE.findall(_header(head, "In-Reply-To") or "")
     result.in_reply_to = in_reply_to[0] if in_reply_to else None
-    result.references = _MSGID_RE.findall(_header(msg, "References") or "")
+    result.references = _MSGID_RE.findall(_header(head, "References") or "")
     result.game_id, result.secret = parse_subject_tag(result.subject)
 
+    if not result.oversize and _mime_too_deep(raw):
+        result.error = "MIME nested too deeply"
+        result.machine = _machine_reason(head, result.sender, result.subject,
+                                         canonical_address(own_address or ""))
+        return
+    msg = head if result.oversize else parser.parsebytes(raw)
+    if not result.oversize and not _depth_ok(msg):
+        result.error = "MIME nested too deeply"
+        msg = head
     own = canonical_address(own_address or "")
     result.machine = _machine_reason(msg, result.sender, result.subject, own)
+    if result.error:
+        return
     if result.machine and not result.oversize:
         result.bounce = _dsn_bounce(msg)
         if result.bounce is None:  # Exim and others name failed addresses in a header
@@ -932,8 +1424,13 @@ def _read(raw: bytes, result: OrderMail, own_address: str | None) -> None:
     if error:
         result.error = error
         return
-    lines, game, secret = _order_lines(text or "")
+    lines, game, secret, cut = _order_lines(text or "")
     result.lines = lines
+    result.kinds = classify_lines(lines, result.sender, result.sender_display)
+    result.cut = cut
+    if not result.machine and result.in_reply_to is None:
+        found = _AUTO_TEXT_RE.search(" ".join(lines)[:2000])
+        result.auto_hint = found.group(0) if found else None
     if result.game_id is None and game is not None:
         result.game_id = game
     if secret is not None:

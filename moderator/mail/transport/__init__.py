@@ -23,7 +23,9 @@ from typing import Any
 
 from . import base
 from .base import (
+    DEFAULT_FETCH_LIMIT,
     SECURITY_MODES,
+    HeadersOnly,
     InboundMail,
     Inbox,
     LoginRefused,

@@ -48,6 +48,8 @@ from typing import Iterable
 __all__ = [
     "SECURITY_MODES",
     "InboundMail",
+    "HeadersOnly",
+    "DEFAULT_FETCH_LIMIT",
     "TransportError",
     "LoginRefused",
     "Inbox",
@@ -64,6 +66,33 @@ __all__ = [
 SECURITY_MODES = ("ssl", "starttls", "none")
 
 
+#: Mails larger than this many bytes are fetched headers only unless an
+#: inbox is given another ``max_size`` (the moderator's own limit is usually
+#: much lower, see ``moderator.mail.read.DEFAULT_MAX_SIZE``).
+DEFAULT_FETCH_LIMIT = 10 * 1024 * 1024
+
+
+class HeadersOnly(bytes):
+    """The header section of a mail whose body was not fetched (too large).
+
+    It is ``bytes`` (the header lines and the blank line after them) with one
+    more attribute, ``size``: the whole mail's size in bytes as the store
+    reported it. :func:`moderator.mail.read.read_mail` recognises it, so a
+    caller that passes ``InboundMail.raw`` on gets an ``oversize`` reading
+    with the right size without knowing about it.
+    """
+
+    size: int
+
+    def __new__(cls, data: bytes, size: int) -> "HeadersOnly":
+        obj = super().__new__(cls, data)
+        obj.size = int(size)
+        return obj
+
+    def __reduce__(self):
+        return (HeadersOnly, (bytes(self), self.size))
+
+
 @dataclass(frozen=True)
 class InboundMail:
     """One mail waiting in an inbox.
@@ -71,11 +100,32 @@ class InboundMail:
     ``key`` is opaque to callers and is only good for passing back to the
     same inbox's :meth:`Inbox.mark_processed` / :meth:`Inbox.mark_ignored`
     (a Maildir key, or ``f"{uidvalidity}:{uid}"`` for IMAP).
-    ``raw`` is the complete message exactly as stored (headers and body).
+
+    ``size`` is the whole mail's size in bytes as the store reports it
+    (IMAP ``RFC822.SIZE``, the Maildir file's size), known before the body is
+    read. ``headers_only`` is True when the mail is larger than the inbox's
+    ``max_size``: then only its header section was fetched (IMAP
+    ``BODY.PEEK[HEADER]``, the Maildir file read up to the blank line) and
+    ``raw`` is a :class:`HeadersOnly` carrying ``size``; otherwise ``raw`` is
+    the complete message exactly as stored (headers and body) and ``size``
+    is ``len(raw)`` unless the store said otherwise.
+
+    ``InboundMail(key, raw)`` still works: ``size`` then defaults to
+    ``raw.size`` for a :class:`HeadersOnly`, else ``len(raw)``, and
+    ``headers_only`` to whether ``raw`` is a :class:`HeadersOnly`.
     """
 
     key: str
     raw: bytes
+    size: int = -1
+    headers_only: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.headers_only is None:
+            object.__setattr__(self, "headers_only", isinstance(self.raw, HeadersOnly))
+        if self.size < 0:
+            size = self.raw.size if isinstance(self.raw, HeadersOnly) else len(self.raw)
+            object.__setattr__(self, "size", size)
 
 
 class TransportError(Exception):
@@ -187,11 +237,19 @@ class Inbox(abc.ABC):
 
     Use as a context manager (``with MaildirInbox(...) as inbox:``) or call
     :meth:`close` when done.
+
+    ``max_size`` (an attribute, also a constructor argument of the concrete
+    inboxes; default :data:`DEFAULT_FETCH_LIMIT`): mails larger than this
+    are fetched headers only (see :class:`InboundMail`), so a huge mail never
+    sits in memory whole. Set it to the moderator's ``max_size`` (or above).
     """
+
+    max_size: int = DEFAULT_FETCH_LIMIT
 
     @abc.abstractmethod
     def fetch(self) -> list[InboundMail]:
-        """All mails currently in the inbox, oldest first.
+        """All mails currently in the inbox, oldest first; a mail larger than
+        ``max_size`` with its headers only (``headers_only``, ``size``).
 
         Fetching does not change the mails (nothing is marked seen); a mail
         stays in the inbox, and comes back from the next fetch, until it is

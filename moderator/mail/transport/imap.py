@@ -2,9 +2,10 @@
 
 The protocol is IMAP4rev1 (RFC 3501); handled mails are moved with ``UID
 MOVE`` (RFC 6851) when offered, else ``UID COPY`` + ``\\Deleted`` + ``UID
-EXPUNGE`` (RFC 4315 UIDPLUS) or a plain ``EXPUNGE``. Keys carry the
-UIDVALIDITY (RFC 3501 2.3.1.1), so a key from before the mailbox was
-recreated is never taken for another mail.
+EXPUNGE`` (RFC 4315 UIDPLUS), else ``UID COPY`` + ``\\Deleted`` and a plain
+``EXPUNGE`` only when no other mail of the folder is flagged ``\\Deleted``
+(see :class:`ImapInbox`). Keys carry the UIDVALIDITY (RFC 3501 2.3.1.1), so a
+key from before the mailbox was recreated is never taken for another mail.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import imapclient
 from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginError
 
 from .base import (
+    DEFAULT_FETCH_LIMIT,
+    HeadersOnly,
     InboundMail,
     Inbox,
     LoginRefused,
@@ -27,6 +30,10 @@ from .base import (
 __all__ = ["ImapInbox"]
 
 _IMAP_FETCH_BATCH = 200
+_IMAP_FETCH_BYTES = 16 * 1024 * 1024  # bodies fetched in one command at most
+#: The keyword we set, with \Deleted, on mails we copied away when the server has
+#: neither MOVE nor UIDPLUS: ours to expunge later; any other \Deleted mail is not.
+MOVED_KEYWORD = b"$PbemMoved"
 
 
 class ImapInbox(Inbox):
@@ -34,7 +41,7 @@ class ImapInbox(Inbox):
 
     ``ImapInbox(host, port, username, password, security="ssl",
     mailbox="INBOX", processed="Processed", ignored="Ignored", timeout=30,
-    ssl_context=None)``
+    ssl_context=None, max_size=DEFAULT_FETCH_LIMIT)``
 
     - ``security``: ``"ssl"`` (implicit TLS), ``"starttls"`` or ``"none"``;
       ``ssl_context`` is used for TLS (default: the system's trusted CAs
@@ -44,10 +51,24 @@ class ImapInbox(Inbox):
     Connects and logs in at construction, selects ``mailbox`` read-write and
     creates (and subscribes) the ``processed`` and ``ignored`` folders when
     they are missing. Keys are ``f"{uidvalidity}:{uid}"``; :meth:`fetch`
-    returns mails in UID order and uses ``BODY.PEEK[]`` so no flag changes.
+    returns the mails not flagged ``\\Deleted`` (``SEARCH UNDELETED``) in UID
+    order. It asks for each mail's ``RFC822.SIZE`` first, then fetches
+    ``BODY.PEEK[]`` for mails up to ``max_size`` bytes and only
+    ``BODY.PEEK[HEADER]`` for larger ones (``headers_only``); ``PEEK`` so no
+    flag changes.
+
     Moving uses ``UID MOVE`` when the server advertises MOVE, else ``UID
-    COPY`` + ``\\Deleted`` + ``UID EXPUNGE`` (with UIDPLUS) or a plain
-    ``EXPUNGE`` (which also removes any other mail flagged ``\\Deleted``).
+    COPY`` + ``\\Deleted`` + ``UID EXPUNGE`` (with UIDPLUS, which removes
+    only that mail). Without either, a plain ``EXPUNGE`` would also remove
+    every mail that another client flagged ``\\Deleted`` (perhaps to be
+    undeleted). So the mail is copied and flagged ``\\Deleted`` plus the
+    keyword ``$PbemMoved`` (when the server takes keywords), and ``EXPUNGE``
+    is sent only when ``SEARCH DELETED`` finds no mail but ours (mails with
+    the keyword, or flagged by this connection); otherwise our copied mails
+    stay flagged in the folder, never fetched again (``UNDELETED``), and are
+    expunged by a later move once the others' deleted mails are gone. The
+    only remaining window is a mail flagged by another client between our
+    ``SEARCH`` and ``EXPUNGE`` (one round trip).
 
     After the connection is lost an operation raises TransportError and the
     next one logs in again; :meth:`fetch` (which changes nothing) retries
@@ -70,7 +91,10 @@ class ImapInbox(Inbox):
         ignored: str = "Ignored",
         timeout: float = 30,
         ssl_context: ssl.SSLContext | None = None,
+        max_size: int = DEFAULT_FETCH_LIMIT,
     ) -> None:
+        self.max_size = int(max_size)
+        self._flagged: set[int] = set()  # UIDs this connection flagged \Deleted
         self.host = host
         self.port = int(port)
         self.username = username
@@ -134,7 +158,8 @@ class ImapInbox(Inbox):
     # -- inbox ------------------------------------------------------------
 
     def fetch(self) -> list[InboundMail]:
-        """All mails in the folder in UID order, fetched with ``BODY.PEEK[]``.
+        """The mails of the folder not flagged ``\\Deleted``, in UID order; a
+        mail over ``max_size`` bytes with its headers only (see the class doc).
 
         Raises TransportError when the server fails twice in a row (the
         second time on a fresh connection).
@@ -148,19 +173,37 @@ class ImapInbox(Inbox):
         client = self._connected()
         try:
             self._select(client)
-            uids = sorted(int(uid) for uid in client.search("ALL"))
-            mails = []
+            uids = sorted(int(uid) for uid in client.search(["UNDELETED"]))
+            sizes: dict[int, int] = {}
             for start in range(0, len(uids), _IMAP_FETCH_BATCH):
                 batch = uids[start:start + _IMAP_FETCH_BATCH]
+                for uid, item in client.fetch(batch, ["RFC822.SIZE"]).items():
+                    if b"RFC822.SIZE" in item:
+                        sizes[int(uid)] = int(item[b"RFC822.SIZE"])
+            uids = [uid for uid in uids if uid in sizes]  # others expunged meanwhile
+            small = [uid for uid in uids if sizes[uid] <= self.max_size]
+            large = [uid for uid in uids if sizes[uid] > self.max_size]
+            got: dict[int, InboundMail] = {}
+            for batch in _batches(small, sizes):
                 data = client.fetch(batch, ["BODY.PEEK[]"])
                 for uid in batch:
                     item = data.get(uid)
                     if item is None or b"BODY[]" not in item:
                         continue  # expunged meanwhile
-                    mails.append(
-                        InboundMail(key=f"{self.uidvalidity}:{uid}", raw=bytes(item[b"BODY[]"]))
-                    )
-            return mails
+                    raw = bytes(item[b"BODY[]"])
+                    got[uid] = InboundMail(key=f"{self.uidvalidity}:{uid}", raw=raw,
+                                           size=len(raw))
+            for start in range(0, len(large), _IMAP_FETCH_BATCH):
+                batch = large[start:start + _IMAP_FETCH_BATCH]
+                data = client.fetch(batch, ["BODY.PEEK[HEADER]"])
+                for uid in batch:
+                    item = data.get(uid)
+                    if item is None or b"BODY[HEADER]" not in item:
+                        continue
+                    head = HeadersOnly(bytes(item[b"BODY[HEADER]"]), sizes[uid])
+                    got[uid] = InboundMail(key=f"{self.uidvalidity}:{uid}", raw=head,
+                                           size=sizes[uid], headers_only=True)
+            return [got[uid] for uid in uids if uid in got]
         except (IMAPClientAbortError, OSError) as exc:
             self._lost()
             if last_try:
@@ -185,23 +228,50 @@ class ImapInbox(Inbox):
             )
         step = f"looking up UID {uid}"
         try:
-            if uid not in client.search(["UID", str(uid)]):
+            if uid not in client.search(["UID", str(uid), "UNDELETED"]):
                 raise KeyError(key)
             step = f"moving UID {uid} to {folder!r}"
             if client.has_capability("MOVE"):
                 client.move([uid], folder)
             else:
                 client.copy([uid], folder)
-                client.add_flags([uid], [imapclient.DELETED], silent=True)
                 if client.has_capability("UIDPLUS"):
+                    client.add_flags([uid], [imapclient.DELETED], silent=True)
                     client.uid_expunge([uid])
                 else:
-                    client.expunge()
+                    self._flag_ours(client, uid)
+                    step = "expunging our moved mails"
+                    self._expunge_if_only_ours(client)
         except (IMAPClientAbortError, OSError) as exc:
             self._lost()
             raise self._error(step, exc) from exc
         except IMAPClientError as exc:
             raise self._error(step, exc) from exc
+
+    def _flag_ours(self, client: imapclient.IMAPClient, uid: int) -> None:
+        """Flag a copied mail ``\\Deleted`` and, when the server takes keywords,
+        ``$PbemMoved`` (so a later session knows it is ours)."""
+        try:
+            client.add_flags([uid], [imapclient.DELETED, MOVED_KEYWORD], silent=True)
+        except IMAPClientError:  # no keywords allowed here: remember it ourselves
+            client.add_flags([uid], [imapclient.DELETED], silent=True)
+        self._flagged.add(uid)
+
+    def _expunge_if_only_ours(self, client: imapclient.IMAPClient) -> bool:
+        """A plain EXPUNGE, but only when every ``\\Deleted`` mail of the folder
+        is one we copied away; True when it was sent."""
+        deleted = {int(u) for u in client.search(["DELETED"])}
+        try:
+            ours = {int(u) for u in client.search(["DELETED", "KEYWORD", MOVED_KEYWORD])}
+        except IMAPClientError:
+            ours = set()
+        ours |= self._flagged
+        if deleted - ours:
+            return False  # another client's \Deleted mail: leave everything be
+        if deleted:
+            client.expunge()
+        self._flagged -= deleted
+        return True
 
     def mark_processed(self, key: str) -> None:
         """Move the mail to the processed folder.
@@ -284,6 +354,21 @@ class ImapInbox(Inbox):
     def __repr__(self) -> str:
         return (f"ImapInbox({self.host!r}, {self.port}, {self.username!r}, "
                 f"security={self.security!r}, mailbox={self.mailbox!r})")
+
+
+def _batches(uids: list[int], sizes: dict[int, int]):
+    """``uids`` in batches of at most _IMAP_FETCH_BATCH mails and about
+    _IMAP_FETCH_BYTES bytes (a batch holds at least one mail)."""
+    batch: list[int] = []
+    total = 0
+    for uid in uids:
+        if batch and (len(batch) >= _IMAP_FETCH_BATCH or total + sizes[uid] > _IMAP_FETCH_BYTES):
+            yield batch
+            batch, total = [], 0
+        batch.append(uid)
+        total += sizes[uid]
+    if batch:
+        yield batch
 
 
 class _ConnectionLost(Exception):

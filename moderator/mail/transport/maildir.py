@@ -17,12 +17,41 @@ from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 
-from .base import InboundMail, Inbox, Outbox, TransportError, describe_error, envelope_of
+from .base import (
+    DEFAULT_FETCH_LIMIT,
+    HeadersOnly,
+    InboundMail,
+    Inbox,
+    Outbox,
+    TransportError,
+    describe_error,
+    envelope_of,
+)
 
 __all__ = ["MaildirInbox", "MaildirOutbox"]
 
 
 _MAILDIR_NAME = re.compile(r"^(\d+)\.([^.]*)")
+_HEADER_LIMIT = 256 * 1024  # bytes of a header section read at most
+_CHUNK = 64 * 1024
+
+
+def read_headers(stream, limit: int = _HEADER_LIMIT) -> bytes:
+    """The header section of the mail in ``stream`` (up to and including the
+    first blank line), read in small chunks; at most ``limit`` bytes, cut at a
+    line end when no blank line comes before."""
+    data = b""
+    while len(data) < limit:
+        chunk = stream.read(_CHUNK)
+        if not chunk:
+            return data
+        start = max(0, len(data) - 3)
+        data += chunk
+        match = re.search(rb"\r?\n\r?\n", data[start:])
+        if match:
+            return data[:start + match.end()]
+    data = data[:limit]
+    return data[:data.rfind(b"\n") + 1] if b"\n" in data else data
 
 
 def _maildir_bytes(msg: EmailMessage) -> bytes:
@@ -51,7 +80,8 @@ def _check_folder_name(name: str, what: str) -> str:
 class MaildirInbox(Inbox):
     """An inbox that is a local Maildir (``new/``, ``cur/``, ``tmp/``).
 
-    ``MaildirInbox(path, processed="processed", ignored="ignored")``
+    ``MaildirInbox(path, processed="processed", ignored="ignored",
+    max_size=DEFAULT_FETCH_LIMIT)``
 
     The directory (and its parents) is created if missing. The processed and
     ignored folders are Maildir++ sub-folders of the inbox, made with
@@ -65,7 +95,9 @@ class MaildirInbox(Inbox):
     microseconds, then the delivery counter); a file name not in the
     ``SECONDS.UNIQUE.HOST`` form is placed by its modification time.
     Moving renames the file into the folder (same sub-directory, same name,
-    flags kept), which is atomic on one file system.
+    flags kept), which is atomic on one file system. The size of each mail is
+    the file's size, taken before reading it: a file larger than ``max_size``
+    is read up to its first blank line only (``headers_only``).
 
     Raises TransportError when the Maildir cannot be created or opened,
     ValueError for a bad folder name.
@@ -76,8 +108,10 @@ class MaildirInbox(Inbox):
         path: str | os.PathLike[str],
         processed: str = "processed",
         ignored: str = "ignored",
+        max_size: int = DEFAULT_FETCH_LIMIT,
     ) -> None:
         self.path = Path(path)
+        self.max_size = int(max_size)
         _check_folder_name(processed, "processed")
         _check_folder_name(ignored, "ignored")
         box = _open_maildir(self.path)
@@ -130,7 +164,7 @@ class MaildirInbox(Inbox):
         mails = []
         for key in keys:
             try:
-                raw = box.get_bytes(key)
+                mail = self._read(box, key)
             except (KeyError, FileNotFoundError):
                 continue  # moved away by someone else since the listing
             except OSError as exc:
@@ -138,8 +172,21 @@ class MaildirInbox(Inbox):
                     f"cannot read mail {key} in {self.path}: {describe_error(exc)}",
                     path=str(self.path),
                 ) from exc
-            mails.append(InboundMail(key=key, raw=raw))
+            mails.append(mail)
         return mails
+
+    def _read(self, box: mailbox.Maildir, key: str) -> InboundMail:
+        """One mail: whole, or its headers only when the file exceeds max_size."""
+        with box.get_file(key) as stream:
+            stream.seek(0, 2)
+            size = stream.tell()
+            stream.seek(0)
+            if size > self.max_size:
+                head = read_headers(stream)
+                return InboundMail(key=key, raw=HeadersOnly(head, size), size=size,
+                                   headers_only=True)
+            raw = stream.read()
+        return InboundMail(key=key, raw=raw, size=len(raw))
 
     def _locate(self, key: str) -> tuple[str, str]:
         """``(subdir, filename)`` of the mail with ``key``; KeyError if none."""
