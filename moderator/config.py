@@ -154,10 +154,10 @@ class Config:
         if self.imap is not None:
             from .mail.transport.imap import ImapInbox
 
-            return ImapInbox(*self.imap.arguments())
+            return ImapInbox(*self.imap.arguments(), max_size=self.max_size)
         from .mail.transport.maildir import MaildirInbox
 
-        return MaildirInbox(self.maildir_inbox)
+        return MaildirInbox(self.maildir_inbox, max_size=self.max_size)
 
     def open_outbox(self) -> Outbox:
         """An :class:`SmtpOutbox` when ``smtp`` is configured, else a

@@ -72,3 +72,18 @@ def test_one_validation_of_a_setup(players, ruleset, options, message):
 
 def test_check_setup_fills_defaults():
     assert check_setup(["Ann", "Bob"], "first-edition", {"hidden_money": 1}) == {**OPTIONS, "hidden_money": True}
+
+
+@pytest.mark.parametrize("name,message", [
+    ("Ann\nBcc", "the player name 'Ann\\nBcc' has control characters"),
+    ("Ann\x00", "the player name 'Ann\\x00' has control characters"),
+    ("A" * 41, f"the player name '{'A' * 41}' is longer than 40 characters"),
+])
+def test_player_names_refused(name, message):
+    with pytest.raises(ValueError) as info:
+        check_setup([name, "Bob"], "first-edition")
+    assert str(info.value) == message
+
+
+def test_forty_characters_and_spaces_and_quotes_are_fine():
+    assert check_setup(["A" * 40, "Bob O'Neil \"the rail\""], "first-edition")["hidden_money"] is False

@@ -54,6 +54,7 @@ __all__ = [
     "decode_text",
     "html_to_text",
     "parse_subject_tag",
+    "player_address",
     "read_mail",
     "strip_quoted",
     "subject_tag",
@@ -1357,6 +1358,32 @@ def _parse_from(msg: Message) -> tuple[str, str, str | None]:
         except Exception:
             display = ""
     return addr, display, None
+
+
+def player_address(text: str) -> str:
+    """The canonical address (lower-cased ``local@domain``) of a player's address as
+    an operator types it at ``pbem new`` (``ann@example.org`` or ``Ann
+    <ann@example.org>``), parsed strictly with :mod:`email.headerregistry`.
+
+    Raises ValueError unless ``text`` is exactly one valid address with a domain:
+    control characters (a CR/LF that would inject a ``Bcc:`` header), several
+    addresses (``"e" <a@x.org>, o@evil.org``), syntax defects, or no ``@``."""
+    value = str(text).strip()
+    if not value or _FROM_CONTROL_RE.search(value) or "\t" in value:
+        raise ValueError(f"{text!r} is not one mail address (control characters)")
+    try:
+        header = policy.default.header_factory("To", value)
+        addresses = header.addresses
+    except Exception as exc:  # noqa: BLE001 - any parse failure is a bad address
+        raise ValueError(f"{text!r} is not a mail address ({type(exc).__name__})") from None
+    if header.defects:
+        raise ValueError(f"{text!r} is not a mail address ({header.defects[0]})")
+    if len(addresses) != 1:
+        raise ValueError(f"{text!r} is not one mail address ({len(addresses)} addresses)")
+    address = addresses[0]
+    if not address.username or not address.domain or " " in address.addr_spec:
+        raise ValueError(f"{text!r} is not a mail address (it needs local@domain)")
+    return f"{address.username}@{address.domain}".lower()
 
 
 # ---------------------------------------------------------------------------

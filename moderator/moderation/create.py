@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from ..mail.read import canonical_address
+from ..mail.read import player_address
 from ..rules.engine import Game
 from ..rules.options import check_setup, ruleset as ruleset_of
 from ..store.gamefile import GameRecord, GameStore, Player, board_ref_for, new_secret
@@ -31,10 +31,12 @@ def new_game(store: GameStore, game_id: str, players: list[tuple[str, str]], see
         raise ValueError(f"game {clash[0]!r} already exists; choose an id that differs in more than case")
     names = [n for n, _ in players]
     options = check_setup(names, ruleset, options)
-    addresses = [canonical_address(a) for _, a in players]
-    for (name, raw), addr in zip(players, addresses):
-        if not addr or "@" not in addr:
-            raise ValueError(f"{raw!r} is not a mail address (player {name})")
+    addresses = []
+    for name, raw in players:
+        try:
+            addresses.append(player_address(raw))
+        except ValueError as exc:
+            raise ValueError(f"{exc} (player {name})") from None
     if len(set(addresses)) != len(addresses):
         dup = next(a for a in addresses if addresses.count(a) > 1)
         raise ValueError(f"two players have the same address {dup}")

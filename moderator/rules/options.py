@@ -11,6 +11,7 @@ This module also holds the one validation of a game's players, ruleset and optio
 """
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
@@ -85,6 +86,7 @@ IMAGINARY = "(imaginary player)"
 """Name of the imaginary third player of a two-player game (rules: Two players)."""
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 6
+MAX_NAME_LENGTH = 40
 
 
 def ruleset(name: str) -> Ruleset:
@@ -97,8 +99,8 @@ def ruleset(name: str) -> Ruleset:
 
 def check_setup(players: Iterable[str], ruleset_name: str,
                 options: Mapping[str, object] | None = None) -> dict[str, bool]:
-    """Validate a new game's player names (2-6, distinct ignoring case, not empty, not
-    the imaginary player's name), ruleset and options; return the options with every
+    """Validate a new game's player names (2-6, distinct ignoring case, not empty, at
+    most 40 characters, no control characters, not the imaginary player's name), ruleset and options; return the options with every
     default filled in.  Raises ValueError with a sentence for the first problem
     (rules: Setup; Two players)."""
     names = list(players)
@@ -106,6 +108,11 @@ def check_setup(players: Iterable[str], ruleset_name: str,
         raise ValueError(f"Union Pacific is for {MIN_PLAYERS}-{MAX_PLAYERS} players, not {len(names)}")
     if any(not str(n).strip() for n in names):
         raise ValueError("a player needs a name")
+    for n in names:
+        if any(unicodedata.category(ch)[0] == "C" for ch in str(n)):
+            raise ValueError(f"the player name {n!r} has control characters")
+        if len(str(n)) > MAX_NAME_LENGTH:
+            raise ValueError(f"the player name {n!r} is longer than {MAX_NAME_LENGTH} characters")
     if len({str(n).lower() for n in names}) != len(names):
         raise ValueError("two players have the same name")
     if IMAGINARY in names:
