@@ -26,7 +26,9 @@ Each ``order`` is in the strict notation (``moderator.rules.notation``: exactly
 ``str(action)``).  Loading migrates an older format (``MIGRATIONS``, ``migrate``),
 checks the board digest, replays ``seed`` + ``history`` through the engine with the
 strict notation and compares the result with ``state`` (and with ``log`` when the
-file keeps it): a mismatch raises ``StoreError`` (never a guess).  Only the safe YAML loader is used (libyaml's
+file keeps it): a mismatch raises ``StoreError`` (never a guess).  A file the
+moderator itself wrote, unchanged since (its digest is trusted), is restored from
+``state`` and ``log`` without a replay (``restore_game``).  Only the safe YAML loader is used (libyaml's
 ``CSafeLoader`` when present).  Writes are atomic (``moderator.store.files``) under
 a per-game file lock (``filelock``).  The format is documented for other tools in
 ``docs/game-file.md``.
@@ -261,19 +263,32 @@ def restore_game(data: dict[str, Any], board: Board) -> Game:
 
     ``data`` is the file's mapping in the current format (as ``read_data`` gives
     it), ``board`` the board it names (already checked against ``board_sha256``).
-    It is meant to rebuild the game from ``data["state"]`` (``Game.from_dict``),
-    without replaying the history, so that a load costs the same at turn 150 as at
-    turn 1.  The engine has no ``Game.from_dict`` yet, so for now this replays
-    ``seed`` + ``history`` (``replay``) and only the comparison with ``state`` is
-    skipped; when the engine offers ``Game.from_dict(state, board)``, this becomes
-    ``Game.from_dict(data["state"], board)`` and nothing else changes.
+    When the file keeps its public ``log`` (files written by pbem 0.2 and later),
+    the game is rebuilt from ``state`` with ``Game.from_dict`` and the history
+    read with the strict notation, without running the engine over the history:
+    a load costs about the same at turn 150 as at turn 1.  An older file (no
+    ``log``) is replayed (``replay``): the log exists nowhere else.
 
-    Raises what ``replay`` raises (StoreError for a history entry that does not
-    apply, ValueError/KeyError for malformed setup data)."""
-    from_dict = getattr(Game, "from_dict", None)
-    if from_dict is not None:  # pragma: no cover - not in the engine yet
-        return from_dict(data["state"], board)
-    return replay(data, board)
+    Raises StoreError for a history entry that cannot be read (or, by replay, does
+    not apply) and for a ``log`` whose length is not ``log_length``;
+    ValueError/KeyError/TypeError for a malformed state or setup data."""
+    log = data.get("log")
+    if log is None:
+        return replay(data, board)
+    if "log_length" in data and data["log_length"] != len(log):
+        raise StoreError(f"the file's log has {len(log)} entries, but log_length says {data['log_length']}")
+    history = []
+    for i, h in enumerate(data.get("history") or []):
+        try:
+            history.append((h["player"], parse_action(h["order"])))
+        except Exception as exc:  # noqa: BLE001 - any failure is a corrupt history
+            raise StoreError(
+                f"history entry {i + 1} ({h.get('player')}: {h.get('order')!r}) cannot be read: {exc}"
+            ) from exc
+    return Game.from_dict(
+        data["state"], board=board, players=[p["name"] for p in data["players"]], seed=data["seed"],
+        ruleset=data["ruleset"], options=data.get("options") or {}, log=log, history=history,
+    )
 
 
 def check_log(recorded: Any, replayed: list[str]) -> None:
