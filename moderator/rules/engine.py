@@ -149,11 +149,65 @@ def _load_placed(saved: dict[SectionId, list[CompanyId | None]], board: Board) -
     return out
 
 
+_FITS: dict[Any, Any] = {}
+
+
+def _fits(tp: Any) -> Any:
+    """A fast test ``value -> bool`` of the shape ``_check_shape`` checks (built
+    once per type hint)."""
+    test = _FITS.get(tp)
+    if test is not None:
+        return test
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if tp is Any:
+        def test(v: Any) -> bool:
+            return True
+    elif origin in (typing.Union, types.UnionType):
+        alts = [_fits(a) for a in args]
+
+        def test(v: Any) -> bool:
+            return any(t(v) for t in alts)
+    elif origin is list:
+        item = _fits(args[0])
+
+        def test(v: Any) -> bool:
+            return isinstance(v, list) and all(map(item, v))
+    elif origin is tuple:
+        parts = [_fits(a) for a in args]
+
+        def test(v: Any) -> bool:
+            return isinstance(v, tuple) and len(v) == len(parts) and all(t(x) for t, x in zip(parts, v))
+    elif origin is dict:
+        key, val = _fits(args[0]), _fits(args[1])
+
+        def test(v: Any) -> bool:
+            return isinstance(v, dict) and all(key(k) and val(x) for k, x in v.items())
+    elif tp is type(None) or tp is None:
+        def test(v: Any) -> bool:
+            return v is None
+    elif tp is int:
+        def test(v: Any) -> bool:
+            return isinstance(v, int) and not isinstance(v, bool)
+    else:
+        def test(v: Any) -> bool:
+            return isinstance(v, tp)
+    _FITS[tp] = test
+    return test
+
+
 def _check_shape(value: Any, tp: Any, where: str) -> None:
     """Raise ValueError unless ``value`` has the shape of the type hint ``tp``
     (``int``, ``str``, ``bool``, ``None``, ``list[X]``, ``tuple[X, Y]``,
-    ``dict[K, V]``, unions, classes, ``Any``); ``where`` names it in the message.
-    A bool is not an int here."""
+    ``dict[K, V]``, unions, classes, ``Any``); ``where`` names it in the message
+    (the first part that does not fit).  A bool is not an int here."""
+    if _fits(tp)(value):
+        return
+    _shape_error(value, tp, where)
+    raise ValueError(f"{where}: {value!r} is not a {_type_name(tp)}")  # pragma: no cover
+
+
+def _shape_error(value: Any, tp: Any, where: str) -> None:
     if tp is Any:
         return
     origin = typing.get_origin(tp)
