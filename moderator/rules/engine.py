@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import copy as _copy
 import random
+import types
+import typing
 from collections import Counter
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
@@ -127,8 +129,132 @@ def _dict_of_dicts(d: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {k: dict(v) for k, v in d.items()}
 
 
+def _load_placed(saved: dict[SectionId, list[CompanyId | None]], board: Board) -> dict[SectionId, list[CompanyId | None]]:
+    """``placed`` rebuilt from its saved form (only the rows holding a train): a row
+    of empty spaces for every other section of ``board``, in board order.  Raises
+    ValueError for an unknown section or a row of the wrong length."""
+    unknown = sorted(set(saved) - set(board.sections))
+    if unknown:
+        raise ValueError(f"state 'placed': no section {unknown[0]!r} on the board")
+    out: dict[SectionId, list[CompanyId | None]] = {}
+    for sid, sec in board.sections.items():
+        row = saved.get(sid)
+        if row is None:
+            out[sid] = [None] * len(sec.spaces)
+        elif len(row) != len(sec.spaces):
+            raise ValueError(
+                f"state 'placed': section {sid} has {len(sec.spaces)} neutral spaces, not {len(row)}")
+        else:
+            out[sid] = list(row)
+    return out
+
+
+_FITS: dict[Any, Any] = {}
+
+
+def _fits(tp: Any) -> Any:
+    """A fast test ``value -> bool`` of the shape ``_check_shape`` checks (built
+    once per type hint)."""
+    test = _FITS.get(tp)
+    if test is not None:
+        return test
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if tp is Any:
+        def test(v: Any) -> bool:
+            return True
+    elif origin in (typing.Union, types.UnionType):
+        alts = [_fits(a) for a in args]
+
+        def test(v: Any) -> bool:
+            return any(t(v) for t in alts)
+    elif origin is list:
+        item = _fits(args[0])
+
+        def test(v: Any) -> bool:
+            return isinstance(v, list) and all(map(item, v))
+    elif origin is tuple:
+        parts = [_fits(a) for a in args]
+
+        def test(v: Any) -> bool:
+            return isinstance(v, tuple) and len(v) == len(parts) and all(t(x) for t, x in zip(parts, v))
+    elif origin is dict:
+        key, val = _fits(args[0]), _fits(args[1])
+
+        def test(v: Any) -> bool:
+            return isinstance(v, dict) and all(key(k) and val(x) for k, x in v.items())
+    elif tp is type(None) or tp is None:
+        def test(v: Any) -> bool:
+            return v is None
+    elif tp is int:
+        def test(v: Any) -> bool:
+            return isinstance(v, int) and not isinstance(v, bool)
+    else:
+        def test(v: Any) -> bool:
+            return isinstance(v, tp)
+    _FITS[tp] = test
+    return test
+
+
+def _check_shape(value: Any, tp: Any, where: str) -> None:
+    """Raise ValueError unless ``value`` has the shape of the type hint ``tp``
+    (``int``, ``str``, ``bool``, ``None``, ``list[X]``, ``tuple[X, Y]``,
+    ``dict[K, V]``, unions, classes, ``Any``); ``where`` names it in the message
+    (the first part that does not fit).  A bool is not an int here."""
+    if _fits(tp)(value):
+        return
+    _shape_error(value, tp, where)
+    raise ValueError(f"{where}: {value!r} is not a {_type_name(tp)}")  # pragma: no cover
+
+
+def _shape_error(value: Any, tp: Any, where: str) -> None:
+    if tp is Any:
+        return
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        for alt in args:
+            try:
+                _check_shape(value, alt, where)
+                return
+            except ValueError:
+                pass
+        raise ValueError(f"{where}: {value!r} is not a {_type_name(tp)}")
+    if origin is list:
+        if not isinstance(value, list):
+            raise ValueError(f"{where}: expected a list, got {type(value).__name__}")
+        for i, item in enumerate(value):
+            _check_shape(item, args[0], f"{where}[{i}]")
+        return
+    if origin is tuple:
+        if not isinstance(value, tuple) or len(value) != len(args):
+            raise ValueError(f"{where}: expected a pair, got {value!r}")
+        for i, (item, t) in enumerate(zip(value, args)):
+            _check_shape(item, t, f"{where}[{i}]")
+        return
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ValueError(f"{where}: expected a mapping, got {type(value).__name__}")
+        for k, v in value.items():
+            _check_shape(k, args[0], f"{where} key")
+            _check_shape(v, args[1], f"{where}[{k!r}]")
+        return
+    if tp is type(None) or tp is None:
+        ok = value is None
+    elif tp is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    else:
+        ok = isinstance(value, tp)
+    if not ok:
+        raise ValueError(f"{where}: {value!r} is not a {_type_name(tp)}")
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+
+
 def _state(default: Any = MISSING, *, factory: Any = MISSING, copy: Any = _same,
-           save: bool | Any = True, visible: str = "public") -> Any:
+           save: bool | Any = True, load: Any = None, visible: str = "public") -> Any:
     """A field of ``Game``, declared once with what the generic code needs:
 
     - ``copy``: how ``Game.copy`` copies the value (``_same`` for immutable values
@@ -137,12 +263,16 @@ def _state(default: Any = MISSING, *, factory: Any = MISSING, copy: Any = _same,
     - ``save``: whether ``Game.to_dict`` (the game file's ``state``) holds it, in
       declaration order: True (saved as ``copy`` copies it), False, or a function
       giving the saved form;
+    - ``load``: for a saved field whose saved form is not the value itself, the
+      function ``(saved, board) -> value`` that ``Game.from_dict`` uses to rebuild
+      it (the inverse of ``save``); by default the saved form copied with ``copy``;
     - ``visible``: who may see it (rules: What each player may know): ``"public"``
       (everyone; ``public_view`` shows it or what follows from it), ``"own"``
       (each player only their own entry: ``view(player)["you"]``) or ``"hidden"``
       (nobody: deck and stack order, the history with its secret swaps; sizes
       only are public).  Documentation for the views, checked by a test."""
-    metadata = {"copy": copy, "save": (copy if save is True else save) or None, "visible": visible}
+    metadata = {"copy": copy, "save": (copy if save is True else save) or None,
+                "load": load or (lambda value, board: copy(value)), "visible": visible}
     if factory is not MISSING:
         return field(default_factory=factory, metadata=metadata)
     if default is not MISSING:
@@ -169,7 +299,8 @@ class Game:
     turn: int = _state(0)  # number of turns taken in the play phase
     # section -> neutral space occupants (the game file keeps the rows with a train)
     placed: dict[SectionId, list[CompanyId | None]] = _state(
-        factory=dict, copy=_dict_of_lists, save=lambda v: {s: list(r) for s, r in v.items() if any(r)})
+        factory=dict, copy=_dict_of_lists, save=lambda v: {s: list(r) for s, r in v.items() if any(r)},
+        load=lambda v, board: _load_placed(v, board))
     box: dict[CompanyId, int] = _state(factory=dict, copy=dict)  # company -> trains left in the box
     track_deck: list[str] = _state(factory=list, copy=list, visible="hidden")
     track_discards: list[str] = _state(factory=list, copy=list)
@@ -1014,6 +1145,109 @@ class Game:
         fields declared saved (``_state(save=...)``), in declaration order."""
         return {f.name: f.metadata["save"](getattr(self, f.name)) for f in _SAVED}
 
+    @classmethod
+    def from_dict(
+        cls,
+        state: dict[str, Any],
+        *,
+        board: Board,
+        players: list[PlayerName],
+        seed: int,
+        ruleset: str,
+        options: dict[str, bool],
+        log: list[str],
+        history: list[tuple[PlayerName, Action]],
+    ) -> "Game":
+        """The game whose ``to_dict()`` is ``state``, with the fields that
+        ``to_dict`` does not save given here: the inverse of ``to_dict``, so that a
+        game file is restored without replaying its history.
+
+        Driven by the field declarations: every saved field is read from ``state``
+        (rebuilt by its ``_state(load=...)``, else copied as ``copy`` copies it),
+        the unsaved ones are the arguments or their defaults (``dividends_pending``
+        is 0 between actions); the network's caches are rebuilt lazily.  Pure: the
+        arguments are copied, never kept or changed.  ``state`` must hold exactly
+        the saved keys.
+
+        Raises ValueError for a malformed state or setup: a missing or unknown key,
+        a value of the wrong shape (by the field's type), players or ruleset or
+        options that ``Game.new`` would refuse, a per-player mapping not keyed by
+        the players, an unknown section, company or card, track cards or trains
+        that do not add up to the game's, a history entry of an unknown player."""
+        if not isinstance(state, dict):
+            raise ValueError(f"a game state is a mapping, not {type(state).__name__}")
+        names = [f.name for f in _SAVED]
+        missing = [k for k in names if k not in state]
+        unknown = [k for k in state if k not in names]
+        if missing or unknown:
+            what = (["missing: " + ", ".join(map(str, missing))] if missing else []) + (
+                ["unknown: " + ", ".join(map(str, unknown))] if unknown else [])
+            raise ValueError(f"not a game state ({'; '.join(what)})")
+        given: dict[str, Any] = {
+            "board": board, "players": players, "seed": seed, "ruleset": ruleset,
+            "options": options, "log": log, "history": history,
+        }
+        for name, value in given.items():
+            _check_shape(value, _HINTS[name], name)
+        opts = check_setup(players, ruleset, options)
+        kwargs: dict[str, Any] = {}
+        for f in _COPIED:
+            if f.name in given:
+                kwargs[f.name] = f.metadata["copy"](opts if f.name == "options" else given[f.name])
+        for f in _SAVED:
+            value = state[f.name]
+            _check_shape(value, _HINTS[f.name], f"state {f.name!r}")
+            kwargs[f.name] = f.metadata["load"](value, board)
+        g = cls(**kwargs)
+        g._check_restored()
+        return g
+
+    def _check_restored(self) -> None:
+        """The consistency ``from_dict`` checks beyond the shapes (ValueError)."""
+        players = set(self.players)
+
+        def bad(why: str) -> ValueError:
+            return ValueError(f"not a consistent game state: {why}")
+
+        if self.phase not in ("initial", "play", "over"):
+            raise bad(f"unknown phase {self.phase!r}")
+        if not 0 <= self.current < len(self.players):
+            raise bad(f"'current' {self.current} is not a player's index")
+        for name in ("turn", "reshuffles", "up_pile", "dividends_drawn", "dividends_paid"):
+            if getattr(self, name) < 0:
+                raise bad(f"{name!r} is negative")
+        for name in ("track_hands", "share_hands", "invested", "returned"):
+            if set(getattr(self, name)) != players:
+                raise bad(f"{name!r} is not keyed by the players")
+        if not set(self.initial_choice) <= players:
+            raise bad("'initial_choice' names someone who is not a player")
+        if not players <= set(self.money) <= players | {IMAGINARY}:
+            raise bad("'money' is not keyed by the players")
+        if set(self.box) != set(COMPANIES):
+            raise bad("'box' is not keyed by the companies")
+        for abbr, c in COMPANIES.items():
+            on_board = sum(row.count(abbr) for row in self.placed.values())
+            on_board += sum(s.starts.count(abbr) for s in self.board.sections.values())
+            if self.box[abbr] < 0 or on_board + self.box[abbr] != c.trains:
+                raise bad(f"the trains of {abbr} do not add up to {c.trains}")
+        if any(o is not None and o not in COMPANIES for row in self.placed.values() for o in row):
+            raise bad("'placed' holds an unknown company")
+        track = Counter(self.track_deck) + Counter(self.track_discards) + Counter(self.track_removed)
+        for p in self.players:
+            track.update(self.track_hands[p])
+        if track != Counter(TRACK_CARD_COUNTS):
+            raise bad("the track cards do not add up to the deck")
+        shares = set(SHARE_COMPANIES) | {UP}
+        held = [s for p in self.players for s in (*self.share_hands[p], *self.returned[p],
+                                                    *self.invested[p], *self.initial_choice.values())]
+        if not set(held) | set(self.removed) | {c for c in self.display if c} <= shares:
+            raise bad("a share is not a company's or UP")
+        if not set(self.stack) <= shares | {DIVIDEND} or len(self.display) not in (0, 4):
+            raise bad("the stack or the display holds an unknown card")
+        for i, (player, _action) in enumerate(self.history):
+            if player not in players:
+                raise bad(f"history entry {i + 1} is by {player!r}, not a player")
+
     def copy(self) -> "Game":
         """An independent copy (for trying an action without changing this game):
         every field copied as declared (``_state(copy=...)``); the board is shared
@@ -1034,6 +1268,8 @@ _COPIED = tuple(f for f in fields(Game) if f.init)
 """The fields ``Game.copy`` copies: every field given to ``Game(...)``."""
 _SAVED = tuple(f for f in fields(Game) if f.metadata.get("save"))
 """The fields ``Game.to_dict`` saves, in declaration order (the game file's order)."""
+_HINTS = typing.get_type_hints(Game)
+"""The fields' types, resolved: ``Game.from_dict`` checks shapes against them."""
 
 
 def _split(cards: list[str], k: int) -> list[list[str]]:

@@ -19,13 +19,16 @@ A game file holds everything needed to replay and check the game::
     reply_to: {Ann: '<...>'}         # order mails the next status mails answer
     history:
       - {player: Ann, order: start KCC, message_id: '<...>', received: '...'}
+    log: ['Game set up: ...', ...]   # the public events (Game.log; pbem 0.2 and later)
     state: {...}                     # Game.to_dict() after the last order
 
 Each ``order`` is in the strict notation (``moderator.rules.notation``: exactly
 ``str(action)``).  Loading migrates an older format (``MIGRATIONS``, ``migrate``),
 checks the board digest, replays ``seed`` + ``history`` through the engine with the
-strict notation and compares the result with ``state``: a mismatch raises
-``StoreError`` (never a guess).  Only the safe YAML loader is used (libyaml's
+strict notation and compares the result with ``state`` (and with ``log`` when the
+file keeps it): a mismatch raises ``StoreError`` (never a guess).  A file the
+moderator itself wrote, unchanged since (its digest is trusted), is restored from
+``state`` and ``log`` without a replay (``restore_game``).  Only the safe YAML loader is used (libyaml's
 ``CSafeLoader`` when present).  Writes are atomic (``moderator.store.files``) under
 a per-game file lock (``filelock``).  The format is documented for other tools in
 ``docs/game-file.md``.
@@ -188,7 +191,8 @@ class GameRecord:
         """The game file's mapping in the current ``FORMAT``: the keys ``format``,
         ``game``, ``created``, ``board``, ``board_sha256``, ``seed``, ``ruleset``,
         ``options``, ``players``, ``threads``, ``notified``, ``log_length``,
-        ``reply_to``, ``history``, ``state`` in this order (see docs/game-file.md).
+        ``reply_to``, ``history``, ``log`` (the public events, ``game.log``; since
+        pbem 0.2), ``state`` in this order (see docs/game-file.md).
         Plain data, independent of the record."""
         g = self.game
         return {
@@ -206,6 +210,7 @@ class GameRecord:
             "log_length": len(g.log),
             "reply_to": dict(self.reply_to),
             "history": [dict(h) for h in self.history],
+            "log": list(g.log),
             "state": g.to_dict(),
         }
 
@@ -258,19 +263,52 @@ def restore_game(data: dict[str, Any], board: Board) -> Game:
 
     ``data`` is the file's mapping in the current format (as ``read_data`` gives
     it), ``board`` the board it names (already checked against ``board_sha256``).
-    It is meant to rebuild the game from ``data["state"]`` (``Game.from_dict``),
-    without replaying the history, so that a load costs the same at turn 150 as at
-    turn 1.  The engine has no ``Game.from_dict`` yet, so for now this replays
-    ``seed`` + ``history`` (``replay``) and only the comparison with ``state`` is
-    skipped; when the engine offers ``Game.from_dict(state, board)``, this becomes
-    ``Game.from_dict(data["state"], board)`` and nothing else changes.
+    When the file keeps its public ``log`` (files written by pbem 0.2 and later),
+    the game is rebuilt from ``state`` with ``Game.from_dict`` and the history
+    read with the strict notation, without running the engine over the history:
+    a load costs about the same at turn 150 as at turn 1.  An older file (no
+    ``log``) is replayed (``replay``): the log exists nowhere else.
 
-    Raises what ``replay`` raises (StoreError for a history entry that does not
-    apply, ValueError/KeyError for malformed setup data)."""
-    from_dict = getattr(Game, "from_dict", None)
-    if from_dict is not None:  # pragma: no cover - not in the engine yet
-        return from_dict(data["state"], board)
-    return replay(data, board)
+    Raises StoreError for a history entry that cannot be read (or, by replay, does
+    not apply) and for a ``log`` whose length is not ``log_length``;
+    ValueError/KeyError/TypeError for a malformed state or setup data."""
+    log = data.get("log")
+    if log is None:
+        return replay(data, board)
+    if "log_length" in data and data["log_length"] != len(log):
+        raise StoreError(f"the file's log has {len(log)} entries, but log_length says {data['log_length']}")
+    history = []
+    for i, h in enumerate(data.get("history") or []):
+        try:
+            history.append((h["player"], parse_action(h["order"])))
+        except Exception as exc:  # noqa: BLE001 - any failure is a corrupt history
+            raise StoreError(
+                f"history entry {i + 1} ({h.get('player')}: {h.get('order')!r}) cannot be read: {exc}"
+            ) from exc
+    return Game.from_dict(
+        data["state"], board=board, players=[p["name"] for p in data["players"]], seed=data["seed"],
+        ruleset=data["ruleset"], options=data.get("options") or {}, log=log, history=history,
+    )
+
+
+def check_log(recorded: Any, replayed: list[str]) -> None:
+    """Raise StoreError unless a game file's recorded ``log`` equals the log of the
+    replayed game, naming the first entry that differs (1-based)."""
+    if recorded == replayed:
+        return
+    if not isinstance(recorded, list):
+        raise StoreError(f"the recorded log is not a list but {type(recorded).__name__}")
+    for i, (a, b) in enumerate(zip(recorded, replayed)):
+        if a != b:
+            raise StoreError(
+                f"the recorded log differs from the replayed log at entry {i + 1}: "
+                f"recorded {a!r}, replayed {b!r}"
+            )
+    n = min(len(recorded), len(replayed))
+    raise StoreError(
+        f"the recorded log differs from the replayed log at entry {n + 1}: it has "
+        f"{len(recorded)} entries, the replay gives {len(replayed)}"
+    )
 
 
 @dataclass(frozen=True)
@@ -417,7 +455,8 @@ class GameStore:
     def load(self, game_id: str, check: bool = True, trusted_digest: str | None = None) -> GameRecord:
         """Load a game as a ``GameRecord``: read and migrate the file (``read_file``),
         check the board digest, replay ``seed`` + ``history`` with the strict notation
-        (``replay``) and, with ``check``, compare the replayed state with ``state``.
+        (``replay``) and, with ``check``, compare the replayed state with ``state``
+        and the replayed log with ``log`` (when the file keeps one).
 
         ``trusted_digest`` (64 hex digits, or None) is the sha256 of the bytes the
         moderator itself last wrote to this file (``SavedGame.digest``, as the
@@ -432,8 +471,8 @@ class GameStore:
         The record's ``source_digest`` is the sha256 of the bytes read.  Never
         changes the file.  Raises StoreError for anything wrong (unreadable, newer
         format, changed board, an order that cannot be read or applied, a malformed
-        file, a state mismatch naming the differing keys); ValueError for an invalid
-        id."""
+        file, a state mismatch naming the differing keys, a log mismatch naming the
+        first differing entry); ValueError for an invalid id."""
         gf = self.read_file(game_id)
         data = gf.data
         trusted = trusted_digest is not None and trusted_digest == gf.digest
@@ -461,6 +500,11 @@ class GameStore:
                     f"game {game_id}: replaying the history does not give the recorded state "
                     f"(differs in: {', '.join(keys)})"
                 )
+            if "log" in data:
+                try:
+                    check_log(data["log"], game.log)
+                except StoreError as exc:
+                    raise StoreError(f"game {game_id}: {exc}") from None
         return GameRecord(
             id=game_id,
             game=game,

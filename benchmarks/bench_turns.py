@@ -1,0 +1,168 @@
+"""Benchmark: the cost of one order late in a game against early in it.
+
+    python benchmarks/bench_turns.py [RUNS] [--turn T] [--seed S]
+
+Makes two game files in a temporary games directory by random legal play (4
+players, first edition, the default board; investing preferred when possible, so
+that the game lasts): one at turn 1 and one at turn T (default 150).  Each is
+written by ``GameStore.write``, as the moderator writes it, and its digest is the
+trusted one.  Then, RUNS times (default 30) for each file, from the same bytes
+every time (the file is put back and a fresh ``GameStore`` used, so no parse cache
+helps): one order cycle = a trusted load (``GameStore.load(trusted_digest=...)``),
+one random legal order applied (``GameRecord.apply``) and a save
+(``GameStore.write``: dump, atomic write with fsync).  The CPU time
+(``time.process_time``) of each step is measured by timing the same functions
+the store calls, one after the other; the figures are medians in ms.
+
+Ends with lines ``NAME: VALUE``: ``turn150_vs_turn1`` (the ratio of the median
+cycle CPU times, the target is at most 1.2) and the breakdown per file
+(``parse``: YAML parse; ``copy``: the copy ``read_file`` hands out; ``restore``:
+``restore_game`` (``Game.from_dict`` and the strict notation); ``apply``;
+``to_data``; ``dump``: the YAML dump; ``write``: the atomic write), plus the file
+sizes.  ``--replay`` also times the full replay and comparison (``pbem replay``,
+hand-edited files) for comparison.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import yaml  # noqa: E402
+
+from moderator.rules.actions import Invest  # noqa: E402
+from moderator.rules.board import Board  # noqa: E402
+from moderator.rules.engine import Game  # noqa: E402
+from moderator.store import gamefile  # noqa: E402
+from moderator.store.files import atomic_write  # noqa: E402
+from moderator.store.gamefile import GameRecord, GameStore, Player  # noqa: E402
+
+PLAYERS = ["Ann", "Bob", "Cy", "Dee"]
+
+
+def make_record(board: Board, seed: int, turn: int, invest_bias: float = 0.9) -> GameRecord:
+    """A record of a random legal game stopped when ``turn`` play turns were taken
+    (each order with a Message-ID and a time, as mail gives them)."""
+    game = Game.new(board, PLAYERS, seed, "first-edition")
+    players = [Player(n, f"{n.lower()}@example.org", "abcdefgh") for n in PLAYERS]
+    rec = GameRecord("g", game, players, "default", created="2026-01-01T00:00:00+00:00")
+    rng = random.Random(seed)
+    i = 0
+    while game.phase == "initial" or (game.phase == "play" and game.turn < turn):
+        p = game.waiting_for()[0]
+        if game.phase == "play" and game.share_hands[p] and rng.random() < invest_bias:
+            action = rng.choice([a for a in game.legal_actions(p) if isinstance(a, Invest)])
+        else:
+            action = game.random_action(p, rng)
+        rec.apply(p, action, f"<order-{i}.{seed}@example.org>", "2026-01-01T12:00:00+00:00")
+        i += 1
+    if game.phase != "play":
+        raise SystemExit(f"seed {seed}: the game ended at turn {game.turn}; try another --seed")
+    rec.notified = len(game.log)
+    rec.threads = {p: f"<thread-{p}@pbem.localhost>" for p in PLAYERS}
+    return rec
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    t = time.process_time()
+    out = fn()
+    return out, time.process_time() - t
+
+
+def one_cycle(directory: Path, base: bytes, digest: str, rng: random.Random) -> dict[str, float]:
+    """One order on the game file ``base`` (bytes), step by step, as
+    ``GameStore.load`` + ``GameRecord.apply`` + ``GameStore.write`` do it; returns
+    the CPU seconds of each step and their total (``cycle``), and checks that the
+    whole load gives the same record."""
+    path = directory / "g.yaml"
+    path.write_bytes(base)
+    store = GameStore(directory)
+    t: dict[str, float] = {}
+    t0 = time.process_time()
+    record = store.load("g", trusted_digest=digest)
+    p = record.game.waiting_for()[0]
+    record.apply(p, record.game.random_action(p, rng), "<new@example.org>", "2026-01-02T00:00:00+00:00")
+    store.write(record)
+    t["cycle"] = time.process_time() - t0
+
+    # the same steps one by one (the functions the store calls)
+    path.write_bytes(base)
+    raw, t["read"] = timed(path.read_bytes)
+    data, t["parse"] = timed(lambda: yaml.load(raw.decode("utf-8"), Loader=gamefile.SafeLoader))
+    data, t["copy"] = timed(lambda: copy.deepcopy(data))
+    board, t["board"] = timed(lambda: gamefile.load_board_ref(data["board"]))
+    game, t["restore"] = timed(lambda: gamefile.restore_game(data, board))
+    assert game == record.game or len(game.history) + 1 == len(record.game.history)
+    rec2 = GameRecord("g", game, record.players, data["board"], history=[dict(h) for h in data["history"]])
+    _, t["apply"] = timed(lambda: rec2.apply(p, rec2.game.random_action(p, random.Random(0)), "<x@y>"))
+    out, t["to_data"] = timed(rec2.to_data)
+    text, t["dump"] = timed(lambda: gamefile._dump(out))
+    _, t["write"] = timed(lambda: atomic_write(path, text.encode("utf-8")))
+    _, t["sha256"] = timed(lambda: hashlib.sha256(raw).hexdigest())
+    return t
+
+
+def one_replay(directory: Path, base: bytes) -> float:
+    (directory / "g.yaml").write_bytes(base)
+    _, t = timed(lambda: GameStore(directory).load("g"))
+    return t
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    ap.add_argument("runs", nargs="?", type=int, default=30, help="cycles per file (default 30)")
+    ap.add_argument("--turn", type=int, default=150, help="the late turn (default 150)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the games (default 0)")
+    ap.add_argument("--replay", action="store_true", help="also time the full replay and comparison")
+    args = ap.parse_args(argv)
+    board = Board.default()
+    print(f"libyaml: loader {gamefile.SafeLoader.__name__}, dumper {gamefile.SafeDumper.__name__}")
+    with tempfile.TemporaryDirectory() as tmp:
+        files: dict[int, tuple[Path, bytes, str]] = {}
+        for turn in (1, args.turn):
+            d = Path(tmp) / f"turn{turn}"
+            saved = GameStore(d).write(make_record(board, args.seed, turn))
+            files[turn] = (d, saved.path.read_bytes(), saved.digest)
+        results: dict[int, dict[str, list[float]]] = {t: {} for t in files}
+        replays: dict[int, list[float]] = {t: [] for t in files}
+        rng = random.Random(args.seed)
+        for _ in range(3):  # warm up
+            for turn, (d, base, digest) in files.items():
+                one_cycle(d, base, digest, rng)
+        for _ in range(args.runs):  # interleaved: both files see the same machine
+            for turn, (d, base, digest) in files.items():
+                for k, v in one_cycle(d, base, digest, rng).items():
+                    results[turn].setdefault(k, []).append(v)
+                if args.replay:
+                    replays[turn].append(one_replay(d, base))
+        med = {t: {k: statistics.median(v) * 1000 for k, v in r.items()} for t, r in results.items()}
+        late = args.turn
+        print(f"{args.runs} cycles per file; CPU ms, medians; history entries: "
+              + ", ".join(f"turn {t}: {len(yaml.load(files[t][1], Loader=gamefile.SafeLoader)['history'])}"
+                          for t in files))
+        steps = [k for k in med[1] if k != "cycle"]
+        print(f"{'step':10} {'turn 1':>9} {f'turn {late}':>9}")
+        for k in ["cycle"] + steps:
+            print(f"{k:10} {med[1][k]:9.2f} {med[late][k]:9.2f}")
+        for t in files:
+            print(f"file_bytes_turn{t}: {len(files[t][1])}")
+            for k in ["cycle"] + steps:
+                print(f"{k}_ms_turn{t}: {med[t][k]:.2f}")
+            if args.replay:
+                print(f"full_replay_load_ms_turn{t}: {statistics.median(replays[t]) * 1000:.2f}")
+        print(f"turn{late}_vs_turn1: {med[late]['cycle'] / med[1]['cycle']:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

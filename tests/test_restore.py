@@ -1,0 +1,319 @@
+"""Restoring a game without replaying it: ``Game.from_dict`` (the inverse of
+``to_dict``) and the trusted load of a game file (``restore_game``).
+
+Property: for random games (2-6 players, both rulesets, every option, default and
+mini board) stopped at random points, the restored game has the same saved state
+(byte for byte in YAML, so the key order too), the same views and legal actions,
+and the same future: the next 20 random legal actions drawn from equally seeded
+generators give the same states and logs (reshuffles of the track deck included).
+"""
+from __future__ import annotations
+
+import copy
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import test_properties as tp
+from game_helpers import default_board, freeze
+from moderator.rules.engine import Game
+from moderator.store import gamefile
+from moderator.store.gamefile import GameRecord, GameStore, Player, StoreError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "games"
+
+
+def restored(g: Game, state: dict | None = None) -> Game:
+    return Game.from_dict(
+        g.to_dict() if state is None else state, board=g.board, players=g.players, seed=g.seed,
+        ruleset=g.ruleset, options=g.options, log=g.log, history=g.history,
+    )
+
+
+def dump(value) -> str:
+    return yaml.safe_dump(value, sort_keys=False)
+
+
+def play(g: Game, rng: random.Random, n: int, invest_bias: float = 0.0) -> int:
+    done = 0
+    while done < n and g.phase != "over":
+        p = g.waiting_for()[0]
+        g.push(p, tp.choose(g, p, rng, invest_bias))
+        done += 1
+    return done
+
+
+def assert_same(g: Game, h: Game) -> None:
+    assert h.to_dict() == g.to_dict()
+    assert dump(h.to_dict()) == dump(g.to_dict())  # the same key order: the same file
+    assert h.log == g.log and h.history == g.history
+    assert h == g
+    for p in g.players:
+        assert h.view(p) == g.view(p)
+        assert h.legal_actions(p).count() == g.legal_actions(p).count()
+
+
+# ------------------------------------------------------------------ the property
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tp.games, st.integers(0, 400), st.integers(0, 10**6))
+def test_from_dict_restores_state_views_and_future(params, stop, salt):
+    g = tp.make(params)
+    play(g, random.Random(params["seed"]), stop, params["invest_bias"])
+    before = freeze(g.to_dict())
+    h = restored(g)
+    assert freeze(g.to_dict()) == before  # pure
+    assert_same(g, h)
+    tp.check_caches(h)
+    # the same future from equally seeded generators
+    rg, rh = random.Random(salt), random.Random(salt)
+    for _ in range(20):
+        if g.phase == "over":
+            break
+        p = g.waiting_for()[0]
+        assert h.waiting_for()[0] == p
+        a = tp.choose(g, p, rg, params["invest_bias"])
+        b = tp.choose(h, p, rh, params["invest_bias"])
+        assert a == b
+        assert g.push(p, a) == h.push(p, b)
+    assert h.to_dict() == g.to_dict() and h.log == g.log
+    tp.check_after_action(h)
+
+
+def _before_a_reshuffle(seed: int) -> Game | None:
+    """A game stopped just before its track deck runs out a second time (so the
+    next reshuffle is drawn from the saved counter), or None."""
+    g = Game.new(default_board(), ["A", "B", "C", "D"], seed, "first-edition",
+                 {"dead_track_redraw": True})
+    rng = random.Random(seed)
+    while g.phase != "over":
+        if g.reshuffles >= 1 and g.phase == "play" and len(g.track_deck) == 1:
+            return g
+        p = g.waiting_for()[0]
+        g.push(p, g.random_action(p, rng))
+    return None
+
+
+def test_a_reshuffle_after_the_restore_draws_from_the_saved_counter():
+    found = [g for g in map(_before_a_reshuffle, range(40)) if g is not None]
+    assert found, "no game ran through its track deck twice"
+    for g in found[:5]:
+        h = restored(g)
+        assert h.reshuffles == g.reshuffles >= 1
+        rg, rh = random.Random(1), random.Random(1)
+        n = g.reshuffles
+        while g.reshuffles == n and g.phase != "over":
+            p = g.waiting_for()[0]
+            g.push(p, g.random_action(p, rg))
+            h.push(p, h.random_action(p, rh))
+        assert g.reshuffles == n + 1
+        assert_same(g, h)
+
+
+def test_from_dict_is_pure_and_independent():
+    g = Game.new(default_board(), ["Ann", "Bob", "Cy"], 3, "second-edition")
+    play(g, random.Random(3), 40)
+    state, log, history, players = g.to_dict(), list(g.log), list(g.history), list(g.players)
+    frozen = copy.deepcopy(state)
+    h = Game.from_dict(state, board=g.board, players=players, seed=g.seed, ruleset=g.ruleset,
+                       options=g.options, log=log, history=history)
+    assert state == frozen
+    play(h, random.Random(4), 10)
+    assert state == frozen and log == g.log and history == g.history and players == g.players
+    assert g.to_dict() == frozen
+    # the lists of the state are not shared with the game
+    h2 = Game.from_dict(state, board=g.board, players=players, seed=g.seed, ruleset=g.ruleset,
+                        options=g.options, log=log, history=history)
+    h2.track_deck.clear()
+    h2.money["Ann"] += 1
+    assert state == frozen
+
+
+def test_a_new_game_round_trips():
+    for n in range(2, 7):
+        g = Game.new(default_board(), [f"P{i}" for i in range(n)], n, "first-edition")
+        assert_same(g, restored(g))
+
+
+# ------------------------------------------------------------------ malformed states
+def _mid_game() -> Game:
+    g = Game.new(default_board(), ["Ann", "Bob", "Cy"], 11, "first-edition")
+    play(g, random.Random(11), 30)
+    assert g.phase == "play"
+    return g
+
+
+def _changed(state: dict, change) -> dict:
+    state = copy.deepcopy(state)
+    change(state)
+    return state
+
+
+BAD_STATES = {
+    "missing key": lambda s: s.pop("box"),
+    "unknown key": lambda s: s.update(colour="red"),
+    "int as text": lambda s: s.update(turn="3"),
+    "bool as int": lambda s: s.update(up_pile=True),
+    "list as text": lambda s: s.update(track_deck="plain"),
+    "card not text": lambda s: s["stack"].append(3),
+    "unknown section": lambda s: s["placed"].update({"XX-YY": ["KCC"]}),
+    "short row": lambda s: s["placed"].update({k: v[:-1] for k, v in list(s["placed"].items())[:1]}),
+    "unknown phase": lambda s: s.update(phase="lunch"),
+    "current out of range": lambda s: s.update(current=3),
+    "negative count": lambda s: s.update(dividends_paid=-1),
+    "hand of a stranger": lambda s: s["track_hands"].update(Zed=[]),
+    "hand missing": lambda s: s["share_hands"].pop("Bob"),
+    "track card lost": lambda s: s["track_deck"].pop(),
+    "unknown track card": lambda s: s["track_deck"].append("purple"),
+    "train lost": lambda s: s["box"].update(KCC=s["box"]["KCC"] + 1),
+    "unknown share": lambda s: s["display"].__setitem__(0, "XYZ"),
+    "money of a stranger": lambda s: s["money"].update(Zed=3),
+    "not a mapping": None,
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_STATES))
+def test_a_malformed_state_is_a_value_error(case):
+    g = _mid_game()
+    change = BAD_STATES[case]
+    state = ["not", "a", "state"] if change is None else _changed(g.to_dict(), change)
+    with pytest.raises(ValueError):
+        restored(g, state)
+
+
+@pytest.mark.parametrize("setup", [
+    dict(players=["Ann", "Ann", "Cy"]),
+    dict(players=["Ann", "Bob"]),  # the state's hands name three players
+    dict(ruleset="third-edition"),
+    dict(options={"no_such_option": True}),
+    dict(seed="11"),
+    dict(log=["fine", 3]),
+    dict(history=[("Zed", None)]),
+])
+def test_a_malformed_setup_is_a_value_error(setup):
+    g = _mid_game()
+    args = dict(board=g.board, players=g.players, seed=g.seed, ruleset=g.ruleset,
+                options=g.options, log=g.log, history=g.history)
+    args.update(setup)
+    with pytest.raises(ValueError):
+        Game.from_dict(g.to_dict(), **args)
+
+
+# ------------------------------------------------------------------ the game file
+def _record(tmp_path: Path, moves: int = 60, seed: int = 5) -> tuple[GameStore, GameRecord]:
+    store = GameStore(tmp_path / "games")
+    g = Game.new(default_board(), ["Ann", "Bob", "Cy"], seed, "second-edition",
+                 {"spread_dividends": True, "dead_track_redraw": True})
+    rec = GameRecord("ridge", g, [Player(n, f"{n.lower()}@x.org", "abcdefgh") for n in g.players], "default")
+    rng = random.Random(seed)
+    for i in range(moves):
+        if g.phase == "over":
+            break
+        p = g.waiting_for()[0]
+        rec.apply(p, g.random_action(p, rng), f"<m{i}@x>", "2026-01-01T00:00:00+00:00")
+    rec.notified = len(g.log) - 2
+    store.save(rec)
+    return store, rec
+
+
+def test_the_file_keeps_the_public_log(tmp_path):
+    store, rec = _record(tmp_path)
+    data = yaml.safe_load(store.path("ridge").read_text(encoding="utf-8"))
+    assert data["log"] == rec.game.log and data["log_length"] == len(rec.game.log)
+    keys = list(data)
+    assert keys.index("history") < keys.index("log") < keys.index("state")
+
+
+def test_a_trusted_load_restores_without_replay(tmp_path, monkeypatch):
+    store, rec = _record(tmp_path)
+    digest = store.write(rec).digest
+    full = store.load("ridge")
+    assert full.checked
+
+    def no_replay(*args):
+        raise AssertionError("replayed")
+
+    monkeypatch.setattr(gamefile, "replay", no_replay)
+    fast = store.load("ridge", trusted_digest=digest)
+    assert not fast.checked and fast.source_digest == digest
+    assert fast == full and fast.game == full.game == rec.game
+    assert fast.history == full.history and fast.notified == full.notified
+    assert fast.game.log == rec.game.log and fast.game.history == rec.game.history
+    # both go on the same way and write the same bytes
+    for r in (fast, full):
+        p = r.game.waiting_for()[0]
+        r.apply(p, r.game.random_action(p, random.Random(9)), "<next@x>")
+    assert store.write(fast).digest == store.write(full).digest
+
+
+def test_a_trusted_file_without_a_log_is_replayed(tmp_path, monkeypatch):
+    """A frozen v1 file (no ``log``) loads by replay even when its digest is trusted."""
+    games = tmp_path / "games"
+    games.mkdir()
+    src = FIXTURES / "v1" / "v1-mid-game-5p.yaml"
+    shutil.copy(src, games / src.name)
+    store = GameStore(games)
+    checked = store.load(src.stem)
+    assert "log" not in store.read_data(src.stem)
+    calls = []
+    real = gamefile.replay
+    monkeypatch.setattr(gamefile, "replay", lambda *a: calls.append(1) or real(*a))
+    trusted = store.load(src.stem, trusted_digest=checked.source_digest)
+    assert calls == [1] and not trusted.checked
+    assert trusted == checked
+
+
+def test_a_trusted_load_still_reads_orders_strictly(tmp_path):
+    store, rec = _record(tmp_path)
+    data = store.read_data("ridge")
+    data["history"][3]["order"] = data["history"][3]["order"].upper()
+    store.path("ridge").write_text(gamefile._dump(data), encoding="utf-8")
+    digest = store.read_file("ridge").digest
+    with pytest.raises(StoreError, match="history entry 4"):
+        store.load("ridge", trusted_digest=digest)
+
+
+def test_a_trusted_load_refuses_a_log_of_the_wrong_length(tmp_path):
+    store, rec = _record(tmp_path)
+    data = store.read_data("ridge")
+    data["log"].pop()
+    store.path("ridge").write_text(gamefile._dump(data), encoding="utf-8")
+    with pytest.raises(StoreError, match="log_length"):
+        store.load("ridge", trusted_digest=store.read_file("ridge").digest)
+
+
+def test_a_trusted_load_refuses_a_malformed_state(tmp_path):
+    store, rec = _record(tmp_path)
+    data = store.read_data("ridge")
+    data["state"]["track_deck"].append("purple")
+    store.path("ridge").write_text(gamefile._dump(data), encoding="utf-8")
+    with pytest.raises(StoreError, match="malformed"):
+        store.load("ridge", trusted_digest=store.read_file("ridge").digest)
+
+
+@pytest.mark.parametrize("change, where", [
+    (lambda log: log.__setitem__(5, log[5] + " (edited)"), "entry 6"),
+    (lambda log: log.pop(), "entry"),
+    (lambda log: log.append("Something else happened."), "entry"),
+])
+def test_the_full_check_compares_the_recorded_log(tmp_path, change, where):
+    store, rec = _record(tmp_path)
+    data = store.read_data("ridge")
+    change(data["log"])
+    store.path("ridge").write_text(gamefile._dump(data), encoding="utf-8")
+    with pytest.raises(StoreError, match=f"recorded log differs .* at {where}"):
+        store.load("ridge")
+
+
+def test_check_log_names_the_first_differing_entry():
+    with pytest.raises(StoreError, match=r"at entry 2: recorded 'b', replayed 'c'"):
+        gamefile.check_log(["a", "b", "x"], ["a", "c", "y"])
+    with pytest.raises(StoreError, match=r"at entry 3: it has 2 entries, the replay gives 3"):
+        gamefile.check_log(["a", "b"], ["a", "b", "c"])
+    with pytest.raises(StoreError, match="not a list"):
+        gamefile.check_log("a", ["a"])
+    gamefile.check_log(["a"], ["a"])
