@@ -131,9 +131,8 @@ def install_mode() -> tuple[str, str]:
     folder = source if source and Path(source).is_dir() else "<the pbem source folder>"
     prefix = Path(sys.prefix)
     user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
-    if "pipx" in prefix.parts and prefix.parent.name == "venvs":
-        return (f"a pipx install ({prefix})",
-                f"reinstall it: `pipx install --force {folder}`")
+    if (prefix / "pipx_metadata.json").is_file() or ("pipx" in prefix.parts and prefix.parent.name == "venvs"):
+        return (f"a pipx install ({prefix})", f"reinstall it: `pipx reinstall {prefix.name}`")
     if user_site and here.is_relative_to(Path(user_site).resolve()):
         return (f"a --user install ({user_site})",
                 f"reinstall it: `python3 -m pip install --user --force-reinstall --no-deps {folder}`")

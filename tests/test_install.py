@@ -176,10 +176,12 @@ def install(mode: str, w: Install) -> tuple[Path, Path | str, Path, str]:
         # pipx emulated by its own layout: pipx is not installed here nor on CI, and a
         # real `pipx install` would fetch pip into its shared environment (network).
         # pipx makes a venv $PIPX_HOME/venvs/NAME, installs the package there and links
-        # its scripts into $PIPX_BIN_DIR; so does this.
+        # its scripts into $PIPX_BIN_DIR, and notes what it did in the venv's
+        # pipx_metadata.json; so does this.
         venv = w.tmp / "pipx" / "venvs" / "pbem"
         python = w.venv(venv)
         w.pip_install(python, w.src)
+        (venv / "pipx_metadata.json").write_text('{"main_package": {"package": "pbem"}}\n')
         bindir = w.tmp / "pipx-bin"
         bindir.mkdir()
         (bindir / "pbem").symlink_to(venv / "bin" / "pbem")
