@@ -7,6 +7,7 @@
     pbem rules GAME                   print the ruleset and options of a game
     pbem show GAME                    print the public position of a game
     pbem board check FILE             validate a board file
+    pbem --version
 
 The configuration is ``--config FILE``, else ``./pbem.yaml``, else the embedded
 default (games in ./games, mail in the Maildirs ./mail/inbox and ./mail/outbox).
@@ -38,7 +39,28 @@ def _config(ctx: click.Context):
         raise click.ClickException(str(exc)) from None
 
 
+def _version() -> str:
+    """The installed distribution's version (its metadata), else ``moderator.__version__``
+    (a source tree that was never installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pbem")
+    except PackageNotFoundError:
+        from moderator import __version__
+
+        return __version__
+
+
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(f"pbem {_version()}")
+        ctx.exit()
+
+
 @click.group()
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Print the version and exit.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Configuration file (default: ./pbem.yaml, else local mail folders).")
 @click.option("-v", "--verbose", is_flag=True, help="Log every mail handled.")

@@ -3,6 +3,9 @@
 Each check gives one line: ``OK``, ``NOTE`` (worth knowing, not a fault) or ``FAIL``
 (needs the operator).  The checks:
 
+- the installation: every template the code renders (``words/*.txt`` included) and
+  the default board are found (package data, through ``importlib.resources``) and
+  load; a failure names the missing file and how to repair this install mode;
 - the configuration loads (file, keys, password variables);
 - the games directory exists and is writable;
 - every game file loads and its history replays to the recorded state;
@@ -86,6 +89,122 @@ def _parse_time(text: str | None) -> datetime | None:
 
 
 # ---------------------------------------------------------------- the checks
+#: Every template the code renders: the mails (``render(NAME)``) and the named
+#: refusals and notices (``word(DOMAIN, ...)``, ``words/DOMAIN.txt``).
+TEMPLATE_FILES = (
+    "help.txt", "history.txt", "notice.txt", "position.txt", "reply.txt", "rules.txt",
+    "status.txt", "welcome.txt", "words/illegal.txt", "words/notices.txt",
+)
+
+
+def install_mode() -> tuple[str, str]:
+    """``(how this pbem is installed, how to repair that install)``, from the
+    ``pbem`` distribution whose files the running ``moderator`` package is: an
+    editable install, a pipx one, a ``--user`` one, one in a virtual environment or
+    system-wide; else a source tree run without installing."""
+    import importlib.metadata
+    import site
+    import sys
+
+    import moderator
+
+    here = Path(moderator.__file__).resolve().parent
+    try:
+        dist = importlib.metadata.distribution("pbem")
+    except importlib.metadata.PackageNotFoundError:
+        dist = None
+    direct: dict = {}
+    if dist is not None:
+        try:
+            direct = json.loads(dist.read_text("direct_url.json") or "{}")
+        except ValueError:
+            direct = {}
+    url = str(direct.get("url", ""))
+    source = url[len("file://"):] if url.startswith("file://") else ""
+    if direct.get("dir_info", {}).get("editable") and source and Path(source).resolve() / "moderator" == here:
+        return (f"an editable install of {source}",
+                f"restore the file in {source}/templates/ (`git checkout templates` there)")
+    installed = dist is not None and Path(str(dist.locate_file("moderator"))).resolve() == here
+    if not installed:
+        return (f"the source tree {here.parent} (not installed)",
+                f"restore the file in {here.parent}/templates/ (`git checkout templates` there)")
+    folder = source if source and Path(source).is_dir() else "<the pbem source folder>"
+    prefix = Path(sys.prefix)
+    user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    if (prefix / "pipx_metadata.json").is_file() or ("pipx" in prefix.parts and prefix.parent.name == "venvs"):
+        return (f"a pipx install ({prefix})", f"reinstall it: `pipx reinstall {prefix.name}`")
+    if user_site and here.is_relative_to(Path(user_site).resolve()):
+        return (f"a --user install ({user_site})",
+                f"reinstall it: `python3 -m pip install --user --force-reinstall --no-deps {folder}`")
+    if sys.prefix != sys.base_prefix:
+        return (f"the virtual environment {prefix}",
+                f"reinstall it: `{prefix}/bin/python -m pip install --force-reinstall --no-deps {folder}`")
+    return (f"a system-wide install ({prefix})",
+            f"reinstall it: `python3 -m pip install --force-reinstall --no-deps {folder}`")
+
+
+def check_install() -> list[Check]:
+    """The installation: every template in ``TEMPLATE_FILES`` is found (in
+    ``$PBEM_TEMPLATES`` or the shipped templates) and compiles, and the default
+    board is found, loads and is valid.  A FAIL names the file and the repair for
+    this install mode (:func:`install_mode`).  Never raises."""
+    import jinja2
+
+    from . import render
+    from .rules import board as boards
+
+    mode, fix = install_mode()
+    out = []
+    override = os.environ.get("PBEM_TEMPLATES")
+    if override and not Path(override).is_dir():
+        out.append(Check(FAIL, "templates", f"$PBEM_TEMPLATES names {override}, which is not a folder: "
+                                            "the shipped wording is used"))
+    packaged = render.packaged_templates()
+    where = f"the shipped templates ({packaged})" if packaged is not None else "no shipped templates"
+    if override and Path(override).is_dir():
+        where = f"$PBEM_TEMPLATES ({override}) and {where}"
+    if packaged is None and not (override and Path(override).is_dir()):
+        out.append(Check(FAIL, "templates", f"the shipped templates (package data moderator/templates/) "
+                                            f"are missing in {mode}: {fix}"))
+    else:
+        env = render.environment.__wrapped__()  # a fresh environment, not the cached one
+        problems, overridden = [], 0
+        for name in TEMPLATE_FILES:
+            try:
+                template = env.get_template(name)
+            except jinja2.TemplateNotFound:
+                problems.append(f"{name} not found")
+            except jinja2.TemplateSyntaxError as exc:
+                problems.append(f"{name} does not load: line {exc.lineno}: {exc.message}")
+            except (OSError, UnicodeError) as exc:
+                problems.append(f"{name} cannot be read: {describe_error(exc)}")
+            else:
+                if override and template.filename and Path(template.filename).resolve().is_relative_to(
+                        Path(override).resolve()):
+                    overridden += 1
+        if problems:
+            out.append(Check(FAIL, "templates", f"{'; '.join(problems)} (looked in {where}; pbem is "
+                                                f"{mode}): {fix}"))
+        else:
+            own = f", {overridden} of them from $PBEM_TEMPLATES ({override})" if overridden else ""
+            out.append(Check(OK, "templates", f"the {len(TEMPLATE_FILES)} templates load from "
+                                              f"{packaged or override}{own}; pbem is {mode}"))
+    path = boards.DEFAULT_BOARD_PATH
+    try:
+        board = boards.Board.load(path)
+        errors = [p for p in boards.check_board(board) if not p.startswith("warning")]
+    except (OSError, boards.BoardError, yaml.YAMLError, ValueError, KeyError, TypeError) as exc:
+        name = "not found" if isinstance(exc, FileNotFoundError) else f"does not load: {describe_error(exc)}"
+        out.append(Check(FAIL, "default board", f"{path} {name} (pbem is {mode}): {fix}"))
+        return out
+    if errors:
+        out.append(Check(FAIL, "default board", f"{path} is not a valid board: {'; '.join(errors)}: {fix}"))
+    else:
+        out.append(Check(OK, "default board", f"{board.name}: {len(board.cities)} cities, "
+                                              f"{len(board.sections)} sections ({path})"))
+    return out
+
+
 def check_config(path: str | os.PathLike[str] | None) -> tuple[Config | None, Check]:
     """``(config, check)``: the loaded configuration and an OK line naming the
     file, the moderator, the transports and the operator; ``(None, FAIL)`` with
@@ -384,10 +503,12 @@ def check_state(config: Config, now: datetime) -> list[Check]:
 
 # ---------------------------------------------------------------- the report
 def run_checks(config_path: str | os.PathLike[str] | None, now: datetime | None = None) -> list[Check]:
-    """Every check, in order; only the configuration check when it fails."""
+    """Every check, in order; only the installation and configuration checks when
+    the configuration does not load."""
     now = now or datetime.now(timezone.utc)
+    checks = check_install()
     config, check = check_config(config_path)
-    checks = [check]
+    checks.append(check)
     if config is None:
         return checks
     checks.append(check_games_dir(config))

@@ -1,11 +1,14 @@
 """``pbem doctor`` against a real Dovecot and aiosmtpd: all well, and each problem
 an operator meets (wrong port, wrong password, a game file that does not replay, a
-stuck spool, bounced mail, a held lock, a long outage) named in plain words."""
+stuck spool, bounced mail, a held lock, a long outage, a template or the board
+missing from the installation) named in plain words."""
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 import yaml
@@ -158,3 +161,72 @@ def test_problems_are_named(setup, tmp_path):
     assert "accepted nothing since" in line(out, "FAIL  outgoing mail: ")
     assert "gone@example.org: 550" in line(out, "NOTE  bounced addresses: ")
     assert "5 problem(s) found" in out
+
+
+# ---------------------------------------------------------------- the installation
+@pytest.fixture
+def maildir_config(tmp_path, monkeypatch):
+    """A configuration on local Maildirs (no server needed)."""
+    monkeypatch.delenv("PBEM_TEMPLATES", raising=False)
+    cfg = tmp_path / "pbem.yaml"
+    cfg.write_text(yaml.safe_dump({"games_dir": "games", "spool_dir": "spool",
+                                   "maildir": {"inbox": "mail/inbox", "outbox": "mail/outbox"}}))
+    return cfg
+
+
+def test_template_list_is_the_shipped_folder():
+    from moderator.doctor import TEMPLATE_FILES
+    from moderator.render import packaged_templates
+
+    root = Path(str(packaged_templates()))
+    assert sorted(TEMPLATE_FILES) == sorted(p.relative_to(root).as_posix() for p in root.rglob("*.txt"))
+
+
+def test_installation_checked(maildir_config):
+    code, out = doctor(maildir_config)
+    assert code == 0, out
+    templates = line(out, "OK    templates: ")
+    assert "the 10 templates load from " in templates and "pbem is " in templates
+    assert "North America (pbem): 44 cities" in line(out, "OK    default board: ")
+
+
+def test_missing_template_and_board_are_named(maildir_config, tmp_path, monkeypatch):
+    import moderator.render
+    import moderator.rules.board
+    from moderator.doctor import install_mode
+
+    shipped = tmp_path / "shipped"
+    shutil.copytree(str(moderator.render.packaged_templates()), shipped)
+    (shipped / "words" / "notices.txt").unlink()
+    (shipped / "status.txt").write_text("{% if %}\n")
+    monkeypatch.setattr(moderator.render, "packaged_templates", lambda: shipped)
+    monkeypatch.setattr(moderator.rules.board, "DEFAULT_BOARD_PATH", tmp_path / "gone.yaml")
+    code, out = doctor(maildir_config)
+    assert code == 1
+    mode, fix = install_mode()
+    templates = line(out, "FAIL  templates: ")
+    assert "status.txt does not load: line 1: " in templates
+    assert "words/notices.txt not found" in templates
+    assert f"pbem is {mode}" in templates and templates.endswith(fix)
+    board = line(out, "FAIL  default board: ")
+    assert f"{tmp_path / 'gone.yaml'} not found" in board and board.endswith(fix)
+    assert "2 problem(s) found" in out
+
+    monkeypatch.setattr(moderator.render, "packaged_templates", lambda: None)
+    code, out = doctor(maildir_config)
+    assert "the shipped templates (package data moderator/templates/) are missing" in \
+        line(out, "FAIL  templates: ")
+
+
+def test_operator_templates(maildir_config, tmp_path, monkeypatch):
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "help.txt").write_text("Our own help for {{ game_id }}.\n")
+    monkeypatch.setenv("PBEM_TEMPLATES", str(own))
+    code, out = doctor(maildir_config)
+    assert code == 0, out
+    assert f"1 of them from $PBEM_TEMPLATES ({own})" in line(out, "OK    templates: ")
+    monkeypatch.setenv("PBEM_TEMPLATES", str(tmp_path / "nowhere"))
+    code, out = doctor(maildir_config)
+    assert code == 1
+    assert "which is not a folder" in line(out, "FAIL  templates: ")

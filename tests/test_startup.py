@@ -1,4 +1,4 @@
-"""Start-up cost: ``pbem --help`` and a Maildir ``pbem run`` import only what they use.
+"""Start-up cost: ``pbem --help``, ``pbem --version`` and a Maildir ``pbem run`` import only what they use.
 
 Each case runs ``pbem.py`` in a fresh interpreter (cwd = the repository root) with
 ``-X importtime`` and reads the names of the imported modules from its report.
@@ -47,6 +47,13 @@ def test_help_imports_nothing_heavy(args):
     proc, names = imported(*args)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Usage:" in proc.stdout
+    assert sorted(names & set(NOT_FOR_HELP)) == []
+
+
+def test_version_imports_nothing_heavy():
+    proc, names = imported("--version")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert re.fullmatch(r"pbem \d+\.\d+\S*\n", proc.stdout)
     assert sorted(names & set(NOT_FOR_HELP)) == []
 
 

@@ -9,29 +9,68 @@ renders alike in Gmail and Outlook: no SVG, no scripts, no style sheets).
 from __future__ import annotations
 
 import html
+import importlib.resources
 import os
-import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
+try:
+    from importlib.resources.abc import Traversable
+except ImportError:  # Python 3.10
+    from importlib.abc import Traversable
+
 from ..rules.components import COMPANIES, UP
 from ..rules.engine import Game
 from ..mail.read import subject_tag
 
 
-def template_dirs() -> list[Path]:
-    """Where templates are looked for, in order: ``$PBEM_TEMPLATES``, the source
-    tree's ``templates/``, and ``<prefix>/share/pbem/templates`` of an installed
-    copy."""
-    dirs = []
-    if os.environ.get("PBEM_TEMPLATES"):
-        dirs.append(Path(os.environ["PBEM_TEMPLATES"]))
-    dirs.append(Path(__file__).resolve().parent.parent.parent / "templates")
-    dirs.append(Path(sys.prefix) / "share" / "pbem" / "templates")
-    return [d for d in dirs if d.is_dir()]
+def packaged_templates() -> Traversable | None:
+    """The templates shipped with pbem, found through ``importlib.resources``: the
+    package data ``moderator/templates/`` of an installed copy (every install mode:
+    venv, ``--user``, pipx, wheel), else the ``templates/`` folder beside
+    ``moderator/`` in a source tree or an editable install (where setup.cfg maps
+    the data package ``moderator.templates`` to that folder).  None when neither
+    exists."""
+    root = importlib.resources.files("moderator")
+    packaged = root.joinpath("templates")
+    if packaged.is_dir():
+        return packaged
+    if isinstance(root, Path):  # a source tree: the folder holding setup.cfg and moderator/
+        source = root.parent
+        if (source / "setup.cfg").is_file() and (source / "templates").is_dir():
+            return source / "templates"
+    return None
+
+
+def template_dirs() -> list[Traversable]:
+    """Where templates are looked for, in order: ``$PBEM_TEMPLATES`` (an operator's
+    own wording; a template missing there comes from the shipped ones), then the
+    shipped templates (:func:`packaged_templates`).  Only folders that exist."""
+    dirs: list[Traversable] = []
+    override = os.environ.get("PBEM_TEMPLATES")
+    if override and Path(override).is_dir():
+        dirs.append(Path(override))
+    packaged = packaged_templates()
+    if packaged is not None:
+        dirs.append(packaged)
+    return dirs
+
+
+def _loader(root: Traversable) -> jinja2.BaseLoader:
+    """A Jinja loader over one template folder: a file system loader (it notices
+    edited templates) where the folder is one, as in every install mode, else one
+    reading through ``importlib.resources`` (a zip)."""
+    if isinstance(root, Path):
+        return jinja2.FileSystemLoader(str(root))
+
+    def load(name: str) -> str | None:
+        node = root.joinpath(*name.split("/"))
+        return node.read_text(encoding="utf-8") if node.is_file() else None
+
+    return jinja2.FunctionLoader(load)
 
 
 @lru_cache(maxsize=1)
@@ -39,9 +78,11 @@ def environment() -> jinja2.Environment:
     """The Jinja environment (plain text: no autoescape; undefined variables fail)."""
     dirs = template_dirs()
     if not dirs:
-        raise RuntimeError("pbem templates not found; set PBEM_TEMPLATES to the templates folder")
+        raise RuntimeError("pbem templates not found: the package data moderator/templates/ is "
+                           "missing (reinstall pbem, or set PBEM_TEMPLATES to a templates folder); "
+                           "`pbem doctor` tells more")
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader([str(d) for d in dirs]),
+        loader=jinja2.ChoiceLoader([_loader(d) for d in dirs]),
         autoescape=False,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

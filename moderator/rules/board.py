@@ -23,6 +23,7 @@ that company's train from the start).  A section's capacity is
 """
 from __future__ import annotations
 
+import importlib.resources
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,11 @@ import yaml
 
 from .components import COMPANIES, TRACK_TYPES
 
-DEFAULT_BOARD_PATH = Path(__file__).resolve().parent.parent / "boards" / "north-america.yaml"
+#: The board shipped with pbem: the package data ``moderator/boards/north-america.yaml``,
+#: found through ``importlib.resources`` (a ``pathlib.Path`` in every install mode:
+#: venv, ``--user``, pipx, wheel, editable, and in a source tree).
+DEFAULT_BOARD_PATH: Path = importlib.resources.files("moderator").joinpath(  # type: ignore[assignment]
+    "boards", "north-america.yaml")
 
 
 _DEFAULT_BOARD: "Board | None" = None
