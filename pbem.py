@@ -135,7 +135,14 @@ def new(ctx, game, players, seed, ruleset, board_path, **flags):
     except TransportError as exc:
         raise click.ClickException(f"game {game} was created, but mailing the welcomes failed: {exc}")
     click.echo(f"Created game {record.id} ({ruleset}, seed {seed}) in {moderator.store.path(game)}.")
-    click.echo("Welcome mails sent to: " + ", ".join(f"{p.name} <{p.address}>" for p in record.players))
+    waiting = {e.meta.get("player") for e in moderator.spool.entries()
+               if e.meta.get("kind") == "welcome" and e.meta.get("game") == record.id}
+    sent = [f"{p.name} <{p.address}>" for p in record.players if p.name not in waiting]
+    queued = [f"{p.name} <{p.address}>" for p in record.players if p.name in waiting]
+    if sent:
+        click.echo("Welcome mails sent to: " + ", ".join(sent))
+    if queued:
+        click.echo("Welcome mails waiting in the spool (the next `pbem run` sends them): " + ", ".join(queued))
 
 
 @main.command()

@@ -260,5 +260,5 @@ def test_overlong_line_refused_unread():
         parse_turn(["-" * 240000], board)
     assert err.value.reason == (
         "this line is too long (240000 characters); write one order per line, "
-        "e.g. 'build KCC DEN-KCY black'"
+        "e.g. 'build KCC DEN-KCY white'"
     )

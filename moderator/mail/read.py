@@ -80,6 +80,17 @@ _TAG_RE = re.compile(
 # ---------------------------------------------------------------------------
 
 
+def _lenient_parseaddr(text: str) -> tuple[str, str]:
+    """``email.utils.parseaddr`` in its lenient form on every Python: releases with
+    the CVE-2023-27043 fix (3.11.10+, 3.12.6+ and distributions' patched builds
+    such as Debian's 3.11.2-6+deb12u6) return ``('', '')`` for several addresses
+    unless asked for ``strict=False``; older ones have no ``strict`` and are lenient."""
+    try:
+        return parseaddr(text, strict=False)  # type: ignore[call-arg]
+    except TypeError:
+        return parseaddr(text)
+
+
 def canonical_address(text: str | None) -> str:
     """The bare address of a mailbox, lower-cased: ``'Anna <Anna@X.CZ>'`` → ``'anna@x.cz'``.
 
@@ -92,7 +103,7 @@ def canonical_address(text: str | None) -> str:
         return ""
     text = re.sub(r"\s*\r?\n\s*", " ", str(text)).strip()
     try:
-        _name, addr = parseaddr(text)
+        _name, addr = _lenient_parseaddr(text)
     except Exception:  # parseaddr is robust, but never let a header break us
         return ""
     addr = addr.strip().strip("<>").strip()

@@ -8,8 +8,8 @@ full name (``KCC``, ``Kansas City Central``, ``ep&rg``); cities by id or name
 ``,``/``and``/``then`` before a verb).  A mail carries one turn, so the lines of a
 turn are combined::
 
-    build KCC DEN-KCY black        place a KCC train, playing a black track card
-    build EPRG elp-phx joker as white
+    build KCC DEN-KCY white        place a KCC train, playing a white track card
+    build EPRG elp-sat joker as white
     take stack | take UP | take KCC | take display 2 | take #2 | take none
     swap MRR                       return an MRR share from hand, take a UP share
     invest 2 KCC | invest KCC UP   then: discard plain
@@ -218,7 +218,7 @@ def _pieces(line: str) -> list[str]:
 
 def _split_verbs(tokens: list[str]) -> list[list[str]]:
     """Split the words of one part before each verb that starts another order
-    ("build KCC DEN-KCY black, take stack and swap MRR")."""
+    ("build KCC DEN-KCY white, take stack and swap MRR")."""
     parts: list[list[str]] = [[]]
     head = None  # the first word of the current part that is not preamble
     for i, tok in enumerate(tokens):
@@ -310,7 +310,7 @@ def _section(tokens: list[str], board: Board, explain: bool = True) -> tuple[str
     cities = city_index(board)
     text = " ".join(t for t in tokens if _low(t) not in ("from", "between"))
     if not text.strip():
-        return None, "build needs a section as CITY-CITY: e.g. 'build KCC DEN-KCY black'"
+        return None, "build needs a section as CITY-CITY: e.g. 'build KCC DEN-KCY white'"
     ends = [p for p in _SECTION_SPLIT.split(text.strip()) if p and p.strip()]
     if len(ends) == 1:
         # no separator: "DEN KCY", "Kansas City Denver"
@@ -626,12 +626,12 @@ def _build_rest(tokens: list[str], board: Board, line: str) -> tuple[tuple[str, 
         if bad and shorter and _section(shorter, board, explain=False)[0]:
             what = "a company" if companies_at(bad, 0) else "not a track card"
             return None, f"{bad[0]!r} is {what}; play one of {CARD_LIST}"
-    return None, reason or "build needs a section as CITY-CITY: e.g. 'build KCC DEN-KCY black'"
+    return None, reason or "build needs a section as CITY-CITY: e.g. 'build KCC DEN-KCY white'"
 
 
 def _parse_build(rest: list[str], board: Board, line: str) -> Build:
     tokens = [t for t in rest if t not in (",", "+")]
-    example = "e.g. 'build KCC DEN-KCY black'"
+    example = "e.g. 'build KCC DEN-KCY white'"
     if not tokens:
         raise OrderError(f"say which company builds where, {example}", line)
     readings: set[tuple[str, str, str | None, str | None]] = set()
@@ -726,7 +726,7 @@ def _read_part(tokens: list[str], board: Board, line: str) -> list[tuple[str, ob
     if len(tokens) > _MAX_WORDS:
         raise OrderError(
             f"this order is too long ({len(tokens)} words); write one order per line, "
-            "e.g. 'build KCC DEN-KCY black'",
+            "e.g. 'build KCC DEN-KCY white'",
             line,
         )
     verb = _low(tokens[0])
@@ -852,7 +852,7 @@ def parse_turn(lines: list[str], board: Board) -> Action:
         if len(str(raw)) > MAX_LINE:
             raise OrderError(
                 f"this line is too long ({len(str(raw))} characters); write one order per "
-                "line, e.g. 'build KCC DEN-KCY black'",
+                "line, e.g. 'build KCC DEN-KCY white'",
                 str(raw)[:60] + "...",
             )
     for raw in lines:
@@ -911,7 +911,7 @@ def _combine_main(parts: _Parts, lines: list[str], given: list[str]) -> Action:
     for other in ("take", "swap"):
         if other in given:
             raise OrderError(
-                f"{other} follows a build: e.g. 'build KCC DEN-KCY black; take stack'",
+                f"{other} follows a build: e.g. 'build KCC DEN-KCY white; take stack'",
                 parts.line_of(other),
             )
     if parts.invest is not None:
@@ -924,7 +924,7 @@ def _combine_main(parts: _Parts, lines: list[str], given: list[str]) -> Action:
         raise OrderError("redraw goes with a build, invest or pass in the same mail",
                          parts.line_of("redraw"))
     raise NoOrderFound(
-        "no order found: write e.g. 'build KCC DEN-KCY black; take stack' or "
+        "no order found: write e.g. 'build KCC DEN-KCY white; take stack' or "
         "'invest 2 KCC; discard plain'",
         " / ".join(str(x) for x in lines),
     )

@@ -11,7 +11,7 @@ With the option ``dead_track_redraw`` a turn may start by showing a dead track c
 (every space of its track type is full), removing it from the game and drawing a
 replacement: the ``redraw`` field of ``Build``, ``Invest`` and ``Pass``, written as
 a leading ``redraw white; `` part of the order text (e.g.
-``redraw white; build KCC DEN-KCY black; take stack``).  The rest of the turn is
+``redraw black; build KCC DEN-KCY white; take stack``).  The rest of the turn is
 checked against the hand without the shown card, and the replacement cannot be
 played in the same turn (it is drawn after the order was written).
 """
