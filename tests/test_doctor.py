@@ -15,7 +15,7 @@ from filelock import FileLock
 import pbem
 from moderator.config import load_config
 from moderator.moderation.cycle import Moderator
-from moderator.store.spool import ModeratorState
+from moderator.store.bookkeeping import Bookkeeping
 from servers import free_port
 
 PLAYERS = [("Ann", "ann@example.org"), ("Bob", "bob@example.org")]
@@ -138,11 +138,10 @@ def test_problems_are_named(setup, tmp_path):
     (spool / "failed" / "x.eml").write_bytes(b"To: gone@example.org\r\n\r\nhi\r\n")
     (spool / "failed" / "x.json").write_text(json.dumps({"error": "550 5.1.1 no such user"}))
     # the moderator's memory: no successful cycle for two days, SMTP failing
-    state = ModeratorState.load(spool / "moderator.yaml")
-    state.last_success = (now - timedelta(days=2)).isoformat(timespec="seconds")
-    state.smtp_failing_since = (now - timedelta(days=2)).isoformat(timespec="seconds")
-    state.bounces = {"gone@example.org": "550 5.1.1 no such user"}
-    state.save()
+    with Bookkeeping.in_spool(spool) as bk:
+        bk.set_last_success(now - timedelta(days=2))
+        bk.set_smtp_failing_since(now - timedelta(days=2))
+        bk.set_bounce("gone@example.org", "550 5.1.1 no such user")
 
     with FileLock(str(spool / "cycle.lock"), timeout=0):  # a cycle "running"
         code, out = doctor(cfg)
