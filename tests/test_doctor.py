@@ -157,3 +157,33 @@ def test_problems_are_named(setup, tmp_path):
     assert "accepted nothing since" in line(out, "FAIL  outgoing mail: ")
     assert "gone@example.org: 550" in line(out, "NOTE  bounced addresses: ")
     assert "5 problem(s) found" in out
+
+
+def test_state_is_read_from_an_old_moderator_yaml_not_yet_imported(tmp_path):
+    from moderator.config import Config
+    from moderator.doctor import check_state
+    from moderator.store.state import ModeratorState
+
+    config = Config(games_dir=tmp_path / "games", spool_dir=tmp_path / "spool")
+    now = datetime(2031, 3, 1, 12, tzinfo=timezone.utc)
+    assert [c.line() for c in check_state(config, now)] == ["NOTE  last successful cycle: none yet"]
+    old = ModeratorState.load(tmp_path / "spool" / "moderator.yaml")
+    old.last_success = (now - timedelta(hours=1)).isoformat(timespec="seconds")
+    old.pending_moves = ["1:7"]
+    old.save()
+    lines = [c.line() for c in check_state(config, now)]
+    assert lines[0].startswith("OK    last successful cycle: 2031-03-01T11:00:00+00:00, 60 minutes ago")
+    assert "1 handled mail(s) could not be moved" in lines[1]
+    assert (tmp_path / "spool" / "moderator.yaml").exists()  # the doctor changes nothing
+    assert not (tmp_path / "spool" / "pbem.sqlite3").exists()
+
+
+def test_a_damaged_bookkeeping_database_is_a_failure(tmp_path):
+    from moderator.config import Config
+    from moderator.doctor import check_state
+
+    config = Config(games_dir=tmp_path / "games", spool_dir=tmp_path / "spool")
+    (tmp_path / "spool").mkdir()
+    (tmp_path / "spool" / "pbem.sqlite3").write_bytes(b"not a database at all" * 100)
+    (check,) = check_state(config, datetime.now(timezone.utc))
+    assert check.status == "FAIL" and "pbem.sqlite3" in check.text

@@ -286,3 +286,18 @@ def test_verdicts_are_values():
     with pytest.raises(AttributeError):
         v.reason = "other"  # frozen
     assert isinstance(v, Verdict) and v == Refuse(key="<a@b>", reason="secret_wrong", to="ann@example.org")
+
+
+def test_route_by_sender_opens_a_file_only_to_tell_several_games_apart(store, bk, record, monkeypatch):
+    reads = []
+    real = GameStore.read_file
+    monkeypatch.setattr(GameStore, "read_file", lambda self, gid: reads.append(gid) or real(self, gid))
+    om, _ = mail("ann@example.org", "status")  # Ann's only running game: the index tells
+    assert route(om, store, bk) == "ridge" and reads == []
+    other = new_game(store, "vale", [("Ann", "ann@example.org"), ("Zed", "zed@example.org")], seed=7,
+                     created=datetime(2031, 3, 1, tzinfo=timezone.utc))
+    store.save(other)
+    om, _ = mail("ann@example.org", "status")  # two running games, no secret: cannot tell
+    assert route(om, store, bk) is None and reads == []
+    om, _ = mail("ann@example.org", f"secret: {other.player_by_name('Ann').secret}\nstatus")
+    assert route(om, store, bk) == "vale" and sorted(set(reads)) <= ["ridge", "vale"] and reads
