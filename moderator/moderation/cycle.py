@@ -5,24 +5,31 @@ Data flows one way, one stage a module::
     bytes ─read_mail─▶ OrderMail ─route─▶ (game, player) ─interpret─▶ orders
           ─decide─▶ Verdict ─act─▶ new game state + outgoing mails ─▶ spool ─flush─▶ SMTP
 
-1. ``run_cycle`` fetches every mail in the inbox, oldest first (``inbox.poll``);
+0. ``run_cycle`` takes the cycle lock, opens the bookkeeping database
+   (``store.bookkeeping``: answered keys, bounces, alerts, the inbox position,
+   the games index), brings the games index up to date with ``games/`` (one
+   ``stat`` when nothing changed) and bounds the answered keys;
+1. it fetches every mail in the inbox, oldest first (``inbox.poll``; each mail
+   handled and moved in one bookkeeping transaction);
 2. ``mail.read.read_mail`` reads it (never raises) and ``interpret.mail_id``
    names it;
 3. ``decide.screen``: a mail answered already is a ``Duplicate``; machine mail
    (auto-replies, lists, RFC 3834) is ignored, a bounce (RFC 3464) recorded;
    an unreadable or too large mail is refused, if the sender plays at all;
 4. ``route.route``: its game (Subject tag, else In-Reply-To/References naming
-   one of our mails, else the sender's only running game); no such game:
-   ``decide.no_game``;
-5. with the game locked, ``decide.in_game``: ``authenticate`` (From address and
+   one of our mails, else the sender's only running game, from the games
+   index); no such game: ``decide.no_game``;
+5. with the game locked and loaded (``notify.load``: without the comparison
+   when the file is the one the moderator last wrote), ``decide.in_game``: ``authenticate`` (From address and
    secret), ``interpret`` (commands and one order), the engine's judgement
    (``Game.resolve``) → ``Apply``, ``Refuse`` (a named reason), ``Answer``
    (commands), ``Duplicate`` (its order is applied already), ``Ignore``;
 6. ``act.act`` carries the verdict out: applies and saves, spools the replies
    under the mail's key (never answered twice), answers commands;
 7. the mail goes to the processed or ignored folder;
-8. ``notify.notify_all`` spools every player of each changed game one status
-   mail (their own view only), ``send.Post.flush`` sends what the spool holds.
+8. ``notify.notify_all`` spools every player of each game the index says owes
+   mail one status mail (their own view only), ``send.Post.flush`` sends what
+   the spool holds.
 
 Game creation is ``create.py``; crash points for the tests are ``faults.py``.
 """
