@@ -22,7 +22,9 @@ Each check gives one line: ``OK``, ``NOTE`` (worth knowing, not a fault) or ``FA
   whose sending was interrupted) and mails refused for good (``spool/failed``);
 - the cycle lock: free, or held by which process;
 - the last successful cycle against ``outage_after``, and the moderator's memory
-  of bounced addresses, failing SMTP and mails handled but not yet moved.
+  of bounced addresses, failing SMTP and mails handled but not yet moved (the
+  bookkeeping database ``spool/pbem.sqlite3``, opened read-only; an old
+  ``spool/moderator.yaml`` not yet imported is read instead).
 
 Nothing is changed: no mail is sent, moved or marked, no folder is created, no
 file is written (the games directory check writes and removes a temporary file).
@@ -35,19 +37,22 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import sqlite3
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from email import policy
 from email.parser import BytesParser
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Callable
 
 import yaml
 
 from .config import Config, ConfigError, load_config
 from .mail.transport.base import LoginRefused, TransportError, describe_error
-from .store.spool import ModeratorState
+from .store.bookkeeping import DB_NAME, LEGACY_NAME, Bookkeeping, BookkeepingError
+from .store.state import ModeratorState
 from .store.gamefile import GameStore, StoreError
 
 OK, NOTE, FAIL = "OK", "NOTE", "FAIL"
@@ -465,32 +470,60 @@ def check_lock(config: Config) -> Check:
         os.close(fd)
 
 
-def check_state(config: Config, now: datetime) -> list[Check]:
-    """The moderator's memory (``spool/moderator.yaml``): the last successful
-    cycle against ``outage_after``, how long SMTP has been failing, bounced
-    addresses and handled mails not yet moved out of the inbox."""
-    path = Path(config.spool_dir) / "moderator.yaml"
-    if path.exists():
+def _memory(config: Config) -> tuple[SimpleNamespace | None, Check | None]:
+    """The moderator's memory, read without writing: the bookkeeping database
+    (``spool/pbem.sqlite3``, opened read-only), else an old ``spool/moderator.yaml``
+    that no cycle has imported yet.  ``(memory, None)``, ``(None, FAIL)`` when it
+    cannot be read, ``(None, None)`` when there is none yet."""
+    spool = Path(config.spool_dir)
+    db, legacy = spool / DB_NAME, spool / LEGACY_NAME
+    if db.exists():
         try:
-            yaml.safe_load(path.read_text(encoding="utf-8"))
+            with Bookkeeping(db, readonly=True, legacy=None) as bk:
+                return SimpleNamespace(
+                    last_success=bk.last_success(), smtp_failing_since=bk.smtp_failing_since(),
+                    bounces=bk.bounces(), pending_moves=bk.pending_moves()), None
+        except (BookkeepingError, sqlite3.Error) as exc:
+            return None, Check(FAIL, "moderator state",
+                               f"{db} cannot be read: {exc} (see \"The bookkeeping database\" in "
+                               "docs/operations.md)")
+    if legacy.exists():  # an older pbem's memory, imported by the next cycle
+        try:
+            yaml.safe_load(legacy.read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError) as exc:
-            return [Check(FAIL, "moderator state", f"{path} cannot be read: {describe_error(exc)}")]
-    state = ModeratorState.load(path)
+            return None, Check(FAIL, "moderator state", f"{legacy} cannot be read: {describe_error(exc)}")
+        state = ModeratorState.load(legacy)
+        return SimpleNamespace(
+            last_success=_parse_time(state.last_success), smtp_failing_since=_parse_time(state.smtp_failing_since),
+            bounces=dict(state.bounces), pending_moves=list(state.pending_moves)), None
+    return None, None
+
+
+def check_state(config: Config, now: datetime) -> list[Check]:
+    """The moderator's memory (the bookkeeping database ``spool/pbem.sqlite3``,
+    read-only; or an old ``spool/moderator.yaml`` not yet imported): the last
+    successful cycle against ``outage_after``, how long SMTP has been failing,
+    bounced addresses and handled mails not yet moved out of the inbox."""
+    state, failed = _memory(config)
+    if failed is not None:
+        return [failed]
+    if state is None:
+        return [Check(NOTE, "last successful cycle", "none yet")]
     out = []
     hours = config.outage_after / 3600
-    last = _parse_time(state.last_success)
+    last = state.last_success
     if last is None:
         out.append(Check(NOTE, "last successful cycle", "none yet"))
     else:
         gap = (now - last).total_seconds()
         status = FAIL if gap > config.outage_after else OK
         out.append(Check(status, "last successful cycle",
-                         f"{state.last_success}, {_ago(gap)} ago (outage_after: {hours:g} hours)"
+                         f"{last.isoformat(timespec='seconds')}, {_ago(gap)} ago (outage_after: {hours:g} hours)"
                          + ("; the next status mails will say that the moderator was away" if status == FAIL else "")))
-    failing = _parse_time(state.smtp_failing_since)
+    failing = state.smtp_failing_since
     if failing is not None:
         out.append(Check(FAIL, "outgoing mail",
-                         f"the SMTP server has accepted nothing since {state.smtp_failing_since} "
+                         f"the SMTP server has accepted nothing since {failing.isoformat(timespec='seconds')} "
                          f"({_ago((now - failing).total_seconds())} ago); the mails wait in the spool"))
     if state.bounces:
         out.append(Check(NOTE, "bounced addresses",

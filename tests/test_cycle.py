@@ -465,3 +465,97 @@ def test_refused_order_and_a_command_beside_it_are_both_answered(h):
     body = text_of(next(m for m in replies if str(m["Subject"]).endswith("order refused")))
     assert f"nothing until your turn (it is {mover}'s turn)" in body
     assert "  > invest UP\n  > discard plain\n" in body
+
+
+# ------------------------------------------------------------------ the bookkeeping database
+def _count_reads(monkeypatch) -> list[str]:
+    """Game ids read from disk (``GameStore.read_file``) from now on."""
+    reads: list[str] = []
+    real = GameStore.read_file
+
+    def read_file(self, game_id):
+        reads.append(game_id)
+        return real(self, game_id)
+
+    monkeypatch.setattr(GameStore, "read_file", read_file)
+    return reads
+
+
+def test_an_idle_cycle_opens_no_game_file(h, monkeypatch):
+    assert h.run().ok  # the welcomes sent; the index knows the game
+    reads = _count_reads(monkeypatch)
+    report = h.run()
+    assert report.ok and report.fetched == 0
+    assert reads == []
+
+
+def test_routing_by_sender_and_strangers_read_the_index_not_the_files(h, monkeypatch):
+    assert h.run().ok
+    rec = h.load()
+    share = sorted(rec.game.share_hands["Ann"])[0]
+    reads = _count_reads(monkeypatch)
+    secret = rec.player_by_name("Ann").secret
+    h.mail("ann@example.org", f"secret: {secret}\nstart {share}", subject="my move")  # Ann's only game
+    h.mail("zed@example.org", "status", subject="hello")  # a stranger: not answered
+    report = h.run()
+    assert report.applied == 1 and report.ignored == 1
+    assert set(reads) == {"ridge"}  # loading the game itself (and its status mails) only
+
+
+def test_a_game_file_copied_in_by_hand_is_found_and_checked_in_full(h, tmp_path):
+    assert h.run().ok
+    other = Moderator(Config(games_dir=tmp_path / "elsewhere", spool_dir=tmp_path / "spool2",
+                             maildir_inbox=tmp_path / "m2" / "in", maildir_outbox=tmp_path / "m2" / "out"))
+    other.create_game("copied", [("Dee", "dee@example.org"), ("Eve", "eve@example.org")], seed=5)
+    rec = GameStore(tmp_path / "elsewhere").load("copied")
+    (h.config.games_dir / "copied.yaml").write_bytes((tmp_path / "elsewhere" / "copied.yaml").read_bytes())
+    assert h.run().ok  # found without any command; flagged for a full check
+    assert h.mod.bk.games_to_check() == ["copied"]
+    assert [r.game_id for r in h.mod.bk.games_of("dee@example.org")] == ["copied"]
+    share = sorted(rec.game.share_hands["Dee"])[0]
+    secret = rec.player_by_name("Dee").secret
+    h.mail("dee@example.org", f"secret: {secret}\nstart {share}", subject="move")  # routed by the index
+    assert h.run().applied == 1
+    assert h.mod.bk.games_to_check() == []  # replayed and compared, then saved by the moderator
+
+
+def test_a_game_file_edited_by_hand_is_replayed_in_full_before_use(h, monkeypatch):
+    import moderator.store.gamefile as gamefile
+
+    assert h.run().ok
+    replays: list[int] = []
+    real = gamefile.replay
+
+    def replay(data, board):
+        replays.append(len(data.get("history") or []))
+        return real(data, board)
+
+    monkeypatch.setattr(gamefile, "replay", replay)
+    h.path.write_bytes(h.path.read_bytes() + b"# a comment added by hand\n")  # in place
+    rec = h.load()
+    replays.clear()
+    share = sorted(rec.game.share_hands["Ann"])[0]
+    h.order("Ann", f"start {share}")
+    assert h.run().applied == 1
+    assert replays  # the changed bytes were not trusted
+    trusted = h.mod.bk.trusted_digest("ridge")
+    import hashlib
+    assert trusted == hashlib.sha256(h.path.read_bytes()).hexdigest()  # what the moderator wrote
+
+
+def test_an_old_moderator_yaml_is_imported_by_the_first_cycle(tmp_path):
+    from moderator.store.state import ModeratorState
+
+    config = Config(games_dir=tmp_path / "games", maildir_inbox=tmp_path / "mail" / "inbox",
+                    maildir_outbox=tmp_path / "mail" / "outbox", spool_dir=tmp_path / "spool")
+    (tmp_path / "games").mkdir()
+    old = ModeratorState.load(tmp_path / "spool" / "moderator.yaml")
+    old.answered = ["<old@example.org>"]
+    old.bounces = {"gone@example.org": "550 no such user"}
+    old.save()
+    mod = Moderator(config)
+    assert mod.run_cycle().ok
+    assert mod.bk.answered("<old@example.org>")
+    assert mod.bk.bounces() == {"gone@example.org": "550 no such user"}
+    assert not (tmp_path / "spool" / "moderator.yaml").exists()
+    assert (tmp_path / "spool" / "moderator.yaml.migrated").exists()

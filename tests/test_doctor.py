@@ -18,7 +18,7 @@ from filelock import FileLock
 import pbem
 from moderator.config import load_config
 from moderator.moderation.cycle import Moderator
-from moderator.store.spool import ModeratorState
+from moderator.store.bookkeeping import Bookkeeping
 from servers import free_port
 
 PLAYERS = [("Ann", "ann@example.org"), ("Bob", "bob@example.org")]
@@ -141,11 +141,10 @@ def test_problems_are_named(setup, tmp_path):
     (spool / "failed" / "x.eml").write_bytes(b"To: gone@example.org\r\n\r\nhi\r\n")
     (spool / "failed" / "x.json").write_text(json.dumps({"error": "550 5.1.1 no such user"}))
     # the moderator's memory: no successful cycle for two days, SMTP failing
-    state = ModeratorState.load(spool / "moderator.yaml")
-    state.last_success = (now - timedelta(days=2)).isoformat(timespec="seconds")
-    state.smtp_failing_since = (now - timedelta(days=2)).isoformat(timespec="seconds")
-    state.bounces = {"gone@example.org": "550 5.1.1 no such user"}
-    state.save()
+    with Bookkeeping.in_spool(spool) as bk:
+        bk.set_last_success(now - timedelta(days=2))
+        bk.set_smtp_failing_since(now - timedelta(days=2))
+        bk.set_bounce("gone@example.org", "550 5.1.1 no such user")
 
     with FileLock(str(spool / "cycle.lock"), timeout=0):  # a cycle "running"
         code, out = doctor(cfg)
@@ -230,3 +229,32 @@ def test_operator_templates(maildir_config, tmp_path, monkeypatch):
     code, out = doctor(maildir_config)
     assert code == 1
     assert "which is not a folder" in line(out, "FAIL  templates: ")
+
+def test_state_is_read_from_an_old_moderator_yaml_not_yet_imported(tmp_path):
+    from moderator.config import Config
+    from moderator.doctor import check_state
+    from moderator.store.state import ModeratorState
+
+    config = Config(games_dir=tmp_path / "games", spool_dir=tmp_path / "spool")
+    now = datetime(2031, 3, 1, 12, tzinfo=timezone.utc)
+    assert [c.line() for c in check_state(config, now)] == ["NOTE  last successful cycle: none yet"]
+    old = ModeratorState.load(tmp_path / "spool" / "moderator.yaml")
+    old.last_success = (now - timedelta(hours=1)).isoformat(timespec="seconds")
+    old.pending_moves = ["1:7"]
+    old.save()
+    lines = [c.line() for c in check_state(config, now)]
+    assert lines[0].startswith("OK    last successful cycle: 2031-03-01T11:00:00+00:00, 60 minutes ago")
+    assert "1 handled mail(s) could not be moved" in lines[1]
+    assert (tmp_path / "spool" / "moderator.yaml").exists()  # the doctor changes nothing
+    assert not (tmp_path / "spool" / "pbem.sqlite3").exists()
+
+
+def test_a_damaged_bookkeeping_database_is_a_failure(tmp_path):
+    from moderator.config import Config
+    from moderator.doctor import check_state
+
+    config = Config(games_dir=tmp_path / "games", spool_dir=tmp_path / "spool")
+    (tmp_path / "spool").mkdir()
+    (tmp_path / "spool" / "pbem.sqlite3").write_bytes(b"not a database at all" * 100)
+    (check,) = check_state(config, datetime.now(timezone.utc))
+    assert check.status == "FAIL" and "pbem.sqlite3" in check.text

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from email.message import EmailMessage
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -36,7 +37,7 @@ from moderator.config import load_config
 from moderator.moderation.cycle import Moderator
 from moderator.demo import Bot
 from moderator.mail.read import canonical_address
-from moderator.store.spool import ModeratorState
+from moderator.store.bookkeeping import Bookkeeping, InboxMemory
 from moderator.store.gamefile import GameStore
 from servers import SmtpSink, _SinkHandler
 
@@ -215,8 +216,9 @@ class Table:
     def spooled(self) -> list[Path]:
         return sorted(self.spool_dir.glob("*.eml"))
 
-    def state(self) -> ModeratorState:
-        return ModeratorState.load(self.spool_dir / "moderator.yaml")
+    def state(self) -> SimpleNamespace:
+        """The moderator's memory as the bookkeeping database holds it (read-only)."""
+        return memory(self.spool_dir)
 
     def secrets(self) -> list[str]:
         return [p["secret"] for p in self.data()["players"]]
@@ -225,10 +227,28 @@ class Table:
         return [m for m in self.sink.messages if canonical_address(str(m.message["To"])) == address]
 
 
+def memory(spool_dir: Path) -> SimpleNamespace:
+    """What the bookkeeping database ``spool_dir/pbem.sqlite3`` remembers, read
+    without writing (no database yet: nothing remembered)."""
+    if not (spool_dir / "pbem.sqlite3").exists():
+        return SimpleNamespace(last_success=None, smtp_failing_since=None, answered=[], pending_moves=[],
+                               bounces={}, alerts={}, inbox=None)
+    with Bookkeeping.in_spool(spool_dir, readonly=True) as bk:
+        return SimpleNamespace(
+            last_success=bk.last_success(), smtp_failing_since=bk.smtp_failing_since(),
+            answered=[k for (k,) in bk._db.execute("SELECT key FROM answered ORDER BY seq")],
+            pending_moves=bk.pending_moves(), bounces=bk.bounces(), alerts=bk.alerts(), inbox=bk.inbox())
+
+
 def snapshot(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` (lock files aside) with its bytes."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and not p.name.endswith(".lock")}
+    """Every file under ``root`` (lock files aside) with its bytes; the bookkeeping
+    database by what it remembers (its files change when it only reads: the
+    games index notes when it last scanned ``games/``)."""
+    out = {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+           if p.is_file() and not p.name.endswith(".lock") and not p.name.startswith("pbem.sqlite3")}
+    for db in sorted(root.rglob("pbem.sqlite3")):
+        out[str(db.relative_to(root))] = repr(memory(db.parent)).encode()
+    return out
 
 
 def body(msg: EmailMessage) -> str:
@@ -435,7 +455,7 @@ def test_smtp_421_backoff_merge_outage_notice_then_delivered_once(dovecot, sink,
     mod = table.moderator(clock)
     assert mod.run_cycle().ok  # a successful cycle: last_success = T0
     t0 = clock.now
-    assert table.state().last_success == t0.isoformat(timespec="seconds")
+    assert table.state().last_success == t0
     assert table.step() == 3
     welcomes = len(sink.messages)
     sink.handler.temp_failures = 10**6  # 421 for every DATA
@@ -454,7 +474,7 @@ def test_smtp_421_backoff_merge_outage_notice_then_delivered_once(dovecot, sink,
     report = mod.run_cycle()
     assert (report.sent, report.deferred) == (0, 0)
     assert sink.handler.data_attempts == tried
-    assert table.state().last_success == t0.isoformat(timespec="seconds")
+    assert table.state().last_success == t0
 
     # an order while the server refuses: the stale status mails are merged into new ones
     table.deliver(table.order_for_mover(mod))
@@ -483,7 +503,7 @@ def test_smtp_421_backoff_merge_outage_notice_then_delivered_once(dovecot, sink,
         assert "Note: the moderator did not complete a cycle for" in text
         name = next(n for n, a in PLAYERS if a == canonical_address(str(m.message["To"])))
         assert all(f"  - {e}" in text for e in events[name])
-    assert table.state().last_success == clock.now.isoformat(timespec="seconds")
+    assert table.state().last_success == clock.now
     assert table.state().smtp_failing_since is None
     # the next cycle has nothing to send again
     clock.advance(600)
@@ -566,14 +586,12 @@ def test_uidvalidity_change_applies_nothing_twice_and_answers_nothing_twice(dove
     sent = len(sink.messages)
     history = table.data()["history"]
 
-    state = yaml.safe_load((table.config.spool_dir / "moderator.yaml").read_text())
-    assert state["inbox"] == {"mailbox": "INBOX", "uidvalidity": validity, "last_uid": 5}
+    assert table.state().inbox == InboxMemory("INBOX", validity, 5)
     renumber_inbox(table, [m.raw for m in table.folder("Processed")])
     new_validity = dovecot.uidvalidity(username=table.user)
     assert new_validity != validity
     report = mod.run_cycle()
-    state = yaml.safe_load((table.config.spool_dir / "moderator.yaml").read_text())
-    assert state["inbox"]["uidvalidity"] == new_validity
+    assert table.state().inbox.uidvalidity == new_validity
     assert report.ok, report.errors
     assert (report.fetched, report.applied, report.refused, report.duplicates) == (5, 0, 0, 5)
     assert len(sink.messages) == sent  # no reply, no status mail again
@@ -681,7 +699,7 @@ def test_history_mismatch_stops_the_game_and_tells_the_operator_once(dovecot, si
     clock.advance(300)
     assert not mod.run_cycle().ok
     assert len(table.mails_to(OPERATOR)) == 1 and len(table.folder("INBOX")) == 1
-    assert table.state().last_success == clock.now.isoformat(timespec="seconds")  # mail flows
+    assert table.state().last_success == clock.now  # mail flows
 
     table.store.path(GAME).write_bytes(good)  # the operator restores the file
     clock.advance(300)

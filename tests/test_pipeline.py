@@ -27,7 +27,8 @@ from moderator.moderation.verdict import (
 from moderator.render.words import names
 from moderator.rules.engine import IllegalAction
 from moderator.store.gamefile import GameStore
-from moderator.store.spool import ModeratorState, Spool
+from moderator.store.bookkeeping import Bookkeeping
+from moderator.store.spool import Spool
 
 MODERATOR = "pbem@example.org"
 PLAYERS = [("Ann", "ann@example.org"), ("Bob", "bob@example.org"), ("Cy", "cy@example.net")]
@@ -57,9 +58,16 @@ def tagged(record, name: str, body: str, secret: str | None = None, **headers: s
 
 
 @pytest.fixture
-def store(tmp_path):
+def bk(tmp_path):
+    with Bookkeeping.in_spool(tmp_path / "spool") as b:
+        yield b
+
+
+@pytest.fixture
+def store(tmp_path, bk):
+    """The games directory; every save indexed in ``bk`` (as the moderator's)."""
     (tmp_path / "games").mkdir()
-    return GameStore(tmp_path / "games")
+    return GameStore(tmp_path / "games", on_save=bk.record_saved)
 
 
 @pytest.fixture
@@ -113,30 +121,30 @@ def test_screen_refuses_a_large_mail_of_a_player_only():
 
 
 # ------------------------------------------------------------------ route
-def test_route_by_tag_reference_and_only_game(store, record):
+def test_route_by_tag_reference_and_only_game(store, bk, record):
     om, _ = tagged(record, "Ann", "status")
-    assert route(om, store) == "ridge"
+    assert route(om, store, bk) == "ridge"
     om, _ = mail("ann@example.org", "status", In_Reply_To="<123.pbem.ridge@example.org>")
-    assert om.game_id is None and route(om, store) == "ridge"
+    assert om.game_id is None and route(om, store, bk) == "ridge"
     om, _ = mail("ann@example.org", "status")  # no tag, no reference: Ann's only game
-    assert route(om, store) == "ridge"
+    assert route(om, store, bk) == "ridge"
     om, _ = mail("zed@example.org", "status")
-    assert route(om, store) is None
+    assert route(om, store, bk) is None
 
 
-def test_mail_for_a_finished_game_is_not_routed_to_it_by_its_sender(store, record):
+def test_mail_for_a_finished_game_is_not_routed_to_it_by_its_sender(store, bk, record):
     record.game.phase = "over"
     store.save(record)
     om, key = mail("ann@example.org", "status")
-    assert route(om, store) is None
+    assert route(om, store, bk) is None
     v = decide.no_game(om, key, None, plays=lambda a: True)
     assert v == Refuse(key=key, reason="unknown_game", to="ann@example.org", values={"game_id": None})
 
 
-def test_a_tagged_order_for_a_finished_game_is_refused(store, record):
+def test_a_tagged_order_for_a_finished_game_is_refused(store, bk, record):
     record.game.phase = "over"
     om, key = tagged(record, "Ann", "invest UP; discard plain")
-    assert route(om, store) == "ridge"
+    assert route(om, store, bk) == "ridge"
     v = decide.in_game(om, key, record, answered=never)
     assert isinstance(v, Refuse) and v.reason == "order_not_legal"
     with pytest.raises(IllegalAction) as exc:
@@ -227,10 +235,10 @@ def test_no_orders_found(record):
 
 
 # ------------------------------------------------------------------ act
-def test_act_spools_the_refusal_under_the_mails_key(tmp_path, store, record):
+def test_act_spools_the_refusal_under_the_mails_key(tmp_path, store, bk, record):
     config = Config(games_dir=store.dir, spool_dir=tmp_path / "spool", moderator_address=MODERATOR)
     spool = Spool(config.spool_dir)
-    post = Post(config, spool, ModeratorState.load(spool.dir / "moderator.yaml"),
+    post = Post(config, spool, bk,
                 clock=lambda: datetime(2031, 3, 1, tzinfo=timezone.utc))
     om, key = tagged(record, "Ann", "status", secret="zzzzzzzz")
     report = CycleReport()
@@ -278,3 +286,18 @@ def test_verdicts_are_values():
     with pytest.raises(AttributeError):
         v.reason = "other"  # frozen
     assert isinstance(v, Verdict) and v == Refuse(key="<a@b>", reason="secret_wrong", to="ann@example.org")
+
+
+def test_route_by_sender_opens_a_file_only_to_tell_several_games_apart(store, bk, record, monkeypatch):
+    reads = []
+    real = GameStore.read_file
+    monkeypatch.setattr(GameStore, "read_file", lambda self, gid: reads.append(gid) or real(self, gid))
+    om, _ = mail("ann@example.org", "status")  # Ann's only running game: the index tells
+    assert route(om, store, bk) == "ridge" and reads == []
+    other = new_game(store, "vale", [("Ann", "ann@example.org"), ("Zed", "zed@example.org")], seed=7,
+                     created=datetime(2031, 3, 1, tzinfo=timezone.utc))
+    store.save(other)
+    om, _ = mail("ann@example.org", "status")  # two running games, no secret: cannot tell
+    assert route(om, store, bk) is None and reads == []
+    om, _ = mail("ann@example.org", f"secret: {other.player_by_name('Ann').secret}\nstatus")
+    assert route(om, store, bk) == "vale" and sorted(set(reads)) <= ["ridge", "vale"] and reads

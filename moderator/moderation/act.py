@@ -11,7 +11,7 @@ import logging
 from types import SimpleNamespace
 from typing import Any, Callable
 
-from ..mail.read import OrderMail, subject_tag
+from ..mail.read import OrderMail, canonical_address, subject_tag
 from ..render import render, status_context
 from ..render.legal import legal_lines
 from ..render.words import reason, word
@@ -63,7 +63,7 @@ def _bounce(v: RecordBounce, om: OrderMail, post: Post, store: GameStore, report
     report.ignored += 1
     log.info("ignored machine mail from %s: delivery status report", v.sender or "?")
     log.warning("bounce for %s", v.address)
-    post.state.bounces[v.address] = word("notices", "bounce_report", sender=v.sender)
+    post.bk.set_bounce(canonical_address(v.address), word("notices", "bounce_report", sender=v.sender))
 
 
 def _duplicate(v: Duplicate, om: OrderMail, post: Post, store: GameStore, report: CycleReport,

@@ -6,7 +6,7 @@ from datetime import datetime
 from ..mail.read import player_address
 from ..rules.engine import Game
 from ..rules.options import check_setup, ruleset as ruleset_of
-from ..store.gamefile import GameRecord, GameStore, Player, board_ref_for, new_secret
+from ..store.gamefile import GameRecord, GameStore, Player, SavedGame, board_ref_for, new_secret
 from .notify import status_mail
 from .send import Post
 
@@ -57,10 +57,12 @@ def new_game(store: GameStore, game_id: str, players: list[tuple[str, str]], see
     )
 
 
-def welcome(post: Post, store: GameStore, record: GameRecord) -> None:
+def welcome(post: Post, store: GameStore, record: GameRecord) -> SavedGame:
     """Save the new game ``record`` and spool every player's welcome mail (secret,
     hand, options, order guide; ``templates/welcome.txt``), which starts the
-    player's thread.  ValueError when the game was created meanwhile."""
+    player's thread.  Returns what was written (for the games index: the caller
+    records it once the game's lock is released).  ValueError when the game was
+    created meanwhile."""
     mails = []
     for p in record.players:
         msg = status_mail(post, record, p, [], template="welcome.txt")
@@ -70,6 +72,7 @@ def welcome(post: Post, store: GameStore, record: GameRecord) -> None:
     with store.lock(record.id):
         if store.exists(record.id):
             raise ValueError(f"game {record.id!r} already exists")
-        store.save(record)
+        saved = store.write(record)
         for p, msg in mails:
             post.put(msg, kind="welcome", game=record.id, player=p.name)
+    return saved

@@ -5,30 +5,38 @@ Data flows one way, one stage a module::
     bytes ─read_mail─▶ OrderMail ─route─▶ (game, player) ─interpret─▶ orders
           ─decide─▶ Verdict ─act─▶ new game state + outgoing mails ─▶ spool ─flush─▶ SMTP
 
-1. ``run_cycle`` fetches every mail in the inbox, oldest first (``inbox.poll``);
+0. ``run_cycle`` takes the cycle lock, opens the bookkeeping database
+   (``store.bookkeeping``: answered keys, bounces, alerts, the inbox position,
+   the games index), brings the games index up to date with ``games/`` (one
+   ``stat`` when nothing changed) and bounds the answered keys;
+1. it fetches every mail in the inbox, oldest first (``inbox.poll``; each mail
+   handled and moved in one bookkeeping transaction);
 2. ``mail.read.read_mail`` reads it (never raises) and ``interpret.mail_id``
    names it;
 3. ``decide.screen``: a mail answered already is a ``Duplicate``; machine mail
    (auto-replies, lists, RFC 3834) is ignored, a bounce (RFC 3464) recorded;
    an unreadable or too large mail is refused, if the sender plays at all;
 4. ``route.route``: its game (Subject tag, else In-Reply-To/References naming
-   one of our mails, else the sender's only running game); no such game:
-   ``decide.no_game``;
-5. with the game locked, ``decide.in_game``: ``authenticate`` (From address and
+   one of our mails, else the sender's only running game, from the games
+   index); no such game: ``decide.no_game``;
+5. with the game locked and loaded (``notify.load``: without the comparison
+   when the file is the one the moderator last wrote), ``decide.in_game``: ``authenticate`` (From address and
    secret), ``interpret`` (commands and one order), the engine's judgement
    (``Game.resolve``) → ``Apply``, ``Refuse`` (a named reason), ``Answer``
    (commands), ``Duplicate`` (its order is applied already), ``Ignore``;
 6. ``act.act`` carries the verdict out: applies and saves, spools the replies
    under the mail's key (never answered twice), answers commands;
 7. the mail goes to the processed or ignored folder;
-8. ``notify.notify_all`` spools every player of each changed game one status
-   mail (their own view only), ``send.Post.flush`` sends what the spool holds.
+8. ``notify.notify_all`` spools every player of each game the index says owes
+   mail one status mail (their own view only), ``send.Post.flush`` sends what
+   the spool holds.
 
 Game creation is ``create.py``; crash points for the tests are ``faults.py``.
 """
 from __future__ import annotations
 
 import logging
+import sqlite3
 from datetime import datetime, timezone
 from email.message import EmailMessage
 from typing import Callable
@@ -39,8 +47,9 @@ from ..config import Config
 from ..mail.read import read_mail
 from ..mail.transport import Inbox, Outbox, TransportError
 from ..render.words import word
-from ..store.gamefile import GameRecord, GameStore, Player
-from ..store.spool import ModeratorState, Spool
+from ..store.bookkeeping import Bookkeeping, BookkeepingError
+from ..store.gamefile import GameRecord, GameStore, Player, SavedGame
+from ..store.spool import Spool
 from . import create, decide, notify, route
 from .act import act
 from .commands import rules_text
@@ -65,22 +74,44 @@ class Moderator:
     ``config`` says who the moderator is and where games and mail live; ``inbox``
     and ``outbox`` default to the configured transports (opened per cycle);
     ``clock`` returns the current time (for the received stamps in game files);
-    ``max_size`` is the largest mail read (default ``config.max_size``)."""
+    ``max_size`` is the largest mail read (default ``config.max_size``).
+
+    Its memory between cycles is the bookkeeping database ``SPOOL/pbem.sqlite3``
+    (``bk``, ``store.bookkeeping.Bookkeeping``), opened on first use (a cycle
+    that finds another one running opens nothing); every game file saved through
+    ``store`` updates its games index and trusted digest (``on_save``)."""
 
     def __init__(self, config: Config, inbox: Inbox | None = None, outbox: Outbox | None = None,
                  clock: Callable[[], datetime] = _now, max_size: int | None = None):
         self.config = config
-        self.store = GameStore(config.games_dir)
+        self.store = GameStore(config.games_dir, on_save=self._record_saved)
         self._inbox = inbox
         self._outbox = outbox
         self.clock = clock
         self.max_size = max_size or config.max_size
         self.spool = Spool(config.spool_dir)
-        self.state = ModeratorState.load(self.spool.dir / "moderator.yaml")
+        self._bk: Bookkeeping | None = None
         self.notice = ""  # the outage notice of the current cycle, for every status mail
 
+    @property
+    def bk(self) -> Bookkeeping:
+        """The bookkeeping database (``SPOOL/pbem.sqlite3``), opened on first use
+        (importing an old ``SPOOL/moderator.yaml``).  Raises BookkeepingError."""
+        if self._bk is None:
+            self._bk = Bookkeeping.in_spool(self.spool.dir)
+        return self._bk
+
+    def close(self) -> None:
+        """Close the bookkeeping database (opened again when next needed)."""
+        if self._bk is not None:
+            self._bk.close()
+            self._bk = None
+
+    def _record_saved(self, saved: SavedGame) -> None:
+        self.bk.record_saved(saved)
+
     def _post(self) -> Post:
-        return Post(self.config, self.spool, self.state, self.clock, self.notice)
+        return Post(self.config, self.spool, self.bk, self.clock, self.notice)
 
     def status_mail(self, record: GameRecord, player: Player, events: list[str],
                     in_reply_to: str | None = None, template: str = "status.txt") -> EmailMessage:
@@ -100,7 +131,10 @@ class Moderator:
         file that does not validate (see ``create.new_game``); TransportError when
         the welcomes could not be sent (they stay in the spool)."""
         record = create.new_game(self.store, game_id, players, seed, self.clock(), ruleset, options, board_path)
-        create.welcome(self._post(), self.store, record)
+        # written under the game's lock, indexed after it is released (a cycle
+        # holds the database while it waits for a game's lock, never the reverse)
+        saved = create.welcome(self._post(), GameStore(self.config.games_dir), record)
+        self.bk.record_saved(saved)
         lock = FileLock(str(self.spool.dir / "cycle.lock"))
         try:
             lock.acquire(timeout=10)
@@ -109,9 +143,7 @@ class Moderator:
             return record
         report = CycleReport()
         try:
-            self.state = ModeratorState.load(self.spool.dir / "moderator.yaml")
             self._post().flush(report, self._outbox)
-            self.state.save()
         finally:
             lock.release()
         if report.errors:
@@ -135,54 +167,69 @@ class Moderator:
             log.warning("another cycle is running; skipped")
             return report
         try:
-            self.state = ModeratorState.load(self.spool.dir / "moderator.yaml")
-            self.notice = self._outage_notice()
-            post = self._post()
             try:
+                bk = self.bk
+                self._sync()
+                bk.prune(self.clock())
+                self.notice = self._outage_notice()
+                post = self._post()
                 poll(self.config, self.store, self._inbox, post, report,
                      lambda raw: self._handle(raw, post, report))
                 notify.notify_all(post, self.store, report)
                 post.flush(report, self._outbox)
                 # successful: mail came in and went out (a broken game file or a
                 # bounce makes the cycle fail, but is no outage of the moderator)
-                if report.inbox_ok and not self.state.smtp_failing_since:
-                    self.state.last_success = self.clock().isoformat(timespec="seconds")
-                self.state.save()
+                if report.inbox_ok and bk.smtp_failing_since() is None:
+                    bk.set_last_success(self.clock())
             except OSError as exc:  # disk full, permissions: nothing half-written
                 log.error("cycle stopped: %s", exc)
                 report.errors.append(f"cycle stopped: {exc}")
+            except (sqlite3.Error, BookkeepingError) as exc:  # the database: its transaction rolled back
+                log.error("cycle stopped: bookkeeping database %s: %s", self.spool.dir / "pbem.sqlite3", exc)
+                report.errors.append(f"cycle stopped: bookkeeping database: {exc}")
         finally:
             lock.release()
         log.info("cycle: %s", report.summary())
         return report
 
+    def _sync(self) -> None:
+        """Bring the games index up to date with the games directory (one ``stat``
+        when nothing changed; ``Bookkeeping.sync_games``) and log what it found."""
+        found = self.bk.sync_games(self.store)
+        if found.flagged:
+            log.info("games index: %d game file(s) new or changed outside the moderator, replayed in "
+                     "full before use: %s", len(found.flagged), ", ".join(found.flagged))
+        for gid, why in found.unreadable.items():
+            log.warning("games index: game %s cannot be read: %s", gid, why)
+        if found.removed:
+            log.info("games index: game file(s) gone: %s", ", ".join(found.removed))
+
     def _outage_notice(self) -> str:
         """The note for this cycle's status mails when no cycle completed for longer
         than ``config.outage_after`` seconds, else ``""``."""
-        last = self.state.last_success
-        if not last:
+        last = self.bk.last_success()
+        if last is None:
             return ""
-        gap = (self.clock() - datetime.fromisoformat(last)).total_seconds()
+        gap = (self.clock() - last).total_seconds()
         if gap <= self.config.outage_after:
             return ""
-        log.warning("no successful cycle since %s (%.1f hours)", last, gap / 3600)
-        return word("notices", "outage", hours=gap / 3600, since=last)
+        since = last.isoformat(timespec="seconds")
+        log.warning("no successful cycle since %s (%.1f hours)", since, gap / 3600)
+        return word("notices", "outage", hours=gap / 3600, since=since)
 
     def _handle(self, raw: bytes, post: Post, report: CycleReport) -> str:
         """Read, decide and act on one mail; returns ``"processed"`` or ``"ignored"``."""
         om = read_mail(raw, own_address=self.config.moderator_address, max_size=self.max_size)
         key = mail_id(om, raw)
 
-        def plays(sender: str) -> bool:
-            return route.known_sender(self.store, sender)
-
+        plays = self.bk.is_player  # the games index: no game file is opened
         verdict = decide.screen(om, key, max_size=self.max_size, answered=post.answered, plays=plays)
         if verdict is not None:
             return act(verdict, om, post, self.store, report)
-        game_id = route.route(om, self.store)
+        game_id = route.route(om, self.store, self.bk)
         if game_id is None or not self.store.exists(game_id):
             return act(decide.no_game(om, key, game_id, plays=plays), om, post, self.store, report)
         with self.store.lock(game_id):
-            record = self.store.load(game_id)
+            record = notify.load(post, self.store, game_id)
             verdict = decide.in_game(om, key, record, answered=post.answered)
             return act(verdict, om, post, self.store, report, record)

@@ -2,8 +2,9 @@
 
 ``spool_status`` mails every player of one game the events not yet mailed
 (merged with any older unsent status mail to them); ``notify_all`` catches up on
-every game whose file says events are unmailed (this cycle's orders, or an
-earlier cycle's that crashed before mailing).
+every game the bookkeeping's games index says owes mail (``notified <
+log_length``: this cycle's orders, or an earlier cycle's that crashed before
+mailing), without opening the other game files.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
     ctx = status_context(record, player.name, events)
     ctx["option_help"] = OPTION_HELP
     ctx["notice"] = post.notice
-    ctx["bounce"] = post.state.bounces.get(canonical_address(player.address))
+    ctx["bounce"] = post.bk.bounce(canonical_address(player.address))
     text = render(template, **ctx)
     subject = status_subject(ctx)
     if template == "welcome.txt":
@@ -72,26 +73,44 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
         for e in older:
             post.spool.remove(e.name)
     for p in record.players:
-        post.state.bounces.pop(canonical_address(p.address), None)
+        post.bk.clear_bounce(canonical_address(p.address))
     record.notified = len(record.game.log)
     record.reply_to = {}
     store.save(record)
     return True
 
 
+def load(post: Post, store: GameStore, game_id: str) -> GameRecord:
+    """Load ``game_id`` (hold its lock): trusted (no comparison) when its file is
+    the one the moderator last wrote, else replayed and compared in full, and then
+    trusted from now on (``Bookkeeping.mark_checked``).  Raises as
+    ``GameStore.load``."""
+    record = store.load(game_id, trusted_digest=post.bk.trusted_digest(game_id))
+    if record.checked and record.source_digest:
+        post.bk.mark_checked(game_id, record.source_digest)
+    return record
+
+
+def _reindex(post: Post, store: GameStore, record: GameRecord) -> None:
+    """The index said ``record``'s game owes mail, its file says not (the file
+    changed outside the moderator since it was indexed): index the file as it is,
+    so that later cycles do not load it again for nothing."""
+    gf = store.read_file(record.id)
+    if gf.digest == record.source_digest:  # the bytes just loaded and accepted
+        post.bk.record_game(record.id, gf.data, gf.stamp, gf.digest)
+
+
 def notify_all(post: Post, store: GameStore, report: CycleReport) -> None:
-    """Spool status mails for every game with events not yet mailed; a broken or
-    locked game is reported in ``report.errors`` and retried by the next cycle."""
-    for gid in store.ids():
+    """Spool status mails for every game the games index says owes them
+    (``Bookkeeping.games_owing_mail``), each game in one bookkeeping transaction;
+    a broken or locked game is reported in ``report.errors`` and retried by the
+    next cycle."""
+    for gid in post.bk.games_owing_mail():
         try:
-            data = store.read_data(gid)
-        except StoreError:
-            continue
-        if int(data.get("notified", 0)) >= int(data.get("log_length", 0)):
-            continue
-        try:
-            with store.lock(gid):
-                spool_status(post, store, store.load(gid))
+            with store.lock(gid), post.bk.transaction():
+                record = load(post, store, gid)
+                if not spool_status(post, store, record):
+                    _reindex(post, store, record)
         except StoreError as exc:
             report.errors.append(str(exc))
         except (OSError, Timeout) as exc:

@@ -4,8 +4,10 @@ Every mail goes through the spool (``store.spool.Spool``): it is written to disk
 first and sent at the end of the cycle (``flush``), so a crash never loses a mail.
 A mail that answers an incoming mail is spooled with that mail's key
 (``answers=``, see ``verdict.Verdict.key``) and the key is recorded in the
-moderator's state: a mail is never answered twice, even when the cycle that
-answered it died before moving it out of the inbox.
+bookkeeping database (``store.bookkeeping``, committed with the mail's
+transaction): a mail is never answered twice, even when the cycle that answered
+it died before moving it out of the inbox (the spooled entry names the key until
+it is sent, and the key is committed before the spool is sent).
 """
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ from ..mail.read import OrderMail, canonical_address
 from ..mail.transport import Outbox, TransportError
 from ..render import render, to_html
 from ..render.words import word
-from ..store.spool import ModeratorState, Spool
+from ..store.bookkeeping import Bookkeeping
+from ..store.spool import Spool
 from . import faults
 from .report import CycleReport
 
@@ -34,16 +37,16 @@ ALERT_REPEAT = 86400.0
 class Post:
     """The moderator's outgoing mail for one cycle (or one game creation).
 
-    ``state`` is the moderator's state of this cycle (answered keys, bounces,
-    alerts, SMTP outage); ``notice`` a note for every status mail (the outage
+    ``bk`` is the bookkeeping database (answered keys, bounces, alerts, SMTP
+    outage); its writes join the caller's ``bk.transaction()``; ``notice`` a note for every status mail (the outage
     notice); ``clock`` returns the current time.  Counts the replies per
     recipient (``config.max_replies_per_sender`` per cycle)."""
 
-    def __init__(self, config: Config, spool: Spool, state: ModeratorState,
+    def __init__(self, config: Config, spool: Spool, bk: Bookkeeping,
                  clock: Callable[[], datetime], notice: str = ""):
         self.config = config
         self.spool = spool
-        self.state = state
+        self.bk = bk
         self.clock = clock
         self.notice = notice
         self.domain = config.moderator_address.rpartition("@")[2] or "pbem.localhost"
@@ -76,18 +79,19 @@ class Post:
             **extra: Any) -> str:
         """Spool ``msg`` durably (it is sent by ``flush``); returns the spool
         entry's name.  ``answers``: the key of the mail it answers, recorded as
-        answered (in the entry and in the state)."""
+        answered (in the entry and in the bookkeeping)."""
         meta = {"kind": kind, "game": game, "player": player, "events": events or [],
                 "answers": answers, **extra}
-        name = self.spool.add(msg, meta, self.clock())
-        if answers and answers not in self.state.answered:
-            self.state.answered.append(answers)
+        now = self.clock()
+        name = self.spool.add(msg, meta, now)
+        if answers:
+            self.bk.mark_answered(answers, game, now)
         return name
 
     def answered(self, key: str) -> bool:
         """Whether the mail (or part of a mail) ``key`` was answered already: in the
-        state, or by a mail still in the spool (an interrupted cycle)."""
-        return key in self.state.answered or any(
+        bookkeeping, or by a mail still in the spool (an interrupted cycle)."""
+        return self.bk.answered(key) or any(
             e.meta.get("answers") == key for e in self.spool.entries())
 
     def reply(self, om: OrderMail, key: str, to: str, game_id: str | None, title: str,
@@ -112,15 +116,12 @@ class Post:
         if not self.config.operator:
             return
         now = self.clock()
-        last = self.state.alerts.get(text)
-        if last and (now - datetime.fromisoformat(last)).total_seconds() < ALERT_REPEAT:
+        last = self.bk.alert_sent(text)
+        if last and (now - last).total_seconds() < ALERT_REPEAT:
             return
         self.put(self.message(None, self.config.operator, word("notices", "alert_subject"), text + "\n",
                               auto="auto-generated"), kind="operator")
-        self.state.alerts[text] = now.isoformat(timespec="seconds")
-        if len(self.state.alerts) > 200:  # forget the oldest
-            for k in sorted(self.state.alerts, key=self.state.alerts.get)[:-200]:
-                del self.state.alerts[k]
+        self.bk.mark_alert(text, now)  # keeps the newest ``Bookkeeping.ALERTS_KEEP``
 
     def flush(self, report: CycleReport, outbox: Outbox | None = None) -> None:
         """Send what is due in the spool through ``outbox`` (default: the configured
@@ -133,26 +134,31 @@ class Post:
             box = outbox or self.config.open_outbox()
         except TransportError as exc:
             report.errors.append(f"cannot open the outbox: {exc}")
-            self.state.smtp_failing_since = self.state.smtp_failing_since or now.isoformat(timespec="seconds")
+            if self.bk.smtp_failing_since() is None:
+                self.bk.set_smtp_failing_since(now)
             return
+        with self.bk.transaction():
+            self._flush(report, box, now, close=outbox is None)
+
+    def _flush(self, report: CycleReport, box: Outbox, now: datetime, close: bool) -> None:
         try:
             result = self.spool.send_due(box, now, after_send=lambda: faults.fault("after-send"))
         finally:
-            if outbox is None:
+            if close:
                 box.close()
         report.sent += result.sent
         report.deferred += result.deferred
         if result.sent or result.failed:
-            self.state.smtp_failing_since = None  # the server answers
-        elif result.deferred:
-            self.state.smtp_failing_since = self.state.smtp_failing_since or now.isoformat(timespec="seconds")
+            self.bk.set_smtp_failing_since(None)  # the server answers
+        elif result.deferred and self.bk.smtp_failing_since() is None:
+            self.bk.set_smtp_failing_since(now)
         for err in result.errors:
             # a deferred mail is retried by a later cycle, but the cycle reports it
             log.warning("%s (kept in the spool for a later cycle)", err)
             report.errors.append(f"{err} (kept in the spool for a later cycle)")
         for to, game, why in result.failed:
             report.errors.append(f"mail to {to} refused permanently: {why}")
-            self.state.bounces[canonical_address(to)] = why
+            self.bk.set_bounce(canonical_address(to), why)
             log.error("mail to %s (game %s) refused permanently: %s", to, game, why)
             if canonical_address(to) != canonical_address(self.config.operator):
                 self.tell_operator(word("notices", "alert_mail_refused", to=to, game=game, reason=why,

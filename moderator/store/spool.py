@@ -6,7 +6,9 @@ Layout of the spool directory::
       01732884131123456789-04711-000001.json   metadata: game, player, kind, events, attempts, next_try
       01732884131123456789-04711-000001.eml    the message, exactly as it will be sent
       failed/                        permanently refused mails (5xx), with their metadata
-      moderator.yaml                 the moderator's own state (``moderator.store.state``)
+      pbem.sqlite3                   the moderator's bookkeeping (``moderator.store.bookkeeping``;
+                                     with ``-wal`` and ``-shm`` while open)
+      moderator.yaml.migrated        an older pbem's state, imported into pbem.sqlite3
       cycle.lock                     held by the running cycle (``filelock``)
 
 Entry names are the creation time in nanoseconds, the process id and a counter, so
@@ -38,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from .files import atomic_write
-from .state import ModeratorState  # noqa: F401 - re-exported: its old import path
+from .state import ModeratorState  # noqa: F401 - re-exported: its old import path (legacy reader)
 from ..mail.transport import Outbox, TransportError
 
 BACKOFF_START = 60.0

@@ -1,8 +1,11 @@
-"""The moderator's own bookkeeping between cycles: ``spool/moderator.yaml``.
+"""The old bookkeeping of an earlier pbem: ``spool/moderator.yaml`` (legacy).
 
-Not a game file and not a spool entry: what the moderator remembers about its mail
-(answered mails, the inbox position, bounces, alerts, the last successful cycle).
-A missing or unreadable file gives a fresh state; writes are atomic.
+The moderator now keeps its memory in the SQLite database ``spool/pbem.sqlite3``
+(``moderator.store.bookkeeping``), which imports this file on its first open and
+renames it ``moderator.yaml.migrated``.  ``ModeratorState`` stays to read such a
+file where no database exists yet (``pbem doctor`` before the first cycle of this
+version) and to write one in the tests of the import.  A missing or unreadable
+file gives a fresh state; writes are atomic.
 """
 from __future__ import annotations
 
