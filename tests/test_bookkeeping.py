@@ -359,8 +359,7 @@ def test_saves_are_trusted_and_hand_edits_flagged(bk, games, monkeypatch):
     rec2 = store.load(gid, trusted_digest=bk.trusted_digest(gid))
     assert not rec2.checked and rec2.source_digest == saved.digest
     assert rec2.game.to_dict() == rec.game.to_dict()
-    # (restore_game still replays until the engine has Game.from_dict)
-    assert len(calls) == (0 if hasattr(gamefile.Game, "from_dict") else 1)
+    assert calls == []
 
     # a hand edit: the file's bytes differ from the digest the moderator wrote
     path = games / f"{gid}.yaml"

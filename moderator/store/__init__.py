@@ -7,12 +7,12 @@ One module a job:
   ``migrate``, ``replay`` with the strict notation); the format is documented in
   ``docs/game-file.md``;
 - ``spool``: the outgoing mail spool (``Spool``);
-- ``state``: the moderator's own bookkeeping as YAML (``ModeratorState``,
-  ``spool/moderator.yaml``), used by the cycle until it is wired to ``bookkeeping``;
-- ``bookkeeping``: the same bookkeeping in SQLite (``Bookkeeping``,
-  ``spool/pbem.sqlite3``) plus the games index (routing, games owing mail, the
-  digest of each file the moderator wrote); it imports ``moderator.yaml`` on
-  first open.
+- ``bookkeeping``: the moderator's own bookkeeping in SQLite (``Bookkeeping``,
+  ``spool/pbem.sqlite3``: answered mails, alerts, bounces, the IMAP inbox memory)
+  plus the games index (routing, games owing mail, the digest of each file the
+  moderator wrote, so that an unchanged file loads without a replay);
+- ``state``: the reader of the older YAML bookkeeping (``ModeratorState``,
+  ``spool/moderator.yaml``), which ``bookkeeping`` imports on first open.
 
 Moved names stay importable from their old modules: ``atomic_write`` and
 ``fsync_dir`` from ``gamefile``, ``ModeratorState`` from ``spool``.
