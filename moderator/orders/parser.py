@@ -48,12 +48,14 @@ readings.
 ``str(action)`` is the canonical text; ``parse_turn([str(a)], board) == a`` too, but
 game files are replayed with the strict reader ``moderator.rules.notation.parse_action``
 only, so that making this parser friendlier can never stop an archived game loading.
-A line that cannot be read raises ``OrderError(reason, line)``: ``reason`` says what
-is wrong and what would be understood.  See ``templates/help.txt`` for the player's
-guide.
+A line that cannot be read raises ``OrderError(code, line, **values)``: ``code``
+names what is wrong, ``values`` hold the words and suggestions the refusal needs,
+and ``reason`` is its sentence, worded by ``templates/words/orders.txt`` (one
+macro per code; what would be understood).  See ``templates/help.txt`` for the
+player's guide.
 
-This module is the grammar (words to actions), the error messages and the
-suggestions; the words themselves and the lookups of cities, companies and cards
+This module is the grammar (words to actions), the refusals (named, with their
+values) and the suggestions; the words themselves and the lookups of cities, companies and cards
 are in :mod:`moderator.orders.vocabulary`, and every city an order names is found
 by its :meth:`CityIndex.find <moderator.orders.vocabulary.CityIndex.find>`.
 """
@@ -64,6 +66,7 @@ import functools
 import re
 import unicodedata
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..rules.actions import Action, Build, Invest, Pass, Start, Take
 from ..rules.board import Board, section_id
@@ -71,7 +74,6 @@ from ..rules.components import COMPANIES, JOKER, TRACK_TYPES, UP
 from .vocabulary import (
     BUILD_FILLERS,
     BUILD_VERBS,
-    CARD_LIST,
     CARDISH,
     CARDS,
     COMMAND_ALIASES,
@@ -112,13 +114,41 @@ MAX_LINE = 400
 
 
 class OrderError(ValueError):
-    """An order line that cannot be read.  ``line`` is the offending text and
-    ``reason`` what is wrong and what would be understood."""
+    """An order line that cannot be read.
 
-    def __init__(self, reason: str, line: str = ""):
-        super().__init__(f"{reason}" + (f" (in: {line!r})" if line else ""))
-        self.reason = reason
+    ``code`` names the refusal (``not_a_company``, ``no_section_between`` ...),
+    ``values`` holds what its wording needs (the offending words, suggestions, the
+    order concerned), ``line`` is the offending text.  The wording lives in the
+    template ``templates/words/orders.txt``, one macro per code: ``reason`` renders
+    it (what is wrong and what would be understood), ``str(exc)`` is the reason
+    and ``(in: 'LINE')``."""
+
+    def __init__(self, code: str, line: str = "", **values: Any):
+        super().__init__(code, line)
+        self.code = code
         self.line = line
+        self.values = values
+
+    @property
+    def reason(self) -> str:
+        """The player's sentence: ``word("orders", code, **values)``."""
+        from ..render.words import word  # lazily: Jinja only when a refusal is worded
+
+        return word("orders", self.code, **self.values)
+
+    def __str__(self) -> str:
+        try:
+            text = self.reason
+        except Exception:  # no templates, or a code without a macro: still loggable
+            text = self.code + (f" {self.values!r}" if self.values else "")
+        return text + (f" (in: {self.line!r})" if self.line else "")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuild, (type(self), self.code, self.line, self.values)
+
+
+def _rebuild(cls: type[OrderError], code: str, line: str, values: dict[str, Any]) -> OrderError:
+    return cls(code, line, **values)
 
 
 class NoOrderFound(OrderError):
@@ -268,49 +298,53 @@ def command(line: str) -> str | None:
 
 # ============================================================== suggestions
 
-def _suggest_company(text: str) -> str:
+_Why = tuple[str, dict[str, Any]]
+"""A refusal not yet raised: its code and values (``OrderError`` without a line)."""
+
+
+def _why(code: str, **values: Any) -> _Why:
+    return code, values
+
+
+def _refuse(why: _Why, line: str) -> OrderError:
+    return OrderError(why[0], line, **why[1])
+
+
+def _suggest_company(text: str) -> str | None:
+    """The abbreviation of the company whose name ``text`` is nearest, or None."""
     names = company_names()
     near = difflib.get_close_matches(text.lower(), list(names), n=1, cutoff=0.6)
-    return f" (did you mean {names[near[0]]}?)" if near else ""
+    return names[near[0]] if near else None
 
 
-def _not_a_company(text: str) -> str:
-    return (
-        f"{text!r} is not a company{_suggest_company(text)}; use an abbreviation like "
-        "KCC or UP, or a full name like Kansas City Central"
-    )
+def _city(cities: CityIndex, cid: str) -> dict[str, str]:
+    """A city as its refusals name it: ``{"id": "DEN", "name": "Denver"}``."""
+    return {"id": cid, "name": cities.board.cities[cid].name}
 
 
-def _unknown_city(cities: CityIndex, text: str) -> str:
+def _unknown_city(cities: CityIndex, text: str) -> _Why:
     """What to say about ``text`` that names no one city: the cities it could
     be, or the nearest name on the board."""
     _, ids = cities.find(text)
     if ids:
-        return (
-            f"{text.strip()!r} could be "
-            + " or ".join(cities.label(c) for c in ids)
-            + "; write the city id or its full name"
-        )
+        return _why("ambiguous_city", text=text.strip(), cities=[_city(cities, c) for c in ids])
     names = {c.name.lower(): c.id for c in cities.board.cities.values()}
     names.update({c.id.lower(): c.id for c in cities.board.cities.values()})
     near = difflib.get_close_matches(text.strip().lower(), list(names), n=1, cutoff=0.6)
-    hint = f" (did you mean {cities.label(names[near[0]])}?)" if near else ""
-    return (
-        f"{text.strip()!r} is not a city on the board{hint}; "
-        "write city ids like DEN or names like Denver"
-    )
+    return _why("unknown_city", text=text.strip(),
+                suggestion=_city(cities, names[near[0]]) if near else None)
 
 
 _SECTION_SPLIT = re.compile(r"\s*(?:-+|/|\\|\.\.+|,)\s*|\s+(?:to|and|&|till|until|thru|through)\s+", re.I)
 
 
-def _section(tokens: list[str], board: Board, explain: bool = True) -> tuple[str | None, str | None]:
-    """``(section id, None)`` for tokens naming a section, else ``(None, reason)``
+def _section(tokens: list[str], board: Board, explain: bool = True) -> tuple[str | None, _Why | None]:
+    """``(section id, None)`` for tokens naming a section, else ``(None, why)``
     (``(None, None)`` if not ``explain``)."""
     cities = city_index(board)
     text = " ".join(t for t in tokens if _low(t) not in ("from", "between"))
     if not text.strip():
-        return None, "build needs a section as CITY-CITY: e.g. 'build KCC DEN-KCY white'"
+        return None, _why("build_needs_section")
     ends = [p for p in _SECTION_SPLIT.split(text.strip()) if p and p.strip()]
     if len(ends) == 1:
         # no separator: "DEN KCY", "Kansas City Denver"
@@ -324,17 +358,14 @@ def _section(tokens: list[str], board: Board, explain: bool = True) -> tuple[str
         if len(found) == 1:
             a, b = found.pop()
         elif len(found) > 1:
-            return None, (
-                f"{text!r} can be read as more than one section; write it as CITY-CITY, e.g. DEN-KCY"
-            )
+            return None, _why("ambiguous_section", text=text)
         else:
             a, _ = cities.find(ends[0])
             if a:
-                return None, (
-                    f"a section joins two cities: write it as CITY-CITY, e.g. "
-                    f"{board.sections_at(a)[0].id if board.sections_at(a) else 'DEN-KCY'}"
+                return None, _why(
+                    "one_city", section=board.sections_at(a)[0].id if board.sections_at(a) else None
                 )
-            return None, f"{text!r} is not a section; write it as CITY-CITY, e.g. DEN-KCY"
+            return None, _why("not_a_section", text=text)
     elif len(ends) == 2:
         a, _ = cities.find(ends[0])
         b, _ = cities.find(ends[1])
@@ -342,17 +373,14 @@ def _section(tokens: list[str], board: Board, explain: bool = True) -> tuple[str
             if cid is None:
                 return None, _unknown_city(cities, end) if explain else None
     else:
-        return None, f"{text!r} is not a section: a section joins two cities, e.g. DEN-KCY"
+        return None, _why("too_many_cities", text=text)
     assert a is not None and b is not None
     if a == b:
-        return None, f"a section joins two different cities, not {cities.label(a)} and itself"
+        return None, _why("same_city", city=_city(cities, a))
     sid = section_id(a, b)
     if sid not in board.sections:
-        near = ", ".join(s.other(a) for s in board.sections_at(a))
-        return None, (
-            f"there is no section between {cities.label(a)} and {cities.label(b)}; "
-            f"sections from {a} go to {near}"
-        )
+        return None, _why("no_section_between", a=_city(cities, a), b=_city(cities, b),
+                          near=[s.other(a) for s in board.sections_at(a)])
     return sid, None
 
 
@@ -374,7 +402,7 @@ class _Parts:
         if self.lines is None:
             self.lines = {}
         if name in self.lines:
-            raise OrderError(f"a turn has only one {name} order", line)
+            raise OrderError("repeated_order", line, order=name)
         self.lines[name] = line
         setattr(self, "passing" if name == "pass" else name, value)
 
@@ -394,9 +422,11 @@ def _count(tok: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _shares(tokens: list[str], line: str, example: str) -> list[str]:
+def _shares(tokens: list[str], line: str, order: str) -> list[str]:
     """A list of shares: ``2 KCC``, ``KCC KCC``, ``2x KCC``, ``KCC x2``, ``KCC and
-    UP``, ``Kansas City Central, Union Pacific``, ``two shares of KCC``."""
+    UP``, ``Kansas City Central, Union Pacific``, ``two shares of KCC``.  ``order``
+    (``invest``, ``start`` or ``swap``) is the order they are for: its refusals
+    show an example of it."""
     toks = _drop(tokens, FILLERS | {"in", "each"})
     out: list[str] = []
     count: int | None = None
@@ -411,9 +441,9 @@ def _shares(tokens: list[str], line: str, example: str) -> list[str]:
         if m or (low in ("x", "*", "times") and i + 1 < len(toks) and _count(toks[i + 1])):
             n = int(m.group(1)) if m else _count(toks[i + 1])
             if last is None or count is not None or len(out) - last != 1:
-                raise OrderError(f"I cannot tell which share {toks[i]!r} counts; {example}", line)
+                raise OrderError("unclear_multiplier", line, word=toks[i], order=order)
             if not 1 <= n <= _MAX_SHARES:  # type: ignore[operator]
-                raise OrderError(f"{n} is not a number of shares; {example}", line)
+                raise OrderError("not_a_share_count", line, count=n, order=order)
             out += [out[-1]] * (n - 1)  # type: ignore[operator]
             i += 1 if m else 2
             last = None
@@ -421,9 +451,9 @@ def _shares(tokens: list[str], line: str, example: str) -> list[str]:
         n = _count(toks[i])
         if n is not None:
             if count is not None:
-                raise OrderError(f"two numbers in a row ({count} {toks[i]}); {example}", line)
+                raise OrderError("two_numbers", line, count=count, word=toks[i], order=order)
             if not 1 <= n <= _MAX_SHARES:
-                raise OrderError(f"{n} is not a number of shares; {example}", line)
+                raise OrderError("not_a_share_count", line, count=n, order=order)
             count = n
             i += 1
             if i < len(toks) and _low(toks[i]) in ("x", "*", "times"):
@@ -433,8 +463,8 @@ def _shares(tokens: list[str], line: str, example: str) -> list[str]:
         if not found:
             word = toks[i]
             if card_word(word):
-                raise OrderError(f"{word!r} is a track card, not a share; {example}", line)
-            raise OrderError(_not_a_company(word), line)
+                raise OrderError("card_not_share", line, word=word, order=order)
+            raise OrderError("not_a_company", line, word=word, suggestion=_suggest_company(word))
         abbr, used = found[0]
         last = len(out)
         out += [abbr] * (count or 1)
@@ -447,7 +477,7 @@ def _shares(tokens: list[str], line: str, example: str) -> list[str]:
         if last is not None and len(out) - last == 1:
             out += [out[-1]] * (count - 1)
         else:
-            raise OrderError(f"{count} of what? {example}", line)
+            raise OrderError("count_of_what", line, count=count, order=order)
     return out
 
 
@@ -459,12 +489,8 @@ def _parse_take(rest: list[str], line: str) -> Take:
     words = [w for w in text.split() if w not in FILLERS | {
         "from", "in", "on", "at", "to", "into", "hand", "me", "please", "it",
     }]
-    usage = (
-        "say which share to take: 'take stack' (the top card), 'take UP', a face-up "
-        "company ('take KCC') or a face-up place ('take display 2')"
-    )
     if not words:
-        raise OrderError(usage, line)
+        raise OrderError("which_take", line)
     if words in (["none"], ["nothing"], ["no"]):
         return Take("none")
     stack = {"stack", "top", "deck", "blind", "unseen", "hidden", "random", "facedown",
@@ -483,54 +509,40 @@ def _parse_take(rest: list[str], line: str) -> Take:
             bad = others[found[0][1]] if found else " ".join(others)
             bad = original.get(bad, bad)
             if card_word(bad):
-                raise OrderError(f"{bad!r} is a track card; {usage}", line)
-            raise OrderError(
-                f"{bad!r} is not a company{_suggest_company(bad)}; {usage}", line
-            )
+                raise OrderError("take_card", line, word=bad)
+            raise OrderError("take_not_a_company", line, word=bad, suggestion=_suggest_company(bad))
         company = found[0][0]
     if company == UP:
         if numbers:
-            raise OrderError("a build takes one share; " + usage, line)
+            raise OrderError("take_one_share", line)
         return Take("up")
     if company is not None:
         if numbers and numbers not in (["one"], ["1"]):
-            raise OrderError("a build takes one share; " + usage, line)
+            raise OrderError("take_one_share", line)
         if has_stack:
-            raise OrderError(
-                f"the top card of the stack is unseen: write 'take stack', or 'take {company}' "
-                f"for a face-up {company} share",
-                line,
-            )
+            raise OrderError("stack_is_unseen", line, company=company)
         return Take("display", company)
     if numbers:
         if has_stack or len(numbers) > 1:
-            raise OrderError(usage, line)
+            raise OrderError("which_take", line)
         word = numbers[0]
         if word in ORDINALS or word in NUMBER_WORDS:
             if not has_display:
-                raise OrderError(
-                    f"{word!r} of what? write 'take display 2' for a face-up place, or "
-                    "'take stack' for the top card",
-                    line,
-                )
+                raise OrderError("place_of_what", line, word=word)
             place = ORDINALS.get(word) or NUMBER_WORDS[word]
         else:
             place = int(word)
         if not 1 <= place <= 4:
-            raise OrderError(f"the face-up display has places 1-4, not {place}", line)
+            raise OrderError("no_such_place", line, place=place)
         return Take("display", place=place)
     if has_stack:
         return Take("stack")
     if "pile" in words:
-        raise OrderError(
-            "'pile' could be the share stack or the UP pile: write 'take stack' or 'take UP'",
-            line,
-        )
-    raise OrderError("say which face-up share: 'take KCC' or 'take display 2'", line)
+        raise OrderError("pile_is_ambiguous", line)
+    raise OrderError("which_face_up", line)
 
 
 def _parse_swap(rest: list[str], line: str) -> str | None:
-    example = "write e.g. 'swap MRR' to return an MRR share and take a UP share"
     toks = _drop(rest, FILLERS | {"one", "box", "back", "pile", "please", "from", "hand"})
     if [_low(t) for t in toks] in (["none"], ["nothing"], ["no"]):
         return None
@@ -542,21 +554,21 @@ def _parse_swap(rest: list[str], line: str) -> str | None:
     for cut in cuts:
         left, right = (toks, []) if cut is None else (toks[:cut], _drop(toks[cut + 1:], connectors))
         try:
-            if right and _shares(right, line, example) != [UP]:
-                raise OrderError("a swap always takes a UP share; " + example, line)
+            if right and _shares(right, line, "swap") != [UP]:
+                raise OrderError("swap_takes_up", line)
             if not left:
-                raise OrderError("say which share to return; " + example, line)
-            shares = _shares(left, line, example)
+                raise OrderError("which_swap", line)
+            shares = _shares(left, line, "swap")
             if cut is None and len(shares) == 2 and shares[1] == UP:
                 shares = shares[:1]  # "swap MRR UP"
             if len(shares) != 1:
-                raise OrderError("a swap returns exactly one share; " + example, line)
+                raise OrderError("swap_one_share", line)
             return shares[0]
         except OrderError as exc:
             errors.append(exc)
     # the most telling reason: one about the swap itself, else the whole words' one
     for exc in errors:
-        if exc.reason.startswith(("a swap always", "a swap returns")):
+        if exc.code in ("swap_takes_up", "swap_one_share"):
             raise exc
     raise errors[0]
 
@@ -567,25 +579,20 @@ def _parse_cards(tokens: list[str], line: str) -> tuple[str | None, str | None]:
     words = [_low(t) for t in tokens]
     cards = [card_word(w) for w in words if card_word(w)]
     said_as = "as" in words
-    example = "e.g. 'black', 'joker' or 'joker as white'"
     if not cards:
         if said_as:
-            raise OrderError(f"say which track card to play, {example}", line)
+            raise OrderError("which_card", line)
         return None, None
     jokers = [c for c in cards if c == JOKER]
     types = [c for c in cards if c != JOKER]
     if len(jokers) > 1 or len(types) > 1:
-        raise OrderError(f"a build plays one track card: {example}", line)
+        raise OrderError("one_card", line)
     if jokers and types:
         return JOKER, types[0]
     if jokers:
         return JOKER, None
     if said_as:
-        raise OrderError(
-            f"say which card you play: '{types[0]}' for a {types[0]} card, or "
-            f"'joker as {types[0]}' for a joker",
-            line,
-        )
+        raise OrderError("as_without_joker", line, card=types[0])
     return types[0], None
 
 
@@ -594,9 +601,9 @@ def _is_cardish(tok: str) -> bool:
     return bool(card_word(low)) or low in CARDISH or low in BUILD_FILLERS
 
 
-def _build_rest(tokens: list[str], board: Board, line: str) -> tuple[tuple[str, str | None, str | None] | None, str]:
+def _build_rest(tokens: list[str], board: Board, line: str) -> tuple[tuple[str, str | None, str | None] | None, _Why | None]:
     """Section and card from the tokens of a build without the company:
-    ``((section, card, space), "")`` or ``(None, reason)``.  Card words may come
+    ``((section, card, space), None)`` or ``(None, why)``.  Card words may come
     before or after the section; the longest readable section wins."""
     n = len(tokens)
     lead = 0
@@ -614,28 +621,27 @@ def _build_rest(tokens: list[str], board: Board, line: str) -> tuple[tuple[str, 
             sid, _ = _section(middle, board, explain=False)
             if sid:
                 card, space = _parse_cards(tokens[:i] + tokens[n - j:], line)
-                return (sid, card, space), ""
+                return (sid, card, space), None
     middle = tokens[lead:n - trail]
     # "... joker as gold": the word after "as" is not a track type
     for k in range(len(middle) - 1):
         if _low(middle[k]) == "as" and not card_word(middle[k + 1]) and \
                 _section(middle[:k - 1] if k and _is_cardish(middle[k - 1]) else middle[:k], board, explain=False)[0]:
-            return None, f"{middle[k + 1]!r} is not a track type; a joker plays as one of {', '.join(TRACK_TYPES)}"
+            return None, _why("not_a_track_type", word=middle[k + 1], types=list(TRACK_TYPES))
     _, reason = _section(middle, board)
     for bad, shorter in ((middle[-1:], middle[:-1]), (middle[:1], middle[1:])):
         if bad and shorter and _section(shorter, board, explain=False)[0]:
-            what = "a company" if companies_at(bad, 0) else "not a track card"
-            return None, f"{bad[0]!r} is {what}; play one of {CARD_LIST}"
-    return None, reason or "build needs a section as CITY-CITY: e.g. 'build KCC DEN-KCY white'"
+            return None, _why("company_not_card" if companies_at(bad, 0) else "build_not_a_card",
+                              word=bad[0])
+    return None, reason or _why("build_needs_section")
 
 
 def _parse_build(rest: list[str], board: Board, line: str) -> Build:
     tokens = [t for t in rest if t not in (",", "+")]
-    example = "e.g. 'build KCC DEN-KCY white'"
     if not tokens:
-        raise OrderError(f"say which company builds where, {example}", line)
+        raise OrderError("which_build", line)
     readings: set[tuple[str, str, str | None, str | None]] = set()
-    first_reason = None
+    first_reason: _Why | None = None
     # the company first (the usual order) ...
     for abbr, used in companies_at(tokens, 0):
         got, reason = _build_rest(tokens[used:], board, line)
@@ -652,52 +658,35 @@ def _parse_build(rest: list[str], board: Board, line: str) -> Build:
                     readings.add((abbr, *got))
     if len(readings) > 1:
         texts = sorted(str(Build(*r)) for r in readings)
-        raise OrderError(
-            "this build can be read in more than one way (" + " or ".join(texts)
-            + "); write the company abbreviation and the section as CITY-CITY",
-            line,
-        )
+        raise OrderError("ambiguous_build", line, readings=texts)
     if not readings:
         got, _ = _build_rest(tokens, board, line)
         if got:
-            raise OrderError(
-                f"say which company builds on {got[0]}: e.g. 'build KCC {got[0]} black'", line
-            )
+            raise OrderError("which_company", line, section=got[0])
         if first_reason is not None:
-            raise OrderError(first_reason, line)
+            raise _refuse(first_reason, line)
         if _count(tokens[0]) is not None and companies_at(tokens, 1):
-            raise OrderError(f"a build places one train: {example}", line)
+            raise OrderError("one_train", line)
         if len(tokens) > 1 and _build_rest(tokens[1:], board, line)[0]:
-            raise OrderError(
-                f"{tokens[0]!r} is not a company{_suggest_company(tokens[0])}; write the "
-                f"company first, {example}",
-                line,
-            )
-        raise OrderError(
-            f"build needs a company first{_suggest_company(tokens[0])}: {example}", line
-        )
+            raise OrderError("company_first", line, word=tokens[0],
+                             suggestion=_suggest_company(tokens[0]))
+        raise OrderError("build_needs_company", line, suggestion=_suggest_company(tokens[0]))
     company, sid, card, space = readings.pop()
     if company == UP:
-        raise OrderError(
-            "Union Pacific (UP) has no trains and builds no track; build for one of "
-            + ", ".join(COMPANIES),
-            line,
-        )
+        raise OrderError("up_builds_no_track", line, companies=list(COMPANIES))
     return Build(company, sid, card, space)
 
 
 def _parse_discard(rest: list[str], line: str) -> str:
     toks = _drop(rest, FILLERS | {"one", "1", "track", "stripe", "striped", "from", "hand",
                                    ",", "please", "away"})
-    usage = f"say which track card to discard: {CARD_LIST}"
     if not toks:
-        raise OrderError(usage, line)
+        raise OrderError("which_discard", line)
     cards = [card_word(t) for t in toks]
     if None in cards:
-        bad = toks[cards.index(None)]
-        raise OrderError(f"{bad!r} is not a track card; {usage}", line)
+        raise OrderError("discard_not_a_card", line, word=toks[cards.index(None)])
     if len(cards) > 1:
-        raise OrderError(f"discard one track card: {CARD_LIST}", line)
+        raise OrderError("discard_one_card", line)
     return cards[0]  # type: ignore[return-value]
 
 
@@ -724,11 +713,7 @@ def _read_part(tokens: list[str], board: Board, line: str) -> list[tuple[str, ob
     if not tokens:
         return []
     if len(tokens) > _MAX_WORDS:
-        raise OrderError(
-            f"this order is too long ({len(tokens)} words); write one order per line, "
-            "e.g. 'build KCC DEN-KCY white'",
-            line,
-        )
+        raise OrderError("order_too_long", line, words=len(tokens))
     verb = _low(tokens[0])
     rest = tokens[1:]
     if verb in NEGATIONS and rest and _low(rest[0]) in SWAP_VERBS:
@@ -746,10 +731,9 @@ def _read_part(tokens: list[str], board: Board, line: str) -> list[tuple[str, ob
         swap = _parse_swap(rest, line)
         return [] if swap is None else [("swap", swap)]
     if verb in INVEST_VERBS:
-        example = "write e.g. 'invest 2 KCC' or 'invest KCC UP'"
         if not _drop(rest, FILLERS | {"in"}):
-            raise OrderError("say which shares to invest: e.g. 'invest 2 KCC' or 'invest KCC UP'", line)
-        return [("invest", _shares(rest, line, example))]
+            raise OrderError("which_invest", line)
+        return [("invest", _shares(rest, line, "invest"))]
     if verb in DISCARD_VERBS:
         return [("discard", _parse_discard(rest, line))]
     if verb in PASS_VERBS:
@@ -759,59 +743,47 @@ def _read_part(tokens: list[str], board: Board, line: str) -> list[tuple[str, ob
         cards = [card_word(t) for t in more]
         if len(cards) == 1 and cards[0]:
             return [("pass", True), ("discard", cards[0])]
-        raise OrderError("write 'pass; discard CARD' with one of " + CARD_LIST, line)
+        raise OrderError("pass_one_card", line)
     if verb in REDRAW_VERBS:
         card = _parse_discard(rest, line)
         if card == JOKER:
-            raise OrderError("a joker is never dead: redraw plain, black-white, black or white", line)
+            raise OrderError("joker_never_dead", line)
         return [("redraw", card)]
     if verb in START_VERBS:
-        example = "the initial investment is one share: e.g. 'start KCC'"
-        shares = _shares(_drop(rest, {"with", "investment", "invest", "is", "in"}), line, example)
+        shares = _shares(_drop(rest, {"with", "investment", "invest", "is", "in"}), line, "start")
         if not shares:
-            raise OrderError("say which share is your initial investment: e.g. 'start KCC'", line)
+            raise OrderError("which_start", line)
         if len(shares) != 1:
-            raise OrderError(example, line)
+            raise OrderError("one_initial_share", line)
         return [("start", shares[0])]
-    raise OrderError(_unknown(tokens, board), line)
+    raise _refuse(_unknown(tokens, board), line)
 
 
-def _unknown(tokens: list[str], board: Board) -> str:
+def _unknown(tokens: list[str], board: Board) -> _Why:
     """What to say about a part that starts with no known verb."""
     word = tokens[0]
     low = _low(word)
     text = " ".join(tokens)
     cmd = command(text)
     if cmd:
-        return f"write the command {cmd!r} on a line by itself"
+        return _why("command_alone", command=cmd)
     if low in ("stack", "top") and len(tokens) <= 2:
-        return f"{text!r} alone is not an order: write 'take stack' after a build"
+        return _why("stack_alone", text=text)
     card = card_word(low)
     if card and len(tokens) == 1:
-        return (
-            f"{word!r} alone is not an order: write 'discard {card}' after an invest, "
-            f"or 'pass; discard {card}'"
-        )
+        return _why("card_alone", word=word, card=card)
     found = companies_at(tokens, 0)
     if found and found[0][1] == len(tokens):
-        abbr = found[0][0]
-        return (
-            f"{text!r} alone is not an order: write 'start {abbr}' for the initial "
-            f"investment, 'invest {abbr}', or 'take {abbr}' after a build"
-        )
+        return _why("company_alone", text=text, company=found[0][0])
     if found:
         try:
             build = _parse_build(tokens, board, "")
         except OrderError:
             pass
         else:
-            return f"an order starts with a verb: did you mean '{build}'?"
+            return _why("verb_first", order=str(build))
     near = difflib.get_close_matches(low, sorted(VERBS | set(COMMANDS)), n=1, cutoff=0.7)
-    hint = f" (did you mean {near[0]!r}?)" if near else ""
-    return (
-        f"I do not know the order {word!r}{hint}; orders are build, take, swap, invest, "
-        "discard, pass and start (commands: help, status, history, rules)"
-    )
+    return _why("unknown_order", word=word, suggestion=near[0] if near else None)
 
 
 # ============================================================== turns
@@ -850,11 +822,7 @@ def parse_turn(lines: list[str], board: Board) -> Action:
     signed_off = False
     for raw in lines:
         if len(str(raw)) > MAX_LINE:
-            raise OrderError(
-                f"this line is too long ({len(str(raw))} characters); write one order per "
-                "line, e.g. 'build KCC DEN-KCY white'",
-                str(raw)[:60] + "...",
-            )
+            raise OrderError("line_too_long", str(raw)[:60] + "...", length=len(str(raw)))
     for raw in lines:
         for line in str(raw).splitlines() or [""]:
             if command(line) or _KEY_LINE_RE.match(line):
@@ -878,8 +846,7 @@ def _combine(parts: _Parts, lines: list[str]) -> Action:
     action = _combine_main(parts, lines, given)
     if parts.redraw is not None:
         if isinstance(action, Start):
-            raise OrderError("redraw belongs to a turn, not to the initial investment",
-                             parts.line_of("redraw"))
+            raise OrderError("redraw_with_start", parts.line_of("redraw"))
         action = replace(action, redraw=parts.redraw)
     return action
 
@@ -888,43 +855,25 @@ def _combine_main(parts: _Parts, lines: list[str], given: list[str]) -> Action:
     if parts.start is not None:
         others = [k for k in given if k != "start"]
         if others:
-            raise OrderError(
-                "the initial investment mail carries only 'start SHARE', no "
-                + others[0] + " order",
-                parts.line_of(others[0]),
-            )
+            raise OrderError("start_alone", parts.line_of(others[0]), order=others[0])
         return Start(parts.start)
     if parts.build is not None:
         for other in ("invest", "pass"):
             if other in given:
-                raise OrderError(
-                    f"a turn is either build or {other}, not both", parts.line_of(other)
-                )
+                raise OrderError("build_or", parts.line_of(other), order=other)
         if parts.discard is not None:
-            raise OrderError(
-                "a build plays its track card and discards nothing; 'discard' belongs to "
-                "invest or pass",
-                parts.line_of("discard"),
-            )
+            raise OrderError("build_discards_nothing", parts.line_of("discard"))
         return Build(parts.build.company, parts.build.section, parts.build.card,
                      parts.build.space, parts.take, parts.swap)
     for other in ("take", "swap"):
         if other in given:
-            raise OrderError(
-                f"{other} follows a build: e.g. 'build KCC DEN-KCY white; take stack'",
-                parts.line_of(other),
-            )
+            raise OrderError("follows_build", parts.line_of(other), order=other)
     if parts.invest is not None:
         if parts.passing:
-            raise OrderError("a turn is either invest or pass, not both", parts.line_of("pass"))
+            raise OrderError("invest_or_pass", parts.line_of("pass"))
         return Invest(tuple(sorted(parts.invest)), parts.discard)
     if parts.passing or parts.discard is not None:
         return Pass(parts.discard)
     if parts.redraw is not None:
-        raise OrderError("redraw goes with a build, invest or pass in the same mail",
-                         parts.line_of("redraw"))
-    raise NoOrderFound(
-        "no order found: write e.g. 'build KCC DEN-KCY white; take stack' or "
-        "'invest 2 KCC; discard plain'",
-        " / ".join(str(x) for x in lines),
-    )
+        raise OrderError("redraw_alone", parts.line_of("redraw"))
+    raise NoOrderFound("no_order", " / ".join(str(x) for x in lines))

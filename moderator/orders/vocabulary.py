@@ -48,9 +48,6 @@ CARD_WORDS = {
 }
 """Every word for a track card (lower case) to the card kind; see :func:`card_word`."""
 
-CARD_LIST = "plain, black-white, black, white or joker"
-"""The track card kinds as named to players in error messages."""
-
 BUILD_VERBS = {"build", "bld", "place", "lay", "put"}
 TAKE_VERBS = {"take", "draw", "get", "pick", "grab"}
 SWAP_VERBS = {"swap", "exchange", "trade", "return", "switch"}
