@@ -7,6 +7,7 @@ default board and checks that every legal action's text reads back to that actio
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,8 @@ def test_golden(case, board):
         with pytest.raises(OrderError) as info:
             parse_turn(lines, board)
         assert info.value.reason == case["error"]
+        # a named refusal (templates/words/orders.txt words it; tests/test_order_words.py)
+        assert re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)*", info.value.code)
         # the error names the line it is about
         assert info.value.line in lines + [" / ".join(lines)]
         assert info.value.reason in str(info.value)
@@ -122,6 +125,7 @@ def test_error_names_the_offending_line(board):
     with pytest.raises(OrderError) as info:
         parse_turn(["build KCC DEN-KCY black", "take pile", "swap MRR"], board)
     assert info.value.line == "take pile"
+    assert info.value.code == "pile_is_ambiguous"
     assert "'take stack' or 'take UP'" in info.value.reason
 
 
