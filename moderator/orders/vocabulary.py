@@ -245,10 +245,6 @@ class CityIndex:
                 self.cache[text] = hit
         return hit
 
-    def label(self, cid: str) -> str:
-        """``"DEN (Denver)"``: a city as named in messages to players."""
-        return f"{cid} ({self.board.cities[cid].name})"
-
 
 _BOARD_CITIES: "OrderedDict[int, tuple[Board, CityIndex]]" = OrderedDict()
 _MAX_BOARDS = 8
