@@ -268,3 +268,19 @@ def test_show_help_does_not_import_pillow():
     proc, names = imported("show", "--help")
     assert proc.returncode == 0 and "--map" in proc.stdout
     assert not {n for n in names if n == "PIL" or n.startswith("PIL.") or n.startswith("moderator.render")}
+
+
+@pytest.mark.parametrize("which", ["default", "mini"])
+def test_each_starting_space_lies_at_its_companys_home_end(which):
+    from game_helpers import mini_board
+
+    board = default_board() if which == "default" else mini_board()
+    lay = bm.layout(board)
+    for sid, s in board.sections.items():
+        for co in s.starts:
+            home = board.companies[co].home
+            other = s.other(home)
+            x, y = lay.start_xy(board, sid, co)
+            hx, hy = lay.cities[home]
+            ox, oy = lay.cities[other]
+            assert (x - hx) ** 2 + (y - hy) ** 2 < (x - ox) ** 2 + (y - oy) ** 2, (sid, co)

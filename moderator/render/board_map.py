@@ -222,18 +222,26 @@ def _spread(board: Board, pos: dict[str, tuple[float, float]], w: int, h: int,
 
 def _slots(board: Board, cities: dict[str, tuple[float, float]]) -> dict[str, list[tuple[float, float]]]:
     """The centres of each section's spaces, evenly along the line between its
-    cities; starting spaces nearest their company's home station."""
+    cities: each starting space at its company's home end, the neutral spaces
+    between, in the order of ``Section.starts`` then ``Section.spaces``."""
     out: dict[str, list[tuple[float, float]]] = {}
     for sid, s in board.sections.items():
         a, b = s.cities
-        if s.starts:
-            route = board.companies.get(s.starts[0])
-            if route is not None and route.home == b:
-                a, b = b, a
         (ax, ay), (bx, by) = cities[a], cities[b]
         n = s.capacity
-        out[sid] = [(ax + (bx - ax) * (i + 1) / (n + 1), ay + (by - ay) * (i + 1) / (n + 1))
-                    for i in range(n)]
+        points = [(ax + (bx - ax) * (i + 1) / (n + 1), ay + (by - ay) * (i + 1) / (n + 1))
+                  for i in range(n)]
+        lo, hi = 0, n - 1
+        starts = []
+        for co in s.starts:
+            route = board.companies.get(co)
+            if route is not None and route.home == b:
+                starts.append(points[hi])
+                hi -= 1
+            else:
+                starts.append(points[lo])
+                lo += 1
+        out[sid] = starts + points[lo:hi + 1]
     return out
 
 
