@@ -15,7 +15,6 @@ import pytest
 from PIL import Image
 
 from moderator.render import board_map as bm
-from moderator.rules.board import Board
 from moderator.rules.components import COMPANIES
 from moderator.rules.engine import Game
 

@@ -31,9 +31,8 @@ from __future__ import annotations
 
 import io
 import math
-import textwrap
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -545,7 +544,7 @@ def city_legend(board: Board) -> list[tuple[str, str]]:
     return [(c.id, c.name) for c in sorted(board.cities.values(), key=lambda c: c.id)]
 
 
-__all__: Iterable[str] = (
+__all__ = [
     "COMPANY_COLOURS", "TRACK_COLOURS", "WIDTH", "HEIGHT", "Layout", "layout",
     "map_image", "render_map", "legend_lines", "board_text", "buildable", "city_legend",
-)
+]
