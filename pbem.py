@@ -5,7 +5,7 @@
     pbem run [--loop --interval SECONDS]
     pbem replay GAME                  check that seed + history give the recorded state
     pbem rules GAME                   print the ruleset and options of a game
-    pbem show GAME                    print the public position of a game
+    pbem show GAME [--map FILE.png]   print the public position of a game (and draw its map)
     pbem board check FILE             validate a board file
     pbem --version
 
@@ -186,10 +186,20 @@ def rules(ctx, game):
 
 @main.command()
 @click.argument("game")
+@click.option("--map", "map_file", type=click.Path(dir_okay=False, writable=True), default=None,
+              metavar="FILE.png", help="Also write a PNG map of the public view to FILE.png.")
 @click.pass_context
-def show(ctx, game):
-    """Print GAME's public position and log (no player's hand)."""
+def show(ctx, game, map_file):
+    """Print GAME's public position and log (no player's hand); with --map, also
+    write a picture of the board (the public view) to FILE.png."""
     g = _load(ctx, game).game
+    if map_file is not None:
+        from moderator.render.board_map import render_map
+
+        try:
+            Path(map_file).write_bytes(render_map(g))
+        except OSError as exc:
+            raise click.ClickException(f"cannot write {map_file}: {exc.strerror or exc}") from None
     v = g.public_view()
     turn = f", turn {v['turn'] + 1}, {v['to_move']} to move" if v["phase"] == "play" else ""
     click.echo(f"Game {game}: phase {v['phase']}{turn}, dividends {v['dividends_paid']}/{v['final_dividend']}")
@@ -201,6 +211,8 @@ def show(ctx, game):
         click.echo("Standings: " + g.standings_text())
     for line in v["log"][-10:]:
         click.echo(f"  - {line}")
+    if map_file is not None:
+        click.echo(f"Map written to {map_file}.")
 
 
 @main.group()

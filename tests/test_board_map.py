@@ -1,0 +1,285 @@
+"""The picture of the board (``moderator.render.board_map``) and its text twin.
+
+The PNGs of a game at its start and late in play are written to
+``tests/artifacts/`` (gitignored), at full size and scaled down to a 390-px phone,
+for a person to look at.
+"""
+from __future__ import annotations
+
+import io
+import random
+import re
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from moderator.render import board_map as bm
+from moderator.rules.components import COMPANIES
+from moderator.rules.engine import Game
+
+from game_helpers import default_board, place, started
+
+ARTIFACTS = Path(__file__).parent / "artifacts"
+PLAYERS = ["Ann", "Bob", "Cy", "Dee"]
+
+
+def played(actions: int, seed: int = 3) -> Game:
+    """A 4-player game on the default board after up to ``actions`` random legal
+    actions, stopping before the game would end."""
+    g = Game.new(default_board(), PLAYERS, seed)
+    rng = random.Random(seed)
+    for _ in range(actions):
+        p = g.waiting_for()[0]
+        nxt = g.copy()
+        nxt.push(p, nxt.random_action(p, rng))
+        if nxt.phase == "over":
+            break
+        g = nxt
+    return g
+
+
+@pytest.fixture(scope="module")
+def start_game() -> Game:
+    return played(len(PLAYERS))  # every player made the initial investment
+
+
+@pytest.fixture(scope="module")
+def late_game() -> Game:
+    g = played(10_000)
+    assert g.phase == "play" and sum(g.box.values()) < 60
+    return g
+
+
+def decode(data: bytes) -> Image.Image:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    img = Image.open(io.BytesIO(data))
+    img.load()
+    return img.convert("RGB")
+
+
+def _under_label(lay: bm.Layout, xy: tuple[float, float], r: float) -> bool:
+    x, y = xy
+    return any(x + r > b[0] and x - r < b[2] and y + r > b[1] and y - r < b[3]
+               for b in lay.label_boxes.values())
+
+
+# ---------------------------------------------------------------- the PNG
+def test_png_decodes_to_the_chosen_size(start_game):
+    img = decode(bm.render_map(start_game, "Ann"))
+    assert img.size == (bm.WIDTH, bm.HEIGHT) == (1000, 850)
+    small = decode(bm.render_map(start_game, "Ann", width=390))
+    assert small.size == (390, round(bm.HEIGHT * 390 / bm.WIDTH))
+
+
+def test_artifacts_at_start_and_late_for_desktop_and_phone(start_game, late_game):
+    ARTIFACTS.mkdir(exist_ok=True)
+    for name, g in (("start", start_game), ("late", late_game)):
+        for suffix, width in (("", None), ("-390", 390)):
+            data = bm.render_map(g, "Ann", width=width)
+            (ARTIFACTS / f"map-{name}{suffix}.png").write_bytes(data)
+            assert decode(data).width == (width or bm.WIDTH)
+    (ARTIFACTS / "map-late-public.png").write_bytes(bm.render_map(late_game))
+
+
+def test_a_placed_train_shows_its_company_colour_and_a_free_space_its_track_colour():
+    g = started(PLAYERS, board=default_board())
+    board = g.board
+    place(g, "DM", "ABQ-DEN", "plain")  # ABQ-DEN: [black, plain]: the plain space is index 1
+    lay = bm.layout(board)
+    img = decode(bm.render_map(g, "Ann"))
+    assert img.getpixel(lay.space_xy(board, "ABQ-DEN", 1)) == bm.COMPANY_COLOURS["DM"]
+    assert img.getpixel(lay.space_xy(board, "ABQ-DEN", 0)) == bm.TRACK_COLOURS["black"]
+    place(g, "BNL", "ABQ-DEN", "black")
+    img = decode(bm.render_map(g, "Ann"))
+    assert img.getpixel(lay.space_xy(board, "ABQ-DEN", 0)) == bm.COMPANY_COLOURS["BNL"]
+    # a starting space holds its company's train
+    assert img.getpixel(lay.start_xy(board, "BIL-CHY", "WW")) == bm.COMPANY_COLOURS["WW"]
+
+
+def test_every_space_not_under_a_label_shows_its_colour(late_game):
+    """Free spaces in their track type's colour (black-white: black upper left,
+    white lower right), trains in their company's colour, at every space of the
+    board whose centre no city label covers."""
+    g, board = late_game, late_game.board
+    lay = bm.layout(board)
+    img = decode(bm.render_map(g, "Ann"))
+    checked = 0
+    for sid, s in board.sections.items():
+        for co in s.starts:
+            xy = lay.start_xy(board, sid, co)
+            if not _under_label(lay, xy, 2):
+                assert img.getpixel(xy) == bm.COMPANY_COLOURS[co], (sid, co)
+                checked += 1
+        for i, (track, occ) in enumerate(zip(s.spaces, g.placed[sid])):
+            x, y = lay.space_xy(board, sid, i)
+            if _under_label(lay, (x, y), 4):
+                continue
+            checked += 1
+            if occ is not None:
+                assert img.getpixel((x, y)) == bm.COMPANY_COLOURS[occ], (sid, i, occ)
+            elif track == "black-white":
+                assert img.getpixel((x - 3, y - 3)) == bm.TRACK_COLOURS["black"], (sid, i)
+                assert img.getpixel((x + 3, y + 3)) == bm.TRACK_COLOURS["white"], (sid, i)
+            else:
+                assert img.getpixel((x, y)) == bm.TRACK_COLOURS[track], (sid, i, track)
+    total = sum(s.capacity for s in board.sections.values())
+    assert checked >= 0.95 * total  # labels keep off the spaces
+
+
+def test_every_company_has_a_distinct_colour():
+    assert set(bm.COMPANY_COLOURS) == set(COMPANIES)
+    assert len(set(bm.COMPANY_COLOURS.values())) == len(COMPANIES)
+
+
+def test_layout_keeps_cities_in_the_map_and_apart():
+    board = default_board()
+    lay = bm.layout(board)
+    assert lay is bm.layout(board)  # computed once per board
+    for x, y in lay.cities.values():
+        assert 0 < x < lay.width and 0 < y < lay.map_height
+    pts = list(lay.cities.values())
+    closest = min(((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2) ** 0.5
+                  for i, a in enumerate(pts) for b in pts[i + 1:])
+    assert closest >= 30
+    for box in lay.label_boxes.values():
+        assert 0 <= box[0] and box[2] <= lay.width and 0 <= box[1] and box[3] <= lay.map_height
+
+
+def test_any_board_gets_a_layout():
+    """The mini test board (13 cities, a different spread) draws too."""
+    from game_helpers import mini_board
+
+    g = started(board=mini_board())
+    img = decode(bm.render_map(g, "Ann"))
+    assert img.size == (bm.WIDTH, bm.HEIGHT)
+
+
+# ---------------------------------------------------------------- what each reader sees
+def test_the_readers_shares_appear_only_for_that_reader(late_game):
+    g = late_game
+    ann, bob, public = (decode(bm.render_map(g, p)) for p in ("Ann", "Bob", None))
+    lay = bm.layout(g.board)
+    top = (0, 0, lay.width, lay.shares_top)
+    rest = (0, lay.shares_top, lay.width, lay.height)
+    # the board and the companies are the same for everyone ...
+    assert ann.crop(top).tobytes() == bob.crop(top).tobytes() == public.crop(top).tobytes()
+    # ... the last lines are the reader's own
+    assert ann.crop(rest).tobytes() != bob.crop(rest).tobytes()
+    assert public.crop(rest).tobytes() not in (ann.crop(rest).tobytes(), bob.crop(rest).tobytes())
+    lines = bm.legend_lines(g.view("Ann"), "Ann")
+    hand = g.share_hands["Ann"]
+    for share in set(hand):
+        assert f"{hand.count(share)} {share}" in lines[1]
+    assert all("Ann" in line for line in lines)
+    assert not any("shares" in line for line in bm.legend_lines(g.public_view(), None))
+
+
+def test_another_players_hand_never_changes_the_picture(late_game):
+    g = late_game.copy()
+    before = bm.render_map(g, "Ann")
+    public = bm.render_map(g)
+    g.share_hands["Bob"] = ["UP"] * 7
+    g.track_hands["Bob"] = ["joker"] * 3
+    assert bm.render_map(g, "Ann") == before
+    assert bm.render_map(g) == public
+    g.share_hands["Ann"] = g.share_hands["Ann"] + ["UP"]
+    assert bm.render_map(g, "Ann") != before
+
+
+# ---------------------------------------------------------------- the text
+def _blocks(lines: list[str]) -> dict[str, str]:
+    """Company abbreviation -> its block of lines joined into one line."""
+    out: dict[str, list[str]] = {}
+    current = None
+    for line in lines:
+        m = re.match(r"([A-Z]+) \(", line)
+        if m and m.group(1) in COMPANIES:
+            current = m.group(1)
+            out[current] = [line]
+        elif line.startswith("  ") and current:
+            out[current].append(line.strip())
+        else:
+            current = None
+    return {c: " ".join(v) for c, v in out.items()}
+
+
+@pytest.mark.parametrize("which", ["start", "late"])
+def test_text_lists_exactly_the_networks_and_buildable_sections(which, start_game, late_game):
+    g = start_game if which == "start" else late_game
+    lines = bm.board_text(g)
+    blocks = _blocks(lines)
+    assert list(blocks) == list(COMPANIES)
+    for abbr, text in blocks.items():
+        network = re.search(r"network: ([A-Z ]+?)(?= next:)", text).group(1).split()
+        assert network == sorted(g.network.network_cities(abbr))
+        want: dict[str, set[str]] = {}
+        for sid, track in g.network.placements(abbr):
+            want.setdefault(sid, set()).add(track)
+        nxt = text.split(" next: ", 1)[1]
+        got = {m.group(1): set(m.group(2).split("/"))
+               for m in re.finditer(r"([A-Z]+-[A-Z]+) \(([a-z/-]+)\)", nxt)}
+        assert got == want, abbr
+        if not want:
+            assert nxt in ("nothing", "no trains left")
+
+
+def test_text_has_a_city_legend_and_short_lines(late_game):
+    lines = bm.board_text(late_game)
+    legend = " ".join(lines[lines.index("") + 1:])
+    assert legend.startswith("Cities: ")
+    for c in late_game.board.cities.values():
+        assert f"{c.id} {c.name}" in legend
+    assert max(map(len, lines)) <= 70
+
+
+def test_text_is_public(late_game):
+    g = late_game.copy()
+    before = bm.board_text(g)
+    g.share_hands["Bob"] = ["UP"] * 7
+    assert bm.board_text(g) == before
+
+
+# ---------------------------------------------------------------- the command line
+def test_pbem_show_map_writes_the_public_view(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    import pbem
+
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    r = runner.invoke(pbem.main, ["new", "ridge", "--player", "Ann=ann@example.org",
+                                  "--player", "Bob=bob@example.org", "--seed", "5"],
+                      catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(pbem.main, ["show", "ridge", "--map", "ridge.png"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "Map written to ridge.png." in r.output
+    img = decode((tmp_path / "ridge.png").read_bytes())
+    assert img.size == (bm.WIDTH, bm.HEIGHT)
+    r = runner.invoke(pbem.main, ["show", "ridge", "--map", str(tmp_path / "no" / "such" / "x.png")])
+    assert r.exit_code == 1 and "cannot write" in r.output
+
+
+def test_show_help_does_not_import_pillow():
+    from test_startup import imported
+
+    proc, names = imported("show", "--help")
+    assert proc.returncode == 0 and "--map" in proc.stdout
+    assert not {n for n in names if n == "PIL" or n.startswith("PIL.") or n.startswith("moderator.render")}
+
+
+@pytest.mark.parametrize("which", ["default", "mini"])
+def test_each_starting_space_lies_at_its_companys_home_end(which):
+    from game_helpers import mini_board
+
+    board = default_board() if which == "default" else mini_board()
+    lay = bm.layout(board)
+    for sid, s in board.sections.items():
+        for co in s.starts:
+            home = board.companies[co].home
+            other = s.other(home)
+            x, y = lay.start_xy(board, sid, co)
+            hx, hy = lay.cities[home]
+            ox, oy = lay.cities[other]
+            assert (x - hx) ** 2 + (y - hy) ** 2 < (x - ox) ** 2 + (y - oy) ** 2, (sid, co)
