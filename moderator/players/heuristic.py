@@ -43,6 +43,7 @@ HAND_KEEP = 0.8
 costs a turn."""
 JOKER_COST = 0.6
 EXTEND_BONUS = 0.15
+_KINDS = (*COMPANIES, UP)
 
 
 class Position:
@@ -64,6 +65,7 @@ class Position:
         self.hand = Counter(game.share_hands[me])
         self.alpha = self._alpha() if alpha is None else alpha
         self._cache: dict[tuple, float] = {}
+        self._parts: dict[tuple, tuple[float, ...]] = {}
         self.evaluations = 0
         """Positions scored (each is a few payout sums): the work done."""
 
@@ -76,25 +78,41 @@ class Position:
         return HAND_KEEP * max(0.0, self.d - expected) / self.d
 
     # ------------------------------------------------------------ money
+    def _part(self, kind: str, n: int, value: int) -> tuple[float, ...]:
+        """What share kind ``kind`` pays each player (in ``players`` order) over the
+        dividends to come when the seat has ``n`` of it invested (the others as
+        now) and the company is worth ``value``; cached."""
+        key = (kind, n, value)
+        got = self._parts.get(key)
+        if got is not None:
+            return got
+        holdings = {p: h[kind] for p, h in self.invested.items() if p != self.me and h.get(kind)}
+        if n > 0:
+            holdings[self.me] = n
+        paid: dict[str, float] = {}
+        if holdings:
+            if kind == UP:
+                for number in self.remaining:
+                    for p, amount in up_payout(holdings, number).items():
+                        paid[p] = paid.get(p, 0) + amount
+            else:
+                for p, amount in company_payout(holdings, value).items():
+                    paid[p] = amount * self.d
+        got = tuple(paid.get(p, 0) for p in self.players)
+        self._parts[key] = got
+        return got
+
     def totals(self, mine: dict[str, int], values: dict[str, int]) -> dict[str, float]:
         """Expected final money of each player when the seat has ``mine``
         invested (the others as now) and the companies are worth ``values``."""
-        tot = dict(self.money)
-        if not self.d:
-            return tot
-        inv = dict(self.invested)
-        inv[self.me] = mine
-        for c in COMPANIES:
-            holdings = {p: h[c] for p, h in inv.items() if h.get(c)}
-            if holdings:
-                for p, amount in company_payout(holdings, values[c]).items():
-                    tot[p] += amount * self.d
-        holdings = {p: h[UP] for p, h in inv.items() if h.get(UP)}
-        if holdings:
-            for number in self.remaining:
-                for p, amount in up_payout(holdings, number).items():
-                    tot[p] += amount
-        return tot
+        tot = [self.money[p] for p in self.players]
+        if self.d:
+            for kind in _KINDS:
+                part = self._part(kind, mine.get(kind, 0), values.get(kind, 0))
+                for i, amount in enumerate(part):
+                    if amount:
+                        tot[i] += amount
+        return dict(zip(self.players, tot))
 
     def relative(self, tot: dict[str, float]) -> float:
         if not self.others:
