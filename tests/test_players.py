@@ -133,6 +133,24 @@ def test_hidden_information_by_hand():
         assert choose(game, player, random.Random(1)) == choose(other, player, random.Random(1))
 
 
+def test_hidden_money_is_not_read():
+    """With the option hidden_money the others' money (and the payouts' amounts)
+    do not change the seat's choice."""
+    seen = 0
+    for game, player in _positions(3, "first-edition", {"hidden_money": True}, seed=8, every=4):
+        if game.phase != "play" or not game.dividends_paid:
+            continue
+        other = game.copy()
+        for p in game.players:
+            if p != player:
+                other.money[p] += 50
+        other.payouts = []
+        assert other.view(player) == game.view(player)
+        assert choose(game, player, random.Random(2)) == choose(other, player, random.Random(2))
+        seen += 1
+    assert seen > 5
+
+
 @pytest.mark.parametrize("n_players", [2, 3, 4, 5, 6])
 def test_determinised_games_are_consistent(n_players):
     """A determinised game is a possible game: the same view for the seat, every

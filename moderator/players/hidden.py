@@ -152,8 +152,6 @@ def determinise(game: Game, player: PlayerName, rng: random.Random) -> Game:
             unseen[kind] -= n
     unseen.subtract(c for c in game.display if c)
     unseen.subtract(game.removed)
-    if game.phase != "initial" and player in game.initial_choice:
-        pass  # revealed: already among the invested shares
     ups = max(unseen.pop(UP, 0), 0)
     companies = sorted(Counter({k: v for k, v in unseen.items() if v > 0}).elements())
     divs_left = 0 if game.phase == "initial" else max(DIVIDEND_CARDS - game.dividends_drawn, 0)
