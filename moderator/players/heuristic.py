@@ -204,7 +204,7 @@ class _Chooser:
         base = pos.score(mine, hand, values)
         candidates: list[tuple[float, float, Action]] = []
         # INVEST
-        if summary.invest and cards:
+        if summary.invest:
             for shares in invests(game, me):
                 m2 = dict(mine)
                 h2 = Counter(hand)
