@@ -24,6 +24,14 @@
    copies of five files; what that parse costs per file is measured on a few
    hundred (``index_build_ms_per_file``).
 
+3. the cost per order against the transport (``--transport``, default 1,10,50):
+   ``transport_ratios`` runs N games of 3 built-in players against a real Dovecot
+   and aiosmtpd sink on loopback (``tests/servers.py``; Dovecot must be installed)
+   so that each cycle fetches N order mails and sends 3 N status mails, and
+   divides the median CPU of such a cycle end to end by the median CPU of the raw
+   transport of the same mails (imapclient fetch, aiosmtplib send) in this
+   process: ``per_order_vs_transport_N``.
+
 It ends with lines ``NAME: VALUE``.  Machines here are shared and noisy: compare
 medians, and ratios measured side by side in one run.
 """
@@ -245,12 +253,128 @@ def idle(n: int, repeats: int) -> dict[str, float]:
             "full_ms": full * 1000, "build": build}
 
 
+# ------------------------------------------------- per order against the transport
+def transport_ratios(sizes: list[int], cycles: int) -> dict[int, dict[str, float]]:
+    """For each ``n`` of ``sizes``: ``n`` games of 3 built-in players on a real
+    Dovecot (IMAP) and aiosmtpd sink (SMTP), both on loopback (``tests/servers.py``),
+    each game's mover answering every turn, so that each cycle fetches ``n`` order
+    mails and sends ``3 n`` status mails.  For ``cycles`` such cycles: the CPU
+    (``time.process_time``: this process, with the sink's thread) of
+    ``Moderator.run_cycle`` end to end, and the CPU of the raw transport for the
+    same mails, right after it: imapclient (login, select, search, fetch of the
+    same ``n`` order mails from another account) and aiosmtplib (one connection,
+    the same ``3 n`` mails sent).  Returns medians (ms) and their ratio."""
+    import asyncio
+
+    import aiosmtplib
+    import imapclient
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from servers import Dovecot, SmtpSink  # noqa: E402 - the tests' servers
+
+    from moderator.config import load_config
+
+    out: dict[int, dict[str, float]] = {}
+    dovecot = Dovecot()
+    dovecot.start()
+    try:
+        with SmtpSink() as sink, tempfile.TemporaryDirectory() as tmp:
+            os.environ["BENCH_IMAP_PASSWORD"] = dovecot.password
+            for n in sizes:
+                user = dovecot.new_user("bench")
+                floor_user = dovecot.new_user("floor")
+                d = Path(tmp) / f"n{n}"
+                d.mkdir()
+                (d / "pbem.yaml").write_text(
+                    "moderator: {address: moderator@up.example, name: UP moderator}\n"
+                    "games_dir: games\n"
+                    f"imap: {{host: {dovecot.host}, port: {dovecot.port}, security: none, "
+                    f"username: {user}, password_env: BENCH_IMAP_PASSWORD}}\n"
+                    f"smtp: {{host: {sink.host}, port: {sink.port}, security: none}}\n")
+                config = load_config(d / "pbem.yaml")
+                mod = Moderator(config)
+                rng = random.Random(n)
+                seen = len(sink.messages)  # the welcomes are the bots' first mails
+                bots = {}
+                for g in range(n):
+                    players = [(name, f"{name.lower()}{g}@players.example") for name, _ in DEMO_PLAYERS]
+                    mod.create_game(f"g{g}", players, seed=g + 1)
+                    for name, addr in players:
+                        bots[addr] = Bot(name, addr, config.moderator_address, random.Random(rng.random()))
+                cycle_cpu: list[float] = []
+                floor_cpu: list[float] = []
+                carry: list = []  # the cycle's mails, received before the floor's copies
+                for _ in range(cycles * 4 + 20):
+                    new = carry + sink.messages[seen:]
+                    seen += len(new) - len(carry)
+                    carry = []
+                    mails: dict[str, list] = {}
+                    for m in new:
+                        mails.setdefault(m.message["To"].addresses[0].addr_spec, []).append(m.message)
+                    orders = []
+                    for addr, msgs in mails.items():
+                        order = bots[addr].receive(msgs)
+                        if order is not None:
+                            orders.append(order.as_bytes())
+                    for raw in orders:
+                        dovecot.append(raw, username=user)
+                    c = time.process_time()
+                    report = mod.run_cycle()
+                    dc = time.process_time() - c
+                    assert report.ok, report.errors
+                    if report.fetched != n or report.applied != n:
+                        continue  # the initial investments (3 per game), a refusal, the end
+                    carry = sink.messages[seen:]
+                    seen += len(carry)
+                    sent = [m.message for m in carry]
+                    if len(sent) != 3 * n:
+                        continue
+                    for raw in orders:
+                        dovecot.append(raw, username=floor_user)
+                    c = time.process_time()
+                    client = imapclient.IMAPClient(dovecot.host, port=dovecot.port, ssl=False, timeout=10)
+                    client.login(floor_user, dovecot.password)
+                    client.select_folder("INBOX")
+                    uids = client.search("ALL")
+                    fetched = client.fetch(uids, ["BODY.PEEK[]"])
+                    client.add_flags(uids, [imapclient.DELETED], silent=True)
+                    client.expunge()
+                    client.logout()
+
+                    async def send_all():
+                        smtp = aiosmtplib.SMTP(hostname=sink.host, port=sink.port, use_tls=False,
+                                               start_tls=False)
+                        await smtp.connect()
+                        for msg in sent:
+                            await smtp.send_message(msg)
+                        await smtp.quit()
+
+                    asyncio.run(send_all())
+                    floor_cpu.append(time.process_time() - c)
+                    cycle_cpu.append(dc)
+                    assert len(fetched) == n
+                    seen = len(sink.messages)  # the floor's copies are no bot's mail
+                    if len(cycle_cpu) >= cycles:
+                        break
+                mod.close()
+                if not cycle_cpu:
+                    raise SystemExit(f"no cycle with {n} orders")
+                cyc, flo = statistics.median(cycle_cpu) * 1000, statistics.median(floor_cpu) * 1000
+                out[n] = {"cycle_ms": cyc, "floor_ms": flo, "ratio": cyc / flo, "cycles": len(cycle_cpu)}
+    finally:
+        dovecot.cleanup()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="moderation cycle benchmark")
     ap.add_argument("--games", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--idle-games", type=int, default=10_000)
     ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--transport", default="1,10,50",
+                    help="order mails per cycle against Dovecot and aiosmtpd (default 1,10,50; '' skips)")
+    ap.add_argument("--transport-cycles", type=int, default=7, help="cycles measured per size")
     args = ap.parse_args(argv)
     all_times: list[float] = []
     store_total = 0.0
@@ -268,15 +392,24 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.games} game(s), {orders} order mails, one cycle per order")
     print(f"cycle with one order: median {med * 1000:.1f} ms, p90 {p90 * 1000:.1f} ms")
     print(f"game file load+save: {store_total / sum(all_times) * 100:.0f}% of cycle time")
+    sizes = [int(x) for x in args.transport.split(",") if x.strip()]
+    ratios = transport_ratios(sizes, args.transport_cycles) if sizes else {}
+    for k, r in ratios.items():
+        print(f"{k} order mail(s) per cycle over IMAP/SMTP, medians of {r['cycles']}: cycle CPU "
+              f"{r['cycle_ms']:.1f} ms, raw transport CPU {r['floor_ms']:.1f} ms")
     n = args.idle_games
-    found = idle(n, args.repeats)
+    found = idle(n, args.repeats) if n else None
+    print(f"cycle_one_order_ms: {med * 1000:.1f}")
+    print(f"fsyncs_per_order: {fsyncs / orders:.1f}")
+    for k, r in ratios.items():
+        print(f"per_order_vs_transport_{k}: {r['ratio']:.2f}")
+    if found is None:
+        return 0
     print(f"idle poll, medians of {args.repeats}: {n} game files {found['big_ms']:.1f} ms, "
           f"1 game file {found['one_ms']:.1f} ms (setup {found['setup_s']:.0f} s); every {Bookkeeping.FULL_SCAN_EVERY:.0f} s "
           f"(and after a game was saved) a full scan of the directory: {found['full_ms']:.1f} ms")
     print(f"idle poll peak Python allocations: {n} files {found['mem_big'] / 1024:.0f} KiB, "
           f"1 file {found['mem_one'] / 1024:.0f} KiB")
-    print(f"cycle_one_order_ms: {med * 1000:.1f}")
-    print(f"fsyncs_per_order: {fsyncs / orders:.1f}")
     print(f"idle_poll_{n}_ms: {found['big_ms']:.1f}")
     print(f"idle_poll_1_ms: {found['one_ms']:.1f}")
     print(f"idle_poll_{n}_vs_1: {found['ratio']:.2f}")

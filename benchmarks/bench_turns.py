@@ -16,10 +16,13 @@ the store calls, one after the other; the figures are medians in ms.
 
 Ends with lines ``NAME: VALUE``: ``turn150_vs_turn1`` (the ratio of the median
 cycle CPU times, the target is at most 1.2) and the breakdown per file
-(``parse``: YAML parse; ``copy``: the copy ``read_file`` hands out; ``restore``:
+(``parse``: YAML parse, or with the snapshot ``GameStore.read_file`` (JSON and
+the texts of the list entries); ``copy``: the copy ``read_file`` hands out; ``restore``:
 ``restore_game`` (``Game.from_dict`` and the strict notation); ``apply``;
-``to_data``; ``dump``: the YAML dump; ``write``: the atomic write), plus the file
-sizes.  ``--replay`` also times the full replay and comparison (``pbem replay``,
+``to_data``; ``dump``: the YAML dump, with unchanged list entries reused;
+``write``: the atomic write; ``snapshot``: writing the JSON snapshot), plus the
+file sizes.  ``--no-snapshot`` measures the store as it was before the snapshot
+(a parse and a whole dump every time).  ``--replay`` also times the full replay and comparison (``pbem replay``,
 hand-edited files) for comparison.
 """
 from __future__ import annotations
@@ -79,13 +82,24 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     return out, time.process_time() - t
 
 
-def one_cycle(directory: Path, base: bytes, digest: str, rng: random.Random) -> dict[str, float]:
+def put_back(directory: Path, base: bytes, snap: bytes | None) -> None:
+    """The game file ``base`` and its snapshot ``snap`` as ``GameStore.write`` left them."""
+    (directory / "g.yaml").write_bytes(base)
+    snap_path = GameStore(directory).snapshot_path("g")
+    if snap is None:
+        snap_path.unlink(missing_ok=True)
+    else:
+        snap_path.write_bytes(snap)
+
+
+def one_cycle(directory: Path, base: bytes, digest: str, rng: random.Random,
+              snap: bytes | None = None) -> dict[str, float]:
     """One order on the game file ``base`` (bytes), step by step, as
     ``GameStore.load`` + ``GameRecord.apply`` + ``GameStore.write`` do it; returns
     the CPU seconds of each step and their total (``cycle``), and checks that the
     whole load gives the same record."""
     path = directory / "g.yaml"
-    path.write_bytes(base)
+    put_back(directory, base, snap)
     store = GameStore(directory)
     t: dict[str, float] = {}
     t0 = time.process_time()
@@ -96,18 +110,29 @@ def one_cycle(directory: Path, base: bytes, digest: str, rng: random.Random) -> 
     t["cycle"] = time.process_time() - t0
 
     # the same steps one by one (the functions the store calls)
-    path.write_bytes(base)
+    put_back(directory, base, snap)
+    store = GameStore(directory)
     raw, t["read"] = timed(path.read_bytes)
-    data, t["parse"] = timed(lambda: yaml.load(raw.decode("utf-8"), Loader=gamefile.SafeLoader))
-    data, t["copy"] = timed(lambda: copy.deepcopy(data))
+    if snap is None:
+        data, t["parse"] = timed(lambda: yaml.load(raw.decode("utf-8"), Loader=gamefile.SafeLoader))
+        data, t["copy"] = timed(lambda: copy.deepcopy(data))
+    else:  # read_file: the digest, the snapshot (JSON) and the texts of the list entries
+        store._trusting["g"] = digest
+        data, t["parse"] = timed(lambda: store.read_file("g").data)
+        t["copy"] = 0.0
     board, t["board"] = timed(lambda: gamefile.load_board_ref(data["board"]))
     game, t["restore"] = timed(lambda: gamefile.restore_game(data, board))
     assert game == record.game or len(game.history) + 1 == len(record.game.history)
     rec2 = GameRecord("g", game, record.players, data["board"], history=[dict(h) for h in data["history"]])
     _, t["apply"] = timed(lambda: rec2.apply(p, rec2.game.random_action(p, random.Random(0)), "<x@y>"))
     out, t["to_data"] = timed(rec2.to_data)
-    text, t["dump"] = timed(lambda: gamefile._dump(out))
+    if snap is None:
+        text, t["dump"] = timed(lambda: gamefile._dump(out))
+    else:  # unchanged list entries keep their text
+        (text, _), t["dump"] = timed(lambda: store._dump_reusing(path, out, digest))
     _, t["write"] = timed(lambda: atomic_write(path, text.encode("utf-8")))
+    if snap is not None:
+        _, t["snapshot"] = timed(lambda: store._write_snapshot("g", digest, out))
     _, t["sha256"] = timed(lambda: hashlib.sha256(raw).hexdigest())
     return t
 
@@ -124,24 +149,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--turn", type=int, default=150, help="the late turn (default 150)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the games (default 0)")
     ap.add_argument("--replay", action="store_true", help="also time the full replay and comparison")
+    ap.add_argument("--no-snapshot", action="store_true",
+                    help="as a moderator without the snapshot: YAML parse and whole dump every time")
     args = ap.parse_args(argv)
     board = Board.default()
     print(f"libyaml: loader {gamefile.SafeLoader.__name__}, dumper {gamefile.SafeDumper.__name__}")
     with tempfile.TemporaryDirectory() as tmp:
-        files: dict[int, tuple[Path, bytes, str]] = {}
+        files: dict[int, tuple[Path, bytes, str, bytes | None]] = {}
         for turn in (1, args.turn):
             d = Path(tmp) / f"turn{turn}"
-            saved = GameStore(d).write(make_record(board, args.seed, turn))
-            files[turn] = (d, saved.path.read_bytes(), saved.digest)
+            store = GameStore(d)
+            saved = store.write(make_record(board, args.seed, turn))
+            snap = store.snapshot_path("g")
+            files[turn] = (d, saved.path.read_bytes(), saved.digest,
+                           None if args.no_snapshot or not snap.exists() else snap.read_bytes())
         results: dict[int, dict[str, list[float]]] = {t: {} for t in files}
         replays: dict[int, list[float]] = {t: [] for t in files}
         rng = random.Random(args.seed)
         for _ in range(3):  # warm up
-            for turn, (d, base, digest) in files.items():
-                one_cycle(d, base, digest, rng)
+            for turn, (d, base, digest, snap) in files.items():
+                one_cycle(d, base, digest, rng, snap)
         for _ in range(args.runs):  # interleaved: both files see the same machine
-            for turn, (d, base, digest) in files.items():
-                for k, v in one_cycle(d, base, digest, rng).items():
+            for turn, (d, base, digest, snap) in files.items():
+                for k, v in one_cycle(d, base, digest, rng, snap).items():
                     results[turn].setdefault(k, []).append(v)
                 if args.replay:
                     replays[turn].append(one_replay(d, base))

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from .engine import Game
 
 
+_SORTED_TYPES = tuple(sorted(TRACK_TYPES))
+
+
 def without(cards: list[str], card: str) -> list[str]:
     """``cards`` with one ``card`` removed (a new list); ValueError if absent."""
     out = list(cards)
@@ -327,14 +330,26 @@ class LegalSummary:
         joker = JOKER in held
         network = game.network
         builds: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {}
-        for company in COMPANIES:
-            sections: dict[str, list[tuple[str, str]]] = {}
-            for sid, t in network.placements(company):
-                card = t if t in held else (JOKER if joker else None)
-                if card:
-                    sections.setdefault(sid, []).append((t, card))
-            if sections:
-                builds[company] = {sid: tuple(v) for sid, v in sections.items()}
+        # (space type, card to play) for each type a held card builds on
+        # (the placements cache by type, types in sorted order: a section's fits sorted)
+        fit = [(t, (t, t if t in held else JOKER)) for t in _SORTED_TYPES if joker or t in held]
+        if fit:
+            lists = network.placement_lists()
+            box = network.box
+            for company in COMPANIES:
+                if box.get(company, 0) <= 0:
+                    continue
+                by_type = lists[company]
+                sections: dict[str, list[tuple[str, str]]] = {}
+                for t, f in fit:
+                    for sid in by_type.get(t, ()):
+                        cur = sections.get(sid)
+                        if cur is None:
+                            sections[sid] = [f]
+                        else:
+                            cur.append(f)
+                if sections:
+                    builds[company] = {sid: tuple(sections[sid]) for sid in sorted(sections)}
         takes: tuple[Take, ...] = ()
         swaps: dict[Take, tuple[str, ...]] = {}
         if builds:

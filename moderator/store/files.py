@@ -9,7 +9,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_write", "fsync_dir"]
+__all__ = ["atomic_write", "atomic_write_many", "fsync_dir"]
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -33,6 +33,42 @@ def atomic_write(path: Path, data: bytes) -> None:
             pass
         raise
     fsync_dir(path.parent)
+
+
+def atomic_write_many(items: list[tuple[Path, bytes]]) -> None:
+    """Write every ``(path, data)`` of ``items`` as ``atomic_write`` does, with one
+    directory fsync per directory for the whole group instead of one per file:
+    each file's data goes to a temporary file that is flushed and fsynced, then
+    the temporary files are renamed over their paths in the order given, then each
+    directory is fsynced once.  When this returns, every file is durable.
+
+    A crash before the end leaves, for each path, its old file or its new one; a
+    process killed meanwhile leaves the renames done so far, a prefix of ``items``
+    (a power loss may keep any subset of them on a file system that does not order
+    renames: readers of a group that must appear whole check for its last file).
+    Raises OSError; the temporary files not yet renamed are removed."""
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, data in items:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            staged.append((tmp, path))
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        while staged:
+            tmp, path = staged[0]
+            os.replace(tmp, path)
+            staged.pop(0)
+    except BaseException:
+        for tmp, _ in staged:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        raise
+    for directory in dict.fromkeys(path.parent for path, _ in items):
+        fsync_dir(directory)
 
 
 def fsync_dir(directory: Path) -> None:

@@ -28,7 +28,11 @@ checks the board digest, replays ``seed`` + ``history`` through the engine with 
 strict notation and compares the result with ``state`` (and with ``log`` when the
 file keeps it): a mismatch raises ``StoreError`` (never a guess).  A file the
 moderator itself wrote, unchanged since (its digest is trusted), is restored from
-``state`` and ``log`` without a replay (``restore_game``).  Only the safe YAML loader is used (libyaml's
+``state`` and ``log`` without a replay (``restore_game``), and without a YAML parse when the
+JSON snapshot ``write`` left (``games/.snapshots/GAME.json``, a cache keyed by the
+file's digest) matches; a save reuses the text of the entries of ``history``,
+``log`` and the growing parts of ``state`` that did not change, writing exactly
+the bytes of a whole dump.  Only the safe YAML loader is used (libyaml's
 ``CSafeLoader`` when present).  Writes are atomic (``moderator.store.files``) under
 a per-game file lock (``filelock``).  The format is documented for other tools in
 ``docs/game-file.md``.
@@ -37,6 +41,8 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
+import marshal
 import os
 import re
 import secrets
@@ -235,6 +241,152 @@ def _dump(data: dict[str, Any]) -> str:
     return yaml.dump(data, Dumper=SafeDumper, sort_keys=False, allow_unicode=True, width=100)
 
 
+DUMP_ID = f"pyyaml {yaml.__version__} {SafeDumper.__name__} width=100"
+"""What made a file's text (``_dump``): a snapshot (``GameStore.SNAPSHOTS``) names
+it, and a file's items are reused by ``write`` only when their text was made by
+this very dumper."""
+
+_LISTS = ("history", "log")
+_LIST_END = re.compile(r"\n(?![- ])")
+_SEQ_START = {i: re.compile("\n" + " " * i + "- ") for i in (0, 2)}
+_MAP_START = {i: re.compile("\n" + " " * i + r"[^ \-#\n]") for i in (2, 4)}
+"""The game file's growing lists: dumped item by item, unchanged items reused."""
+
+
+def _item_text(key: str, item: Any) -> str:
+    """The text of ``item`` as one entry of the top-level list ``key`` in a dump
+    (``- ...`` lines, without the ``key:`` line)."""
+    return _dump({key: [item]})[len(key) + 2:]
+
+
+def _split_block(text: str, indent: int, keys: list | None, n: int) -> list[str] | None:
+    """Split ``text`` (whole lines of a block collection at ``indent`` spaces) into
+    its ``n`` entries: a sequence (``keys`` None; entries start ``- ``) or a mapping
+    with these ``keys`` (entries start ``KEY:``).  None when it has another shape."""
+    pad = " " * indent
+    pattern = _SEQ_START[indent] if keys is None else _MAP_START[indent]
+    starts = [m.start() for m in pattern.finditer("\n" + text)]  # "\n" + line: the line's start
+    if n == 0 or len(starts) != n or starts[0] != 0 or not text.endswith("\n"):
+        return None
+    out = [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)])]
+    if keys is not None and any(not t.startswith(f"{pad}{k}:") for t, k in zip(out, keys)):
+        return None
+    return out
+
+
+def _state_text(state: dict[str, Any], old: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The ``state:`` part of a dump of ``state``, with the texts remembered in
+    ``old`` (from a previous ``_state_text`` or ``_split_state``) reused for equal
+    values; the growing values (a non-empty list or mapping) entry by entry.
+    Returns the text and what to remember."""
+    if not state or not isinstance(state, dict):
+        return _dump({"state": state}), {}
+    parts, memo = ["state:\n"], {}
+    run: list[str] = []  # changed keys, dumped together
+
+    def flush() -> None:
+        if not run:
+            return
+        text = _dump({"state": {k: state[k] for k in run}})[len("state:\n"):]
+        split = _split_block(text, 2, run, len(run)) if len(run) > 1 else [text]
+        if split is None:
+            split = [_dump({"state": {k: state[k]}})[len("state:\n"):] for k in run]
+        for k, t in zip(run, split):
+            memo[k] = ("whole", state[k], t)
+        parts.extend(split)
+        run.clear()
+
+    for k, v in state.items():
+        o = old.get(k)
+        if o is not None and o[0] == "whole" and o[1] == v:
+            flush()
+            parts.append(o[2])
+            memo[k] = o
+            continue
+        if _by_entries(k, v):
+            flush()
+            head = f"  {k}:\n"
+            cut = len("state:\n") + len(head)
+            if o is not None and o[0] == "entries":
+                olds = o[1]
+            else:
+                olds = [] if isinstance(v, list) else {}
+            if isinstance(v, list):
+                texts = [olds[i][1] if i < len(olds) and olds[i][0] == x else _dump({"state": {k: [x]}})[cut:]
+                         for i, x in enumerate(v)]
+                memo[k] = ("entries", list(zip(v, texts)))
+            else:
+                texts = []
+                for kk, x in v.items():
+                    ot = olds.get(kk)
+                    texts.append(ot[1] if ot is not None and ot[0] == x else _dump({"state": {k: {kk: x}}})[cut:])
+                memo[k] = ("entries", {kk: (x, t) for (kk, x), t in zip(v.items(), texts)})
+            parts.append(head)
+            parts.extend(texts)
+            continue
+        run.append(k)
+    flush()
+    return "".join(parts), memo
+
+
+def _by_entries(key: Any, value: Any) -> bool:
+    """Whether ``_state_text`` dumps this state value entry by entry: a mapping of
+    many entries (``placed``) or a list of many mappings (``payouts``), which grow
+    with the game and change an entry at a time."""
+    if not isinstance(key, str):
+        return False
+    if isinstance(value, dict):
+        return len(value) > 8
+    return isinstance(value, list) and len(value) > 2 and all(isinstance(x, dict) for x in value)
+
+
+def _split_state(text: str, state: dict[str, Any]) -> dict[str, Any] | None:
+    """What ``_state_text`` remembers, from the ``state:`` part of a file's text
+    (``state`` its parsed value); None when the text does not have that shape."""
+    start = text.find("\nstate:\n")
+    if start < 0 or not isinstance(state, dict) or not state:
+        return None
+    body = text[start + len("\nstate:\n"):]
+    keys = list(state)
+    entries = _split_block(body, 2, keys, len(keys))
+    if entries is None:
+        return None
+    memo: dict[str, Any] = {}
+    for (k, v), entry in zip(state.items(), entries):
+        head = f"  {k}:\n"
+        if _by_entries(k, v) and entry.startswith(head):
+            sub = entry[len(head):]
+            if isinstance(v, list):
+                split = _split_block(sub, 2, None, len(v))
+                if split is None:
+                    return None
+                memo[k] = ("entries", list(zip(v, split)))
+            else:
+                split = _split_block(sub, 4, list(v), len(v))
+                if split is None:
+                    return None
+                memo[k] = ("entries", {kk: (x, t) for (kk, x), t in zip(v.items(), split)})
+        else:
+            memo[k] = ("whole", v, entry)
+    return memo
+
+
+def _split_items(text: str, key: str, n: int) -> list[str] | None:
+    """The texts of the ``n`` entries of the top-level block list ``key`` in a
+    dumped game file ``text`` (each ``- ...`` up to the next entry or key), or None
+    when the text does not have exactly that shape."""
+    start = text.find(f"\n{key}:\n")
+    if start < 0:
+        return None
+    start += len(key) + 3
+    # the list ends before the next line that starts with neither "- " nor a space
+    m = _LIST_END.search(text, start - 1)
+    end = m.start() + 1 if m else len(text)
+    if not text.endswith("\n", start, end):
+        return None
+    return _split_block(text[start:end], 0, None, n)
+
+
 def replay(data: dict[str, Any], board: Board) -> Game:
     """Replay a game file's seed + history through the engine.
 
@@ -369,6 +521,16 @@ class GameStore:
     """Parsed files kept (least recently used dropped): memory does not grow with
     the number of game files."""
 
+    SNAPSHOTS = ".snapshots"
+    """``DIR/.snapshots/GAME.json``: what ``write`` wrote, as JSON (``digest`` of the
+    game file's bytes, ``dump`` = ``DUMP_ID``, ``data``), so that a trusted load
+    (``load(trusted_digest=...)`` of the bytes the moderator wrote) skips the YAML
+    parse.  A cache, never the record: written after the game file, without fsync;
+    used only when the game file's bytes hash to both the trusted digest and the
+    snapshot's digest (a file edited by hand, restored or written by another tool
+    is parsed, and fully checked by ``load``); a missing, torn or stale snapshot
+    is ignored."""
+
     def __init__(self, directory: str | os.PathLike[str],
                  on_save: Callable[[SavedGame], None] | None = None):
         self.dir = Path(directory)
@@ -376,6 +538,16 @@ class GameStore:
         # parsed game files by path, valid while (inode, size, mtime) are unchanged:
         # one cycle reads a file several times (routing, loading, status mails)
         self._parsed: OrderedDict[Path, tuple[tuple[int, int, int], dict[str, Any], str]] = OrderedDict()
+        # the text of each entry of the growing lists of the files this store
+        # wrote or read from a snapshot, by path: (digest, {key: (items, texts)});
+        # ``write`` reuses the text of the entries that did not change
+        self._texts: OrderedDict[Path, tuple[str, dict[str, tuple[list, list[str]]]]] = OrderedDict()
+        # the digest ``load`` trusts, by game id, while it reads the file
+        self._trusting: dict[str, str] = {}
+
+    def snapshot_path(self, game_id: str) -> Path:
+        """The snapshot of game ``game_id`` (see ``SNAPSHOTS``)."""
+        return self.dir / self.SNAPSHOTS / f"{game_id}.json"
 
     def path(self, game_id: str) -> Path:
         """File of game ``game_id``; ValueError for an id that is not
@@ -421,8 +593,12 @@ class GameStore:
         fresh copy), the sha256 of the bytes it was parsed from and the file's
         ``FileStamp`` (of the open file: the bytes, digest and stamp belong together
         even if the file is replaced meanwhile).  The bytes are read once; the parse
-        is cached while (inode, size, mtime) are unchanged.  Raises as ``read_data``."""
+        is cached while (inode, size, mtime) are unchanged.  Inside ``load`` with a
+        trusted digest (what the moderator last wrote), when the bytes hash to it
+        and the snapshot ``write`` left has that digest, the mapping is the
+        snapshot's (no YAML parse; see ``SNAPSHOTS``).  Raises as ``read_data``."""
         path = self.path(game_id)
+        trusted_digest = self._trusting.get(game_id)
         try:
             with open(path, "rb") as fh:
                 st = os.fstat(fh.fileno())
@@ -433,6 +609,10 @@ class GameStore:
                     return GameFile(game_id, copy.deepcopy(cached[1]), cached[2], FileStamp.of(st))
                 raw = fh.read()
             digest = hashlib.sha256(raw).hexdigest()
+            if trusted_digest is not None and digest == trusted_digest:
+                data = self._snapshot(game_id, digest, raw)
+                if data is not None:  # a fresh mapping from JSON: no copy needed
+                    return GameFile(game_id, data, digest, FileStamp.of(st))
             data = yaml.load(raw.decode("utf-8"), Loader=SafeLoader)
         except FileNotFoundError as exc:
             raise StoreError(f"no game {game_id!r} (no file {path})") from exc
@@ -473,7 +653,12 @@ class GameStore:
         format, changed board, an order that cannot be read or applied, a malformed
         file, a state mismatch naming the differing keys, a log mismatch naming the
         first differing entry); ValueError for an invalid id."""
-        gf = self.read_file(game_id)
+        if trusted_digest is not None:
+            self._trusting[game_id] = trusted_digest
+        try:
+            gf = self.read_file(game_id)
+        finally:
+            self._trusting.pop(game_id, None)
         data = gf.data
         trusted = trusted_digest is not None and trusted_digest == gf.digest
         try:
@@ -537,14 +722,108 @@ class GameStore:
         path = self.path(record.id)
         self.dir.mkdir(parents=True, exist_ok=True)
         data = record.to_data()
-        raw = _dump(data).encode("utf-8")
+        text, texts = self._dump_reusing(path, data, record.source_digest)
+        raw = text.encode("utf-8")
         atomic_write(path, raw)
         saved = SavedGame(record.id, path, data, hashlib.sha256(raw).hexdigest(),
                           FileStamp.of(os.stat(path)))
+        if texts is not None:
+            self._remember_texts(path, saved.digest, texts)
+        self._write_snapshot(record.id, saved.digest, data)
         record.source_digest = saved.digest
         if self.on_save is not None:
             self.on_save(saved)
         return saved
+
+
+    # -- flat cost: item texts reused, parses skipped ---------------------------
+    def _remember_texts(self, path: Path, digest: str, texts: dict[str, tuple[list, list[str]]]) -> None:
+        self._texts[path] = (digest, texts)
+        self._texts.move_to_end(path)
+        while len(self._texts) > self.PARSE_CACHE:
+            self._texts.popitem(last=False)
+
+    def _dump_reusing(self, path: Path, data: dict[str, Any], source_digest: str | None
+                      ) -> tuple[str, dict[str, tuple[list, list[str]]] | None]:
+        """``_dump(data)``, byte for byte, made from the dump of the keys other
+        than ``history`` and ``log`` and the text of each of their entries: an
+        entry equal to the one at the same place in the file the record was loaded
+        from (``source_digest``; texts remembered by this store) keeps its text,
+        the others are dumped.  Returns the text and the entries' texts (None when
+        ``data`` does not have the usual key order: then a plain ``_dump``)."""
+        keys = list(data)
+        if keys[-3:] != ["history", "log", "state"] or not all(isinstance(data[k], list) for k in _LISTS):
+            return _dump(data), None
+        known = self._texts.get(path)
+        old = known[1] if known is not None and known[0] == source_digest else {}
+        parts = [_dump({k: data[k] for k in keys[:-3]})]
+        texts: dict[str, tuple[list, list[str]]] = {}
+        for key in _LISTS:
+            items = data[key]
+            if not items:
+                parts.append(f"{key}: []\n")
+                texts[key] = ([], [])
+                continue
+            old_items, old_texts = old.get(key, ([], []))
+            n = len(old_items)
+            out = [old_texts[i] if i < n and old_items[i] == item else _item_text(key, item)
+                   for i, item in enumerate(items)]
+            parts.append(f"{key}:\n")
+            parts.extend(out)
+            texts[key] = (items, out)
+        state_text, texts["state"] = _state_text(data["state"], old.get("state") or {})
+        parts.append(state_text)
+        return "".join(parts), texts
+
+    def _write_snapshot(self, game_id: str, digest: str, data: dict[str, Any]) -> None:
+        """Write the snapshot of what was just written (best effort: a cache).  Only
+        when JSON gives back exactly ``data`` (no keys that are not strings, no
+        tuples), as the YAML parse of the file would."""
+        path = self.snapshot_path(game_id)
+        try:
+            text = json.dumps({"digest": digest, "dump": DUMP_ID, "data": data},
+                              ensure_ascii=False, allow_nan=False)
+            if json.loads(text)["data"] != data:
+                path.unlink(missing_ok=True)
+                return
+            path.parent.mkdir(exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+        except (OSError, TypeError, ValueError):
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:
+                pass
+
+    def _snapshot(self, game_id: str, digest: str, raw: bytes) -> dict[str, Any] | None:
+        """The mapping of the game file whose bytes ``raw`` hash to ``digest``, from
+        its snapshot, or None (no snapshot, another digest or dumper, unreadable).
+        Remembers the text of the file's list entries for ``write``."""
+        try:
+            snap = json.loads(self.snapshot_path(game_id).read_text(encoding="utf-8"))
+            if snap.get("digest") != digest or snap.get("dump") != DUMP_ID:
+                return None
+            data = snap["data"]
+            if not isinstance(data, dict) or data.get("format") != FORMAT:
+                return None
+        except (OSError, ValueError, AttributeError, KeyError, TypeError):
+            return None
+        if all(isinstance(data.get(k), list) for k in _LISTS):
+            text = raw.decode("utf-8")
+            texts = {}
+            for key in _LISTS:
+                split = _split_items(text, key, len(data[key])) if data[key] else []
+                if split is None:
+                    break
+                # copies: the caller may change ``data``; marshal copies plain data fast
+                texts[key] = (marshal.loads(marshal.dumps(data[key])), split)
+            else:
+                memo = _split_state(text, marshal.loads(marshal.dumps(data.get("state"))))
+                if memo is not None:
+                    texts["state"] = memo
+                self._remember_texts(self.path(game_id), digest, texts)
+        return data
 
 
 def load_board_ref(ref: Any) -> Board:

@@ -10,14 +10,22 @@ Layout of the spool directory::
                                      with ``-wal`` and ``-shm`` while open)
       moderator.yaml.migrated        an older pbem's state, imported into pbem.sqlite3
       cycle.lock                     held by the running cycle (``filelock``)
+      sending.names                  the entries whose sending is under way (JSON: ``at``, ``names``)
 
 Entry names are the creation time in nanoseconds, the process id and a counter, so
 sorting them gives the order in which the mails were spooled, also across processes.
-An entry exists once its ``.eml`` file exists (written after the ``.json``, each by
-temporary file, fsync and rename).  A mail leaves the spool only after the SMTP
-server accepted it; a crash between the server's acceptance and the removal sends it
-again on the next cycle with the same Message-ID (the entry is marked ``sending``
-before the attempt, and such an entry is never merged into a newer one).  A 4xx
+An entry exists once both its files exist: each is written to a temporary file that
+is fsynced, the ``.json`` is renamed before the ``.eml``, and the directory is
+fsynced once for both (``files.atomic_write_many``; ``add_many`` does the same for a
+whole batch of entries).  An ``.eml`` without its ``.json`` (a power loss between
+the renames on a file system that does not keep their order) is an entry not yet
+added: ignored.  A mail leaves the spool only after the SMTP server accepted it; a
+crash between the server's acceptance and the removal sends it again on the next
+cycle with the same Message-ID: before the attempt, the whole batch is marked
+``sending`` with one durable write of ``sending.names`` (``meta["sending"]`` of
+those entries; an older pbem wrote it into each entry's ``.json``, still honoured),
+and such an entry is never merged into a newer one.  The sent entries are removed
+and the marker cleared with one directory fsync for the batch.  A 4xx
 answer (or no connection) keeps it for a later cycle with exponential backoff; a 5xx
 answer moves it to ``failed/`` and reports it as a bounce.
 
@@ -39,13 +47,15 @@ from email.parser import BytesParser
 from pathlib import Path
 from typing import Any
 
-from .files import atomic_write
+from .files import atomic_write, atomic_write_many, fsync_dir
 from .state import ModeratorState  # noqa: F401 - re-exported: its old import path (legacy reader)
 from ..mail.transport import Outbox, TransportError
 
 BACKOFF_START = 60.0
 """Seconds before the first retry of a temporarily refused mail; doubled per try."""
 BACKOFF_MAX = 6 * 3600.0
+SENDING = "sending.names"
+"""The spool's marker of the entries whose sending is under way."""
 
 
 @dataclass
@@ -100,23 +110,54 @@ class Spool:
     def add(self, msg: EmailMessage, meta: dict[str, Any], now: datetime) -> str:
         """Spool ``msg`` durably with ``meta`` (a JSON-able dict: ``game``, ``player``,
         ``kind``, ``events``, maybe ``replaces``; ``attempts`` 0, ``next_try`` None and
-        ``created`` = ``now`` are added).  Returns the entry name.  Raises OSError."""
-        name = self._new_name(now)
-        meta = {"attempts": 0, "next_try": None, **meta, "created": now.isoformat()}
-        atomic_write(self.dir / f"{name}.json", json.dumps(meta, sort_keys=True).encode())
-        atomic_write(self.dir / f"{name}.eml", msg.as_bytes(policy=policy.SMTP))
-        return name
+        ``created`` = ``now`` are added).  Returns the entry name.  Raises OSError.
+        Three fsyncs: the two files and the directory once."""
+        return self.add_many([(msg, meta)], now)[0]
+
+    def add_many(self, mails: list[tuple[EmailMessage, dict[str, Any]]], now: datetime) -> list[str]:
+        """Spool every ``(msg, meta)`` of ``mails`` as ``add`` does, in that order,
+        with one directory fsync for the whole batch (2 fsyncs per mail + 1).
+        Returns the entry names, in order.  Durable when it returns; a process
+        killed meanwhile leaves a prefix of the batch spooled (each entry whole or
+        absent).  Raises OSError."""
+        names, items = [], []
+        for msg, meta in mails:
+            name = self._new_name(now)
+            names.append(name)
+            meta = {"attempts": 0, "next_try": None, **meta, "created": now.isoformat()}
+            items.append((self.dir / f"{name}.json", json.dumps(meta, sort_keys=True).encode()))
+            items.append((self.dir / f"{name}.eml", msg.as_bytes(policy=policy.SMTP)))
+        if items:
+            atomic_write_many(items)
+        return names
+
+    def _sending(self) -> tuple[str | None, list[str]]:
+        """The marker ``sending.names``: (when, entry names); (None, []) if absent
+        or unreadable (then no entry is known to be under way)."""
+        try:
+            data = json.loads((self.dir / SENDING).read_text())
+            return str(data["at"]), [str(n) for n in data["names"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None, []
 
     def entries(self) -> list[SpoolEntry]:
         """Every spooled mail, oldest first.  Entries replaced by a newer one (a merge
         interrupted between writing the new entry and removing the old) are removed."""
         out = []
+        at, sending = self._sending()
+        sending = set(sending)
         for eml in sorted(self.dir.glob("*.eml")):
             meta_path = eml.with_suffix(".json")
             try:
-                meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+                meta = json.loads(meta_path.read_text())
+            except FileNotFoundError:
+                continue  # not yet added (or being removed)
             except (OSError, ValueError):
                 meta = {}
+            if not isinstance(meta, dict):
+                meta = {}
+            if eml.stem in sending:
+                meta.setdefault("sending", at)
             out.append(SpoolEntry(eml.stem, meta, eml))
         replaced = {n for e in out for n in e.meta.get("replaces") or []}
         if replaced:
@@ -165,10 +206,16 @@ class Spool:
         due = loaded
         if not due:
             return result
+        # from here on the server may accept them: never merge them into another.
+        # One durable write marks the batch (and keeps the marks of an earlier,
+        # interrupted batch on entries not due now).
+        at, earlier = self._sending()
+        due_names = {e.name for e in due}
+        kept = [n for n in earlier if n not in due_names and (self.dir / f"{n}.eml").exists()]
+        marked = kept + [e.name for e in due]
+        atomic_write(self.dir / SENDING, json.dumps({"at": now.isoformat(), "names": marked}).encode())
         for entry in due:
-            # from here on the server may accept it: never merge it into another
             entry.meta["sending"] = now.isoformat()
-            self._write_meta(entry.name, entry.meta)
         try:
             outcomes: list = outbox.send_many([e.message for e in due])
         except TransportError as exc:
@@ -199,4 +246,13 @@ class Spool:
                 self._write_meta(entry.name, entry.meta)
                 result.deferred += 1
                 result.errors.append(f"sending to {to} deferred: {err}")
+        # every entry of the batch is removed or rewritten without ``sending``
+        if kept:
+            atomic_write(self.dir / SENDING, json.dumps({"at": at, "names": kept}).encode())
+        else:
+            try:
+                (self.dir / SENDING).unlink()
+            except FileNotFoundError:
+                pass
+        fsync_dir(self.dir)  # the removals and the marker, once for the batch
         return result

@@ -1,0 +1,168 @@
+"""The game store's flat cost: a save reuses the text of the unchanged entries of
+the growing lists and still writes exactly the bytes of a whole dump; a trusted
+load reads the JSON snapshot instead of parsing YAML, and never a stale one."""
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from moderator.rules.board import Board
+from moderator.rules.engine import Game
+from moderator.store import gamefile
+from moderator.store.gamefile import GameRecord, GameStore, Player, StoreError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "games" / "v1"
+NAMES = ["Ann", "Bob", "Cy", "Dee"]
+
+
+def record(seed: int, orders: int) -> GameRecord:
+    game = Game.new(Board.default(), NAMES, seed, "first-edition")
+    rec = GameRecord("g", game, [Player(n, f"{n.lower()}@example.org", "abcdefgh") for n in NAMES],
+                     "default", created="2026-01-01T00:00:00+00:00")
+    rng = random.Random(seed)
+    for i in range(orders):
+        if game.phase == "over":
+            break
+        p = game.waiting_for()[0]
+        rec.apply(p, game.random_action(p, rng), f"<o{i}@example.org>", "2026-01-01T12:00:00+00:00")
+    rec.threads = {n: f"<t-{n}@pbem.localhost>" for n in NAMES}
+    return rec
+
+
+def parsed(path: Path) -> dict:
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=gamefile.SafeLoader)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_saves_reusing_texts_are_byte_identical_to_a_whole_dump(tmp_path, seed):
+    rng = random.Random(seed)
+    store = GameStore(tmp_path)
+    rec = record(seed, rng.randrange(0, 60))
+    saved = store.write(rec)
+    steps = 0
+    while rec.game.phase != "over" and steps < 400:
+        # sometimes a new process (a cold store, the snapshot), sometimes the same store
+        if rng.random() < 0.3:
+            store = GameStore(tmp_path)
+            rec = store.load("g", trusted_digest=saved.digest)
+        for _ in range(rng.randrange(1, 4)):
+            if rec.game.phase == "over":
+                break
+            p = rec.game.waiting_for()[0]
+            rec.apply(p, rec.game.random_action(p, rng), f"<n{steps}@example.org>", "2026-01-02T00:00:00+00:00")
+            steps += 1
+        if rng.random() < 0.2:
+            rec.notified = len(rec.game.log)
+        saved = store.write(rec)
+        text = saved.path.read_text(encoding="utf-8")
+        assert text == gamefile._dump(rec.to_data())
+        assert parsed(saved.path) == saved.data
+    assert steps > 20
+
+
+def test_a_changed_earlier_entry_is_dumped_again(tmp_path):
+    store = GameStore(tmp_path)
+    rec = record(5, 30)
+    store.write(rec)
+    rec.history[3]["received"] = "changed: yes"
+    rec.history[4]["message_id"] = None
+    saved = store.write(rec)
+    assert saved.path.read_text(encoding="utf-8") == gamefile._dump(rec.to_data())
+    assert parsed(saved.path)["history"][3]["received"] == "changed: yes"
+
+
+def test_empty_lists_and_an_unusual_key_order(tmp_path):
+    store = GameStore(tmp_path)
+    rec = record(6, 0)
+    saved = store.write(rec)
+    assert saved.path.read_text(encoding="utf-8") == gamefile._dump(rec.to_data())
+    text, texts = store._dump_reusing(saved.path, {"b": 1, "history": [], "log": []}, None)
+    assert texts is None and text == gamefile._dump({"b": 1, "history": [], "log": []})
+
+
+def test_trusted_load_uses_the_snapshot_and_gives_what_the_parse_gives(tmp_path, monkeypatch):
+    store = GameStore(tmp_path)
+    saved = store.write(record(7, 80))
+    snap = json.loads(store.snapshot_path("g").read_text(encoding="utf-8"))
+    assert snap["digest"] == saved.digest and snap["dump"] == gamefile.DUMP_ID
+    assert snap["data"] == parsed(saved.path)
+    calls = []
+    real = yaml.load
+    monkeypatch.setattr(gamefile.yaml, "load", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    fresh = GameStore(tmp_path)
+    rec = fresh.load("g", trusted_digest=saved.digest)
+    assert calls == [] and not rec.checked
+    assert rec.to_data() == saved.data
+    # without the trusted digest (pbem replay, doctor, a file not known): parsed, checked
+    rec2 = GameStore(tmp_path).load("g")
+    assert calls == [1] and rec2.checked and rec2.game == rec.game
+
+
+def test_hand_edited_file_never_uses_the_snapshot(tmp_path):
+    store = GameStore(tmp_path)
+    saved = store.write(record(8, 40))
+    path = saved.path
+    data = parsed(path)
+    data["state"]["money"]["Ann"] += 7
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    # even a digest the bookkeeping trusted: the bytes differ, so they are parsed and checked
+    with pytest.raises(StoreError, match="money"):
+        GameStore(tmp_path).load("g", trusted_digest=saved.digest)
+    # and a snapshot made to claim the new bytes is still not used without a trusted digest
+    gf = GameStore(tmp_path).read_file("g")
+    assert gf.data["state"]["money"]["Ann"] == data["state"]["money"]["Ann"]
+
+
+@pytest.mark.parametrize("damage", ["torn", "stale", "other-dumper", "missing", "not-json"])
+def test_a_damaged_or_stale_snapshot_is_ignored(tmp_path, damage):
+    store = GameStore(tmp_path)
+    saved = store.write(record(9, 50))
+    snap_path = store.snapshot_path("g")
+    text = snap_path.read_text(encoding="utf-8")
+    if damage == "torn":
+        snap_path.write_text(text[: len(text) // 2], encoding="utf-8")
+    elif damage == "stale":
+        snap = json.loads(text)
+        snap["digest"] = "0" * 64
+        snap_path.write_text(json.dumps(snap), encoding="utf-8")
+    elif damage == "other-dumper":
+        snap = json.loads(text)
+        snap["dump"] = "another"
+        snap["data"]["state"]["money"]["Ann"] += 1
+        snap_path.write_text(json.dumps(snap), encoding="utf-8")
+    elif damage == "missing":
+        snap_path.unlink()
+    else:
+        snap_path.write_bytes(b"\x00" * 100)
+    fresh = GameStore(tmp_path)
+    rec = fresh.load("g", trusted_digest=saved.digest)
+    assert rec.to_data() == saved.data
+    # the next save is still a whole dump's bytes, and refreshes the snapshot
+    p = rec.game.waiting_for()[0]
+    rec.apply(p, rec.game.random_action(p, random.Random(0)), "<x@example.org>", "")
+    again = fresh.write(rec)
+    assert again.path.read_text(encoding="utf-8") == gamefile._dump(rec.to_data())
+    assert json.loads(snap_path.read_text(encoding="utf-8"))["digest"] == again.digest
+
+
+def test_fixture_files_load_and_save_as_a_whole_dump(tmp_path):
+    for src in sorted(FIXTURES.glob("*.yaml")):
+        shutil.copy(src, tmp_path / src.name)
+        store = GameStore(tmp_path)
+        rec = store.load(src.stem)
+        saved = store.write(rec)
+        assert saved.path.read_text(encoding="utf-8") == gamefile._dump(rec.to_data())
+        again = GameStore(tmp_path).load(src.stem, trusted_digest=saved.digest)
+        assert again.to_data() == rec.to_data()
+        assert GameStore(tmp_path).write(again).digest == saved.digest
+
+
+def test_snapshot_is_not_written_for_data_json_cannot_give_back(tmp_path):
+    store = GameStore(tmp_path)
+    store._write_snapshot("g", "0" * 64, {"a": {1: "int key"}})
+    assert not store.snapshot_path("g").exists()

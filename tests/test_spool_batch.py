@@ -1,0 +1,172 @@
+"""The spool's grouped durable writes: ``add_many`` (two fsyncs per mail and one
+directory fsync per batch), the batch marked ``sending`` with one write, and the
+sent entries removed with one directory fsync; what a crash leaves behind."""
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from email.message import EmailMessage
+
+import pytest
+
+from moderator.store import files
+from moderator.store.spool import SENDING, Spool
+
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def mail(to: str) -> EmailMessage:
+    msg = EmailMessage()
+    msg["To"], msg["From"], msg["Subject"] = to, "mod@example.org", f"to {to}"
+    msg["Message-ID"] = f"<{to}@example.org>"
+    msg.set_content("hello\n")
+    return msg
+
+
+class Box:
+    """An outbox answering each mail with ``answers`` (None = accepted)."""
+
+    def __init__(self, answers=None):
+        self.answers = answers
+        self.sent: list[EmailMessage] = []
+
+    def send_many(self, msgs):
+        msgs = list(msgs)
+        self.sent += msgs
+        return list(self.answers) if self.answers is not None else [None] * len(msgs)
+
+
+@pytest.fixture
+def fsyncs(monkeypatch):
+    calls = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append(fd), real(fd))[1])
+    return calls
+
+
+def test_add_many_spools_in_order_with_one_directory_fsync(tmp_path, fsyncs):
+    spool = Spool(tmp_path)
+    names = spool.add_many([(mail(f"p{i}@example.org"), {"kind": "status", "player": f"p{i}"})
+                            for i in range(3)], NOW)
+    assert len(fsyncs) == 2 * 3 + 1
+    entries = spool.entries()
+    assert [e.name for e in entries] == names == sorted(names)
+    assert [e.meta["player"] for e in entries] == ["p0", "p1", "p2"]
+    assert all(e.meta["attempts"] == 0 and e.meta["created"] == NOW.isoformat() for e in entries)
+    assert str(entries[1].message["To"]) == "p1@example.org"
+    assert not list(tmp_path.glob(".*.tmp"))
+    fsyncs.clear()
+    spool.add(mail("q@example.org"), {}, NOW)
+    assert len(fsyncs) == 3
+    assert spool.add_many([], NOW) == []
+
+
+def test_add_many_failure_leaves_no_temporary_file(tmp_path, monkeypatch):
+    spool = Spool(tmp_path)
+    calls = []
+
+    def replace(src, dst):
+        if len(calls) == 2:
+            raise OSError("disk full")
+        calls.append(dst)
+        os.rename(src, dst)
+
+    monkeypatch.setattr(files.os, "replace", replace)
+    with pytest.raises(OSError):
+        spool.add_many([(mail("a@example.org"), {}), (mail("b@example.org"), {})], NOW)
+    monkeypatch.undo()
+    assert not list(tmp_path.glob(".*.tmp"))
+    assert [str(e.message["To"]) for e in spool.entries()] == ["a@example.org"]  # a prefix, whole
+
+
+def test_eml_without_json_is_not_an_entry(tmp_path):
+    spool = Spool(tmp_path)
+    spool.add(mail("a@example.org"), {"kind": "reply"}, NOW)
+    (tmp_path / "00000000000000000001-00001-000001.eml").write_bytes(b"To: x@example.org\r\n\r\nhi\r\n")
+    assert [str(e.message["To"]) for e in spool.entries()] == ["a@example.org"]
+    box = Box()
+    assert spool.send_due(box, NOW).sent == 1 and len(box.sent) == 1
+
+
+def test_send_due_marks_the_batch_once_and_removes_with_one_directory_fsync(tmp_path, fsyncs):
+    spool = Spool(tmp_path)
+    spool.add_many([(mail(f"p{i}@example.org"), {"kind": "status"}) for i in range(4)], NOW)
+    seen = []
+
+    def after_send():  # the marker is durable while the server may accept
+        seen.append(json.loads((tmp_path / SENDING).read_text())["names"])
+        seen.append([e.name for e in spool.entries() if e.meta.get("sending")])
+
+    fsyncs.clear()
+    result = spool.send_due(Box(), NOW, after_send=after_send)
+    assert result.sent == 4
+    assert len(fsyncs) == 3  # the marker (file + directory), then the directory once
+    assert len(seen[0]) == 4 and seen[0] == seen[1]
+    assert spool.entries() == [] and not (tmp_path / SENDING).exists()
+    assert not list(tmp_path.glob("*.json"))
+
+
+def test_a_crash_after_sending_keeps_the_marks(tmp_path):
+    spool = Spool(tmp_path)
+    a, b = spool.add_many([(mail("a@example.org"), {"kind": "status", "game": "g", "player": "A"}),
+                           (mail("b@example.org"), {"kind": "status", "game": "g", "player": "B"})], NOW)
+
+    class Killed(BaseException):
+        pass
+
+    def die():
+        raise Killed
+
+    with pytest.raises(Killed):
+        spool.send_due(Box(), NOW, after_send=die)
+    again = Spool(tmp_path)  # the next cycle
+    assert [e.name for e in again.entries()] == [a, b]
+    assert all(e.meta["sending"] == NOW.isoformat() for e in again.entries())
+    assert again.stale_status("g", "A") == []  # never merged into a newer one
+    box = Box()
+    assert again.send_due(box, NOW).sent == 2
+    assert [str(m["Message-ID"]) for m in box.sent] == ["<a@example.org>", "<b@example.org>"]
+    assert again.entries() == [] and not (tmp_path / SENDING).exists()
+
+
+def test_deferred_and_failed_entries_lose_the_mark(tmp_path):
+    spool = Spool(tmp_path)
+
+    class Refused(Exception):
+        def __init__(self, code):
+            super().__init__(f"{code} no")
+            self.code = code
+
+    spool.add_many([(mail("a@example.org"), {"kind": "status", "game": "g", "player": "A"}),
+                    (mail("b@example.org"), {"kind": "status", "game": "g", "player": "B"}),
+                    (mail("c@example.org"), {})], NOW)
+    result = spool.send_due(Box([Refused(421), Refused(550), None]), NOW)
+    assert (result.sent, result.deferred, len(result.failed)) == (1, 1, 1)
+    [left] = spool.entries()
+    assert left.meta["attempts"] == 1 and "sending" not in left.meta
+    assert json.loads(left.path.with_suffix(".json").read_text()).get("sending") is None
+    assert [e.name for e in spool.stale_status("g", "A")] == [left.name]
+    assert len(list((tmp_path / "failed").glob("*.eml"))) == 1
+    assert not (tmp_path / SENDING).exists()
+
+
+def test_marks_of_an_older_batch_not_due_now_are_kept(tmp_path):
+    spool = Spool(tmp_path)
+    old, new = spool.add_many([(mail("a@example.org"), {}), (mail("b@example.org"), {})], NOW)
+    meta = json.loads((tmp_path / f"{old}.json").read_text())
+    meta["next_try"] = "2999-01-01T00:00:00+00:00"
+    (tmp_path / f"{old}.json").write_text(json.dumps(meta))
+    (tmp_path / SENDING).write_text(json.dumps({"at": "2025-12-31T00:00:00+00:00", "names": [old]}))
+    assert spool.send_due(Box(), NOW).sent == 1
+    [left] = spool.entries()
+    assert left.name == old and left.meta["sending"] == "2025-12-31T00:00:00+00:00"
+
+
+def test_legacy_sending_in_the_json_is_honoured(tmp_path):
+    spool = Spool(tmp_path)
+    name = spool.add(mail("a@example.org"), {"kind": "status", "game": "g", "player": "A",
+                                             "sending": "2025-01-01T00:00:00+00:00"}, NOW)
+    assert spool.stale_status("g", "A") == []
+    assert spool.send_due(Box(), NOW).sent == 1 and spool.entries() == []
+    assert not (tmp_path / f"{name}.json").exists()
