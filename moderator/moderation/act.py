@@ -55,7 +55,7 @@ def _ignore(v: Ignore, om: OrderMail, post: Post, store: GameStore, report: Cycl
         named = record.player_by_name(v.warn)
         subject = word("notices", "subject", game_id=record.id, title=word("notices", "sender_unregistered_title"))
         text = render("notice.txt", game_id=record.id, sender=v.sender)
-        post.put(post.message(record.id, named.address, subject, text), answers=v.key)
+        post.put(post.message(record.id, named.address, subject, text), answers=v.reply_key)
 
 
 def _bounce(v: RecordBounce, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
@@ -89,8 +89,8 @@ def _refuse(v: Refuse, om: OrderMail, post: Post, store: GameStore, report: Cycl
             extra["position"] = render("position.txt", **status_context(record, v.player, []))
             extra["game_over"] = record.game.phase == "over"
     if v.orders:
-        extra["quoted"], extra["failed"] = list(v.orders), v.failed
-    post.reply(om, v.key, v.to, v.game_id, word("notices", v.reason + "_title"),
+        extra["quoted"], extra["omitted"] = quoted(v.orders, v.kinds, v.failed)
+    post.reply(om, v.reply_key, v.to, v.game_id, word("notices", v.reason + "_title"),
                word("notices", v.reason, **values), tag=tag, **extra)
     if record is not None and v.player is not None:
         _commands(v, om, post, store, report, record, skip_status=True)
@@ -112,7 +112,48 @@ def _apply(v: Apply, om: OrderMail, post: Post, store: GameStore, report: CycleR
     faults.fault("after-save")
     report.applied += 1
     log.info("game %s: %s: %s", record.id, v.player, record.history[-1]["order"])
+    if v.unread:
+        # the turn was read from some of the lines: say which were not read
+        player = record.player_by_name(v.player)
+        log.info("game %s: %s: %d line(s) of the mail not read", record.id, v.player, len(v.unread))
+        lines = [line for line, _ in v.unread]
+        shown, omitted = quoted(lines, [k for _, k in v.unread], "", unread=True)
+        post.reply(om, v.key, player.address, record.id, word("notices", "lines_not_read_title"),
+                   word("notices", "lines_not_read", order=record.history[-1]["order"]),
+                   tag=subject_tag(record.id, player.secret), quoted=shown, omitted=omitted, unchanged=False)
     _commands(v, om, post, store, report, record, skip_status=True)
+
+
+MAX_QUOTED = 30
+"""A reply quotes at most this many lines of the mail (and says how many it left out)."""
+
+
+def quoted(lines: tuple[str, ...] | list[str], kinds: tuple[str, ...] | list[str], failed: str,
+           unread: bool = False) -> tuple[list[dict[str, str]], int]:
+    """The lines a reply quotes, each with its mark (``templates/words/notices.txt``,
+    ``mark``): the ``failed`` one, the others not applied beside it, and why a
+    line was not read (its ``OrderMail.kinds``; ``unread``: every line is one
+    not read).  At most ``MAX_QUOTED`` (the failed one always among them); also
+    returns how many were left out."""
+    lines = list(lines)
+    kinds = list(kinds) if len(kinds) == len(lines) else ["text"] * len(lines)
+    marked = []
+    for line, kind in zip(lines, kinds):
+        if failed and line == failed:
+            mark = "failed"
+        elif unread or kind != "text":
+            mark = "not_read"
+        elif failed and failed in lines:
+            mark = "not_applied"
+        else:
+            mark = ""
+        marked.append({"line": line, "mark": word("notices", "mark", mark=mark, kind=kind) if mark else ""})
+    if len(marked) <= MAX_QUOTED:
+        return marked, 0
+    shown = marked[:MAX_QUOTED]
+    if failed and failed in lines and lines.index(failed) >= MAX_QUOTED:
+        shown = marked[:MAX_QUOTED - 1] + [marked[lines.index(failed)]]
+    return shown, len(marked) - len(shown)
 
 
 def _answer(v: Answer, om: OrderMail, post: Post, store: GameStore, report: CycleReport,

@@ -97,10 +97,11 @@ class Post:
     def reply(self, om: OrderMail, key: str, to: str, game_id: str | None, title: str,
               message: str, tag: str | None = None, **extra: Any) -> None:
         """Spool the reply ``templates/reply.txt`` (``title``, ``message`` and
-        ``extra``: ``quoted`` lines and the ``failed`` one, ``legal``, ``position``,
+        ``extra``: ``quoted`` lines (``{"line", "mark"}``, see ``act.quoted``) and
+        ``omitted`` (how many were left out), ``legal``, ``position``,
         ``game_over``) to ``to``, answering ``om`` (the mail ``key``); not beyond
         the per-cycle limit of replies to one address."""
-        ctx = {"game_id": game_id, "title": title, "message": message, "quoted": [], "failed": "",
+        ctx = {"game_id": game_id, "title": title, "message": message, "quoted": [], "omitted": 0,
                "legal": [], "unchanged": True, "position": "", "game_over": False, **extra}
         recipient = canonical_address(to)
         self._replies[recipient] = self._replies.get(recipient, 0) + 1
