@@ -250,7 +250,9 @@ def test_act_spools_the_refusal_under_the_mails_key(tmp_path, store, bk, record)
     # (issue 12): answered once, but the Message-ID stays free for the real player
     assert entry.meta["answers"] == verdict.reply_key == key + "#unauthenticated"
     assert post.answered(verdict.reply_key) and not post.answered(key)
-    assert str(entry.message["Subject"]) == "Union Pacific ridge: secret missing or wrong"
+    # to the registered address only, so with the player's tag (issue 12)
+    assert str(entry.message["Subject"]) == (f"[pbem:ridge:{record.player_by_name('Ann').secret}] "
+                                             "Union Pacific ridge: secret missing or wrong")
     assert str(entry.message["In-Reply-To"]) == om.message_id
 
 

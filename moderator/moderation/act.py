@@ -16,12 +16,12 @@ from ..render import render, status_context
 from ..render.legal import legal_lines
 from ..render.words import reason, word
 from ..rules.engine import IllegalAction
-from ..store.gamefile import GameRecord, GameStore
+from ..store.gamefile import GameRecord, GameStore, StoreError
 from . import faults
-from .commands import answer_commands
+from . import commands
 from .decide import illegal
 from .report import CycleReport
-from .send import Post
+from .send import ORDERLESS_PER_DAY, WARNINGS_PER_DAY, Post
 from .verdict import ALREADY_APPLIED, Answer, Apply, Duplicate, Ignore, RecordBounce, Refuse, Verdict
 
 log = logging.getLogger("pbem")
@@ -53,7 +53,15 @@ def _ignore(v: Ignore, om: OrderMail, post: Post, store: GameStore, report: Cycl
     (log.warning if v.reason == "sender_unregistered" else log.info)("%s", line)
     if v.warn and record is not None:
         named = record.player_by_name(v.warn)
-        subject = word("notices", "subject", game_id=record.id, title=word("notices", "sender_unregistered_title"))
+        if not post.daily(f"warned:{record.id}:{named.name}", WARNINGS_PER_DAY):
+            log.warning("game %s: %s was told %d times today of mails in their name; not again "
+                        "until tomorrow", record.id, named.name, WARNINGS_PER_DAY)
+            return
+        title = word("notices", "sender_unregistered_title")
+        if not post.allow(named.address, title):
+            return
+        subject = word("notices", "subject", tag=subject_tag(record.id, named.secret), game_id=record.id,
+                       title=title)
         text = render("notice.txt", game_id=record.id, sender=v.sender)
         post.put(post.message(record.id, named.address, subject, text), answers=v.reply_key)
 
@@ -76,24 +84,67 @@ def _duplicate(v: Duplicate, om: OrderMail, post: Post, store: GameStore, report
 
 def _refuse(v: Refuse, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
             record: GameRecord | None) -> None:
+    if v.orderless and not post.daily(f"orderless:{v.game_id}:{canonical_address(v.to)}", ORDERLESS_PER_DAY):
+        report.ignored += 1
+        log.warning("game %s: %s sent a mail with no order and no command%s; answered %d such mails "
+                    "today, not answering again until tomorrow (a vacation responder or a mail loop?)",
+                    v.game_id, canonical_address(v.to),
+                    f" (it reads like an auto-reply: {om.auto_hint!r})" if getattr(om, "auto_hint", None) else "",
+                    ORDERLESS_PER_DAY)
+        return
     report.refused += 1
     values: dict[str, Any] = dict(v.values)
     if v.reason == "order_not_legal":  # the engine's named refusal, worded by words/illegal.txt
         values = {"reason": reason(SimpleNamespace(code=values["code"], values=values["values"]))}
     extra: dict[str, Any] = {}
-    tag = None
+    tag, to = None, v.to
+    rotated = False
+    if record is not None and v.player is not None and "secret new" in v.commands:
+        # the refusal in the same mail as 'secret new' carries the new secret
+        commands.rotate_secret(store, record, record.player_by_name(v.player))
+        rotated = True
+    if record is not None and (v.player or v.addressee) is not None:
+        # to a registered player (authenticated or not): their tag, so that
+        # replying works; the mail goes to the registered address only
+        named = record.player_by_name(v.player or v.addressee)
+        tag, to = subject_tag(record.id, named.secret), named.address
+    elif record is None:
+        tag, to = registered_tag(post, store, v.to, v.game_id) or (None, v.to)
     if record is not None and v.player is not None:
-        tag = subject_tag(record.id, record.player_by_name(v.player).secret)
         extra["legal"] = list(v.legal) or (legal_lines(record.game, v.player) if v.with_legal else [])
         if v.position:
             extra["position"] = render("position.txt", **status_context(record, v.player, []))
             extra["game_over"] = record.game.phase == "over"
     if v.orders:
         extra["quoted"], extra["omitted"] = quoted(v.orders, v.kinds, v.failed)
-    post.reply(om, v.reply_key, v.to, v.game_id, word("notices", v.reason + "_title"),
+    post.reply(om, v.reply_key, to, v.game_id, word("notices", v.reason + "_title"),
                word("notices", v.reason, **values), tag=tag, **extra)
     if record is not None and v.player is not None:
-        _commands(v, om, post, store, report, record, skip_status=True)
+        _commands(v, om, post, store, report, record, skip_status=True, rotated=rotated)
+
+
+def registered_tag(post: Post, store: GameStore, address: str, game_id: str | None) -> tuple[str, str] | None:
+    """The subject tag and registered address of the player ``address`` for an
+    answer outside a loaded game (mail too large or unreadable, unknown game):
+    of ``game_id`` when they play it, else of their only running game, else of
+    their only game; None when they play none or several."""
+    refs = post.bk.games_of(canonical_address(address))
+    ids = [r.game_id for r in refs]
+    if game_id in ids:
+        gid = game_id
+    else:
+        running = [r.game_id for r in post.bk.games_of(canonical_address(address), active_only=True)]
+        gid = running[0] if len(running) == 1 else ids[0] if len(ids) == 1 else None
+    if gid is None:
+        return None
+    try:
+        data = store.read_data(gid)
+    except StoreError:
+        return None
+    for p in data.get("players") or []:
+        if canonical_address(str(p.get("address", ""))) == canonical_address(address) and p.get("secret"):
+            return subject_tag(gid, str(p["secret"])), str(p["address"])
+    return None
 
 
 def _apply(v: Apply, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
@@ -163,11 +214,11 @@ def _answer(v: Answer, om: OrderMail, post: Post, store: GameStore, report: Cycl
 
 
 def _commands(v: Duplicate | Refuse | Apply | Answer, om: OrderMail, post: Post, store: GameStore,
-              report: CycleReport, record: GameRecord, skip_status: bool) -> None:
+              report: CycleReport, record: GameRecord, skip_status: bool, rotated: bool = False) -> None:
     """Answer the verdict's commands once (keyed ``MID#commands``)."""
     if v.commands:
-        answer_commands(post, store, om, v.commands_key, record, record.player_by_name(v.player),
-                        v.commands, skip_status)
+        commands.answer_commands(post, store, om, v.commands_key, record, record.player_by_name(v.player),
+                                 v.commands, skip_status, rotated)
         report.commands += 1
     elif getattr(v, "repeat_commands", False):
         report.duplicates += 1

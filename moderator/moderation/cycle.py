@@ -171,6 +171,7 @@ class Moderator:
                 bk = self.bk
                 self._sync()
                 bk.prune(self.clock())
+                bk.prune_counts(self.clock())
                 self.notice = self._outage_notice()
                 post = self._post()
                 poll(self.config, self.store, self._inbox, post, report,

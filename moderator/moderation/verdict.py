@@ -121,7 +121,9 @@ class Refuse(Verdict):
     ``kinds``: what the mail reader made of each line of ``orders``
     (``OrderMail.kinds``: the reply says why a signature line was not read).
     ``orderless``: the mail had no order and no command (a vacation responder?):
-    such answers are limited per sender, game and day."""
+    such answers are limited per sender, game and day.  ``addressee``: the
+    registered player an unauthenticated refusal goes to (``secret_wrong``):
+    the reply carries their tag and goes to their registered address."""
 
     reason: str
     to: str
@@ -138,6 +140,7 @@ class Refuse(Verdict):
     # added for issue 12; not compared, so that equality keeps its old meaning
     kinds: tuple[str, ...] = field(default=(), compare=False)
     orderless: bool = field(default=False, compare=False)
+    addressee: str | None = field(default=None, compare=False)
 
     @property
     def authenticated(self) -> bool:
