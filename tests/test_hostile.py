@@ -436,3 +436,24 @@ def test_game_line_in_another_case_is_unknown_when_ambiguous(h):
     subjects = sorted(str(m["Subject"]) for m in h.sent())
     assert any(s.endswith("RIDGE2: help") for s in subjects), subjects
     assert any(s.endswith("unknown game") for s in subjects), subjects
+
+
+def test_vacation_responder_without_the_tag_is_limited_too(h):
+    h.sent()
+    answers = []
+    for n in range(4):
+        [raw] = case(h, "08_vacation_reply_no_autosubmitted.eml", n)
+        raw = re.sub(rb"\[pbem:ridge:\w+\] ", b"", raw)  # the responder drops the tag
+        deliver(h, raw)
+        h.run()
+        answers.append([str(m["Subject"]) for m in h.sent()])
+    assert [len(a) for a in answers] == [1, 1, 0, 0]
+    assert answers[0][0].strip().endswith("secret missing or wrong")
+
+
+def test_a_player_without_the_tag_is_still_answered_for_orders(h):
+    h.sent()
+    for n in range(4):
+        h.mail("ann@example.org", ann_start(h), subject="Re: Union Pacific ridge: your turn")
+        h.run()
+        assert len(h.sent()) == 1  # each mistake with an order in it is answered

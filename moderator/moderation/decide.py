@@ -24,7 +24,8 @@ from ..mail.read import OrderMail
 from ..rules.engine import IllegalAction
 from ..store.gamefile import GameRecord, Player
 from .authenticate import authenticate
-from .interpret import Orders, interpret
+from ..orders.parser import command
+from .interpret import Orders, interpret, looks_like_order
 from .verdict import ALREADY_APPLIED, ANSWERED, Answer, Apply, Duplicate, Ignore, RecordBounce, Refuse, Verdict
 
 Lookup = Callable[[str], bool]
@@ -78,6 +79,9 @@ def no_game(om: OrderMail, key: str, game_id: str | None, *, plays: Lookup) -> V
 def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup) -> Verdict:
     """The verdict on mail ``om`` (mail id ``key``) to ``record``'s game."""
     who = authenticate(om, key, record)
+    if isinstance(who, Refuse) and not any(command(l) or looks_like_order(l) for l in om.lines):
+        # no order and no command (a vacation responder that drops the tag): limited per day
+        return replace(who, orderless=True)
     if not isinstance(who, Player):
         return who
     asked = interpret(om.lines, record.game.board, om.kinds)
