@@ -67,10 +67,11 @@ def test_migrations_are_applied_in_order(tmp_path, monkeypatch):
         seen.append(db.execute("PRAGMA user_version").fetchone()[0])
         db.execute("ALTER TABLE games ADD COLUMN language TEXT")
 
+    base = len(bkmod.MIGRATIONS)
     monkeypatch.setattr(bkmod, "MIGRATIONS", [*bkmod.MIGRATIONS, v2, "CREATE TABLE x (y INTEGER); CREATE INDEX x_y ON x(y)"])
-    monkeypatch.setattr(bkmod, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(bkmod, "SCHEMA_VERSION", base + 2)
     with Bookkeeping(path) as b:
-        assert b.schema_version == 3 and seen == [1]
+        assert b.schema_version == base + 2 and seen == [base]
         assert b._db.execute("SELECT COUNT(*) FROM x").fetchone()[0] == 0
         cols = [r[1] for r in b._db.execute("PRAGMA table_info(games)")]
         assert "language" in cols
@@ -79,12 +80,13 @@ def test_migrations_are_applied_in_order(tmp_path, monkeypatch):
 def test_a_failing_migration_changes_nothing(tmp_path, monkeypatch):
     path = tmp_path / "pbem.sqlite3"
     Bookkeeping(path).close()
+    base = len(bkmod.MIGRATIONS)
     monkeypatch.setattr(bkmod, "MIGRATIONS", [*bkmod.MIGRATIONS, "CREATE TABLE z (a); SELECT nonsense FROM nowhere"])
-    monkeypatch.setattr(bkmod, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(bkmod, "SCHEMA_VERSION", base + 1)
     with pytest.raises(BookkeepingError, match="migration failed"):
         Bookkeeping(path)
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert db.execute("PRAGMA user_version").fetchone()[0] == base
     assert db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'z'").fetchone()[0] == 0
     db.close()
 
@@ -545,3 +547,27 @@ def test_kill_9_in_the_middle_of_transactions(tmp_path, delay):
         entry = b.game("g")
         assert entry.notified == done - 1 and entry.stamp == FileStamp(done - 1, done - 1, done - 1)
         assert b.inbox().last_uid == done - 1
+
+
+def test_schema_1_database_migrates_to_daily_counts(tmp_path):
+    """A database of schema 1 (before the daily counts) gets the table and keeps its rows."""
+    path = tmp_path / "pbem.sqlite3"
+    db = sqlite3.connect(path)
+    for stmt in bkmod._statements(bkmod._V1):
+        db.execute(stmt)
+    db.execute("INSERT INTO answered(key, game, at) VALUES ('<a@x>', 'ridge', '2031-03-01T00:00:00.000000+00:00')")
+    db.execute("PRAGMA user_version = 1")
+    db.commit()
+    db.close()
+    when = datetime(2031, 3, 1, 12, tzinfo=timezone.utc)
+    with Bookkeeping(path) as b:
+        assert b.schema_version == bkmod.SCHEMA_VERSION >= 2
+        assert b.answered("<a@x>")
+        assert b.count_today("orderless:ridge:ann@example.org", when) == 0
+        assert [b.bump_count("orderless:ridge:ann@example.org", when) for _ in range(3)] == [1, 2, 3]
+        assert b.count_today("orderless:ridge:ann@example.org", when + timedelta(days=1)) == 0
+        b.bump_count("orderless:ridge:ann@example.org", when + timedelta(days=1))
+        assert b.prune_counts(when + timedelta(days=2)) == 1  # the first day's row
+        assert b.count_today("orderless:ridge:ann@example.org", when + timedelta(days=1)) == 1
+    with Bookkeeping(path) as b:  # counts are durable
+        assert b.count_today("orderless:ridge:ann@example.org", when + timedelta(days=1)) == 1

@@ -438,7 +438,8 @@ def test_secret_new_answers_with_the_new_tag_and_the_old_secret_stops_working(h)
     h.mail("ann@example.org", f"start {share}", secret=old)
     assert h.run().refused == 1
     (r,) = h.sent()
-    assert str(r["Subject"]) == "Union Pacific ridge: secret missing or wrong"
+    # to the registered address only, so with the player's (new) tag (issue 12)
+    assert str(r["Subject"]) == f"[pbem:ridge:{new}] Union Pacific ridge: secret missing or wrong"
 
 
 def test_no_orders_found_lists_what_is_legal(h):

@@ -246,8 +246,13 @@ def test_act_spools_the_refusal_under_the_mails_key(tmp_path, store, bk, record)
     assert act(verdict, om, post, store, report, record) == "processed"
     assert report.refused == 1
     (entry,) = spool.entries()
-    assert entry.meta["answers"] == key and post.answered(key)
-    assert str(entry.message["Subject"]) == "Union Pacific ridge: secret missing or wrong"
+    # a refusal of an unauthenticated mail is kept apart from the duplicate record
+    # (issue 12): answered once, but the Message-ID stays free for the real player
+    assert entry.meta["answers"] == verdict.reply_key == key + "#unauthenticated"
+    assert post.answered(verdict.reply_key) and not post.answered(key)
+    # to the registered address only, so with the player's tag (issue 12)
+    assert str(entry.message["Subject"]) == (f"[pbem:ridge:{record.player_by_name('Ann').secret}] "
+                                             "Union Pacific ridge: secret missing or wrong")
     assert str(entry.message["In-Reply-To"]) == om.message_id
 
 

@@ -5,11 +5,15 @@ Data flows one way::
     bytes → mail → (game, player) → orders → verdict → new game state + outgoing mails → spool
 
 * ``mail.read.read_mail`` (bytes → ``OrderMail``; never raises) and
-  ``interpret.mail_id`` (the mail's key: Message-ID, else a hash);
-* ``decide.screen``: duplicates, machine mail and bounces, unreadable mail;
+  ``interpret.mail_id`` (the mail's key: Message-ID, else its delivery key, a
+  hash that ignores transport headers);
+* ``decide.screen``: duplicates, machine mail and bounces, unreadable mail
+  (``decide.once``: an unauthenticated sender is answered once per mail, apart
+  from the duplicate record);
 * ``route``: which game (Subject tag, references, the sender's games);
 * ``authenticate``: which player (From address and secret);
-* ``interpret``: commands and the one order of the mail (``parse_turn``);
+* ``interpret``: commands and the one order of the mail (``parse_turn``; a
+  complete turn above lines it cannot read, such as a signature, is found too);
 * ``decide``: the ``verdict`` (frozen dataclasses: ``Apply``, ``Refuse`` with a
   named reason, ``Answer``, ``Duplicate``, ``Ignore``, ``RecordBounce``);
 * ``act``: the one place a verdict changes a game or spools mail, keyed by the

@@ -16,12 +16,12 @@ from ..render import render, status_context
 from ..render.legal import legal_lines
 from ..render.words import reason, word
 from ..rules.engine import IllegalAction
-from ..store.gamefile import GameRecord, GameStore
+from ..store.gamefile import GameRecord, GameStore, StoreError
 from . import faults
-from .commands import answer_commands
+from . import commands
 from .decide import illegal
 from .report import CycleReport
-from .send import Post
+from .send import ORDERLESS_PER_DAY, WARNINGS_PER_DAY, Post
 from .verdict import ALREADY_APPLIED, Answer, Apply, Duplicate, Ignore, RecordBounce, Refuse, Verdict
 
 log = logging.getLogger("pbem")
@@ -53,9 +53,17 @@ def _ignore(v: Ignore, om: OrderMail, post: Post, store: GameStore, report: Cycl
     (log.warning if v.reason == "sender_unregistered" else log.info)("%s", line)
     if v.warn and record is not None:
         named = record.player_by_name(v.warn)
-        subject = word("notices", "subject", game_id=record.id, title=word("notices", "sender_unregistered_title"))
+        if not post.daily(f"warned:{record.id}:{named.name}", WARNINGS_PER_DAY):
+            log.warning("game %s: %s was told %d times today of mails in their name; not again "
+                        "until tomorrow", record.id, named.name, WARNINGS_PER_DAY)
+            return
+        title = word("notices", "sender_unregistered_title")
+        if not post.allow(named.address, title):
+            return
+        subject = word("notices", "subject", tag=subject_tag(record.id, named.secret), game_id=record.id,
+                       title=title)
         text = render("notice.txt", game_id=record.id, sender=v.sender)
-        post.put(post.message(record.id, named.address, subject, text), answers=v.key)
+        post.put(post.message(record.id, named.address, subject, text), answers=v.reply_key)
 
 
 def _bounce(v: RecordBounce, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
@@ -76,24 +84,67 @@ def _duplicate(v: Duplicate, om: OrderMail, post: Post, store: GameStore, report
 
 def _refuse(v: Refuse, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
             record: GameRecord | None) -> None:
+    if v.orderless and not post.daily(f"orderless:{v.game_id}:{canonical_address(v.to)}", ORDERLESS_PER_DAY):
+        report.ignored += 1
+        log.warning("game %s: %s sent a mail with no order and no command%s; answered %d such mails "
+                    "today, not answering again until tomorrow (a vacation responder or a mail loop?)",
+                    v.game_id, canonical_address(v.to),
+                    f" (it reads like an auto-reply: {om.auto_hint!r})" if getattr(om, "auto_hint", None) else "",
+                    ORDERLESS_PER_DAY)
+        return
     report.refused += 1
     values: dict[str, Any] = dict(v.values)
     if v.reason == "order_not_legal":  # the engine's named refusal, worded by words/illegal.txt
         values = {"reason": reason(SimpleNamespace(code=values["code"], values=values["values"]))}
     extra: dict[str, Any] = {}
-    tag = None
+    tag, to = None, v.to
+    rotated = False
+    if record is not None and v.player is not None and "secret new" in v.commands:
+        # the refusal in the same mail as 'secret new' carries the new secret
+        commands.rotate_secret(store, record, record.player_by_name(v.player))
+        rotated = True
+    if record is not None and (v.player or v.addressee) is not None:
+        # to a registered player (authenticated or not): their tag, so that
+        # replying works; the mail goes to the registered address only
+        named = record.player_by_name(v.player or v.addressee)
+        tag, to = subject_tag(record.id, named.secret), named.address
+    elif record is None:
+        tag, to = registered_tag(post, store, v.to, v.game_id) or (None, v.to)
     if record is not None and v.player is not None:
-        tag = subject_tag(record.id, record.player_by_name(v.player).secret)
         extra["legal"] = list(v.legal) or (legal_lines(record.game, v.player) if v.with_legal else [])
         if v.position:
             extra["position"] = render("position.txt", **status_context(record, v.player, []))
             extra["game_over"] = record.game.phase == "over"
     if v.orders:
-        extra["quoted"], extra["failed"] = list(v.orders), v.failed
-    post.reply(om, v.key, v.to, v.game_id, word("notices", v.reason + "_title"),
+        extra["quoted"], extra["omitted"] = quoted(v.orders, v.kinds, v.failed)
+    post.reply(om, v.reply_key, to, v.game_id, word("notices", v.reason + "_title"),
                word("notices", v.reason, **values), tag=tag, **extra)
     if record is not None and v.player is not None:
-        _commands(v, om, post, store, report, record, skip_status=True)
+        _commands(v, om, post, store, report, record, skip_status=True, rotated=rotated)
+
+
+def registered_tag(post: Post, store: GameStore, address: str, game_id: str | None) -> tuple[str, str] | None:
+    """The subject tag and registered address of the player ``address`` for an
+    answer outside a loaded game (mail too large or unreadable, unknown game):
+    of ``game_id`` when they play it, else of their only running game, else of
+    their only game; None when they play none or several."""
+    refs = post.bk.games_of(canonical_address(address))
+    ids = [r.game_id for r in refs]
+    if game_id in ids:
+        gid = game_id
+    else:
+        running = [r.game_id for r in post.bk.games_of(canonical_address(address), active_only=True)]
+        gid = running[0] if len(running) == 1 else ids[0] if len(ids) == 1 else None
+    if gid is None:
+        return None
+    try:
+        data = store.read_data(gid)
+    except StoreError:
+        return None
+    for p in data.get("players") or []:
+        if canonical_address(str(p.get("address", ""))) == canonical_address(address) and p.get("secret"):
+            return subject_tag(gid, str(p["secret"])), str(p["address"])
+    return None
 
 
 def _apply(v: Apply, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
@@ -112,7 +163,48 @@ def _apply(v: Apply, om: OrderMail, post: Post, store: GameStore, report: CycleR
     faults.fault("after-save")
     report.applied += 1
     log.info("game %s: %s: %s", record.id, v.player, record.history[-1]["order"])
+    if v.unread:
+        # the turn was read from some of the lines: say which were not read
+        player = record.player_by_name(v.player)
+        log.info("game %s: %s: %d line(s) of the mail not read", record.id, v.player, len(v.unread))
+        lines = [line for line, _ in v.unread]
+        shown, omitted = quoted(lines, [k for _, k in v.unread], "", unread=True)
+        post.reply(om, v.key, player.address, record.id, word("notices", "lines_not_read_title"),
+                   word("notices", "lines_not_read", order=record.history[-1]["order"]),
+                   tag=subject_tag(record.id, player.secret), quoted=shown, omitted=omitted, unchanged=False)
     _commands(v, om, post, store, report, record, skip_status=True)
+
+
+MAX_QUOTED = 30
+"""A reply quotes at most this many lines of the mail (and says how many it left out)."""
+
+
+def quoted(lines: tuple[str, ...] | list[str], kinds: tuple[str, ...] | list[str], failed: str,
+           unread: bool = False) -> tuple[list[dict[str, str]], int]:
+    """The lines a reply quotes, each with its mark (``templates/words/notices.txt``,
+    ``mark``): the ``failed`` one, the others not applied beside it, and why a
+    line was not read (its ``OrderMail.kinds``; ``unread``: every line is one
+    not read).  At most ``MAX_QUOTED`` (the failed one always among them); also
+    returns how many were left out."""
+    lines = list(lines)
+    kinds = list(kinds) if len(kinds) == len(lines) else ["text"] * len(lines)
+    marked = []
+    for line, kind in zip(lines, kinds):
+        if failed and line == failed:
+            mark = "failed"
+        elif unread or kind != "text":
+            mark = "not_read"
+        elif failed and failed in lines:
+            mark = "not_applied"
+        else:
+            mark = ""
+        marked.append({"line": line, "mark": word("notices", "mark", mark=mark, kind=kind) if mark else ""})
+    if len(marked) <= MAX_QUOTED:
+        return marked, 0
+    shown = marked[:MAX_QUOTED]
+    if failed and failed in lines and lines.index(failed) >= MAX_QUOTED:
+        shown = marked[:MAX_QUOTED - 1] + [marked[lines.index(failed)]]
+    return shown, len(marked) - len(shown)
 
 
 def _answer(v: Answer, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
@@ -122,11 +214,11 @@ def _answer(v: Answer, om: OrderMail, post: Post, store: GameStore, report: Cycl
 
 
 def _commands(v: Duplicate | Refuse | Apply | Answer, om: OrderMail, post: Post, store: GameStore,
-              report: CycleReport, record: GameRecord, skip_status: bool) -> None:
+              report: CycleReport, record: GameRecord, skip_status: bool, rotated: bool = False) -> None:
     """Answer the verdict's commands once (keyed ``MID#commands``)."""
     if v.commands:
-        answer_commands(post, store, om, v.commands_key, record, record.player_by_name(v.player),
-                        v.commands, skip_status)
+        commands.answer_commands(post, store, om, v.commands_key, record, record.player_by_name(v.player),
+                                 v.commands, skip_status, rotated)
         report.commands += 1
     elif getattr(v, "repeat_commands", False):
         report.duplicates += 1

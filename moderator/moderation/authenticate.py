@@ -23,5 +23,6 @@ def authenticate(om: OrderMail, key: str, record: GameRecord) -> Player | Verdic
         return Ignore(key=key, reason="sender_unregistered", sender=om.sender, game_id=record.id,
                       warn=named.name if named else None)
     if not same_secret(player.secret, om.secret):
-        return Refuse(key=key, reason="secret_wrong", to=player.address, game_id=record.id)
+        return Refuse(key=key, reason="secret_wrong", to=player.address, game_id=record.id,
+                      addressee=player.name)
     return player

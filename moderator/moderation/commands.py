@@ -44,11 +44,20 @@ def _history_text(record: GameRecord, player: Player) -> str:
     return render("history.txt", game_id=record.id, history=hist, log=record.game.log)
 
 
+def rotate_secret(store: GameStore, record: GameRecord, player: Player) -> None:
+    """Give ``player`` a new secret and save the game file (``secret new``)."""
+    player.secret = new_secret()
+    store.save(record)
+
+
 def answer_commands(post: Post, store: GameStore, om: OrderMail, key: str, record: GameRecord,
-                    player: Player, commands: tuple[str, ...], skip_status: bool) -> None:
+                    player: Player, commands: tuple[str, ...], skip_status: bool,
+                    rotated: bool = False) -> None:
     """Spool the answers to ``commands`` of ``player`` in ``om`` under ``key``
     (``MID#commands``).  ``skip_status``: the status mail after an order answers
-    ``status``.  ``secret new`` saves the game file with the player's new secret."""
+    ``status``.  ``secret new`` saves the game file with the player's new secret
+    (``rotated``: the caller did so already, so that its refusal in the same mail
+    carries the new secret)."""
     gid = record.id
     old_tag = subject_tag(gid, player.secret)  # the mail's answers keep the tag it came with
 
@@ -58,6 +67,11 @@ def answer_commands(post: Post, store: GameStore, om: OrderMail, key: str, recor
         post.put(post.answer(om, gid, player.address, subject, text), answers=key)
 
     for cmd in commands:
+        # the per-cycle limit of answers to one address (``Post.allow``); the new
+        # secret is always sent (the player could not play without it)
+        if (cmd != "status" or not skip_status) and not post.allow(player.address, cmd,
+                                                                   count_only=cmd == "secret new"):
+            continue
         if cmd == "help":
             text = render("help.txt", game_id=gid, moderator_address=post.config.moderator_address)
             send(word("notices", "help_title"), text)
@@ -68,7 +82,7 @@ def answer_commands(post: Post, store: GameStore, om: OrderMail, key: str, recor
         elif cmd == "rules":
             send(word("notices", "rules_title"), rules_text(gid, record.game))
         elif cmd == "secret new":
-            player.secret = new_secret()
-            store.save(record)
+            if not rotated:
+                rotate_secret(store, record, player)
             text = word("notices", "secret_new", game_id=gid, secret=player.secret) + "\n"
             send(word("notices", "secret_new_title"), text, tag=subject_tag(gid, player.secret))

@@ -171,6 +171,7 @@ class Moderator:
                 bk = self.bk
                 self._sync()
                 bk.prune(self.clock())
+                bk.prune_counts(self.clock())
                 self.notice = self._outage_notice()
                 post = self._post()
                 poll(self.config, self.store, self._inbox, post, report,
@@ -223,13 +224,15 @@ class Moderator:
         key = mail_id(om, raw)
 
         plays = self.bk.is_player  # the games index: no game file is opened
-        verdict = decide.screen(om, key, max_size=self.max_size, answered=post.answered, plays=plays)
+        answered = post.answered
+        verdict = decide.screen(om, key, max_size=self.max_size, answered=answered, plays=plays)
         if verdict is not None:
-            return act(verdict, om, post, self.store, report)
+            return act(decide.once(verdict, answered=answered), om, post, self.store, report)
         game_id = route.route(om, self.store, self.bk)
         if game_id is None or not self.store.exists(game_id):
-            return act(decide.no_game(om, key, game_id, plays=plays), om, post, self.store, report)
+            verdict = decide.no_game(om, key, game_id, plays=plays)
+            return act(decide.once(verdict, answered=answered), om, post, self.store, report)
         with self.store.lock(game_id):
             record = notify.load(post, self.store, game_id)
-            verdict = decide.in_game(om, key, record, answered=post.answered)
-            return act(verdict, om, post, self.store, report, record)
+            verdict = decide.in_game(om, key, record, answered=answered)
+            return act(decide.once(verdict, answered=answered), om, post, self.store, report, record)

@@ -17,13 +17,15 @@ in as functions, so that a test can decide a mail without a store or a spool):
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from ..mail.read import OrderMail
 from ..rules.engine import IllegalAction
 from ..store.gamefile import GameRecord, Player
 from .authenticate import authenticate
-from .interpret import Orders, interpret
+from ..orders.parser import command
+from .interpret import Orders, interpret, looks_like_order
 from .verdict import ALREADY_APPLIED, ANSWERED, Answer, Apply, Duplicate, Ignore, RecordBounce, Refuse, Verdict
 
 Lookup = Callable[[str], bool]
@@ -53,6 +55,18 @@ def screen(om: OrderMail, key: str, *, max_size: int, answered: Lookup, plays: L
     return None
 
 
+def once(v: Verdict, *, answered: Lookup) -> Verdict:
+    """``v``, unless it answers an unauthenticated sender who was answered for this
+    mail before (its ``reply_key``): then a ``Duplicate`` (a refusal) or the
+    ``Ignore`` without its warning.  Such answers are kept apart from the
+    duplicate record (``verdict.UNAUTHENTICATED``)."""
+    if isinstance(v, Refuse) and not v.authenticated and answered(v.reply_key):
+        return Duplicate(key=v.key, reason=ANSWERED)
+    if isinstance(v, Ignore) and v.warn and answered(v.reply_key):
+        return replace(v, warn=None)
+    return v
+
+
 def no_game(om: OrderMail, key: str, game_id: str | None, *, plays: Lookup) -> Verdict:
     """The verdict on a mail for ``game_id`` that does not exist (None: the game
     could not be told): a player is told how to name the game, a stranger is not
@@ -65,9 +79,12 @@ def no_game(om: OrderMail, key: str, game_id: str | None, *, plays: Lookup) -> V
 def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup) -> Verdict:
     """The verdict on mail ``om`` (mail id ``key``) to ``record``'s game."""
     who = authenticate(om, key, record)
+    if isinstance(who, Refuse) and not any(command(l) or looks_like_order(l) for l in om.lines):
+        # no order and no command (a vacation responder that drops the tag): limited per day
+        return replace(who, orderless=True)
     if not isinstance(who, Player):
         return who
-    asked = interpret(om.lines, record.game.board)
+    asked = interpret(om.lines, record.game.board, om.kinds)
     commands, repeat = asked.commands, False
     if commands and answered(key + "#commands"):
         commands, repeat = (), True
@@ -81,7 +98,7 @@ def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup) ->
     if asked.commands:
         return Answer(key=key, game_id=record.id, player=who.name, commands=commands, repeat_commands=repeat)
     return Refuse(key=key, reason="no_orders_found", to=om.sender, game_id=record.id, player=who.name,
-                  with_legal=True)
+                  with_legal=True, orderless=True)
 
 
 def judge_order(key: str, record: GameRecord, player: Player, asked: Orders,
@@ -89,26 +106,29 @@ def judge_order(key: str, record: GameRecord, player: Player, asked: Orders,
     """``Apply`` the parsed order of ``asked`` when the engine finds it legal now,
     else ``Refuse`` it: ``order_not_understood`` (parser reason), ``order_not_legal``
     (see ``illegal``)."""
-    if asked.error is not None:
+    if asked.action is None:
+        assert asked.error is not None
         return Refuse(reason="order_not_understood", values={"reason": asked.error.reason},
-                      failed=asked.error.line, **_order_refusal(key, record, player, asked.lines, commands, repeat))
+                      failed=asked.error.line, orderless=not asked.has_order and not commands and not repeat,
+                      **_order_refusal(key, record, player, asked.lines, commands, repeat, asked.kinds))
     try:
         record.game.resolve(player.name, asked.action)
     except IllegalAction as exc:
-        return illegal(exc, key, record, player, asked.lines, commands, repeat)
-    return Apply(key=key, game_id=record.id, player=player.name, action=asked.action, orders=asked.lines,
-                 commands=commands, repeat_commands=repeat)
+        return illegal(exc, key, record, player, asked.lines, commands, repeat, asked.kinds)
+    return Apply(key=key, game_id=record.id, player=player.name, action=asked.action,
+                 orders=asked.used if asked.used is not None else asked.lines,
+                 commands=commands, repeat_commands=repeat, unread=asked.unread)
 
 
 def illegal(exc: IllegalAction, key: str, record: GameRecord, player: Player, orders: tuple[str, ...],
-            commands: tuple[str, ...] = (), repeat: bool = False) -> Refuse:
+            commands: tuple[str, ...] = (), repeat: bool = False, kinds: tuple[str, ...] = ()) -> Refuse:
     """The refusal of ``orders`` that the engine found illegal: the engine's
     ``code`` and ``values`` in ``values``, its ``legal`` alternatives."""
     return Refuse(reason="order_not_legal", values={"code": exc.code, "values": dict(exc.values)},
-                  legal=tuple(exc.legal), **_order_refusal(key, record, player, orders, commands, repeat))
+                  legal=tuple(exc.legal), **_order_refusal(key, record, player, orders, commands, repeat, kinds))
 
 
 def _order_refusal(key: str, record: GameRecord, player: Player, orders: tuple[str, ...],
-                   commands: tuple[str, ...], repeat: bool) -> dict:
+                   commands: tuple[str, ...], repeat: bool, kinds: tuple[str, ...] = ()) -> dict:
     return dict(key=key, game_id=record.id, player=player.name, to=player.address, orders=orders,
-                with_legal=True, position=True, commands=commands, repeat_commands=repeat)
+                with_legal=True, position=True, commands=commands, repeat_commands=repeat, kinds=kinds)

@@ -41,6 +41,7 @@ def poll(config: Config, store: GameStore, inbox: Inbox | None, post: Post, repo
         # a wrong games_dir would set every order aside as "for no game"
         report.errors.append(f"the games directory {store.dir} does not exist "
                              "(check games_dir in the configuration); no mail was read")
+        report.inbox_ok = False  # no mail was read: no successful cycle
         return
     try:
         box = inbox or config.open_inbox()
@@ -98,9 +99,10 @@ def _one(mail: InboundMail, mails: list[InboundMail], box: Inbox, bk: Bookkeepin
             return False
         except sqlite3.Error:
             raise  # the bookkeeping failed: roll this mail back, stop the cycle
-        except Exception as exc:  # noqa: BLE001 - one bad mail must not stop the rest
+        except Exception as exc:  # noqa: BLE001 - one bad mail (one game's error) must not stop the rest
             log.exception("unexpected error on a mail")
             report.errors.append(f"unexpected error on a mail: {exc!r}")
+            post.tell_operator(word("notices", "alert_mail_error", problem=repr(exc)))
             outcome = "ignored"
     faults.fault("before-move")
     try:

@@ -1,6 +1,6 @@
 """Interpret a mail: its identity, and its lines as commands and one order.
 
-``mail_id`` names a mail (RFC 5322 Message-ID, else a hash of its bytes);
+``mail_id`` names a mail (RFC 5322 Message-ID, else ``OrderMail.delivery_key``);
 ``interpret`` splits the order lines of an ``OrderMail`` into commands (``help``,
 ``status``, ``history``, ``rules``, ``secret new``) and order lines, and parses
 the order lines into one action with the board's names (``parse_turn``).
@@ -8,32 +8,48 @@ Nothing here reads or writes a file.
 """
 from __future__ import annotations
 
+import difflib
 import hashlib
+import re
 from dataclasses import dataclass
 from typing import Iterable
 
 from ..mail.read import OrderMail
 from ..orders.parser import NoOrderFound, OrderError, command, parse_turn
+from ..orders.vocabulary import VERBS
 from ..rules.actions import Action
 from ..rules.board import Board
 
 
 def mail_id(om: OrderMail, raw: bytes) -> str:
-    """The identity of a mail: its Message-ID, else ``sha256:`` + hash of the bytes."""
-    return om.message_id or "sha256:" + hashlib.sha256(raw).hexdigest()
+    """The identity of a mail: its Message-ID, else its ``delivery_key`` (a hash
+    that ignores transport headers, so that one mail delivered twice through two
+    servers is one mail), else ``sha256:`` + hash of the bytes."""
+    return om.message_id or om.delivery_key or "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+KIND_TEXT = "text"
+"""``OrderMail.kinds`` of a line the reader cannot tell from an order."""
 
 
 @dataclass(frozen=True)
 class Orders:
     """What a mail asks: ``commands`` (each once, in order of appearance), the
-    other ``lines``, and those lines parsed: ``action`` when they are one valid
-    turn, else ``error`` (an ``OrderError``; ``NoOrderFound`` when no line looks
-    like an order).  Both None when there are no order lines."""
+    other ``lines`` (``kinds``: what the mail reader made of each, see
+    ``OrderMail.kinds``), and those lines parsed: ``action`` when they are one
+    valid turn, else ``error`` (an ``OrderError``; ``NoOrderFound`` when no line
+    looks like an order).  Both None when there are no order lines.
+
+    ``used``: when all the lines together are no turn but some of them are (see
+    ``interpret``), the lines ``action`` was read from; ``error`` then keeps why
+    the whole set failed.  ``unread`` lists the other lines with their kind."""
 
     commands: tuple[str, ...]
     lines: tuple[str, ...]
     action: Action | None = None
     error: OrderError | None = None
+    kinds: tuple[str, ...] = ()
+    used: tuple[str, ...] | None = None
 
     @property
     def has_order(self) -> bool:
@@ -41,16 +57,78 @@ class Orders:
         refused, and the commands are answered after it."""
         return self.action is not None or (self.error is not None and not isinstance(self.error, NoOrderFound))
 
+    @property
+    def unread(self) -> tuple[tuple[str, str], ...]:
+        """``(line, kind)`` of the order lines the action was not read from (only
+        when ``used``)."""
+        if self.used is None:
+            return ()
+        used = list(self.used)
+        out = []
+        for line, kind in zip(self.lines, self.kinds or (KIND_TEXT,) * len(self.lines)):
+            if used and used[0] == line:
+                used.pop(0)
+            else:
+                out.append((line, kind))
+        return tuple(out)
 
-def interpret(lines: Iterable[str], board: Board) -> Orders:
+
+def interpret(lines: Iterable[str], board: Board, kinds: Iterable[str] = ()) -> Orders:
     """Split ``lines`` into commands and order lines and parse the order lines
-    with ``board``'s names.  Never raises: a parse error is kept in ``error``."""
+    with ``board``'s names.  Never raises: a parse error is kept in ``error``.
+
+    ``kinds`` (``OrderMail.kinds``, one per line) lets a complete turn be read
+    when the whole set of lines is none: first from the lines of kind ``text``
+    (no signature, sign-off, greeting or gateway notice), then from the longest
+    run of those lines from the top whose dropped lines do not look like orders
+    (``looks_like_order``: a mistyped order is never dropped).  The caller
+    applies such a turn only when it is legal, and tells the player which lines
+    were not read (``Orders.unread``)."""
     lines = list(lines)
+    kinds = list(kinds)
+    if len(kinds) != len(lines):
+        kinds = [KIND_TEXT] * len(lines)
     commands = tuple(dict.fromkeys(c for c in (command(l) for l in lines) if c))
-    orders = tuple(l for l in lines if command(l) is None)
+    pairs = [(l, k) for l, k in zip(lines, kinds) if command(l) is None]
+    orders = tuple(l for l, _ in pairs)
+    order_kinds = tuple(k for _, k in pairs)
     if not orders:
         return Orders(commands, orders)
     try:
-        return Orders(commands, orders, action=parse_turn(list(orders), board))
+        return Orders(commands, orders, action=parse_turn(list(orders), board), kinds=order_kinds)
     except OrderError as exc:
-        return Orders(commands, orders, error=exc)
+        first = exc
+    for used in _fallbacks(pairs):
+        try:
+            action = parse_turn(list(used), board)
+        except OrderError:
+            continue
+        return Orders(commands, orders, action=action, error=first, kinds=order_kinds, used=tuple(used))
+    return Orders(commands, orders, error=first, kinds=order_kinds)
+
+
+def _fallbacks(pairs: list[tuple[str, str]]) -> Iterable[list[str]]:
+    """Smaller sets of order lines to read a turn from, best first (see ``interpret``)."""
+    # a sign-off or greeting matched the reader's table as a whole line ("Take
+    # care,"); any other line left out must not look like an order
+    if any(k not in _TRUSTED and k != KIND_TEXT and looks_like_order(l) for l, k in pairs):
+        return
+    text = [l for l, k in pairs if k == KIND_TEXT]
+    if text and len(text) < len(pairs):
+        yield text
+    for n in range(len(text) - 1, 0, -1):
+        if looks_like_order(text[n]):
+            break  # a mistyped order below: never read the turn without it
+        yield text[:n]
+
+
+_TRUSTED = ("signoff", "greeting")
+
+
+def looks_like_order(line: str) -> bool:
+    """Whether ``line`` starts with an order word or something close to one
+    (``'biuld'``, ``'Invets'``): such a line is never left out of a turn."""
+    words = re.findall(r"[^\W\d_]+", line.lower())
+    if not words:
+        return False
+    return words[0] in VERBS or bool(difflib.get_close_matches(words[0], VERBS, n=1, cutoff=0.8))

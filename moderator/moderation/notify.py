@@ -9,6 +9,7 @@ mailing), without opening the other game files.
 from __future__ import annotations
 
 import logging
+import sqlite3
 from email.message import EmailMessage
 
 from filelock import Timeout
@@ -103,8 +104,9 @@ def _reindex(post: Post, store: GameStore, record: GameRecord) -> None:
 def notify_all(post: Post, store: GameStore, report: CycleReport) -> None:
     """Spool status mails for every game the games index says owes them
     (``Bookkeeping.games_owing_mail``), each game in one bookkeeping transaction;
-    a broken or locked game is reported in ``report.errors`` and retried by the
-    next cycle."""
+    a broken or locked game, or any error while building one game's mails, is
+    reported in ``report.errors`` (and to the operator) and retried by the next
+    cycle: the other games go on."""
     for gid in post.bk.games_owing_mail():
         try:
             with store.lock(gid), post.bk.transaction():
@@ -116,3 +118,9 @@ def notify_all(post: Post, store: GameStore, report: CycleReport) -> None:
         except (OSError, Timeout) as exc:
             report.errors.append(f"game {gid}: cannot spool the status mails: {exc or 'game locked'}")
             log.error("game %s: cannot spool the status mails: %s", gid, exc or "game locked")
+        except sqlite3.Error:
+            raise  # the bookkeeping failed: the cycle stops (its transaction rolled back)
+        except Exception as exc:  # noqa: BLE001 - one game's error must never stop the others
+            log.exception("game %s: cannot build the status mails", gid)
+            report.errors.append(f"game {gid}: cannot build the status mails: {exc!r}")
+            post.tell_operator(word("notices", "alert_game_error", game=gid, problem=repr(exc)))

@@ -1,7 +1,8 @@
 """Route a mail to its game, and tell players from strangers.
 
 A mail reaches a game by (in this order) its Subject tag ``[pbem:GAME:SECRET]``
-or ``game:`` line (``OrderMail.game_id``); else by In-Reply-To/References naming
+or ``game:`` line (``OrderMail.game_id``; ignoring case when that names no game
+and exactly one game matches ignoring case); else by In-Reply-To/References naming
 one of our Message-IDs (``<...pbem.GAME@domain>``, RFC 5322 section 3.6.4); else
 by the sender's only running game, or the running game whose secret the mail
 carries.  Who plays where comes from the bookkeeping's games index
@@ -34,7 +35,11 @@ def route(om: OrderMail, store: GameStore, bk: Bookkeeping) -> str | None:
     plays several and the mail carries a secret are those few files read, to
     find the game whose secret it is."""
     if om.game_id:
-        return om.game_id
+        if store.exists(om.game_id):
+            return om.game_id
+        # 'game: Ridge': players type ids in any case; only an unambiguous match
+        same = [g for g in bk.game_ids() if g.lower() == om.game_id.lower()]
+        return same[0] if len(same) == 1 else om.game_id
     for ref in [om.in_reply_to, *om.references]:
         m = _MSGID_GAME_RE.search(ref or "")
         if m and store.exists(m.group(1)):

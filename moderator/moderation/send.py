@@ -32,6 +32,11 @@ log = logging.getLogger("pbem")
 
 ALERT_REPEAT = 86400.0
 """Seconds before the operator is mailed again about the same problem."""
+ORDERLESS_PER_DAY = 2
+"""Answers per sender, game and UTC day to mails with no order and no command
+(a vacation responder without auto-reply headers would be answered forever)."""
+WARNINGS_PER_DAY = 2
+"""Notices "a mail in your name was refused" per player, game and UTC day."""
 
 
 class Post:
@@ -97,18 +102,38 @@ class Post:
     def reply(self, om: OrderMail, key: str, to: str, game_id: str | None, title: str,
               message: str, tag: str | None = None, **extra: Any) -> None:
         """Spool the reply ``templates/reply.txt`` (``title``, ``message`` and
-        ``extra``: ``quoted`` lines and the ``failed`` one, ``legal``, ``position``,
+        ``extra``: ``quoted`` lines (``{"line", "mark"}``, see ``act.quoted``) and
+        ``omitted`` (how many were left out), ``legal``, ``position``,
         ``game_over``) to ``to``, answering ``om`` (the mail ``key``); not beyond
         the per-cycle limit of replies to one address."""
-        ctx = {"game_id": game_id, "title": title, "message": message, "quoted": [], "failed": "",
+        ctx = {"game_id": game_id, "title": title, "message": message, "quoted": [], "omitted": 0,
                "legal": [], "unchanged": True, "position": "", "game_over": False, **extra}
-        recipient = canonical_address(to)
-        self._replies[recipient] = self._replies.get(recipient, 0) + 1
-        if self._replies[recipient] > self.config.max_replies_per_sender:
-            log.warning("reply limit reached for %s; not answering %r", recipient, title)
+        if not self.allow(to, title):
             return
         subject = word("notices", "subject", tag=tag or "", game_id=game_id, title=title).replace("  ", " ")
         self.put(self.answer(om, game_id, to, subject, render("reply.txt", **ctx)), answers=key)
+
+    def allow(self, to: str, what: str, count_only: bool = False) -> bool:
+        """Whether one more answer to ``to`` (``what``: for the log) fits the
+        per-cycle limit ``config.max_replies_per_sender`` (replies, command
+        answers and notices alike); counts it.  ``count_only``: counted but always
+        allowed (the answer to ``secret new``, which must reach the player)."""
+        recipient = canonical_address(to)
+        self._replies[recipient] = self._replies.get(recipient, 0) + 1
+        if self._replies[recipient] > self.config.max_replies_per_sender and not count_only:
+            log.warning("reply limit reached for %s; not answering %r", recipient, what)
+            return False
+        return True
+
+    def daily(self, name: str, limit: int) -> bool:
+        """Whether one more answer counted as ``name`` fits ``limit`` per UTC day
+        (counted in the bookkeeping's ``daily_counts``, so across cycles); counts
+        it when it does."""
+        now = self.clock()
+        if self.bk.count_today(name, now) >= limit:
+            return False
+        self.bk.bump_count(name, now)
+        return True
 
     def tell_operator(self, text: str) -> None:
         """Mail the operator (config ``operator``) about ``text``: once, and again

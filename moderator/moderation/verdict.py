@@ -2,10 +2,14 @@
 carried out by ``act``.
 
 Verdicts are values (frozen dataclasses).  Every verdict carries ``key``, the
-identity of the mail it answers (its Message-ID, else a hash of its bytes, see
-``interpret.mail_id``): the replies it causes are spooled under ``key`` and the
-answers to its commands under ``key + "#commands"`` (``commands_key``), so that
-a mail is answered once even across interrupted cycles.
+identity of the mail it answers (its Message-ID, else its delivery key, see
+``interpret.mail_id``): the replies it causes are spooled under ``reply_key`` and
+the answers to its commands under ``key + "#commands"`` (``commands_key``), so
+that a mail is answered once even across interrupted cycles.  Only mails of
+authenticated players enter the duplicate record under ``key`` itself (applied,
+or answered); an answer to an unauthenticated sender is recorded under ``key +
+"#unauthenticated"``, so that a forged mail cannot block the real player's mail
+that carries the same Message-ID.
 
 ``reason`` names why (a notice of ``templates/words/notices.txt`` for ``Refuse``;
 a name for the log otherwise).  ``outcome`` is the inbox folder the mail goes
@@ -20,6 +24,10 @@ from ..rules.actions import Action
 
 ANSWERED = "answered"
 """``Duplicate.reason``: the mail was answered in an earlier, interrupted cycle."""
+UNAUTHENTICATED = "#unauthenticated"
+"""Suffix of ``Verdict.reply_key`` for answers to mails whose sender is not
+authenticated: they are answered once, but their key is never a duplicate of the
+real player's mail."""
 ALREADY_APPLIED = "already_applied"
 """``Duplicate.reason``: the mail's order is in the game's history already."""
 
@@ -34,6 +42,12 @@ class Verdict:
     def commands_key(self) -> str:
         """The key the answers to the mail's commands are kept under."""
         return self.key + "#commands"
+
+    @property
+    def reply_key(self) -> str:
+        """The key the verdict's reply is recorded under: ``key`` itself only for an
+        answer to an authenticated player (see ``Refuse.reply_key``)."""
+        return self.key
 
     @property
     def outcome(self) -> str:
@@ -56,6 +70,12 @@ class Ignore(Verdict):
     detail: str = ""
     game_id: str | None = None
     warn: str | None = None
+
+    @property
+    def reply_key(self) -> str:
+        # the warning to the player named is no answer to the sender: it must not
+        # make the mail's key (a Message-ID anyone can copy) a duplicate
+        return self.key + UNAUTHENTICATED
 
     @property
     def outcome(self) -> str:
@@ -97,7 +117,13 @@ class Refuse(Verdict):
     the one that could not be read), ``legal`` what the engine says is legal
     instead; ``with_legal`` adds what is legal now when ``legal`` is empty;
     ``position`` adds the unchanged position.  ``commands`` beside the order are
-    answered after the refusal; ``repeat_commands``: they were answered before."""
+    answered after the refusal; ``repeat_commands``: they were answered before.
+    ``kinds``: what the mail reader made of each line of ``orders``
+    (``OrderMail.kinds``: the reply says why a signature line was not read).
+    ``orderless``: the mail had no order and no command (a vacation responder?):
+    such answers are limited per sender, game and day.  ``addressee``: the
+    registered player an unauthenticated refusal goes to (``secret_wrong``):
+    the reply carries their tag and goes to their registered address."""
 
     reason: str
     to: str
@@ -111,6 +137,23 @@ class Refuse(Verdict):
     position: bool = False
     commands: tuple[str, ...] = ()
     repeat_commands: bool = False
+    # added for issue 12; not compared, so that equality keeps its old meaning
+    kinds: tuple[str, ...] = field(default=(), compare=False)
+    orderless: bool = field(default=False, compare=False)
+    addressee: str | None = field(default=None, compare=False)
+
+    @property
+    def authenticated(self) -> bool:
+        """Whether the refusal answers an authenticated player (right address and
+        secret): only then does it enter the duplicate record under ``key``."""
+        return self.player is not None
+
+    @property
+    def reply_key(self) -> str:
+        # a refusal of an unauthenticated mail (a forged From, a wrong secret, an
+        # unreadable mail) is kept apart: the same Message-ID from the real player
+        # is still new
+        return self.key if self.authenticated else self.key + UNAUTHENTICATED
 
     @property
     def outcome(self) -> str:
@@ -123,7 +166,9 @@ class Apply(Verdict):
     """Apply ``action`` (legal now: checked with ``Game.resolve``; read from the
     lines ``orders``) for ``player`` of ``game_id``, save the game file, then answer ``commands`` (``status`` is left
     out: the status mail follows the order); ``repeat_commands``: they were
-    answered before."""
+    answered before.  ``unread``: ``(line, kind)`` of the mail's lines the turn was
+    not read from (the whole set was no turn, see ``interpret``): the player is
+    told in a short reply."""
 
     game_id: str
     player: str
@@ -131,6 +176,7 @@ class Apply(Verdict):
     orders: tuple[str, ...] = ()
     commands: tuple[str, ...] = ()
     repeat_commands: bool = False
+    unread: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True, kw_only=True)

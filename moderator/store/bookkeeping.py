@@ -26,6 +26,9 @@ table              what
                    (why the file could not be read)
 ``game_players``   ``game``, ``address`` (canonical), ``name``: routing a
                    sender to their games without opening the game files
+``daily_counts``   ``name``, ``day`` (UTC date) → ``n``: answers counted per
+                   day for the moderation's daily limits (schema 2); days
+                   before yesterday are dropped (``prune_counts``)
 =================  ===========================================================
 
 Times are stored as ISO 8601 text in UTC with microseconds
@@ -146,7 +149,16 @@ CREATE TABLE game_players (
 CREATE INDEX game_players_game ON game_players(game);
 """
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [_V1]
+_V2 = """
+CREATE TABLE daily_counts (
+    name TEXT NOT NULL,                -- what is counted, e.g. 'orderless:GAME:ADDRESS'
+    day  TEXT NOT NULL,                -- UTC date, YYYY-MM-DD
+    n    INTEGER NOT NULL,
+    PRIMARY KEY (name, day)
+) WITHOUT ROWID;
+"""
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [_V1, _V2]
 """``MIGRATIONS[i]`` brings the schema from version ``i`` to ``i + 1``: an SQL
 script (run statement by statement) or a function of the connection.  Append only;
 never change a released step.  Each runs inside the opening transaction."""
@@ -446,6 +458,25 @@ class Bookkeeping:
             self._write("DELETE FROM meta WHERE key = ?", (key,))
         else:
             self._write("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # -------------------------------------------------------------- daily counts
+    def count_today(self, name: str, when: datetime) -> int:
+        """How often ``name`` was counted on ``when``'s UTC day."""
+        row = self._db.execute("SELECT n FROM daily_counts WHERE name = ? AND day = ?",
+                               (name, _utc(when).date().isoformat())).fetchone()
+        return 0 if row is None else row[0]
+
+    def bump_count(self, name: str, when: datetime) -> int:
+        """Count ``name`` once more on ``when``'s UTC day; returns the new count."""
+        day = _utc(when).date().isoformat()
+        self._write("INSERT INTO daily_counts(name, day, n) VALUES (?, ?, 1) "
+                    "ON CONFLICT(name, day) DO UPDATE SET n = n + 1", (name, day))
+        return self.count_today(name, when)
+
+    def prune_counts(self, now: datetime) -> int:
+        """Drop the counts of days before yesterday (UTC); returns how many."""
+        cut = (_utc(now) - timedelta(days=1)).date().isoformat()
+        return self._write("DELETE FROM daily_counts WHERE day < ?", (cut,)).rowcount
 
     # -------------------------------------------------------------- answered mails
     def answered(self, key: str) -> bool:
