@@ -6,7 +6,7 @@ With ``--with-secrets`` the export is the game file's mapping as pbem keeps it
 full check.  Without it, what no player may know of another is removed:
 
 * every player's ``address`` and ``secret`` become ``''``; the Message-IDs of the
-  players' mails (``history[].message_id``, ``reply_to``) are dropped (null, ``{}``);
+  mails (``history[].message_id``, ``reply_to``, ``threads``) are dropped (null, ``{}``);
 * in ``state``, the hands (``track_hands``, ``share_hands``), the shares
   returned in UP swaps (``returned``), the order of the decks (``track_deck``,
   ``stack``; emptied) and, while the game is in its initial phase, the initial
@@ -37,6 +37,7 @@ def export_data(data: dict[str, Any], with_secrets: bool = False) -> dict[str, A
     names = [p["name"] for p in out.get("players") or []]
     out["players"] = [{"name": p["name"], "address": "", "secret": ""} for p in out.get("players") or []]
     out["reply_to"] = {}
+    out["threads"] = {}
     out["history"] = [{**h, "message_id": None} for h in out.get("history") or []]
     if not over:
         out["seed"] = None
