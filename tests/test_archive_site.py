@@ -452,3 +452,27 @@ def test_screenshot_at_390(site, tmp_path, page):
         assert img.size == (390, 844)
         # not blank: the page drew text and pictures
         assert len(img.convert("L").getcolors(256 * 256) or []) > 20
+
+
+def test_initial_investments_stay_secret_until_all_chose(tmp_path):
+    from moderator.archive.site import public_order
+    from moderator.rules.board import Board
+    from moderator.rules.engine import Game
+    from moderator.rules.notation import parse_action
+    from moderator.store.gamefile import GameRecord, Player
+
+    assert public_order("start KCC", initial_open=False) == "start (secret initial investment)"
+    assert public_order("start KCC", initial_open=True) == "start KCC"
+    assert public_order("build MS ATL-MIA joker as white; take KCC; swap DM", True) == (
+        "build MS ATL-MIA joker as white; take KCC; swap (a share) for UP")
+    g = Game.new(Board.default(), ["Ann", "Bob", "Cy"], 9, "first-edition", {})
+    rec = GameRecord("starting", g, [Player(n, f"{n.lower()}@example.org", "abcdefgh") for n in g.players],
+                     "default")
+    choice = g.legal_summary("Ann").starts[0]
+    rec.apply("Ann", parse_action(str(choice)), None)
+    store = GameStore(tmp_path / "games")
+    store.save(rec)
+    build_site(store, tmp_path / "site")
+    text = "\n".join(p.read_text() for p in (tmp_path / "site").rglob("*.html"))
+    assert "start (secret initial investment)" in text
+    assert str(choice) not in text
