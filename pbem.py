@@ -7,6 +7,9 @@
     pbem rules GAME                   print the ruleset and options of a game
     pbem show GAME [--map FILE.png]   print the public position of a game (and draw its map)
     pbem board check FILE             validate a board file
+    pbem list [--active|--finished]   one line per game
+    pbem archive --out DIR            a static HTML site of every game (incremental)
+    pbem export GAME [--format yaml|json] [--with-secrets]   one game as a single file
     pbem --version
 
 The configuration is ``--config FILE``, else ``./pbem.yaml``, else the embedded
@@ -149,8 +152,10 @@ def new(ctx, game, players, seed, ruleset, board_path, **flags):
 @click.option("--loop", is_flag=True, help="Repeat the cycle forever.")
 @click.option("--interval", type=click.FloatRange(min=1), default=300, show_default=True,
               help="Seconds between cycles with --loop.")
+@click.option("--archive", "archive_dir", type=click.Path(file_okay=False), default=None,
+              metavar="DIR", help="After each cycle, update the static archive site in DIR.")
 @click.pass_context
-def run(ctx, loop, interval):
+def run(ctx, loop, interval, archive_dir):
     """Poll the inbox once: apply orders, answer, send status mails."""
     from moderator.moderation.cycle import Moderator
 
@@ -160,8 +165,9 @@ def run(ctx, loop, interval):
         click.echo(report.summary())
         for err in report.errors:
             click.echo(f"error: {err}", err=True)
+        archived = _archive(ctx, archive_dir) if archive_dir is not None else True
         if not loop:
-            sys.exit(0 if report.ok else 1)
+            sys.exit(0 if report.ok and archived else 1)
         time.sleep(interval)
 
 
@@ -213,6 +219,84 @@ def show(ctx, game, map_file):
         click.echo(f"  - {line}")
     if map_file is not None:
         click.echo(f"Map written to {map_file}.")
+
+
+def _archive(ctx: click.Context, out: str, force: bool = False) -> bool:
+    """Build or update the archive site in ``out``; print what it did.  True
+    when every game could be rendered."""
+    from moderator.archive.site import build_site
+    from moderator.store.gamefile import GameStore
+
+    try:
+        report = build_site(GameStore(_config(ctx).games_dir), out, force=force)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write the archive in {out}: {exc}") from None
+    click.echo(report.summary())
+    for err in report.errors:
+        click.echo(f"archive error: {err}", err=True)
+    return not report.errors
+
+
+@main.command("list")
+@click.option("--active", "which", flag_value="active", help="Only games not over.")
+@click.option("--finished", "which", flag_value="finished", help="Only finished games.")
+@click.pass_context
+def list_(ctx, which):
+    """One line per game: id, ruleset, players, whose move and since when, the
+    deadline, dividends paid, the winner(s)."""
+    from moderator.archive.listing import list_games
+    from moderator.store.gamefile import GameStore
+
+    lines, errors = list_games(GameStore(_config(ctx).games_dir), which or "all")
+    for line in lines:
+        click.echo(line)
+    for err in errors:
+        click.echo(f"error: {err}", err=True)
+    if not lines and not errors:
+        click.echo("No games.")
+    sys.exit(1 if errors else 0)
+
+
+@main.command()
+@click.option("--out", "out", type=click.Path(file_okay=False), required=True, metavar="DIR",
+              help="Folder of the site (created; updated in place).")
+@click.option("--force", is_flag=True, help="Render every game, changed or not.")
+@click.pass_context
+def archive(ctx, out, force):
+    """Write a static HTML site of every game into DIR (no server needed): an index,
+    a page per game and per order, board pictures, statistics.  Only games changed
+    since the last run are rendered again.  Never shows a hand, a secret or an address."""
+    sys.exit(0 if _archive(ctx, out, force) else 1)
+
+
+@main.command()
+@click.argument("game")
+@click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
+@click.option("--with-secrets", is_flag=True,
+              help="Keep addresses, secrets, hands and decks (the file as pbem keeps it).")
+@click.option("--out", "out", type=click.Path(dir_okay=False, writable=True), default=None,
+              metavar="FILE", help="Write to FILE instead of the standard output.")
+@click.pass_context
+def export(ctx, game, fmt, with_secrets, out):
+    """Print GAME as one self-contained file in the game-file format
+    (docs/game-file.md); without --with-secrets, addresses, secrets and every
+    hidden card are removed (see docs/archive.md)."""
+    from moderator.archive.export import dump, export_data
+    from moderator.store.gamefile import GameStore, StoreError
+
+    store = GameStore(_config(ctx).games_dir)
+    try:
+        store.load(game)  # a file whose history does not give its state is not exported
+        text = dump(export_data(store.read_data(game), with_secrets), fmt)
+    except (StoreError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        try:
+            Path(out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
 
 
 @main.group()

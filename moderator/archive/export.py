@@ -1,0 +1,63 @@
+"""``pbem export GAME``: one game as a single self-contained file, in the game-file
+format (docs/game-file.md is its schema), as YAML or JSON.
+
+With ``--with-secrets`` the export is the game file's mapping as pbem keeps it
+(migrated to the current format): it loads back with ``GameStore.load`` and its
+full check.  Without it, what no player may know of another is removed:
+
+* every player's ``address`` and ``secret`` become ``''``; the Message-IDs of the
+  mails (``history[].message_id``, ``reply_to``, ``threads``) are dropped (null, ``{}``);
+* in ``state``, the hands (``track_hands``, ``share_hands``), the shares
+  returned in UP swaps (``returned``), the order of the decks (``track_deck``,
+  ``stack``; emptied) and, while the game is in its initial phase, the initial
+  choices;
+* the share returned in an UP swap in ``history[].order`` stays (the order must
+  stay replayable), but the ``seed`` of a game that is not over is set to null:
+  with the seed and the history anyone could recompute every hand.
+
+A public export of a finished game loads back with ``GameStore.load(check=False)``
+(the replay gives the game; the emptied state keys are not compared); a public
+export of a running game is a record, not a replayable file (no seed).  Both carry
+``exported: {secrets: false, replayable: ...}``, a key readers may ignore.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+
+def export_data(data: dict[str, Any], with_secrets: bool = False) -> dict[str, Any]:
+    """The mapping to export of a game file's mapping (``GameStore.read_data``)."""
+    out = copy.deepcopy(data)
+    if with_secrets:
+        return out
+    state = out.get("state") or {}
+    over = state.get("phase") == "over"
+    names = [p["name"] for p in out.get("players") or []]
+    out["players"] = [{"name": p["name"], "address": "", "secret": ""} for p in out.get("players") or []]
+    out["reply_to"] = {}
+    out["threads"] = {}
+    out["history"] = [{**h, "message_id": None} for h in out.get("history") or []]
+    if not over:
+        out["seed"] = None
+    for key in ("track_hands", "share_hands", "returned"):
+        if key in state:
+            state[key] = {n: [] for n in state[key]}
+    for key in ("track_deck", "stack"):
+        if key in state:
+            state[key] = []
+    if state.get("phase", "initial") == "initial" and "initial_choice" in state:
+        state["initial_choice"] = {}
+    out["exported"] = {"secrets": False, "replayable": over, "players": names}
+    return out
+
+
+def dump(data: dict[str, Any], fmt: str = "yaml") -> str:
+    """``data`` as YAML (the game file's own style: PyYAML's safe dumper, keys in
+    order) or JSON (indented, UTF-8 text)."""
+    if fmt == "json":
+        return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    from ..store.gamefile import _dump
+
+    return _dump(data)

@@ -1,0 +1,338 @@
+"""``pbem archive --out DIR``: a static site of every game, built from the Jinja
+templates in ``templates/archive/`` (HTML, autoescaped), needing no server.
+
+Layout of DIR::
+
+    index.html              every game (a table sortable by a small inline script)
+    stats.html              statistics across games (players, companies)
+    style.css               the one style sheet
+    games/GAME/index.html   one game: players, standings, options, payouts, pictures, history
+    games/GAME/move-N.html  one page per order (previous / next links), N from 1
+    games/GAME/*.png        the board (public view) after each dividend and at the end
+    manifest.json           per game file its sha256 and what the index and statistics need
+
+Each game is replayed with the rules engine (``seed`` + ``history``, strict
+notation) to split the public log into the events of each order and to draw the
+board after each dividend.  Only public information is put in a page: the public
+log, the orders with the share returned in an UP swap hidden (and the initial
+investments while they are still secret), ``Game.public_view()`` money (hidden
+during a game with option ``hidden_money``); never a hand, a deck, a secret or an
+address.
+
+Incremental: a game whose file's sha256 (and the templates' digest) equals the
+manifest's is not rendered again; the index and the statistics are rebuilt from
+the manifest every run (cheap).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..store.gamefile import GameStore, StoreError, load_board_ref
+from .listing import IMAGINARY, final_dividend, short_time, winners_of
+
+MANIFEST = "manifest.json"
+SITE_FORMAT = 1
+TEMPLATE_NAMES = ("base.html", "index.html", "stats.html", "game.html", "move.html", "style.css")
+
+
+def public_order(order: str, initial_open: bool) -> str:
+    """An order as every player may read it: the share returned in an UP swap is
+    secret (rules: What each player may know), and so is an initial investment
+    while the game is still in its initial phase (``initial_open`` False)."""
+    if order.startswith("start ") and not initial_open:
+        return "start (secret initial investment)"
+    return re.sub(r"; swap \S+", "; swap (a share) for UP", order)
+
+
+def environment():
+    """A Jinja environment over the ``archive/`` folder of the template folders
+    (``moderator.render.template_dirs``: ``$PBEM_TEMPLATES``, then the shipped
+    ones), autoescaping ``.html``; undefined variables fail."""
+    import jinja2
+
+    from ..render import _loader, template_dirs
+
+    dirs = template_dirs()
+    if not dirs:
+        raise RuntimeError("pbem templates not found (see `pbem doctor`)")
+    return jinja2.Environment(
+        loader=jinja2.ChoiceLoader([_loader(d) for d in dirs]),
+        autoescape=jinja2.select_autoescape(["html"], default_for_string=False, default=False),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def templates_digest(env) -> str:
+    """sha256 of the archive templates' sources: a changed template renders every
+    game again."""
+    h = hashlib.sha256(str(SITE_FORMAT).encode())
+    for name in TEMPLATE_NAMES:
+        source, _, _ = env.loader.get_source(env, f"archive/{name}")
+        h.update(name.encode() + b"\0" + source.encode("utf-8") + b"\0")
+    return h.hexdigest()
+
+
+@dataclass
+class ArchiveReport:
+    """What ``build_site`` did: games ``rendered``, ``unchanged`` (skipped),
+    ``removed`` (their pages deleted) and ``errors`` (``GAME: message``)."""
+
+    rendered: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        text = (f"archive: {len(self.rendered)} game(s) rendered, {len(self.unchanged)} unchanged, "
+                f"{len(self.removed)} removed")
+        return text + (f", {len(self.errors)} error(s)" if self.errors else "")
+
+
+def replay_game(data: dict[str, Any]) -> dict[str, Any]:
+    """Replay a game file's mapping move by move.  Returns the ``game`` (the final
+    ``Game``), ``setup_events`` (the log before the first order), ``moves`` (per
+    order: ``number``, ``player``, ``order`` (public), ``received``, ``events``,
+    ``dividend`` (the number of a dividend paid by it, or None)) and ``pictures``
+    (``(file name, title, move number, Game copy)`` after each dividend and at
+    the end).  Raises StoreError when the history does not apply or does not give
+    the recorded state."""
+    from ..rules.engine import Game
+    from ..rules.notation import parse_action
+
+    board = load_board_ref(data["board"])
+    names = [p["name"] for p in data["players"]]
+    game = Game.new(board, names, data["seed"], data["ruleset"], data.get("options") or {})
+    setup_events = list(game.log)
+    history = data.get("history") or []
+    # the final phase decides whether initial investments are public yet
+    initial_open = (data.get("state") or {}).get("phase", "initial") != "initial"
+    moves, pictures = [], []
+    for i, h in enumerate(history):
+        before, paid = len(game.log), game.dividends_paid
+        try:
+            game.push(h["player"], parse_action(h["order"]))
+        except Exception as exc:  # noqa: BLE001 - a corrupt history
+            raise StoreError(f"history entry {i + 1} does not apply: {exc}") from exc
+        dividend = game.dividends_paid if game.dividends_paid > paid else None
+        moves.append({
+            "number": i + 1,
+            "player": h["player"],
+            "order": public_order(h["order"], initial_open),
+            "received": short_time(h.get("received", "")),
+            "events": game.log[before:],
+            "dividend": dividend,
+        })
+        if dividend is not None:
+            pictures.append((f"dividend-{dividend}.png", f"After dividend {dividend}", i + 1, game.copy()))
+    if game.to_dict() != data.get("state"):
+        raise StoreError("replaying the history does not give the recorded state")
+    if "log" in data and data["log"] != game.log:
+        raise StoreError("replaying the history does not give the recorded log")
+    pictures.append(("end.png", "At the end" if game.phase == "over" else "Now",
+                     len(history), game))
+    return {"game": game, "setup_events": setup_events, "moves": moves, "pictures": pictures}
+
+
+def game_summary(gid: str, data: dict[str, Any], game) -> dict[str, Any]:
+    """What the index and the statistics need of one game (kept in the manifest)."""
+    state = data.get("state") or {}
+    view = game.public_view()
+    history = data.get("history") or []
+    over = game.phase == "over"
+    return {
+        "id": gid,
+        "created": short_time(data.get("created", "")),
+        "last": short_time((history[-1].get("received") if history else "") or data.get("created", "")),
+        "ruleset": game.ruleset,
+        "players": list(game.players),
+        "phase": game.phase,
+        "waiting": game.waiting_for(),
+        "orders": len(history),
+        "dividends": game.dividends_paid,
+        "final_dividend": final_dividend(len(game.players)),
+        "winners": winners_of(state.get("money") or {}) if over else [],
+        "standings": [list(s) for s in game.standings()] if over else [],
+        "paid": [sorted(c for c in p["paid"] if c != "UP") for p in game.payouts],
+        "values": {c["abbr"]: c["value"] for c in view["companies"]},
+    }
+
+
+def _money_public(game) -> bool:
+    return game.phase == "over" or not game.options.get("hidden_money")
+
+
+def game_context(gid: str, data: dict[str, Any], replayed: dict[str, Any]) -> dict[str, Any]:
+    """The context of a game's pages: only public information."""
+    from ..rules.components import COMPANIES
+    from ..rules.options import OPTION_TABLE
+
+    game = replayed["game"]
+    view = game.public_view()
+    money_public = _money_public(game)
+    options = [{"name": o.name, "on": bool(game.options.get(o.name)), "help": o.help} for o in OPTION_TABLE]
+    payouts = []
+    for p in game.payouts:
+        rows = []
+        for abbr in COMPANIES:
+            paid = p["paid"].get(abbr)
+            rows.append({"company": abbr, "value": p["values"].get(abbr, 0),
+                         "paid": sorted(paid.items()) if (paid and money_public) else [],
+                         "any": bool(paid)})
+        up = p["paid"].get("UP")
+        payouts.append({"number": p["dividend"], "rows": rows,
+                        "up": sorted(up.items()) if (up and money_public) else [],
+                        "totals": sorted(p["totals"].items()) if money_public else []})
+    return {
+        "gid": gid,
+        "created": short_time(data.get("created", "")),
+        "view": view,
+        "over": game.phase == "over",
+        "money_public": money_public,
+        "standings": game.standings() if game.phase == "over" else [],
+        "imaginary": IMAGINARY,
+        "options": options,
+        "payouts": payouts,
+        "companies": COMPANIES,
+        "setup_events": replayed["setup_events"],
+        "moves": replayed["moves"],
+        "pictures": [{"file": f, "title": t, "move": m} for f, t, m, _ in replayed["pictures"]],
+    }
+
+
+def _write(path: Path, text: str | bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    if isinstance(text, str):
+        tmp.write_text(text, encoding="utf-8")
+    else:
+        tmp.write_bytes(text)
+    os.replace(tmp, path)
+
+
+def render_game(env, out: Path, gid: str, data: dict[str, Any]) -> dict[str, Any]:
+    """Write the pages and pictures of one game into ``out/games/GAME/`` (replacing
+    the folder); returns its summary for the manifest."""
+    from ..render.board_map import render_map
+
+    replayed = replay_game(data)
+    ctx = game_context(gid, data, replayed)
+    gdir = out / "games" / gid
+    tmp = out / "games" / f".{gid}.new"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for name, _, _, g in replayed["pictures"]:
+        (tmp / name).write_bytes(render_map(g))
+    (tmp / "index.html").write_text(env.get_template("archive/game.html").render(root="../../", **ctx),
+                                    encoding="utf-8")
+    move_tpl = env.get_template("archive/move.html")
+    pictures = ctx["pictures"]
+    moves = ctx["moves"]
+    for i, m in enumerate(moves):
+        shown = [p for p in pictures[:-1] if p["move"] <= m["number"]]
+        picture = shown[-1] if shown else None
+        if i == len(moves) - 1:
+            picture = pictures[-1]
+        page = move_tpl.render(root="../../", gid=gid, move=m, total=len(moves), picture=picture,
+                               prev=moves[i - 1]["number"] if i else None,
+                               next=moves[i + 1]["number"] if i + 1 < len(moves) else None)
+        (tmp / f"move-{m['number']}.html").write_text(page, encoding="utf-8")
+    shutil.rmtree(gdir, ignore_errors=True)
+    os.replace(tmp, gdir)
+    return game_summary(gid, data, replayed["game"])
+
+
+def statistics(games: list[dict[str, Any]]) -> dict[str, Any]:
+    """Statistics across games from their summaries: per player (by name) the
+    games, finished games, wins and average rank (finished games); per company
+    how many dividends it paid (of all paid) and its average value at the end of
+    the finished games."""
+    from ..rules.components import COMPANIES
+
+    players: dict[str, dict[str, Any]] = {}
+    for s in games:
+        for name in s["players"]:
+            players.setdefault(name, {"name": name, "games": 0, "finished": 0, "wins": 0, "ranks": []})
+            players[name]["games"] += 1
+        for place, name, _ in s["standings"]:
+            if name == IMAGINARY or name not in players:
+                continue
+            players[name]["finished"] += 1
+            players[name]["ranks"].append(place)
+            players[name]["wins"] += place == 1
+    prows = []
+    for p in sorted(players.values(), key=lambda p: (-p["wins"], p["name"])):
+        avg = sum(p["ranks"]) / len(p["ranks"]) if p["ranks"] else None
+        prows.append({**p, "avg_rank": None if avg is None else f"{avg:.2f}"})
+    dividends = sum(len(s["paid"]) for s in games)
+    finished = [s for s in games if s["phase"] == "over"]
+    crows = []
+    for abbr, company in COMPANIES.items():
+        paid = sum(abbr in p for s in games for p in s["paid"])
+        values = [s["values"].get(abbr, 0) for s in finished]
+        crows.append({"abbr": abbr, "name": company.name, "paid": paid, "dividends": dividends,
+                      "avg_value": f"{sum(values) / len(values):.1f}" if values else None})
+    return {"players": prows, "companies": crows, "finished": len(finished), "games": len(games)}
+
+
+def build_site(store: GameStore, out: str | os.PathLike[str], force: bool = False) -> ArchiveReport:
+    """Build or update the site in ``out`` from every game of ``store``: render the
+    games whose file changed since the last run (all with ``force``), remove the
+    pages of games that are gone, rewrite the index, the statistics, the style
+    sheet and the manifest.  A game that cannot be read or replayed is reported
+    in ``errors`` and keeps its old pages."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    env = environment()
+    tdigest = templates_digest(env)
+    try:
+        manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+        if manifest.get("format") != SITE_FORMAT or manifest.get("templates") != tdigest:
+            manifest = {}
+    except (OSError, ValueError):
+        manifest = {}
+    old = manifest.get("games", {}) if isinstance(manifest.get("games"), dict) else {}
+    report = ArchiveReport()
+    entries: dict[str, Any] = {}
+    for gid in store.ids():
+        try:
+            gf = store.read_file(gid)
+        except (StoreError, ValueError) as exc:
+            report.errors.append(f"{gid}: {exc}")
+            if gid in old:
+                entries[gid] = old[gid]
+            continue
+        prev = old.get(gid)
+        if (not force and prev and prev.get("digest") == gf.digest
+                and (out / "games" / gid / "index.html").is_file()):
+            entries[gid] = prev
+            report.unchanged.append(gid)
+            continue
+        try:
+            entries[gid] = {"digest": gf.digest, "summary": render_game(env, out, gid, gf.data)}
+        except Exception as exc:  # noqa: BLE001 - one broken game must not stop the site
+            report.errors.append(f"{gid}: {exc}")
+            if prev:
+                entries[gid] = prev
+            continue
+        report.rendered.append(gid)
+    for gid in sorted(set(old) - set(entries)):
+        shutil.rmtree(out / "games" / gid, ignore_errors=True)
+        report.removed.append(gid)
+    games = [e["summary"] for _, e in sorted(entries.items())]
+    games.sort(key=lambda s: (s["last"], s["id"]), reverse=True)
+    _write(out / "style.css", env.loader.get_source(env, "archive/style.css")[0])
+    _write(out / "index.html", env.get_template("archive/index.html").render(root="", games=games))
+    _write(out / "stats.html", env.get_template("archive/stats.html").render(
+        root="", stats=statistics(games)))
+    _write(out / MANIFEST, json.dumps({"format": SITE_FORMAT, "templates": tdigest, "games": entries},
+                                      indent=1, sort_keys=True) + "\n")
+    return report
