@@ -476,3 +476,29 @@ def test_initial_investments_stay_secret_until_all_chose(tmp_path):
     text = "\n".join(p.read_text() for p in (tmp_path / "site").rglob("*.html"))
     assert "start (secret initial investment)" in text
     assert str(choice) not in text
+
+
+def test_public_export_of_a_running_game_hides_swaps_and_pending_initial_choices():
+    """Found by a new user: the public export named the share returned in an UP swap
+    and a player's initial investment while others had not chosen yet."""
+    from moderator.archive.export import export_data
+
+    data = {
+        "players": [{"name": "Dee", "address": "d@x.org", "secret": "aaaaaaaa"},
+                    {"name": "Eve", "address": "e@x.org", "secret": "bbbbbbbb"}],
+        "seed": 5,
+        "history": [{"player": "Dee", "order": "start SFRB", "message_id": "<1@x>"}],
+        "state": {"phase": "initial", "initial_choice": {"Dee": "SFRB"}},
+    }
+    out = export_data(data)
+    assert out["history"][0]["order"] == "start (secret initial investment)"
+    assert out["state"]["initial_choice"] == {}
+    data["state"]["phase"] = "play"
+    data["history"].append({"player": "Eve", "order": "build MRR CHI-MSP black-white; take stack; swap MRR",
+                            "message_id": "<2@x>"})
+    out = export_data(data)
+    assert [h["order"] for h in out["history"]] == [
+        "start SFRB", "build MRR CHI-MSP black-white; take stack; swap (a share) for UP"]
+    data["state"]["phase"] = "over"
+    out = export_data(data)
+    assert out["history"][1]["order"] == "build MRR CHI-MSP black-white; take stack; swap MRR"

@@ -11,9 +11,11 @@ full check.  Without it, what no player may know of another is removed:
   returned in UP swaps (``returned``), the order of the decks (``track_deck``,
   ``stack``; emptied) and, while the game is in its initial phase, the initial
   choices;
-* the share returned in an UP swap in ``history[].order`` stays (the order must
-  stay replayable), but the ``seed`` of a game that is not over is set to null:
-  with the seed and the history anyone could recompute every hand.
+* while the game is not over, ``history[].order`` is the public text of each order
+  (``moderator.rules.notation.public_order``: the share returned in an UP swap, and
+  during the initial phase the initial investments, are hidden) and the ``seed`` is
+  set to null: with the seed and the history anyone could recompute every hand.
+  A finished game's history stays whole, so that its export replays.
 
 A public export of a finished game loads back with ``GameStore.load(check=False)``
 (the replay gives the game; the emptied state keys are not compared); a public
@@ -25,6 +27,8 @@ from __future__ import annotations
 import copy
 import json
 from typing import Any
+
+from ..rules.notation import public_order
 
 
 def export_data(data: dict[str, Any], with_secrets: bool = False) -> dict[str, Any]:
@@ -38,7 +42,10 @@ def export_data(data: dict[str, Any], with_secrets: bool = False) -> dict[str, A
     out["players"] = [{"name": p["name"], "address": "", "secret": ""} for p in out.get("players") or []]
     out["reply_to"] = {}
     out["threads"] = {}
-    out["history"] = [{**h, "message_id": None} for h in out.get("history") or []]
+    initial_open = state.get("phase", "initial") != "initial"
+    out["history"] = [{**h, "message_id": None,
+                       "order": h.get("order") if over else public_order(str(h.get("order", "")), initial_open)}
+                      for h in out.get("history") or []]
     if not over:
         out["seed"] = None
     for key in ("track_hands", "share_hands", "returned"):

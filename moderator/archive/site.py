@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,19 +35,11 @@ from typing import Any
 
 from ..store.gamefile import GameStore, StoreError, load_board_ref
 from .listing import IMAGINARY, final_dividend, short_time, winners_of
+from ..rules.notation import public_order  # noqa: F401 (used by the pages; re-exported)
 
 MANIFEST = "manifest.json"
 SITE_FORMAT = 1
 TEMPLATE_NAMES = ("base.html", "index.html", "stats.html", "game.html", "move.html", "style.css")
-
-
-def public_order(order: str, initial_open: bool) -> str:
-    """An order as every player may read it: the share returned in an UP swap is
-    secret (rules: What each player may know), and so is an initial investment
-    while the game is still in its initial phase (``initial_open`` False)."""
-    if order.startswith("start ") and not initial_open:
-        return "start (secret initial investment)"
-    return re.sub(r"; swap \S+", "; swap (a share) for UP", order)
 
 
 def environment():

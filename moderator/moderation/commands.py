@@ -7,7 +7,6 @@ answered once even when its order was applied in an interrupted cycle.
 """
 from __future__ import annotations
 
-import re
 
 from ..mail.read import OrderMail, subject_tag
 from ..render import render
@@ -17,6 +16,7 @@ from ..rules.options import OPTION_HELP, ruleset as ruleset_of
 from ..store.gamefile import GameRecord, GameStore, Player, new_secret
 from .notify import status_mail
 from .send import Post
+from ..rules.notation import public_order
 
 
 def rules_text(game_id: str, game: Game) -> str:
@@ -25,12 +25,6 @@ def rules_text(game_id: str, game: Game) -> str:
     return render("rules.txt", game_id=game_id, ruleset=game.ruleset, options=game.options,
                   ruleset_summary=ruleset_of(game.ruleset).summary,
                   option_help=OPTION_HELP, players=game.players, final_dividend=game.final_dividend)
-
-
-def public_order(order: str) -> str:
-    """An order as other players may see it: the share returned in an UP swap is
-    secret (rules: What each player may know)."""
-    return re.sub(r"; swap \S+", "; swap (a share) for UP", order)
 
 
 def _history_text(record: GameRecord, player: Player) -> str:

@@ -209,3 +209,14 @@ def _discard(parts: list[str], text: str) -> str | None:
     if verb != "discard":
         raise NotationError(f"{text!r}: expected '; discard CARD', got {parts[1]!r}")
     return _one_of(kind, _KINDS, "a track card after 'discard'", text)
+
+
+def public_order(order: str, initial_open: bool = True) -> str:
+    """An order text (the strict notation) as every player may read it: the share
+    returned in an UP swap is secret (``swap (a share) for UP``), and so is an
+    initial investment while the game is still in its initial phase
+    (``initial_open`` False: ``start (secret initial investment)``).
+    Rules: What each player may know."""
+    if order.startswith("start ") and not initial_open:
+        return "start (secret initial investment)"
+    return re.sub(r"; swap \S+", "; swap (a share) for UP", order)
