@@ -228,7 +228,9 @@ def _archive(ctx: click.Context, out: str, force: bool = False) -> bool:
     from moderator.store.gamefile import GameStore
 
     try:
-        report = build_site(GameStore(_config(ctx).games_dir), out, force=force)
+        config = _config(ctx)
+        report = build_site(GameStore(config.games_dir), out, force=force,
+                            show_addresses=config.archive_show_addresses)
     except OSError as exc:
         raise click.ClickException(f"cannot write the archive in {out}: {exc}") from None
     click.echo(report.summary())

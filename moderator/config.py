@@ -138,6 +138,7 @@ class Config:
     outage_after: float = 86400
     max_size: int = 256 * 1024
     max_replies_per_sender: int = 10
+    archive_show_addresses: bool = False  # archive.show_addresses: players' addresses on the archive site
 
     @property
     def moderator(self) -> Address:
@@ -312,7 +313,7 @@ def _build(data: Any, path: Path) -> Config:
     base = path.parent
     top = _Reader(path, data, "")
     top.check_keys(("moderator", "games_dir", "imap", "smtp", "maildir", "spool_dir",
-                    "operator", "outage_after", "max_size", "max_replies_per_sender"))
+                    "operator", "outage_after", "max_size", "max_replies_per_sender", "archive"))
 
     address, name = DEFAULT_ADDRESS, DEFAULT_NAME
     if top.data.get("moderator") is not None:
@@ -372,6 +373,15 @@ def _build(data: Any, path: Path) -> Config:
                           password=password, password_env=env,
                           timeout=r.number("timeout", 30))
 
+    show_addresses = False
+    if top.data.get("archive") is not None:
+        a = _Reader(path, top.data["archive"], "archive")
+        a.check_keys(("show_addresses",))
+        value = a.data.get("show_addresses", False)
+        if not isinstance(value, bool):
+            raise a.error("show_addresses", f"must be true or false, not {value!r}")
+        show_addresses = value
+
     inbox, outbox = "mail/inbox", "mail/outbox"
     maildir = top.data.get("maildir")
     if maildir is not None:
@@ -393,4 +403,5 @@ def _build(data: Any, path: Path) -> Config:
         outage_after=outage_after,
         max_size=max_size,
         max_replies_per_sender=max_replies,
+        archive_show_addresses=show_addresses,
     )

@@ -502,3 +502,21 @@ def test_public_export_of_a_running_game_hides_swaps_and_pending_initial_choices
     data["state"]["phase"] = "over"
     out = export_data(data)
     assert out["history"][1]["order"] == "build MRR CHI-MSP black-white; take stack; swap MRR"
+
+
+def test_addresses_only_when_the_configuration_says_so(cli, tmp_path):
+    r = cli("archive", "--out", "site")
+    assert r.exit_code == 0, r.output
+    page = (tmp_path / "site" / "games" / "v1-two-player" / "index.html").read_text(encoding="utf-8")
+    assert "ann@example.org" not in page
+    (tmp_path / "pbem.yaml").write_text("archive: {show_addresses: true}\n")
+    r = cli("archive", "--out", "site")
+    assert r.exit_code == 0, r.output
+    assert "5 game(s) rendered" in r.output  # the option changed: every game again
+    page = (tmp_path / "site" / "games" / "v1-two-player" / "index.html").read_text(encoding="utf-8")
+    assert "Ann <small>&lt;ann@example.org&gt;</small>" in page
+    assert "Bob <small>&lt;bob@example.org&gt;</small>" in page
+    (tmp_path / "pbem.yaml").write_text("archive: {show_addresses: 'yes'}\n")
+    r = cli("archive", "--out", "site")
+    assert r.exit_code != 0
+    assert "archive.show_addresses: must be true or false, not 'yes'" in r.output

@@ -161,8 +161,11 @@ def _money_public(game) -> bool:
     return game.phase == "over" or not game.options.get("hidden_money")
 
 
-def game_context(gid: str, data: dict[str, Any], replayed: dict[str, Any]) -> dict[str, Any]:
-    """The context of a game's pages: only public information."""
+def game_context(gid: str, data: dict[str, Any], replayed: dict[str, Any],
+                 show_addresses: bool = False) -> dict[str, Any]:
+    """The context of a game's pages: only public information, and the players'
+    addresses (``addresses``: name -> address) when the configuration says so
+    (``archive: {show_addresses: true}``), else an empty mapping."""
     from ..rules.components import COMPANIES
     from ..rules.options import OPTION_TABLE
 
@@ -196,6 +199,7 @@ def game_context(gid: str, data: dict[str, Any], replayed: dict[str, Any]) -> di
         "setup_events": replayed["setup_events"],
         "moves": replayed["moves"],
         "pictures": [{"file": f, "title": t, "move": m} for f, t, m, _ in replayed["pictures"]],
+        "addresses": {p["name"]: p["address"] for p in data.get("players") or []} if show_addresses else {},
     }
 
 
@@ -209,13 +213,13 @@ def _write(path: Path, text: str | bytes) -> None:
     os.replace(tmp, path)
 
 
-def render_game(env, out: Path, gid: str, data: dict[str, Any]) -> dict[str, Any]:
+def render_game(env, out: Path, gid: str, data: dict[str, Any], show_addresses: bool = False) -> dict[str, Any]:
     """Write the pages and pictures of one game into ``out/games/GAME/`` (replacing
     the folder); returns its summary for the manifest."""
     from ..render.board_map import render_map
 
     replayed = replay_game(data)
-    ctx = game_context(gid, data, replayed)
+    ctx = game_context(gid, data, replayed, show_addresses)
     gdir = out / "games" / gid
     tmp = out / "games" / f".{gid}.new"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -274,16 +278,19 @@ def statistics(games: list[dict[str, Any]]) -> dict[str, Any]:
     return {"players": prows, "companies": crows, "finished": len(finished), "games": len(games)}
 
 
-def build_site(store: GameStore, out: str | os.PathLike[str], force: bool = False) -> ArchiveReport:
+def build_site(store: GameStore, out: str | os.PathLike[str], force: bool = False,
+               show_addresses: bool = False) -> ArchiveReport:
     """Build or update the site in ``out`` from every game of ``store``: render the
     games whose file changed since the last run (all with ``force``), remove the
     pages of games that are gone, rewrite the index, the statistics, the style
     sheet and the manifest.  A game that cannot be read or replayed is reported
-    in ``errors`` and keeps its old pages."""
+    in ``errors`` and keeps its old pages.  ``show_addresses`` (configuration
+    ``archive: {show_addresses: true}``) puts the players' addresses on the game
+    pages; changing it renders every game again."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     env = environment()
-    tdigest = templates_digest(env)
+    tdigest = templates_digest(env) + (":addresses" if show_addresses else "")
     try:
         manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
         if manifest.get("format") != SITE_FORMAT or manifest.get("templates") != tdigest:
@@ -308,7 +315,8 @@ def build_site(store: GameStore, out: str | os.PathLike[str], force: bool = Fals
             report.unchanged.append(gid)
             continue
         try:
-            entries[gid] = {"digest": gf.digest, "summary": render_game(env, out, gid, gf.data)}
+            entries[gid] = {"digest": gf.digest,
+                            "summary": render_game(env, out, gid, gf.data, show_addresses)}
         except Exception as exc:  # noqa: BLE001 - one broken game must not stop the site
             report.errors.append(f"{gid}: {exc}")
             if prev:
