@@ -603,7 +603,7 @@ def test_config_opens_imap_and_smtp(tmp_path, monkeypatch, dovecot, smtp_sink):
      "imap.password: unknown key (known: host, port, security, username, password_env, "
      "mailbox, processed, ignored, timeout)"),
     ("smpt: {host: h}\n",
-     "smpt: unknown key (known: moderator, games_dir, imap, smtp, maildir, spool_dir, operator, outage_after, max_size, max_replies_per_sender)"),
+     "smpt: unknown key (known: moderator, games_dir, imap, smtp, maildir, spool_dir, operator, outage_after, max_size, max_replies_per_sender, archive)"),
     ("smtp: {host: h, port: 70000}\n", "smtp.port: must be a port number 1-65535, not 70000"),
     ("smtp: {host: h, port: '465'}\n", "smtp.port: must be a port number 1-65535, not '465'"),
     ("smtp: {host: h, timeout: 0}\n", "smtp.timeout: must be a positive number, not 0"),
@@ -717,3 +717,23 @@ def test_smtp_probe_login(certificate):
         SmtpOutbox.probe("127.0.0.1", port, security="none", timeout=5)
     assert info.value.step == "connect"
     assert info.value.detail.startswith(("ConnectionRefusedError", "SMTPConnectError"))
+
+
+@pytest.mark.parametrize("text,message", [
+    ("archive: {show_addresses: 1}\n", "archive.show_addresses: must be true or false, not 1"),
+    ("archive: {show: true}\n", "archive.show: unknown key (known: show_addresses)"),
+])
+def test_archive_config_errors(tmp_path, text, message):
+    cfg = tmp_path / "pbem.yaml"
+    cfg.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(cfg)
+    assert message in str(info.value)
+
+
+def test_archive_config_default_and_on(tmp_path):
+    cfg = tmp_path / "pbem.yaml"
+    cfg.write_text("games_dir: games\n")
+    assert load_config(cfg).archive_show_addresses is False
+    cfg.write_text("archive: {show_addresses: true}\n")
+    assert load_config(cfg).archive_show_addresses is True
