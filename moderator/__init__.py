@@ -2,4 +2,4 @@
 
 #: The version (setup.cfg reads it from here; ``pbem --version`` prefers the
 #: installed distribution's metadata and falls back to this in a source tree).
-__version__ = "0.1.0"
+__version__ = "0.2.0"
