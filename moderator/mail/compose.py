@@ -4,7 +4,8 @@ One function, :func:`build_message`, makes a complete RFC 5322 message with the
 standard library (``email.message.EmailMessage``, ``email.policy.default``): our own
 Message-ID, Date, threading headers, ``Auto-Submitted`` (so that well-behaved
 auto-responders stay quiet, RFC 3834), UTF-8 text, and an HTML alternative when one
-is given.  Sending is done elsewhere (``msg.as_bytes(policy=policy.SMTP)``).
+is given, with its inline images (``multipart/related``, RFC 2387: the HTML names
+each PNG by ``cid:``) when those are given too.  Sending is done elsewhere (``msg.as_bytes(policy=policy.SMTP)``).
 """
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ def build_message(
     subject: str,
     text: str,
     html: str | None = None,
+    images: Sequence[tuple[str, bytes]] = (),
     in_reply_to: str | None = None,
     references: Sequence[str] = (),
     auto_submitted: str = "auto-generated",
@@ -62,6 +64,11 @@ def build_message(
     * ``text``: the plain-text body; ``html``: an optional HTML body, which makes the
       message ``multipart/alternative`` (text first, HTML second).  Both are UTF-8,
       ``7bit`` when plain ASCII with short lines, else quoted-printable.
+    * ``images``: inline PNGs of the HTML part, ``(cid, png bytes)``: then the HTML
+      alternative is ``multipart/related`` (the HTML first, then each image as
+      ``image/png``, base64, ``Content-Disposition: inline`` and ``Content-ID:
+      <cid>``; the HTML shows it with ``<img src="cid:...">``, the cid without angle
+      brackets).  Ignored without ``html``.
     * ``in_reply_to``: the Message-ID answered (angle brackets added if missing);
       ``references``: the earlier thread.  The References header is ``references``
       followed by ``in_reply_to``, duplicates removed, order kept; a reference string
@@ -74,7 +81,8 @@ def build_message(
 
     Raises ``ValueError`` for an empty ``from_addr``, ``to`` or ``domain``, a
     ``from_addr`` that is no ``local@domain`` (``email.errors.InvalidHeaderDefect``,
-    a ``ValueError``), or header values containing line breaks.
+    a ``ValueError``), header values containing line breaks, or an empty or
+    malformed image cid.
     """
     if not from_addr or not from_addr.strip():
         raise ValueError("from_addr is empty")
@@ -85,6 +93,10 @@ def build_message(
     for name, value in (("subject", subject), ("to", to), ("from_name", from_name or "")):
         if "\r" in value or "\n" in value:
             raise ValueError(f"{name} contains a line break")
+    cids = [_msgid(cid) for cid, _ in images]
+    for cid in cids:
+        if not cid or any(c in cid[1:-1] for c in "<> \t\r\n"):
+            raise ValueError(f"bad image cid {cid!r}")
 
     msg = EmailMessage(policy=policy.default)
     msg["From"] = Address(display_name=from_name or "", addr_spec=from_addr.strip())
@@ -110,6 +122,13 @@ def build_message(
     msg.set_content(text, charset="utf-8", cte=_cte(text))
     if html is not None:
         msg.add_alternative(html, subtype="html", charset="utf-8", cte=_cte(html))
-        for part in msg.iter_parts():
-            del part["MIME-Version"]  # belongs to the top level only
+        if images:
+            html_part = msg.get_payload()[1]
+            for cid, (_, png) in zip(cids, images):
+                # on a text/html part, add_related makes it multipart/related
+                html_part.add_related(png, maintype="image", subtype="png", cid=cid,
+                                      disposition="inline")
+        for part in msg.walk():
+            if part is not msg:
+                del part["MIME-Version"]  # belongs to the top level only
     return msg

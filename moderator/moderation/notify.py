@@ -11,11 +11,12 @@ from __future__ import annotations
 import logging
 import sqlite3
 from email.message import EmailMessage
+from email.utils import make_msgid
 
 from filelock import Timeout
 
 from ..mail.read import canonical_address
-from ..render import render, status_context, status_subject
+from ..render import MAP_HERE, render, status_context, status_subject
 from ..render.words import word
 from ..rules.options import OPTION_HELP
 from ..store.gamefile import GameRecord, GameStore, Player, StoreError
@@ -24,17 +25,27 @@ from .send import Post
 
 log = logging.getLogger("pbem")
 
+MAP_ALT = "Map of the board (in words: THE BOARD, at the end of the text)"
+"""The alt text of the map in a status mail (shown where pictures are off)."""
+
 
 def status_mail(post: Post, record: GameRecord, player: Player, events: list[str],
                 in_reply_to: str | None = None, template: str = "status.txt") -> EmailMessage:
     """The status mail (or with ``template="welcome.txt"`` the welcome mail) to
     ``player``: their view of ``record``'s game only, with ``events``, the post's
     outage notice and their bounce note.  It answers ``in_reply_to`` if given, else
-    continues the player's thread."""
+    continues the player's thread.  The mail shows the board as ``player`` sees
+    it (``render_map``: their own shares in the legend, never another's): in the
+    HTML part an inline PNG below the position, in the text part its text twin
+    (``board_text``, section "THE BOARD")."""
+    from ..render.board_map import board_text, render_map  # Pillow: only where a map is drawn
+
     ctx = status_context(record, player.name, events)
     ctx["option_help"] = OPTION_HELP
     ctx["notice"] = post.notice
     ctx["bounce"] = post.bk.bounce(canonical_address(player.address))
+    ctx["map_here"] = MAP_HERE
+    ctx["board_lines"] = board_text(record.game)
     text = render(template, **ctx)
     subject = status_subject(ctx)
     if template == "welcome.txt":
@@ -45,6 +56,8 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
         record.id, player.address, subject, text,
         in_reply_to=in_reply_to or root, references=[root] if root else [],
         auto="auto-replied" if in_reply_to else "auto-generated",
+        images=[(make_msgid(idstring=f"map.{record.id}", domain=post.domain)[1:-1],
+                 render_map(record.game, player.name), MAP_ALT)],
     )
 
 

@@ -15,13 +15,13 @@ import logging
 from datetime import datetime
 from email.message import EmailMessage
 from email.utils import make_msgid
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from ..config import Config
 from ..mail.compose import build_message
 from ..mail.read import OrderMail, canonical_address
 from ..mail.transport import Outbox, TransportError
-from ..render import render, to_html
+from ..render import MAP_HERE, render, to_html
 from ..render.words import word
 from ..store.bookkeeping import Bookkeeping
 from ..store.spool import Spool
@@ -37,6 +37,15 @@ ORDERLESS_PER_DAY = 2
 (a vacation responder without auto-reply headers would be answered forever)."""
 WARNINGS_PER_DAY = 2
 """Notices "a mail in your name was refused" per player, game and UTC day."""
+MAX_IMAGE_WIDTH = 640
+"""The widest an inline picture is shown (``width``); CSS narrows it to the screen."""
+
+
+def _png_width(png: bytes) -> int:
+    """The width in pixels of a PNG (from its IHDR chunk, without decoding)."""
+    if png[:8] != b"\x89PNG\r\n\x1a\n" or png[12:16] != b"IHDR":
+        raise ValueError("not a PNG")
+    return int.from_bytes(png[16:20], "big")
 
 
 class Post:
@@ -59,13 +68,18 @@ class Post:
 
     def message(self, game_id: str | None, to: str, subject: str, text: str,
                 in_reply_to: str | None = None, references: Iterable[str] = (),
-                auto: str = "auto-replied") -> EmailMessage:
+                auto: str = "auto-replied", images: Sequence[tuple[str, bytes, str]] = ()) -> EmailMessage:
         """A mail from the moderator (text and its HTML alternative; RFC 3834
         ``Auto-Submitted: auto`` value ``auto``).  A game's mails get Message-IDs
-        ``<...pbem.GAME@domain>`` so that replies route back to the game."""
+        ``<...pbem.GAME@domain>`` so that replies route back to the game.
+        ``images``: PNGs ``(cid, bytes, alt)`` shown inline in the HTML part where
+        ``text`` has the line ``render.MAP_HERE`` (taken out of the plain text)."""
+        plain = text.replace(MAP_HERE + "\n", "").replace(MAP_HERE, "")
+        figures = [(cid, alt, min(_png_width(png), MAX_IMAGE_WIDTH)) for cid, png, alt in images]
         msg = build_message(
             from_addr=self.config.moderator_address, from_name=self.config.moderator_name,
-            to=to, subject=subject, text=text, html=to_html(text),
+            to=to, subject=subject, text=plain, html=to_html(text, figures),
+            images=[(cid, png) for cid, png, _ in images],
             in_reply_to=in_reply_to, references=[r for r in references if r],
             auto_submitted=auto, domain=self.domain,
         )

@@ -3,8 +3,9 @@
 Every template gets only what its recipient may see: ``status_context`` builds the
 context from ``Game.view(player)`` (the public position plus that player's own hand),
 never from the full state.  Templates are plain text (``*.txt``); the HTML
-alternative is the same text, escaped, in a ``<pre>`` block with inline styles (it
-renders alike in Gmail and Outlook: no SVG, no scripts, no style sheets).
+alternative is the same text, escaped, in ``<pre>`` blocks with inline styles (it
+renders alike in Gmail and Outlook: no SVG, no scripts, no style sheets); a status
+mail's map is an inline PNG between them (``to_html`` images, ``MAP_HERE``).
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import importlib.resources
 import os
 from functools import lru_cache
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import jinja2
@@ -96,16 +98,36 @@ def render(name: str, **context: Any) -> str:
     return environment().get_template(name).render(**context)
 
 
-def to_html(text: str) -> str:
+MAP_HERE = "\x00pbem-map\x00"
+"""A line of its own in a rendered status mail where its HTML part shows the map
+(``to_html``); ``Post.message`` takes it out of the plain text."""
+
+_PRE = ("<pre style=\"font-family:Consolas,'Courier New',monospace;font-size:13px;"
+        "line-height:1.35;white-space:pre-wrap;color:#1a1a1a;\">")
+
+
+def to_html(text: str, images: Sequence[tuple[str, str, int]] = ()) -> str:
     """The HTML alternative of a plain-text mail: escaped text in a ``<pre>`` with
-    inline styles only."""
-    return (
-        "<!DOCTYPE html><html><body style=\"margin:0;padding:12px;\">"
-        "<pre style=\"font-family:Consolas,'Courier New',monospace;font-size:13px;"
-        "line-height:1.35;white-space:pre-wrap;color:#1a1a1a;\">"
-        + html.escape(text)
-        + "</pre></body></html>"
-    )
+    inline styles only.  ``images``: inline pictures ``(cid, alt, width)``, shown
+    as ``<img src="cid:...">`` (the cid without angle brackets) at most ``width``
+    pixels wide and never wider than the screen, where the text has the line
+    ``MAP_HERE`` (else below the text)."""
+    before, sep, after = text.partition(MAP_HERE + "\n")
+    if not sep:
+        before, sep, after = text.partition(MAP_HERE)
+    figures = "".join(
+        f"<p style=\"margin:8px 0;\"><img src=\"cid:{html.escape(cid.strip('<>'))}\" "
+        f"alt=\"{html.escape(alt)}\" width=\"{int(width)}\" "
+        f"style=\"display:block;max-width:100%;height:auto;border:0;\"></p>"
+        for cid, alt, width in images)
+    body = _PRE + html.escape(before) + "</pre>"
+    if figures:
+        body += figures
+        if after:
+            body += _PRE + html.escape(after) + "</pre>"
+    elif after:  # a marker without a picture: one block, as before
+        body = _PRE + html.escape(before + after) + "</pre>"
+    return "<!DOCTYPE html><html><body style=\"margin:0;padding:12px;\">" + body + "</body></html>"
 
 
 def legal_summary(game: Game, player: str) -> dict[str, list[str]]:

@@ -1,0 +1,197 @@
+"""The board map in every status mail (issue 11): an inline PNG of the reader's own
+view in the HTML part (``multipart/related``, ``cid:``), its text twin in the text
+part (section "THE BOARD"); the welcome and the answer to ``status`` alike."""
+from __future__ import annotations
+
+import io
+import mailbox
+import re
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesParser
+from email.utils import make_msgid
+
+import pytest
+from PIL import Image
+
+from moderator.config import Config
+from moderator.mail.compose import build_message
+from moderator.moderation.cycle import Moderator
+from moderator.render import MAP_HERE, to_html
+from moderator.render.board_map import board_text, city_legend, render_map
+from moderator.store.gamefile import GameStore
+
+PLAYERS = [("Ann", "ann@example.org"), ("Bob", "bob@example.org"), ("Cy", "cy@example.net")]
+
+
+class Table:
+    """A moderator on Maildirs, one game, and what it mailed."""
+
+    def __init__(self, tmp_path):
+        self.config = Config(games_dir=tmp_path / "games", maildir_inbox=tmp_path / "in",
+                             maildir_outbox=tmp_path / "out", spool_dir=tmp_path / "spool")
+        self.mod = Moderator(self.config)
+        self.mod.create_game("ridge", PLAYERS, seed=42)
+        self.inbox = mailbox.Maildir(str(self.config.maildir_inbox), create=True)
+        self.outbox = mailbox.Maildir(str(self.config.maildir_outbox), create=True)
+        self.seen: set[str] = set()
+
+    def load(self):
+        return GameStore(self.config.games_dir).load("ridge")
+
+    def order(self, name: str, body: str) -> None:
+        rec = self.load()
+        msg = EmailMessage(policy=policy.default)
+        msg["From"] = dict(PLAYERS)[name]
+        msg["To"] = self.config.moderator_address
+        msg["Subject"] = f"Re: [pbem:ridge:{rec.player_by_name(name).secret}] Union Pacific ridge"
+        msg["Message-ID"] = make_msgid(domain="example.org")
+        msg.set_content(body)
+        self.inbox.add(msg.as_bytes())
+
+    def sent(self) -> list[EmailMessage]:
+        out = []
+        for key in sorted(self.outbox.keys()):
+            if key not in self.seen:
+                self.seen.add(key)
+                with self.outbox.get_file(key) as fh:
+                    out.append(BytesParser(policy=policy.default).parse(fh))
+        return out
+
+
+@pytest.fixture
+def table(tmp_path):
+    return Table(tmp_path)
+
+
+def start_all(t: Table) -> list[EmailMessage]:
+    """Everyone makes an initial investment (different shares, so that the
+    legends differ); the status mails of that cycle."""
+    t.sent()
+    rec = t.load()
+    taken: set[str] = set()
+    for name, _ in PLAYERS:
+        share = next(s for s in sorted(rec.game.share_hands[name]) if s not in taken)
+        taken.add(share)
+        t.order(name, f"start {share}")
+    report = t.mod.run_cycle()
+    assert report.applied == 3, report.summary()
+    return t.sent()  # one status mail each, answering their order
+
+
+def the_map(msg: EmailMessage) -> tuple[str, str, bytes, str]:
+    """(html, cid, png bytes, plain text) of a mail with one inline map, checking
+    its structure on the way."""
+    assert msg.get_content_type() == "multipart/alternative"
+    plain, related = list(msg.iter_parts())
+    assert plain.get_content_type() == "text/plain"
+    assert related.get_content_type() == "multipart/related"
+    html_part, image = list(related.iter_parts())
+    assert html_part.get_content_type() == "text/html"
+    assert image.get_content_type() == "image/png"
+    assert image.get_content_disposition() == "inline"
+    cid = str(image["Content-ID"])
+    assert cid.startswith("<") and cid.endswith(">")
+    html = html_part.get_content()
+    return html, cid[1:-1], image.get_content(), plain.get_content()
+
+
+def decode(png: bytes) -> Image.Image:
+    img = Image.open(io.BytesIO(png))
+    img.load()
+    return img
+
+
+def test_every_status_mail_carries_the_readers_own_map(table):
+    mails = start_all(table)
+    assert len(mails) == 3
+    rec = table.load()
+    cids = set()
+    images = {}
+    for m in mails:
+        player = rec.player_by_address(str(m["To"]))
+        html, cid, png, text = the_map(m)
+        # the HTML names the attached picture, with alt text, fitting a phone
+        img_tag = re.search(r"<img [^>]*>", html).group(0)
+        assert f'src="cid:{cid}"' in img_tag
+        assert re.search(r'alt="[^"]+"', img_tag)
+        assert 'width="' in img_tag and "max-width:100%" in img_tag and "height:auto" in img_tag
+        # below the position, above the closing lines
+        assert html.index("Dividends paid") < html.index("<img") < html.index("Your secret")
+        # the picture is the reader's own view, at the map's size
+        expected = render_map(rec.game, player.name)
+        assert decode(png).size == decode(expected).size
+        assert png == expected
+        cids.add(cid)
+        images[player.name] = png
+        # the marker never reaches a reader
+        raw = m.as_bytes()
+        assert b"\x00" not in raw and MAP_HERE not in text and MAP_HERE not in html
+    assert len(cids) == 3  # a Content-ID unique per mail
+    # the legends differ (each reader's own shares): so do the pictures
+    assert len(set(images.values())) == 3
+
+
+def test_the_text_part_has_the_board_in_words(table):
+    mails = start_all(table)
+    rec = table.load()
+    for m in mails:
+        text = m.get_body(preferencelist=("plain",)).get_content()
+        assert "\nTHE BOARD\n" in text
+        board = text[text.index("\nTHE BOARD\n"):]
+        for line in board_text(rec.game):
+            assert line in board
+        for cid, name in city_legend(rec.game.board):
+            assert f"{cid} {name}" in board  # the city legend, id -> name
+        # at the end, after the secret
+        assert text.index("Your secret for this game") < text.index("THE BOARD")
+
+
+def test_welcome_and_status_answer_carry_the_map(table):
+    welcomes = table.sent()
+    assert len(welcomes) == 3
+    rec = table.load()
+    for m in welcomes:
+        _, _, png, text = the_map(m)
+        assert png == render_map(rec.game, rec.player_by_address(str(m["To"])).name)
+        assert "THE BOARD" in text
+    table.order("Bob", "status")
+    table.mod.run_cycle()
+    (answer,) = table.sent()
+    _, _, png, text = the_map(answer)
+    assert png == render_map(rec.game, "Bob")
+    assert "THE BOARD" in text
+
+
+def test_build_message_inline_images():
+    png = render_map(_game(), "Ann", width=390)
+    msg = build_message(from_addr="m@example.org", from_name="M", to="a@example.org",
+                        subject="s", text="hello\n", html='<p><img src="cid:map1@example.org"></p>',
+                        images=[("map1@example.org", png)], domain="example.org")
+    parsed = BytesParser(policy=policy.default).parsebytes(msg.as_bytes(policy=policy.SMTP))
+    html, cid, data, text = the_map(parsed)
+    assert cid == "map1@example.org" and f"cid:{cid}" in html
+    assert data == png and decode(data).size[0] == 390
+    assert text.splitlines() == ["hello"]
+    assert list(parsed.walk())[1]["MIME-Version"] is None  # only at the top
+    with pytest.raises(ValueError):
+        build_message(from_addr="m@example.org", from_name=None, to="a@example.org", subject="s",
+                      text="x", html="<p>x</p>", images=[("", png)], domain="example.org")
+
+
+def test_without_images_the_mail_and_its_html_are_as_before():
+    msg = build_message(from_addr="m@example.org", from_name=None, to="a@example.org",
+                        subject="s", text="x\n", html=to_html("x\n"), domain="example.org")
+    assert [p.get_content_type() for p in msg.iter_parts()] == ["text/plain", "text/html"]
+    html = to_html("a <b>\n")
+    assert html.count("<pre") == 1 and "&lt;b&gt;" in html and "<img" not in html
+    # a marker without a picture leaves one block, the marker gone
+    assert to_html(f"a\n{MAP_HERE}\nb\n") == to_html("a\nb\n")
+
+
+def _game():
+    from moderator.rules.engine import Game
+
+    from game_helpers import default_board
+
+    return Game.new(default_board(), ["Ann", "Bob", "Cy"], 7)
