@@ -48,13 +48,10 @@ def environment():
     ones), autoescaping ``.html``; undefined variables fail."""
     import jinja2
 
-    from ..render import _loader, template_dirs
+    from ..render import template_loader
 
-    dirs = template_dirs()
-    if not dirs:
-        raise RuntimeError("pbem templates not found (see `pbem doctor`)")
     return jinja2.Environment(
-        loader=jinja2.ChoiceLoader([_loader(d) for d in dirs]),
+        loader=template_loader(),
         autoescape=jinja2.select_autoescape(["html"], default_for_string=False, default=False),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

@@ -75,16 +75,23 @@ def _loader(root: Traversable) -> jinja2.BaseLoader:
     return jinja2.FunctionLoader(load)
 
 
-@lru_cache(maxsize=1)
-def environment() -> jinja2.Environment:
-    """The Jinja environment (plain text: no autoescape; undefined variables fail)."""
+def template_loader() -> jinja2.BaseLoader:
+    """One Jinja loader over every template folder (``template_dirs``: an operator's
+    ``$PBEM_TEMPLATES`` first, then the shipped ones), for the mail templates and
+    the archive site alike.  RuntimeError when no folder is found."""
     dirs = template_dirs()
     if not dirs:
         raise RuntimeError("pbem templates not found: the package data moderator/templates/ is "
                            "missing (reinstall pbem, or set PBEM_TEMPLATES to a templates folder); "
                            "`pbem doctor` tells more")
+    return jinja2.ChoiceLoader([_loader(d) for d in dirs])
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    """The Jinja environment (plain text: no autoescape; undefined variables fail)."""
     return jinja2.Environment(
-        loader=jinja2.ChoiceLoader([_loader(d) for d in dirs]),
+        loader=template_loader(),
         autoescape=False,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
