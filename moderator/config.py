@@ -8,14 +8,24 @@ A YAML file (see ``docs/pbem.example.yaml``) shaped like::
            password_env: PBEM_IMAP_PASSWORD, mailbox: INBOX, processed: Processed,
            ignored: Ignored}
     smtp: {host: smtp.example.org, port: 465, security: ssl, username: up@example.org,
-           password_env: PBEM_SMTP_PASSWORD}
+           password_env: PBEM_SMTP_PASSWORD, daily_limit: 500}
     maildir: {inbox: mail/inbox, outbox: mail/outbox}
+    oauth: {provider: microsoft, client_id: ..., tenant: consumers,
+            token_file: oauth-token.json}
+
+Each server section may also say ``auth: oauth2`` (log in with SASL XOAUTH2
+using the tokens of the ``oauth`` section, see :mod:`moderator.mail.oauth`;
+no password then), ``password_file`` (a file, mode 0600, holding the
+password, instead of ``password_env``) and ``ca_file`` (PEM CA certificates
+trusted for this server instead of the system's: a self-hosted server with
+its own CA; certificates are always checked, host name included).
 
 Every section and key is optional except ``imap.host``, ``imap.username``,
-``imap.password_env`` (when there is an ``imap`` section) and ``smtp.host``
-(when there is an ``smtp`` section). Passwords are never written in the file:
-``password_env`` names the environment variable holding them, read when the
-file is loaded. Relative paths are resolved against the file's directory.
+``imap.password_env`` or ``imap.password_file`` (when there is an ``imap``
+section with password login) and ``smtp.host`` (when there is an ``smtp``
+section). Passwords are never written in the file: ``password_env`` names the
+environment variable holding them, ``password_file`` a file only the operator
+may read; both are read when the file is loaded. Relative paths are resolved against the file's directory.
 
 Without a file the built-in default is used: moderator
 ``moderator@pbem.localhost``, ``games_dir: games`` and the local Maildirs
@@ -35,6 +45,7 @@ from email.errors import HeaderParseError
 from pathlib import Path
 from typing import Any, Mapping
 
+from .mail.oauth import MICROSOFT_AUTHORITY, PROVIDERS, OAuthError, OAuthSettings, TokenSource, read_private_file
 from .mail.transport.base import SECURITY_MODES, Inbox, Outbox
 
 __all__ = [
@@ -44,6 +55,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "ImapConfig",
+    "OAuthSettings",
     "SmtpConfig",
     "load_config",
 ]
@@ -66,20 +78,72 @@ class ConfigError(ValueError):
     """
 
 
+AUTH_MODES = ("password", "oauth2")
+
+
+class _Server:
+    """What the IMAP and SMTP settings share: TLS trust and the login kind."""
+
+    ca_file: Path | None
+    auth: str
+    oauth: OAuthSettings | None
+    username: str | None
+
+    @property
+    def secret_source(self) -> str:
+        """Where the login secret comes from, for messages: ``$VAR``, the
+        password file's path or the OAuth2 token file's."""
+        if self.auth == "oauth2" and self.oauth is not None:
+            return f"the OAuth2 token file {self.oauth.token_file}"
+        if getattr(self, "password_file", None) is not None:
+            return f"the password file {self.password_file}"
+        return f"${self.password_env}"
+
+    def ssl_context(self):
+        """The client TLS context: the system's trusted CAs, or only those of
+        ``ca_file``; host names always checked. Raises ConfigError when the CA
+        file cannot be loaded."""
+        import ssl
+
+        try:
+            return ssl.create_default_context(cafile=str(self.ca_file) if self.ca_file else None)
+        except (OSError, ssl.SSLError) as exc:
+            raise ConfigError(f"ca_file {self.ca_file}: cannot be loaded as PEM CA "
+                              f"certificates: {exc}") from None
+
+    def token_source(self) -> TokenSource | None:
+        """The access-token source for ``auth: oauth2``, else None."""
+        if self.auth != "oauth2" or self.oauth is None:
+            return None
+        return TokenSource(self.oauth, self.username)
+
+    def keywords(self) -> dict[str, Any]:
+        """The keyword arguments of the transport and its ``probe``:
+        ``{"ssl_context": SSLContext, "oauth2": TokenSource | None}``."""
+        return {"ssl_context": self.ssl_context(), "oauth2": self.token_source()}
+
+
 @dataclass(frozen=True)
-class ImapConfig:
-    """Where incoming mail is read (the arguments of :class:`ImapInbox`)."""
+class ImapConfig(_Server):
+    """Where incoming mail is read (the arguments of :class:`ImapInbox`).
+
+    ``password`` is None with ``auth == "oauth2"`` (the token comes from
+    ``oauth``, see :meth:`keywords`)."""
 
     host: str
     port: int
     security: str
     username: str
-    password: str = field(repr=False)
-    password_env: str
+    password: str | None = field(repr=False)
+    password_env: str | None
     mailbox: str = "INBOX"
     processed: str = "Processed"
     ignored: str = "Ignored"
     timeout: float = 30
+    password_file: Path | None = None
+    ca_file: Path | None = None
+    auth: str = "password"
+    oauth: OAuthSettings | None = None
 
     def arguments(self) -> tuple:
         """The positional arguments of :class:`ImapInbox` and its ``probe``:
@@ -90,11 +154,13 @@ class ImapConfig:
 
 
 @dataclass(frozen=True)
-class SmtpConfig:
+class SmtpConfig(_Server):
     """Where outgoing mail is submitted (the arguments of :class:`SmtpOutbox`).
 
     ``username``/``password``/``password_env`` are all None for a server
-    that needs no login.
+    that needs no login; ``password`` is None with ``auth == "oauth2"``.
+    ``daily_limit``: at most this many mails are submitted per UTC day (None:
+    no limit), e.g. 500 for Gmail; the rest wait in the spool for the next day.
     """
 
     host: str
@@ -104,6 +170,11 @@ class SmtpConfig:
     password: str | None = field(default=None, repr=False)
     password_env: str | None = None
     timeout: float = 30
+    password_file: Path | None = None
+    ca_file: Path | None = None
+    auth: str = "password"
+    oauth: OAuthSettings | None = None
+    daily_limit: int | None = None
 
     def arguments(self) -> tuple:
         """The positional arguments of :class:`SmtpOutbox` and its ``probe``:
@@ -139,6 +210,7 @@ class Config:
     max_size: int = 256 * 1024
     max_replies_per_sender: int = 10
     archive_show_addresses: bool = False  # archive.show_addresses: players' addresses on the archive site
+    oauth: OAuthSettings | None = None  # the oauth section (auth: oauth2 servers use it)
 
     @property
     def moderator(self) -> Address:
@@ -155,7 +227,8 @@ class Config:
         if self.imap is not None:
             from .mail.transport.imap import ImapInbox
 
-            return ImapInbox(*self.imap.arguments(), max_size=self.max_size)
+            return ImapInbox(*self.imap.arguments(), max_size=self.max_size,
+                             **self.imap.keywords())
         from .mail.transport.maildir import MaildirInbox
 
         return MaildirInbox(self.maildir_inbox, max_size=self.max_size)
@@ -170,7 +243,7 @@ class Config:
         if self.smtp is not None:
             from .mail.transport.smtp import SmtpOutbox
 
-            return SmtpOutbox(*self.smtp.arguments())
+            return SmtpOutbox(*self.smtp.arguments(), **self.smtp.keywords())
         from .mail.transport.maildir import MaildirOutbox
 
         return MaildirOutbox(self.maildir_outbox)
@@ -187,7 +260,7 @@ class Config:
         if self.imap is not None:
             from .mail.transport.imap import ImapInbox
 
-            return ImapInbox.probe(*self.imap.arguments())
+            return ImapInbox.probe(*self.imap.arguments(), **self.imap.keywords())
         from .mail.transport.maildir import MaildirInbox
 
         return MaildirInbox.probe(self.maildir_inbox)
@@ -204,7 +277,7 @@ class Config:
         if self.smtp is not None:
             from .mail.transport.smtp import SmtpOutbox
 
-            return SmtpOutbox.probe(*self.smtp.arguments())
+            return SmtpOutbox.probe(*self.smtp.arguments(), **self.smtp.keywords())
         from .mail.transport.maildir import MaildirOutbox
 
         return MaildirOutbox.probe(self.maildir_outbox)
@@ -220,8 +293,10 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
 
     Raises ConfigError for a missing or unreadable file, invalid YAML, a
     top level or section that is not a mapping, an unknown key, a wrong
-    type or value (security, port, address), a missing required key, or an
-    unset password environment variable.
+    type or value (security, port, address), a missing required key, an
+    unset password environment variable, a password file that is missing or
+    readable by others (the message gives the ``chmod`` to run), a CA file
+    that does not load, or ``auth: oauth2`` without an ``oauth`` section.
     """
     import yaml
 
@@ -308,12 +383,94 @@ class _Reader:
             raise self.error(name, f"environment variable {env} is not set")
         return env, value
 
+    def secret(self, base: Path, required: bool) -> tuple[str | None, Path | None, str | None]:
+        """``(password_env, password_file, password)`` from ``password_env``
+        or ``password_file`` (exactly one; neither when not ``required``)."""
+        has_env = self.data.get("password_env") is not None
+        has_file = self.data.get("password_file") is not None
+        if has_env and has_file:
+            raise self.error("password_file", "give password_env or password_file, not both")
+        if has_file:
+            path = self.path_value("password_file", "", base)
+            try:
+                value = read_private_file(path, "the password file")
+            except OAuthError as exc:
+                raise self.error("password_file", str(exc)) from None
+            value = value.rstrip("\r\n")
+            if not value:
+                raise self.error("password_file", f"{path} is empty")
+            return None, path, value
+        if has_env or required:
+            env, value = self.password("password_env")
+            return env, None, value
+        return None, None, None
+
+    def ca_file(self, base: Path) -> Path | None:
+        if self.data.get("ca_file") is None:
+            return None
+        path = self.path_value("ca_file", "", base)
+        import ssl
+
+        try:
+            ssl.create_default_context(cafile=str(path))
+        except (OSError, ssl.SSLError) as exc:
+            raise self.error("ca_file", f"{path} cannot be loaded as PEM CA certificates: "
+                                        f"{getattr(exc, 'strerror', None) or exc}") from None
+        return path
+
+    def auth(self, oauth: OAuthSettings | None) -> str:
+        value = self.data.get("auth", "password")
+        if value not in AUTH_MODES:
+            raise self.error("auth", f"must be one of {', '.join(AUTH_MODES)}, not {value!r}")
+        if value == "oauth2":
+            if oauth is None:
+                raise self.error("auth", "oauth2 needs an oauth section (provider, client_id, "
+                                         "token_file)")
+            for name in ("password_env", "password_file"):
+                if self.data.get(name) is not None:
+                    raise self.error(name, "not used with auth: oauth2 (the token file is)")
+        return value
+
+
+def _oauth(path: Path, data: Any) -> OAuthSettings:
+    r = _Reader(path, data, "oauth")
+    r.check_keys(("provider", "client_id", "client_secret", "tenant", "token_file",
+                  "authority", "token_uri", "device_uri", "scopes", "ca_file"))
+    provider = r.text("provider", required=True)
+    if provider not in PROVIDERS:
+        raise r.error("provider", f"must be one of {', '.join(PROVIDERS)}, not {provider!r}")
+    scopes = r.data.get("scopes", [])
+    if not isinstance(scopes, list) or not all(isinstance(x, str) and x for x in scopes):
+        raise r.error("scopes", f"must be a list of scope strings, not {scopes!r}")
+    if provider == "generic":
+        r.text("token_uri", required=True)
+        r.text("device_uri", required=True)
+    for name in ("authority", "token_uri", "device_uri"):
+        value = r.text(name)
+        if value is not None and not value.startswith("https://"):
+            raise r.error(name, f"must be an https:// URL, not {value!r}")
+    base = path.parent
+    return OAuthSettings(
+        provider=provider,
+        client_id=r.text("client_id", required=True),
+        client_secret=r.text("client_secret"),
+        tenant=r.text("tenant", "common"),
+        token_file=r.path_value("token_file", "oauth-token.json", base),
+        authority=r.text("authority", MICROSOFT_AUTHORITY),
+        token_uri=r.text("token_uri"),
+        device_uri=r.text("device_uri"),
+        scopes=tuple(scopes),
+        ca_file=r.ca_file(base),
+    )
+
 
 def _build(data: Any, path: Path) -> Config:
     base = path.parent
     top = _Reader(path, data, "")
     top.check_keys(("moderator", "games_dir", "imap", "smtp", "maildir", "spool_dir",
-                    "operator", "outage_after", "max_size", "max_replies_per_sender", "archive"))
+                    "operator", "outage_after", "max_size", "max_replies_per_sender", "archive",
+                    "oauth"))
+    oauth = _oauth(path, top.data["oauth"]) if top.data.get("oauth") is not None else None
 
     address, name = DEFAULT_ADDRESS, DEFAULT_NAME
     if top.data.get("moderator") is not None:
@@ -341,12 +498,15 @@ def _build(data: Any, path: Path) -> Config:
     if top.data.get("imap") is not None:
         r = _Reader(path, top.data["imap"], "imap")
         r.check_keys(("host", "port", "security", "username", "password_env", "mailbox",
-                      "processed", "ignored", "timeout"))
+                      "processed", "ignored", "timeout", "password_file", "ca_file", "auth"))
         host = r.text("host", required=True)
         security = r.security("security")
         port = r.port("port", _DEFAULT_PORTS["imap"][security])
         username = r.text("username", required=True)
-        env, password = r.password("password_env")
+        auth = r.auth(oauth)
+        env = password_file = password = None
+        if auth == "password":
+            env, password_file, password = r.secret(base, required=True)
         imap = ImapConfig(
             host=host, port=port, security=security, username=username,
             password=password, password_env=env,
@@ -354,24 +514,40 @@ def _build(data: Any, path: Path) -> Config:
             processed=r.text("processed", "Processed"),
             ignored=r.text("ignored", "Ignored"),
             timeout=r.number("timeout", 30),
+            password_file=password_file, ca_file=r.ca_file(base), auth=auth,
+            oauth=oauth if auth == "oauth2" else None,
         )
 
     smtp = None
     if top.data.get("smtp") is not None:
         r = _Reader(path, top.data["smtp"], "smtp")
-        r.check_keys(("host", "port", "security", "username", "password_env", "timeout"))
+        r.check_keys(("host", "port", "security", "username", "password_env", "timeout",
+                      "password_file", "ca_file", "auth", "daily_limit"))
         host = r.text("host", required=True)
         security = r.security("security")
         port = r.port("port", _DEFAULT_PORTS["smtp"][security])
         username = r.text("username")
-        env = password = None
-        if username is not None:
-            env, password = r.password("password_env")
-        elif r.data.get("password_env") is not None:
-            raise r.error("password_env", "given without smtp.username")
+        auth = r.auth(oauth)
+        env = password_file = password = None
+        if username is None:
+            for name in ("password_env", "password_file"):
+                if r.data.get(name) is not None:
+                    raise r.error(name, "given without smtp.username")
+            if auth == "oauth2":
+                raise r.error("auth", "oauth2 needs smtp.username (the account that logs in)")
+        elif auth == "password":
+            env, password_file, password = r.secret(base, required=True)
+        daily_limit = None
+        if r.data.get("daily_limit") is not None:
+            daily_limit = r.data["daily_limit"]
+            if isinstance(daily_limit, bool) or not isinstance(daily_limit, int) or daily_limit < 1:
+                raise r.error("daily_limit", f"must be a whole number of mails per day, "
+                                             f"at least 1, not {daily_limit!r}")
         smtp = SmtpConfig(host=host, port=port, security=security, username=username,
                           password=password, password_env=env,
-                          timeout=r.number("timeout", 30))
+                          timeout=r.number("timeout", 30),
+                          password_file=password_file, ca_file=r.ca_file(base), auth=auth,
+                          oauth=oauth if auth == "oauth2" else None, daily_limit=daily_limit)
 
     show_addresses = False
     if top.data.get("archive") is not None:
@@ -404,4 +580,5 @@ def _build(data: Any, path: Path) -> Config:
         max_size=max_size,
         max_replies_per_sender=max_replies,
         archive_show_addresses=show_addresses,
+        oauth=oauth,
     )

@@ -11,7 +11,7 @@ key from before the mailbox was recreated is never taken for another mail.
 from __future__ import annotations
 
 import ssl
-from typing import Any
+from typing import Any, Callable
 
 import imapclient
 from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginError
@@ -41,12 +41,17 @@ class ImapInbox(Inbox):
 
     ``ImapInbox(host, port, username, password, security="ssl",
     mailbox="INBOX", processed="Processed", ignored="Ignored", timeout=30,
-    ssl_context=None, max_size=DEFAULT_FETCH_LIMIT)``
+    ssl_context=None, max_size=DEFAULT_FETCH_LIMIT, oauth2=None)``
 
     - ``security``: ``"ssl"`` (implicit TLS), ``"starttls"`` or ``"none"``;
       ``ssl_context`` is used for TLS (default: the system's trusted CAs
       with host name checking).
     - ``timeout``: seconds for connecting and for each server reply.
+    - ``oauth2``: a callable returning an OAuth2 access token (e.g. a
+      :class:`moderator.mail.oauth.TokenSource`); when given, the login is
+      SASL XOAUTH2 (``AUTHENTICATE XOAUTH2``, imapclient's ``oauth2_login``)
+      with a token asked for at each login, and ``password`` is not used.
+      The callable raises TransportError/LoginRefused when it has no token.
 
     Connects and logs in at construction, selects ``mailbox`` read-write and
     creates (and subscribes) the ``processed`` and ``ignored`` folders when
@@ -92,6 +97,7 @@ class ImapInbox(Inbox):
         timeout: float = 30,
         ssl_context: ssl.SSLContext | None = None,
         max_size: int = DEFAULT_FETCH_LIMIT,
+        oauth2: Callable[[], str] | None = None,
     ) -> None:
         self.max_size = int(max_size)
         self._flagged: set[int] = set()  # UIDs this connection flagged \Deleted
@@ -105,6 +111,7 @@ class ImapInbox(Inbox):
         self.ignored = ignored
         self.timeout = timeout
         self._ssl_context = ssl_context
+        self._oauth2 = oauth2
         self._client: imapclient.IMAPClient | None = None
         self.uidvalidity: int | None = None
         self._connect()
@@ -119,7 +126,7 @@ class ImapInbox(Inbox):
 
     def _connect(self) -> imapclient.IMAPClient:
         client = _login(self.host, self.port, self.username, self._password,
-                        self.security, self.timeout, self._ssl_context)
+                        self.security, self.timeout, self._ssl_context, self._oauth2)
         try:
             for folder in (self.processed, self.ignored):
                 step = f"creating folder {folder!r}"
@@ -307,6 +314,7 @@ class ImapInbox(Inbox):
         ignored: str = "Ignored",
         timeout: float = 30,
         ssl_context: ssl.SSLContext | None = None,
+        oauth2: Callable[[], str] | None = None,
     ) -> dict[str, Any]:
         """Log in and look at the account without changing anything.
 
@@ -324,7 +332,7 @@ class ImapInbox(Inbox):
         failure; ValueError for a bad ``security``.
         """
         client = _login(host, int(port), username, password, check_security(security),
-                        timeout, ssl_context)
+                        timeout, ssl_context, oauth2)
         step = "reading capabilities"
         try:
             caps = sorted({c.decode().upper() if isinstance(c, bytes) else str(c).upper()
@@ -391,9 +399,12 @@ def _login(
     security: str,
     timeout: float,
     ssl_context: ssl.SSLContext | None,
+    oauth2: Callable[[], str] | None = None,
 ) -> imapclient.IMAPClient:
     """A client connected (implicit TLS, STARTTLS or plain, by ``security``)
-    and logged in; raises LoginRefused or TransportError (see :func:`_failure`)."""
+    and logged in (XOAUTH2 with a token from ``oauth2`` when given, else
+    LOGIN); raises LoginRefused or TransportError (see :func:`_failure`), or
+    what ``oauth2`` raises."""
     step = "connect"
     client = None
     try:
@@ -402,8 +413,18 @@ def _login(
         if security == "starttls":
             step = "STARTTLS"
             client.starttls(ssl_context)
-        step = f"login as {username!r}"
-        client.login(username, password)
+        if oauth2 is not None:
+            step = "getting an OAuth2 access token"
+            try:
+                token = oauth2()
+            except TransportError:
+                _drop_imap(client)
+                raise
+            step = f"XOAUTH2 login as {username!r}"
+            client.oauth2_login(username, token)
+        else:
+            step = f"login as {username!r}"
+            client.login(username, password)
     except (IMAPClientError, OSError) as exc:
         if client is not None:
             _drop_imap(client)

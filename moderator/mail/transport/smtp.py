@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 from email.message import EmailMessage
-from typing import Any, Coroutine, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Coroutine, Iterable, Sequence, TypeVar
 
 import aiosmtplib
 
@@ -33,20 +33,26 @@ class SmtpOutbox(Outbox):
     """An outbox that submits mail to an SMTP server (with aiosmtplib).
 
     ``SmtpOutbox(host, port, username=None, password=None, security="ssl",
-    timeout=30, ssl_context=None)``
+    timeout=30, ssl_context=None, oauth2=None)``
 
     - ``security``: ``"ssl"`` (implicit TLS, aiosmtplib ``use_tls``),
       ``"starttls"`` (aiosmtplib ``start_tls=True``; fails if the server does
       not offer it) or ``"none"`` (never upgrades).
     - ``username``/``password``: log in (AUTH) when both are given.
     - ``timeout``: seconds for connecting and for each server reply.
+    - ``oauth2``: a callable returning an OAuth2 access token (e.g. a
+      :class:`moderator.mail.oauth.TokenSource`); with a ``username`` and no
+      ``password`` the login is ``AUTH XOAUTH2`` with a token asked for at
+      each connection. It raises TransportError/LoginRefused when it has no
+      token.
 
     Each :meth:`send` uses its own connection; :meth:`send_many` sends a
     batch over one. The methods are synchronous (each runs its own asyncio
     event loop), so they must not be called from a thread that is running an
     event loop (use ``asyncio.to_thread`` there).
 
-    Raises ValueError for a bad ``security`` or a username without password.
+    Raises ValueError for a bad ``security``, a username with neither
+    password nor ``oauth2``, or a password or ``oauth2`` without username.
     """
 
     def __init__(
@@ -58,8 +64,13 @@ class SmtpOutbox(Outbox):
         security: str = "ssl",
         timeout: float = 30,
         ssl_context: ssl.SSLContext | None = None,
+        oauth2: Callable[[], str] | None = None,
     ) -> None:
-        if (username is None) != (password is None):
+        if password is not None and oauth2 is not None:
+            raise ValueError("give a password or oauth2, not both")
+        if oauth2 is not None and username is None:
+            raise ValueError("oauth2 needs a username")
+        if oauth2 is None and (username is None) != (password is None):
             raise ValueError("give both username and password, or neither")
         self.host = host
         self.port = int(port)
@@ -68,6 +79,7 @@ class SmtpOutbox(Outbox):
         self.security = check_security(security)
         self.timeout = timeout
         self._ssl_context = ssl_context
+        self._oauth2 = oauth2
         self._closed = False
 
     def _where(self) -> str:
@@ -161,9 +173,17 @@ class SmtpOutbox(Outbox):
             if ehlo:
                 step = "EHLO"
                 response = await smtp.ehlo()
-            if self.username is not None:
+            if self.username is not None and self._oauth2 is not None:
+                step = "getting an OAuth2 access token"
+                token = await asyncio.to_thread(self._oauth2)
+                step = f"XOAUTH2 login as {self.username!r}"
+                await _auth_xoauth2(smtp, self.username, token)
+            elif self.username is not None:
                 step = f"login as {self.username!r}"
                 await smtp.login(self.username, self._password)
+        except TransportError:  # from oauth2: no token
+            smtp.close()
+            raise
         except (aiosmtplib.SMTPException, OSError, asyncio.TimeoutError) as exc:
             smtp.close()
             raise self._error(step, exc) from exc
@@ -179,6 +199,7 @@ class SmtpOutbox(Outbox):
         security: str = "ssl",
         timeout: float = 30,
         ssl_context: ssl.SSLContext | None = None,
+        oauth2: Callable[[], str] | None = None,
     ) -> dict[str, Any]:
         """Connect, say EHLO and log in (when a username is given), send nothing.
 
@@ -194,7 +215,8 @@ class SmtpOutbox(Outbox):
         TransportError when connecting, TLS or EHLO fails (``.step`` says
         which, ``.detail`` the library error); ValueError for bad arguments.
         """
-        return _run(cls(host, port, username, password, security, timeout, ssl_context)._probe())
+        return _run(cls(host, port, username, password, security, timeout, ssl_context,
+                        oauth2)._probe())
 
     async def _probe(self) -> dict[str, Any]:
         smtp, response = await self._open(ehlo=True)
@@ -255,6 +277,25 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
     coro.close()
     raise RuntimeError("SmtpOutbox is synchronous; call it outside the "
                        "event loop's thread (e.g. asyncio.to_thread)")
+
+
+async def _auth_xoauth2(smtp: aiosmtplib.SMTP, username: str, token: str) -> None:
+    """``AUTH XOAUTH2`` with the initial response (RFC 4954; the SASL string
+    of Google's and Microsoft's XOAUTH2). A refusal comes as a 334 challenge
+    holding a JSON error, answered with an empty line to get the final
+    reply. Raises SMTPAuthenticationError unless the reply is 235
+    (recent aiosmtplib versions have the same as ``SMTP.auth_xoauth2``; done
+    here so that the older versions allowed by setup.cfg work too)."""
+    import base64
+
+    if smtp.last_ehlo_response is None:
+        await smtp.ehlo()
+    initial = base64.b64encode(f"user={username}\x01auth=Bearer {token}\x01\x01".encode())
+    response = await smtp.execute_command(b"AUTH", b"XOAUTH2", initial)
+    if response.code == 334:
+        response = await smtp.execute_command(b"")
+    if response.code != 235:
+        raise aiosmtplib.SMTPAuthenticationError(response.code, response.message)
 
 
 async def _quit(smtp: aiosmtplib.SMTP) -> None:

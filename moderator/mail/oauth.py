@@ -1,0 +1,492 @@
+"""OAuth2 for the mail servers: the token file, unattended refresh, the device-code login.
+
+Outlook.com, Microsoft 365 and Google Workspace take no passwords for IMAP and
+SMTP any more: the client logs in with SASL XOAUTH2 (an access token, valid
+about an hour) and gets new access tokens with a long-lived refresh token
+(RFC 6749 6). ``pbem auth login`` runs the device-code flow (RFC 8628) once: it
+prints a URL and a code, the operator signs in there in any browser, and the
+refresh token is stored in the *token file*. From then on every cycle, run by
+cron, refreshes the access token by itself (:class:`TokenSource`).
+
+The providers (``OAuthSettings.provider``):
+
+- ``microsoft``: through ``msal`` (a ``PublicClientApplication`` whose token
+  cache is kept in the token file); ``tenant`` is ``consumers`` for
+  Outlook.com/Hotmail accounts, the organisation's tenant (id or domain) for
+  Microsoft 365, ``common`` for either;
+- ``google``: through ``google-auth`` (``google.oauth2.credentials.Credentials``
+  refreshed at ``token_uri``); the device code is asked for at ``device_uri``;
+- ``generic``: any RFC 6749/8628 server (``token_uri`` and ``device_uri``
+  required), refreshed like Google.
+
+The token file is JSON, written atomically with mode 0600 and refused (not
+read) when its group or others may read it::
+
+    {"version": 1, "provider": "google", "account": "up@example.org",
+     "obtained": "2026-12-01T03:00:00+00:00",
+     "refresh_token": "...", "access_token": "...", "expiry": "2026-12-01T04:00:00+00:00"}
+
+(for Microsoft ``"msal_cache"`` holds msal's serialized token cache instead of
+the three token keys).
+
+``msal``, ``google-auth`` and ``requests`` are the ``oauth`` extra of the
+package (``pip install 'pbem[oauth]'``); they are imported only when a token is
+needed, and their absence is an :class:`OAuthError` that says how to install them.
+
+Failures are :class:`OAuthError` (a :class:`TransportError`: the token endpoint
+could not be reached, try later) or :class:`OAuthRefused` (also a
+:class:`LoginRefused`: the token file is missing, unsafe or its refresh token
+was refused; the operator has to run ``pbem auth login`` again). Their text is
+meant for the operator as it stands.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from .transport.base import LoginRefused, TransportError
+
+__all__ = [
+    "PROVIDERS",
+    "SCOPES",
+    "OAuthSettings",
+    "OAuthError",
+    "OAuthRefused",
+    "TokenSource",
+    "device_login",
+    "read_private_file",
+    "write_private_json",
+    "xoauth2_string",
+]
+
+PROVIDERS = ("microsoft", "google", "generic")
+
+#: The scopes asked for: IMAP and SMTP of the one account (Microsoft adds
+#: ``offline_access``, which gives the refresh token, by itself).
+SCOPES = {
+    "microsoft": ("https://outlook.office.com/IMAP.AccessAsUser.All",
+                  "https://outlook.office.com/SMTP.Send"),
+    "google": ("https://mail.google.com/",),
+    "generic": (),
+}
+MICROSOFT_AUTHORITY = "https://login.microsoftonline.com"
+GOOGLE_TOKEN_URI = "https://oauth2.googleapis.com/token"
+GOOGLE_DEVICE_URI = "https://oauth2.googleapis.com/device/code"
+#: An access token with less than this left is refreshed before use.
+REFRESH_MARGIN = timedelta(minutes=5)
+_INSTALL = "the OAuth2 libraries are not installed: pip install 'pbem[oauth]' (msal, google-auth)"
+
+
+class OAuthError(TransportError):
+    """No access token now: the token endpoint could not be reached or answered
+    nonsense (try again later), or the libraries are missing. The message is in
+    the operator's words."""
+
+
+class OAuthRefused(OAuthError, LoginRefused):
+    """No access token until the operator acts: the token file is missing,
+    unreadable, readable by others, or its refresh token was refused
+    (``invalid_grant``: revoked, expired, password changed). The message says
+    what to run."""
+
+
+@dataclass(frozen=True)
+class OAuthSettings:
+    """The ``oauth`` section of the configuration.
+
+    - ``provider``: one of :data:`PROVIDERS`;
+    - ``client_id`` (and ``client_secret``, which Google's device clients need
+      and which is not a secret for such "installed" clients): the app
+      registration;
+    - ``token_file``: absolute path of the token file;
+    - ``tenant`` (Microsoft): ``consumers``, ``organizations``, ``common`` or a
+      tenant id/domain; ``authority`` the Microsoft login host (default
+      :data:`MICROSOFT_AUTHORITY`; another for national clouds);
+    - ``token_uri``/``device_uri`` (Google, generic): the endpoints;
+    - ``scopes``: what to ask for (default :data:`SCOPES` of the provider);
+    - ``ca_file``: CA certificates (PEM) trusted for the provider's HTTPS
+      endpoints instead of the system's (a self-hosted identity server).
+    """
+
+    provider: str
+    client_id: str
+    token_file: Path
+    client_secret: str | None = field(default=None, repr=False)
+    tenant: str = "common"
+    authority: str = MICROSOFT_AUTHORITY
+    token_uri: str | None = None
+    device_uri: str | None = None
+    scopes: tuple[str, ...] = ()
+    ca_file: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.provider not in PROVIDERS:
+            raise ValueError(f"provider must be one of {', '.join(PROVIDERS)}, not {self.provider!r}")
+        if not self.scopes:
+            object.__setattr__(self, "scopes", SCOPES[self.provider])
+        if self.provider == "google":
+            object.__setattr__(self, "token_uri", self.token_uri or GOOGLE_TOKEN_URI)
+            object.__setattr__(self, "device_uri", self.device_uri or GOOGLE_DEVICE_URI)
+
+    @property
+    def authority_url(self) -> str:
+        """Microsoft: ``f"{authority}/{tenant}"``, what msal is given."""
+        return f"{self.authority.rstrip('/')}/{self.tenant}"
+
+    @property
+    def login_command(self) -> str:
+        """The command that stores a new refresh token."""
+        return f"pbem auth login {self.provider}"
+
+
+def xoauth2_string(username: str, access_token: str) -> str:
+    """The SASL XOAUTH2 initial response (before base64), as Google and
+    Microsoft define it: ``"user=USER\\x01auth=Bearer TOKEN\\x01\\x01"``."""
+    return f"user={username}\x01auth=Bearer {access_token}\x01\x01"
+
+
+# ----------------------------------------------------------- private files
+def read_private_file(path: Path, what: str) -> str:
+    """The text of a file holding a secret (``what`` names it in messages).
+
+    Raises OAuthRefused when it is missing or unreadable, or when its group or
+    others have any permission on it (the message gives the ``chmod 600``
+    command to run).
+    """
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        raise OAuthRefused(f"{what} {path} does not exist") from None
+    except OSError as exc:
+        raise OAuthRefused(f"{what} {path} cannot be read: {exc.strerror}") from None
+    try:
+        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        if mode & 0o077:
+            raise OAuthRefused(f"{what} {path} may be read by others (mode {mode:04o}), so it is "
+                               f"not used: run  chmod 600 {path}")
+        with os.fdopen(fd, encoding="utf-8") as handle:
+            fd = -1
+            return handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise OAuthRefused(f"{what} {path} cannot be read: {exc}") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def write_private_json(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` as JSON to ``path`` atomically (a temporary file in the
+    same directory, mode 0600, fsynced, renamed over it). Raises OSError."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            fd = -1
+            json.dump(data, handle, indent=1, sort_keys=True)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.astimezone(timezone.utc).isoformat(timespec="seconds") if moment else None
+
+
+def _parse(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _session(settings: OAuthSettings):
+    try:
+        import requests
+    except ImportError:
+        raise OAuthError(_INSTALL) from None
+    session = requests.Session()
+    if settings.ca_file is not None:
+        session.verify = str(settings.ca_file)
+    return session
+
+
+def _describe_response(data: Any) -> str:
+    if isinstance(data, dict) and data.get("error"):
+        text = str(data["error"])
+        if data.get("error_description"):
+            text += f": {str(data['error_description']).splitlines()[0]}"
+        return text
+    return repr(data)[:200]
+
+
+# ------------------------------------------------------------ token source
+class TokenSource:
+    """Access tokens for ``username`` from the token file of ``settings``:
+    called with no arguments it returns one valid for at least
+    :data:`REFRESH_MARGIN`, refreshing it (and rewriting the file) first when
+    needed. It is what the IMAP and SMTP transports are given as ``oauth2``.
+
+    ``clock`` gives the current time (default: the system clock, UTC).
+
+    Raises OAuthRefused (file missing, unsafe, for another provider, refresh
+    token refused) or OAuthError (endpoint unreachable, libraries missing).
+    """
+
+    def __init__(self, settings: OAuthSettings, username: str | None = None,
+                 clock: Callable[[], datetime] = _now) -> None:
+        self.settings = settings
+        self.username = username
+        self.clock = clock
+        self.last_expiry: datetime | None = None
+
+    def __call__(self) -> str:
+        return self.token()[0]
+
+    def load(self) -> dict[str, Any]:
+        """The token file's content. Raises OAuthRefused as described above."""
+        s = self.settings
+        text = read_private_file(s.token_file, "the OAuth2 token file")
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise OAuthRefused(f"the OAuth2 token file {s.token_file} is not JSON ({exc}): "
+                               f"run  {s.login_command}") from None
+        if not isinstance(data, dict) or data.get("provider") != s.provider:
+            found = data.get("provider") if isinstance(data, dict) else None
+            raise OAuthRefused(f"the OAuth2 token file {s.token_file} holds a {found!r} login, "
+                               f"the configuration says {s.provider!r}: run  {s.login_command}")
+        return data
+
+    def token(self) -> tuple[str, datetime | None]:
+        """``(access_token, expiry)`` (expiry in UTC, None if unknown),
+        refreshed when needed; see the class doc for the errors."""
+        data = self.load()
+        if self.settings.provider == "microsoft":
+            token, expiry = self._microsoft(data)
+        else:
+            token, expiry = self._google(data)
+        self.last_expiry = expiry
+        return token, expiry
+
+    def _refused(self, detail: str) -> OAuthRefused:
+        s = self.settings
+        return OAuthRefused(f"the {s.provider} refresh token in {s.token_file} was refused ({detail}); "
+                            f"it may have expired or been revoked: run  {s.login_command}")
+
+    # -- Google and generic: google-auth
+    def _google(self, data: dict[str, Any]) -> tuple[str, datetime | None]:
+        s = self.settings
+        expiry = _parse(data.get("expiry"))
+        if data.get("access_token") and expiry and expiry - self.clock() > REFRESH_MARGIN:
+            return data["access_token"], expiry
+        if not data.get("refresh_token"):
+            raise OAuthRefused(f"the OAuth2 token file {s.token_file} has no refresh token: "
+                               f"run  {s.login_command}")
+        try:
+            import google.auth.exceptions
+            import google.auth.transport.requests
+            from google.oauth2.credentials import Credentials
+        except ImportError:
+            raise OAuthError(_INSTALL) from None
+        creds = Credentials(token=None, refresh_token=data["refresh_token"],
+                            token_uri=s.token_uri, client_id=s.client_id,
+                            client_secret=s.client_secret, scopes=list(s.scopes) or None)
+        try:
+            creds.refresh(google.auth.transport.requests.Request(session=_session(s)))
+        except google.auth.exceptions.RefreshError as exc:
+            detail = exc.args[0] if exc.args else str(exc)
+            if getattr(exc, "retryable", False):
+                raise OAuthError(f"{s.token_uri} did not give a new access token now ({detail}); "
+                                 "the next cycle tries again") from None
+            raise self._refused(str(detail)) from None
+        except google.auth.exceptions.TransportError as exc:
+            raise OAuthError(f"the token endpoint {s.token_uri} cannot be reached ({exc}); "
+                             "the next cycle tries again") from None
+        # google-auth keeps expiry as naive UTC
+        expiry = creds.expiry.replace(tzinfo=timezone.utc) if creds.expiry else None
+        data.update(access_token=creds.token, expiry=_iso(expiry),
+                    refresh_token=creds.refresh_token or data["refresh_token"])
+        self._save(data)
+        return creds.token, expiry
+
+    def _save(self, data: dict[str, Any]) -> None:
+        try:
+            write_private_json(self.settings.token_file, data)
+        except OSError as exc:
+            raise OAuthError(f"the OAuth2 token file {self.settings.token_file} cannot be "
+                             f"written: {exc.strerror or exc}") from None
+
+    # -- Microsoft: msal
+    def _microsoft(self, data: dict[str, Any]) -> tuple[str, datetime | None]:
+        s = self.settings
+        app, cache = _msal_app(s, data.get("msal_cache"))
+        accounts = app.get_accounts(username=self.username or data.get("account"))
+        if not accounts:
+            accounts = app.get_accounts()
+        if not accounts:
+            raise OAuthRefused(f"the OAuth2 token file {s.token_file} holds no Microsoft account"
+                               f"{' ' + repr(self.username) if self.username else ''}: "
+                               f"run  {s.login_command}")
+        try:
+            result = app.acquire_token_silent_with_error(list(s.scopes), account=accounts[0])
+        except (OSError, ValueError) as exc:  # requests' errors are OSErrors
+            raise OAuthError(f"the Microsoft token endpoint under {s.authority_url} cannot be "
+                             f"reached ({exc}); the next cycle tries again") from None
+        if not result or "access_token" not in result:
+            detail = _describe_response(result) if result else "no refresh token in the cache"
+            if result and result.get("error") in ("temporarily_unavailable", "server_error"):
+                raise OAuthError(f"the Microsoft token endpoint failed ({detail}); the next "
+                                 "cycle tries again")
+            raise self._refused(detail)
+        expiry = self.clock() + timedelta(seconds=int(result.get("expires_in", 0)))
+        if cache.has_state_changed:
+            data["msal_cache"] = cache.serialize()
+            data["expiry"] = _iso(expiry)
+            self._save(data)
+        return result["access_token"], expiry
+
+    # -- status for doctor and `pbem auth status`
+    def status(self) -> dict[str, Any]:
+        """What the token file says, after getting a valid access token
+        (which may refresh it): ``{"provider": str, "account": str | None,
+        "obtained": datetime | None (when `pbem auth login` ran), "expiry":
+        datetime | None (the access token's)}``. Raises as :meth:`token`."""
+        _, expiry = self.token()
+        data = self.load()
+        return {"provider": data["provider"], "account": data.get("account"),
+                "obtained": _parse(data.get("obtained")), "expiry": expiry}
+
+
+def _msal_app(settings: OAuthSettings, serialized: str | None):
+    try:
+        import msal
+    except ImportError:
+        raise OAuthError(_INSTALL) from None
+    cache = msal.SerializableTokenCache()
+    if serialized:
+        cache.deserialize(serialized)
+    try:
+        app = msal.PublicClientApplication(
+            settings.client_id, authority=settings.authority_url, token_cache=cache,
+            http_client=_session(settings),
+            # the login host is named in the configuration: no look-up of it at
+            # login.microsoftonline.com (which also lets the tests use loopback)
+            instance_discovery=False if settings.authority != MICROSOFT_AUTHORITY else None)
+    except ValueError as exc:
+        raise OAuthRefused(f"oauth: Microsoft authority {settings.authority_url}: {exc}") from None
+    except OSError as exc:
+        raise OAuthError(f"the Microsoft login service {settings.authority_url} cannot be "
+                         f"reached ({exc}); try again later") from None
+    return app, cache
+
+
+# ----------------------------------------------------------- device login
+def device_login(settings: OAuthSettings, echo: Callable[[str], None] = print,
+                 clock: Callable[[], datetime] = _now, sleep: Callable[[float], None] = time.sleep
+                 ) -> dict[str, Any]:
+    """Run the device-code flow (RFC 8628) once: ``echo`` the verification URL
+    and the code, wait while the operator signs in, and store the tokens in the
+    token file (mode 0600). Returns ``{"account": str | None, "expiry":
+    datetime | None}``.
+
+    Raises OAuthRefused when the provider refuses (unknown client, code
+    expired, sign-in declined), OAuthError when it cannot be reached.
+    """
+    if settings.provider == "microsoft":
+        return _device_microsoft(settings, echo, clock)
+    return _device_rfc8628(settings, echo, clock, sleep)
+
+
+def _device_microsoft(settings, echo, clock) -> dict[str, Any]:
+    app, cache = _msal_app(settings, None)
+    try:
+        flow = app.initiate_device_flow(scopes=list(settings.scopes))
+    except (OSError, ValueError) as exc:
+        raise OAuthError(f"the Microsoft login service {settings.authority_url} cannot be "
+                         f"reached ({exc})") from None
+    if "user_code" not in flow:
+        raise OAuthRefused(f"Microsoft refused to start the sign-in: {_describe_response(flow)}")
+    echo(f"Open {flow['verification_uri']} in a browser and enter the code {flow['user_code']}.")
+    try:
+        result = app.acquire_token_by_device_flow(flow)
+    except (OSError, ValueError) as exc:
+        raise OAuthError(f"the Microsoft login service {settings.authority_url} cannot be "
+                         f"reached ({exc})") from None
+    if "access_token" not in result:
+        raise OAuthRefused(f"Microsoft did not sign in: {_describe_response(result)}")
+    account = (result.get("id_token_claims") or {}).get("preferred_username")
+    expiry = clock() + timedelta(seconds=int(result.get("expires_in", 0)))
+    write_private_json(settings.token_file, {
+        "version": 1, "provider": "microsoft", "account": account, "obtained": _iso(clock()),
+        "expiry": _iso(expiry), "msal_cache": cache.serialize()})
+    return {"account": account, "expiry": expiry}
+
+
+def _device_rfc8628(settings, echo, clock, sleep) -> dict[str, Any]:
+    s = settings
+    if not s.token_uri or not s.device_uri:
+        raise OAuthRefused("oauth: token_uri and device_uri are needed for the generic provider")
+    session = _session(s)
+    base = {"client_id": s.client_id}
+    if s.client_secret:
+        base["client_secret"] = s.client_secret
+
+    def post(url: str, form: dict[str, str]) -> dict[str, Any]:
+        try:
+            answer = session.post(url, data=form, timeout=30)
+        except OSError as exc:
+            raise OAuthError(f"{url} cannot be reached ({exc})") from None
+        try:
+            return answer.json()
+        except ValueError:
+            raise OAuthError(f"{url} answered {answer.status_code} without JSON") from None
+
+    flow = post(s.device_uri, {**base, "scope": " ".join(s.scopes)})
+    if "device_code" not in flow:
+        raise OAuthRefused(f"{s.device_uri} refused to start the sign-in: {_describe_response(flow)}")
+    url = flow.get("verification_uri") or flow.get("verification_url")
+    echo(f"Open {url} in a browser and enter the code {flow['user_code']}.")
+    interval = float(flow.get("interval", 5))
+    deadline = clock() + timedelta(seconds=int(flow.get("expires_in", 1800)))
+    while True:
+        answer = post(s.token_uri, {**base, "device_code": flow["device_code"],
+                                    "grant_type": "urn:ietf:params:oauth:grant-type:device_code"})
+        if "access_token" in answer:
+            break
+        error = answer.get("error")
+        if error == "slow_down":
+            interval += 5
+        elif error != "authorization_pending":
+            raise OAuthRefused(f"{s.token_uri} did not sign in: {_describe_response(answer)}")
+        if clock() >= deadline:
+            raise OAuthRefused("the code expired before the sign-in was finished: run the command again")
+        sleep(interval)
+    if not answer.get("refresh_token"):
+        raise OAuthRefused(f"{s.token_uri} gave no refresh token (ask for offline access)")
+    expiry = clock() + timedelta(seconds=int(answer.get("expires_in", 3600)))
+    write_private_json(s.token_file, {
+        "version": 1, "provider": s.provider, "account": None, "obtained": _iso(clock()),
+        "refresh_token": answer["refresh_token"], "access_token": answer["access_token"],
+        "expiry": _iso(expiry)})
+    return {"account": None, "expiry": expiry}
