@@ -14,9 +14,11 @@
 from __future__ import annotations
 
 import atexit
+import base64
 import email
 import email.policy
 import itertools
+import json
 import os
 import pwd
 import re
@@ -139,6 +141,10 @@ class Dovecot:
       Without it ``ssl = no`` and :attr:`ssl_port` is None.
     - ``imap_capability``: replaces the advertised capability list (Dovecot's
       ``imap_capability`` setting), e.g. to hide MOVE from clients.
+    - ``oauth2_introspection``: an RFC 7662 introspection URL (see
+      ``tests/oauth_server.py``); when given, SASL XOAUTH2 and OAUTHBEARER
+      are offered and checked by an ``oauth2`` passdb asking that URL (the
+      token's ``username`` must be the login name).
 
     Everything lives in a fresh ``/tmp/pbem-dovecot-*`` directory (mode 0755
     so the ``dovecot``/``dovenull`` users can reach it): ``dovecot.conf``,
@@ -155,7 +161,9 @@ class Dovecot:
         tls: Certificate | None = None,
         password: str = "secret",
         imap_capability: str | None = None,
+        oauth2_introspection: str | None = None,
     ) -> None:
+        self.oauth2_introspection = oauth2_introspection
         self.host = LOOPBACK
         self.password = password
         self.tls = tls
@@ -211,6 +219,24 @@ class Dovecot:
             imaps = "inet_listener imaps {\n    port = 0\n  }"
         capability = (f"imap_capability = {self.imap_capability}\n"
                       if self.imap_capability else "")
+        mechanisms, oauth2_passdb, static_mechanisms = "plain login", "", ""
+        if self.oauth2_introspection:
+            mechanisms = "plain login xoauth2 oauthbearer"
+            (d / "oauth2.conf.ext").write_text(textwrap.dedent(f"""\
+                introspection_mode = post
+                introspection_url = {self.oauth2_introspection}
+                username_attribute = username
+                active_attribute = active
+                active_value = true
+                """))
+            oauth2_passdb = textwrap.dedent(f"""\
+                passdb {{
+                  driver = oauth2
+                  mechanisms = xoauth2 oauthbearer
+                  args = {d}/oauth2.conf.ext
+                }}
+                """)
+            static_mechanisms = "\n  mechanisms = plain login"
         self.config_path.write_text(textwrap.dedent(f"""\
             # Written by tests/servers.py: a private Dovecot for the tests.
             base_dir = {d}/run
@@ -219,7 +245,7 @@ class Dovecot:
             protocols = imap
             listen = {LOOPBACK}
             disable_plaintext_auth = no
-            auth_mechanisms = plain login
+            auth_mechanisms = {mechanisms}
             auth_failure_delay = 0
             default_login_user = dovenull
             default_internal_user = dovecot
@@ -242,13 +268,13 @@ class Dovecot:
             }}
             passdb {{
               driver = static
-              args = password={self.password}
+              args = password={self.password}{static_mechanisms}
             }}
             userdb {{
               driver = static
               args = uid=dovecot gid=dovecot home={d}/home/%u
             }}
-            """))
+            """) + oauth2_passdb)
 
     def start(self, timeout: float = 15) -> None:
         """Start the server (ports are chosen on the first start and kept)."""
@@ -471,6 +497,29 @@ class _SinkHandler:
         return "250 Message accepted for delivery"
 
 
+class _OAuthSinkHandler(_SinkHandler):
+    """The sink's handler with SASL XOAUTH2 (aiosmtpd calls ``auth_XOAUTH2``
+    for ``AUTH XOAUTH2``): the initial response
+    ``user=U\\x01auth=Bearer T\\x01\\x01`` passes when ``sink.oauth2_check(U, T)``
+    is true; a refusal is the 334 JSON error challenge, then 535."""
+
+    async def auth_XOAUTH2(self, server, args):
+        if len(args) < 2:
+            return AuthResult(success=False, handled=False)
+        try:
+            text = base64.b64decode(args[1], validate=True).decode()
+            fields = dict(part.split("=", 1) for part in text.split("\x01") if part)
+            user, token = fields["user"], fields["auth"].removeprefix("Bearer ")
+        except (ValueError, KeyError, UnicodeDecodeError):
+            return AuthResult(success=False, handled=False)
+        if self.sink.oauth2_check(user, token):
+            self.sink.logins.append(user)
+            return AuthResult(success=True, handled=False, auth_data=user)
+        error = json.dumps({"status": "401", "schemes": "bearer", "scope": "https://mail.google.com/"})
+        await server.challenge_auth(error)
+        return AuthResult(success=False, handled=False)
+
+
 class _QuietController(Controller):
     """Controller without aiosmtpd's warning about AUTH over plaintext (the
     sink is on loopback and wants exactly that)."""
@@ -491,6 +540,9 @@ class SmtpSink:
     - ``username``/``password``: when given, AUTH PLAIN/LOGIN is offered and
       required (also over plaintext, since this is loopback) and only these
       credentials pass (``535`` otherwise).
+    - ``oauth2_check``: a function ``(user, token) -> bool``; when given, AUTH
+      XOAUTH2 is offered too (and AUTH required) and passes when it returns
+      true; :attr:`logins` lists who logged in so.
 
     :attr:`messages` lists :class:`ReceivedMail` in arrival order;
     :attr:`reject_recipients` maps an address to the reply RCPT TO gets
@@ -498,8 +550,11 @@ class SmtpSink:
     """
 
     def __init__(self, *, tls: Certificate | None = None, implicit_tls: bool = False,
-                 username: str | None = None, password: str | None = None) -> None:
+                 username: str | None = None, password: str | None = None,
+                 oauth2_check=None) -> None:
         self.host = LOOPBACK
+        self.oauth2_check = oauth2_check
+        self.logins: list[str] = []  # users logged in with XOAUTH2
         self.port = free_port()
         self.messages: list[ReceivedMail] = []
         self.reject_recipients: dict[str, str] = {}
@@ -511,14 +566,15 @@ class SmtpSink:
             kwargs["ssl_context"] = tls.server_context()
         elif tls is not None:
             kwargs["tls_context"] = tls.server_context()
-        if username is not None:
+        if username is not None or oauth2_check is not None:
             kwargs.update(authenticator=self._authenticate, auth_required=True,
                           auth_require_tls=False)
-        self.controller = _QuietController(_SinkHandler(self), hostname=LOOPBACK,
+        handler = _SinkHandler(self) if oauth2_check is None else _OAuthSinkHandler(self)
+        self.controller = _QuietController(handler, hostname=LOOPBACK,
                                            port=self.port, **kwargs)
 
     def _authenticate(self, server, session, envelope, mechanism, auth_data) -> AuthResult:
-        ok = (isinstance(auth_data, LoginPassword)
+        ok = (self.username is not None and isinstance(auth_data, LoginPassword)
               and auth_data.login == self.username.encode()
               and auth_data.password == self.password.encode())
         return AuthResult(success=ok, handled=False)

@@ -42,6 +42,7 @@ meant for the operator as it stands.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import stat
@@ -227,7 +228,9 @@ def _session(settings: OAuthSettings):
         raise OAuthError(_INSTALL) from None
     session = requests.Session()
     if settings.ca_file is not None:
-        session.verify = str(settings.ca_file)
+        # passed with each request: a session's own ``verify`` loses to the
+        # REQUESTS_CA_BUNDLE variable (requests' rule)
+        session.request = functools.partial(session.request, verify=str(settings.ca_file))
     return session
 
 

@@ -1,0 +1,271 @@
+"""OAuth2 for the mail servers, with no internet: a local identity server
+(tests/oauth_server.py, HTTPS with the tests' own CA) answers the refresh-token
+and device-code grants for google-auth and msal; Dovecot checks XOAUTH2 tokens
+by introspection at that server (oauth2 passdb); aiosmtpd takes AUTH XOAUTH2."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import stat
+from datetime import datetime, timedelta, timezone
+from email.message import EmailMessage
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from moderator.config import ConfigError, load_config
+from moderator.mail.oauth import (
+    OAuthRefused,
+    OAuthSettings,
+    TokenSource,
+    device_login,
+    write_private_json,
+)
+from moderator.mail.transport.base import LoginRefused
+from moderator.mail.transport.imap import ImapInbox
+from moderator.mail.transport.smtp import SmtpOutbox
+from oauth_server import TokenServer
+from servers import Dovecot, SmtpSink
+
+ACCOUNT = "up@example.org"
+
+
+@pytest.fixture(scope="module")
+def token_server(certificate):
+    with TokenServer(certificate, account=ACCOUNT) as server:
+        yield server
+
+
+@pytest.fixture
+def ts(token_server):
+    """The module's token server with its requests and tokens reset."""
+    token_server.reset()
+    return token_server
+
+
+@pytest.fixture(scope="module")
+def oauth_dovecot(token_server, certificate):
+    server = Dovecot(tls=certificate, oauth2_introspection=token_server.introspection_url)
+    server.start()
+    server.username = ACCOUNT
+    yield server
+    server.cleanup()
+
+
+def google(ts, tmp_path, certificate, **kw) -> OAuthSettings:
+    return OAuthSettings(provider="google", client_id=ts.client_id, client_secret="not-secret",
+                         token_file=tmp_path / "token.json", token_uri=ts.token_uri,
+                         device_uri=ts.device_uri, ca_file=certificate.cert_path, **kw)
+
+
+def microsoft(ts, tmp_path, certificate) -> OAuthSettings:
+    return OAuthSettings(provider="microsoft", client_id=ts.client_id, tenant="consumers",
+                         authority=ts.base, token_file=tmp_path / "token.json",
+                         ca_file=certificate.cert_path)
+
+
+def mode(path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+# ------------------------------------------------------------ private files
+def test_token_file_is_written_0600_and_refused_when_others_may_read_it(tmp_path, ts, certificate):
+    path = tmp_path / "token.json"
+    write_private_json(path, {"provider": "google", "refresh_token": "rt-good"})
+    assert mode(path) == 0o600
+    os.chmod(path, 0o640)
+    source = TokenSource(google(ts, tmp_path, certificate))
+    with pytest.raises(OAuthRefused) as err:
+        source()
+    assert str(err.value) == (f"the OAuth2 token file {path} may be read by others (mode 0640), "
+                              f"so it is not used: run  chmod 600 {path}")
+    assert ts.requests == []  # nothing was sent anywhere
+    os.chmod(path, 0o600)
+    assert source() == "at-1"
+
+
+def test_password_file_is_read_and_its_mode_checked(tmp_path, monkeypatch):
+    secret = tmp_path / "imap-password"
+    secret.write_text("hunter2\n")
+    os.chmod(secret, 0o644)
+    cfg = tmp_path / "pbem.yaml"
+    cfg.write_text("imap: {host: h, username: u, password_file: imap-password}\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(cfg)
+    assert str(err.value) == (f"{cfg}: imap.password_file: the password file {secret} may be read by "
+                              f"others (mode 0644), so it is not used: run  chmod 600 {secret}")
+    os.chmod(secret, 0o600)
+    config = load_config(cfg)
+    assert (config.imap.password, config.imap.password_file, config.imap.password_env) == (
+        "hunter2", secret, None)
+    monkeypatch.setenv("PW", "x")
+    cfg.write_text("imap: {host: h, username: u, password_file: imap-password, password_env: PW}\n")
+    with pytest.raises(ConfigError, match="imap.password_file: give password_env or password_file, not both$"):
+        load_config(cfg)
+    cfg.write_text("smtp: {host: h, username: u, password_file: missing}\n")
+    with pytest.raises(ConfigError, match=f"smtp.password_file: the password file {tmp_path}/missing does not exist$"):
+        load_config(cfg)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("imap: {host: h, username: u, auth: oauth2}\n",
+     "imap.auth: oauth2 needs an oauth section (provider, client_id, token_file)"),
+    ("oauth: {provider: yahoo, client_id: c}\n",
+     "oauth.provider: must be one of microsoft, google, generic, not 'yahoo'"),
+    ("oauth: {provider: google, client_id: c, token_uri: 'http://x/token'}\n",
+     "oauth.token_uri: must be an https:// URL, not 'http://x/token'"),
+    ("oauth: {provider: generic, client_id: c, token_uri: 'https://x/t'}\n",
+     "oauth.device_uri: is required"),
+    ("oauth: {provider: google, client_id: c}\nsmtp: {host: h, auth: oauth2}\n",
+     "smtp.auth: oauth2 needs smtp.username (the account that logs in)"),
+    ("oauth: {provider: google, client_id: c}\nimap: {host: h, username: u, auth: oauth2, password_env: P}\n",
+     "imap.password_env: not used with auth: oauth2 (the token file is)"),
+    ("smtp: {host: h, daily_limit: 0}\n",
+     "smtp.daily_limit: must be a whole number of mails per day, at least 1, not 0"),
+    ("smtp: {host: h, ca_file: nowhere.pem}\n", "smtp.ca_file: "),
+])
+def test_oauth_config_errors(tmp_path, text, message):
+    cfg = tmp_path / "pbem.yaml"
+    cfg.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_config(cfg)
+    assert str(err.value).startswith(f"{cfg}: {message}")
+
+
+# ------------------------------------------------------------------- Google
+def test_google_token_is_refreshed_at_the_token_uri_and_kept_until_near_expiry(tmp_path, ts, certificate):
+    settings = google(ts, tmp_path, certificate)
+    write_private_json(settings.token_file, {"version": 1, "provider": "google",
+                                             "refresh_token": "rt-good"})
+    offset = [timedelta(0)]
+    source = TokenSource(settings, ACCOUNT, clock=lambda: datetime.now(timezone.utc) + offset[0])
+    before = datetime.now(timezone.utc)
+    assert source() == "at-1"
+    assert [path for path, _ in ts.requests] == ["/token"]
+    form = ts.requests[0][1]
+    assert (form["grant_type"], form["refresh_token"], form["client_id"], form["client_secret"]) == (
+        "refresh_token", "rt-good", "test-client", "not-secret")
+    data = json.loads(settings.token_file.read_text())
+    assert data["access_token"] == "at-1" and data["refresh_token"] == "rt-at-1"
+    expiry = datetime.fromisoformat(data["expiry"])
+    assert before + timedelta(seconds=3590) <= expiry <= before + timedelta(seconds=3610)
+    assert mode(settings.token_file) == 0o600
+    # valid for 60 minutes: used as it is for the next 55
+    offset[0] = timedelta(minutes=54)
+    assert source() == "at-1"
+    assert len(ts.requests) == 1
+    # less than 5 minutes left: refreshed with the refresh token the server rotated to
+    offset[0] = timedelta(minutes=56)
+    assert source() == "at-2"
+    assert ts.requests[1][1]["refresh_token"] == "rt-at-1"
+
+
+def test_a_revoked_google_refresh_token_says_to_log_in_again(tmp_path, ts, certificate):
+    settings = google(ts, tmp_path, certificate)
+    write_private_json(settings.token_file, {"version": 1, "provider": "google",
+                                             "refresh_token": "rt-revoked"})
+    with pytest.raises(OAuthRefused) as err:
+        TokenSource(settings)()
+    assert str(err.value) == (
+        f"the google refresh token in {settings.token_file} was refused (invalid_grant: Token has "
+        "been expired or revoked.); it may have expired or been revoked: run  pbem auth login google")
+    assert isinstance(err.value, LoginRefused)
+
+
+def test_google_device_login_polls_until_signed_in(tmp_path, ts, certificate):
+    settings = google(ts, tmp_path, certificate)
+    ts.pending = 2
+    lines, sleeps = [], []
+    found = device_login(settings, echo=lines.append, sleep=sleeps.append)
+    assert lines == ["Open https://example.org/device in a browser and enter the code WDJB-MJHT."]
+    assert sleeps == [1.0, 1.0]  # the interval the server asked for, twice pending
+    assert [path for path, _ in ts.requests] == ["/device", "/token", "/token", "/token"]
+    assert ts.requests[0][1] == {"client_id": "test-client", "client_secret": "not-secret",
+                                 "scope": "https://mail.google.com/"}
+    data = json.loads(settings.token_file.read_text())
+    assert (data["provider"], data["refresh_token"], data["access_token"]) == ("google", "rt-at-1", "at-1")
+    assert mode(settings.token_file) == 0o600
+    assert found["account"] is None
+
+
+def test_device_login_with_an_unknown_client_is_refused(tmp_path, ts, certificate):
+    settings = OAuthSettings(provider="google", client_id="someone-else", token_file=tmp_path / "t.json",
+                             token_uri=ts.token_uri, device_uri=ts.device_uri,
+                             ca_file=certificate.cert_path)
+    with pytest.raises(OAuthRefused) as err:
+        device_login(settings, echo=lambda _: None, sleep=lambda _: None)
+    assert str(err.value) == f"{ts.device_uri} refused to start the sign-in: invalid_client: unknown client"
+    assert not settings.token_file.exists()
+
+
+# ---------------------------------------------------------------- Microsoft
+def test_microsoft_device_login_and_refresh_through_msal(tmp_path, ts, certificate):
+    settings = microsoft(ts, tmp_path, certificate)
+    ts.lifetime = 120  # msal refreshes tokens with less than 5 minutes left
+    lines = []
+    found = device_login(settings, echo=lines.append)
+    assert lines == ["Open https://example.org/device in a browser and enter the code WDJB-MJHT."]
+    assert found["account"] == ACCOUNT
+    paths = [path for path, _ in ts.requests]
+    assert paths == ["/consumers/v2.0/.well-known/openid-configuration",
+                     "/consumers/oauth2/v2.0/devicecode", "/consumers/oauth2/v2.0/token"]
+    scopes = set(ts.requests[1][1]["scope"].split())
+    assert {"https://outlook.office.com/IMAP.AccessAsUser.All", "https://outlook.office.com/SMTP.Send",
+            "offline_access"} <= scopes
+    data = json.loads(settings.token_file.read_text())
+    assert data["provider"] == "microsoft" and data["account"] == ACCOUNT and "msal_cache" in data
+    assert "rt-at-1" in data["msal_cache"]
+    assert mode(settings.token_file) == 0o600
+    ts.requests.clear()
+    # unattended (a new process: only the file): the refresh-token grant
+    assert TokenSource(settings, ACCOUNT)() == "at-2"
+    token_calls = [form for path, form in ts.requests if path == "/consumers/oauth2/v2.0/token"]
+    assert [(f["grant_type"], f["refresh_token"]) for f in token_calls] == [("refresh_token", "rt-at-1")]
+    assert "rt-at-2" in json.loads(settings.token_file.read_text())["msal_cache"]
+    # revoked: the operator is told what to run
+    ts.refresh_tokens.clear()
+    with pytest.raises(OAuthRefused) as err:
+        TokenSource(settings, ACCOUNT)()
+    assert str(err.value).startswith(f"the microsoft refresh token in {settings.token_file} was refused "
+                                     "(invalid_grant: Token has been expired or revoked.)")
+    assert str(err.value).endswith("run  pbem auth login microsoft")
+
+
+# ------------------------------------------------------- IMAP and SMTP login
+def test_xoauth2_login_at_dovecot_and_aiosmtpd(tmp_path, ts, certificate, oauth_dovecot):
+    settings = google(ts, tmp_path, certificate)
+    write_private_json(settings.token_file, {"version": 1, "provider": "google",
+                                             "refresh_token": "rt-good"})
+    source = TokenSource(settings, ACCOUNT)
+    oauth_dovecot.append(b"From: a@b.example\r\nTo: up@example.org\r\nSubject: hi\r\n\r\nbody\r\n")
+    with ImapInbox(oauth_dovecot.host, oauth_dovecot.ssl_port, ACCOUNT, None, security="ssl",
+                   ssl_context=certificate.client_context(), oauth2=source) as inbox:
+        mails = inbox.fetch()
+    assert [m.raw.split(b"\r\n")[2] for m in mails] == [b"Subject: hi"]
+    assert "Login: user=<up@example.org>, method=XOAUTH2" in oauth_dovecot.log_text()
+    with SmtpSink(oauth2_check=lambda user, token: ts.access_tokens.get(token) == user) as sink:
+        outbox = SmtpOutbox(sink.host, sink.port, ACCOUNT, security="none", oauth2=source)
+        msg = EmailMessage()
+        msg["From"], msg["To"], msg["Subject"] = "UP <up@example.org>", "ada@players.example", "status"
+        msg.set_content("text\n")
+        outbox.send(msg)
+        assert sink.logins == [ACCOUNT]
+        assert [m.rcpt_tos for m in sink.messages] == [("ada@players.example",)]
+    # one refresh served both; Dovecot asked the server about the token
+    assert [path for path, _ in ts.requests] == ["/token", "/introspect"]
+    assert ts.requests[1][1] == {"token": "at-1"}
+
+
+def test_a_token_the_servers_refuse_is_a_login_refusal(oauth_dovecot, certificate):
+    with pytest.raises(LoginRefused) as err:
+        ImapInbox(oauth_dovecot.host, oauth_dovecot.ssl_port, ACCOUNT, None, security="ssl",
+                  ssl_context=certificate.client_context(), oauth2=lambda: "at-forged")
+    assert err.value.step == "XOAUTH2 login as 'up@example.org'"
+    assert "AUTHENTICATIONFAILED" in str(err.value)
+    with SmtpSink(oauth2_check=lambda user, token: False) as sink:
+        with pytest.raises(LoginRefused) as err:
+            SmtpOutbox.probe(sink.host, sink.port, ACCOUNT, security="none", oauth2=lambda: "at-forged")
+    assert err.value.step == "XOAUTH2 login as 'up@example.org'"
+    assert err.value.code == 535
