@@ -352,6 +352,67 @@ def demo(directory, seed):
     click.echo(f"Moderator's mails:     {result['outbox']}")
 
 
+@main.group()
+def auth():
+    """OAuth2 sign-in for the mail servers (imap/smtp auth: oauth2)."""
+
+
+def _oauth(ctx: click.Context, provider: str | None = None):
+    """``(settings, username)`` of the configuration's oauth section; a clear
+    error when there is none or it names another provider."""
+    config = _config(ctx)
+    if config.oauth is None:
+        raise click.ClickException(
+            "the configuration has no oauth section: add one (provider, client_id, token_file; "
+            "see docs/operations.md) and set auth: oauth2 for imap and smtp")
+    if provider is not None and provider != config.oauth.provider:
+        raise click.ClickException(f"the configuration's oauth.provider is {config.oauth.provider}, "
+                                   f"not {provider}")
+    server = next((s for s in (config.imap, config.smtp) if s is not None and s.auth == "oauth2"), None)
+    return config.oauth, server.username if server is not None else None
+
+
+def _when(moment) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else "unknown"
+
+
+@auth.command("login")
+@click.argument("provider", type=click.Choice(["microsoft", "google", "generic"]))
+@click.pass_context
+def auth_login(ctx, provider):
+    """Sign in once with the device code (a URL and a code to enter in any
+    browser) and store the refresh token in the token file (mode 0600)."""
+    from moderator.mail.oauth import OAuthError, device_login
+
+    settings, _ = _oauth(ctx, provider)
+    try:
+        found = device_login(settings, echo=click.echo)
+    except OAuthError as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {settings.token_file}: {exc.strerror or exc}") from None
+    who = f" as {found['account']}" if found["account"] else ""
+    click.echo(f"Signed in{who}. The refresh token is in {settings.token_file} (mode 0600); "
+               f"each cycle gets new access tokens with it.")
+
+
+@auth.command("status")
+@click.pass_context
+def auth_status(ctx):
+    """Show the stored sign-in and get a fresh access token with it (exit 1 when
+    that fails)."""
+    from moderator.mail.oauth import OAuthError, TokenSource
+
+    settings, username = _oauth(ctx)
+    try:
+        found = TokenSource(settings, username).status()
+    except OAuthError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"{found['provider']} sign-in of {found['account'] or username or 'an unnamed account'} "
+               f"in {settings.token_file}, made {_when(found['obtained'])}; "
+               f"access token valid until {_when(found['expiry'])}.")
+
+
 @main.command()
 @click.pass_context
 def doctor(ctx):

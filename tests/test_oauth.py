@@ -269,3 +269,87 @@ def test_a_token_the_servers_refuse_is_a_login_refusal(oauth_dovecot, certificat
             SmtpOutbox.probe(sink.host, sink.port, ACCOUNT, security="none", oauth2=lambda: "at-forged")
     assert err.value.step == "XOAUTH2 login as 'up@example.org'"
     assert err.value.code == 535
+
+
+# ------------------------------------------------------ whole cycles, the CLI
+PLAYERS = [("Ada", "ada@players.example"), ("Brunel", "brunel@players.example"),
+           ("Crocker", "crocker@players.example")]
+
+
+def oauth_config(tmp_path, ts, certificate, dovecot, sink, provider="google") -> object:
+    """A pbem.yaml with IMAP (implicit TLS, own CA) and SMTP both on XOAUTH2."""
+    cfg = tmp_path / "pbem.yaml"
+    oauth = {"provider": provider, "client_id": ts.client_id, "token_file": "secret/token.json",
+             "ca_file": str(certificate.cert_path)}
+    if provider == "google":
+        oauth.update(client_secret="not-secret", token_uri=ts.token_uri, device_uri=ts.device_uri)
+    else:
+        oauth.update(tenant="consumers", authority=ts.base)
+    cfg.write_text(yaml.safe_dump({
+        "moderator": {"address": ACCOUNT, "name": "UP moderator"},
+        "games_dir": "games",
+        "oauth": oauth,
+        "imap": {"host": dovecot.host, "port": dovecot.ssl_port, "security": "ssl",
+                 "username": ACCOUNT, "auth": "oauth2", "ca_file": str(certificate.cert_path)},
+        "smtp": {"host": sink.host, "port": sink.port, "security": "none",
+                 "username": ACCOUNT, "auth": "oauth2"},
+    }))
+    return cfg
+
+
+def test_order_cycles_through_imap_and_smtp_with_oauth2(tmp_path, ts, certificate, oauth_dovecot):
+    from moderator.demo import Bot, play
+    from moderator.moderation.cycle import Moderator
+    from moderator.store.gamefile import GameStore
+
+    ts.lifetime = 200  # under the 5-minute margin: every login refreshes
+    oauth_dovecot.remove_user(ACCOUNT)
+    with SmtpSink(oauth2_check=lambda user, token: ts.access_tokens.get(token) == user) as sink:
+        cfg = oauth_config(tmp_path, ts, certificate, oauth_dovecot, sink, provider="microsoft")
+        runner = CliRunner()
+        # the sign-in, as the operator runs it once
+        result = runner.invoke(__import__("pbem").main, ["--config", str(cfg), "auth", "login", "microsoft"])
+        assert result.exit_code == 0, result.output
+        assert result.output.splitlines() == [
+            "Open https://example.org/device in a browser and enter the code WDJB-MJHT.",
+            f"Signed in as {ACCOUNT}. The refresh token is in {tmp_path}/secret/token.json (mode 0600); "
+            "each cycle gets new access tokens with it."]
+        config = load_config(cfg)
+        moderator = Moderator(config)
+        moderator.create_game("oauth", PLAYERS, seed=7)
+        bots = [Bot(n, a, ACCOUNT, random.Random(i)) for i, (n, a) in enumerate(PLAYERS)]
+        seen = [0]
+
+        def collect():
+            new = sink.messages[seen[0]:]
+            seen[0] += len(new)
+            return [m.message for m in new]
+
+        store = GameStore(config.games_dir)
+        play(moderator, bots, lambda msg: oauth_dovecot.append(msg.as_bytes()), collect,
+             lambda: len(store.read_data("oauth")["history"]) >= 6, max_cycles=40)
+        assert moderator.run_cycle().ok  # the mails delivered last
+        history = store.read_data("oauth")["history"]
+        assert len(history) >= 6
+        # every order mail went through IMAP and was moved; every SMTP login was XOAUTH2
+        assert oauth_dovecot.messages("INBOX") == []
+        assert len(oauth_dovecot.messages("Processed")) == len(history)
+        assert sink.logins and set(sink.logins) == {ACCOUNT}
+        assert {m.mail_from for m in sink.messages} == {ACCOUNT}
+        refreshes = [f for p, f in ts.requests
+                     if p.endswith("/token") and f.get("grant_type") == "refresh_token"]
+        assert len(refreshes) >= 2
+        # `pbem auth status` refreshes and tells
+        result = runner.invoke(__import__("pbem").main, ["--config", str(cfg), "auth", "status"])
+        assert result.exit_code == 0, result.output
+        assert result.output.startswith(f"microsoft sign-in of {ACCOUNT} in {tmp_path}/secret/token.json, made ")
+        # revoked: `pbem run` names the fix, no traceback, exit 1
+        ts.refresh_tokens.clear()
+        ts.access_tokens.clear()
+        (tmp_path / "secret" / "token.json").write_text(
+            (tmp_path / "secret" / "token.json").read_text().replace('"expiry"', '"old_expiry"'))
+        result = runner.invoke(__import__("pbem").main, ["--config", str(cfg), "run"])
+        assert result.exit_code == 1
+        assert "Traceback" not in result.output
+        assert "was refused (invalid_grant: Token has been expired or revoked.)" in result.output
+        assert "run  pbem auth login microsoft" in result.output
