@@ -442,6 +442,8 @@ def _oauth(path: Path, data: Any) -> OAuthSettings:
     scopes = r.data.get("scopes", [])
     if not isinstance(scopes, list) or not all(isinstance(x, str) and x for x in scopes):
         raise r.error("scopes", f"must be a list of scope strings, not {scopes!r}")
+    if provider == "google":
+        r.text("client_secret", required=True)
     if provider == "generic":
         r.text("token_uri", required=True)
         r.text("device_uri", required=True)

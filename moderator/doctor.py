@@ -13,7 +13,14 @@ Each check gives one line: ``OK``, ``NOTE`` (worth knowing, not a fault) or ``FA
   offers MOVE and UIDPLUS (without them handled mail is copied, flagged and
   expunged); or the local Maildir inbox;
 - SMTP: the server answers EHLO (and accepts the login, when one is configured);
-  no mail is sent; or the local Maildir outbox;
+  no mail is sent; or the local Maildir outbox; whether the From address is the
+  account that logs in (Gmail and Outlook rewrite or refuse other senders); the
+  mails sent today against ``smtp.daily_limit``;
+- OAuth2 (``auth: oauth2``): the token file gives a fresh access token (which
+  may refresh it), until when, and when the sign-in was made;
+- a TLS handshake that fails is said in words: a CA this machine does not trust
+  (``ca_file``), a certificate that does not name the host as configured, an
+  expired one;
 
   (the mail checks ask the transports: ``Config.probe_inbox``/``probe_outbox``,
   i.e. ``ImapInbox.probe``, ``SmtpOutbox.probe`` and the Maildir probes, and word
@@ -277,6 +284,97 @@ def check_games(config: Config) -> list[Check]:
     return out
 
 
+#: OpenSSL's certificate verification codes (``X509_V_ERR_*``) in words.
+_CERT_CODES = {
+    9: "the server's certificate is not valid yet (is this machine's clock right?)",
+    10: "the server's certificate has expired: the server's operator must renew it",
+    18: "the server's certificate is self-signed and this machine does not trust it",
+    19: "the server's certificate comes from a CA this machine does not trust",
+    20: "the server's certificate comes from a CA this machine does not trust",
+    21: "the server's certificate comes from a CA this machine does not trust",
+}
+
+
+def tls_problem(exc: BaseException, section: str, host: str) -> str | None:
+    """Why a TLS handshake failed, in words, when ``exc`` (or what caused it)
+    is an ``ssl`` error; None otherwise. ``section`` (``imap``/``smtp``) and
+    ``host`` name the configuration keys to change."""
+    import ssl
+
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ssl.SSLCertVerificationError):
+            code = exc.verify_code
+            if code in (62, 64):  # X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH
+                return (f"the server's certificate does not name the host as configured "
+                        f"({section}.host: {host}); use a name the certificate lists in "
+                        f"{section}.host (an IP address such as 127.0.0.1 must itself be in "
+                        "the certificate)")
+            text = _CERT_CODES.get(code, f"the server's certificate was not accepted "
+                                         f"({exc.verify_message})")
+            if code in (18, 19, 20, 21):
+                text += (f": if it is your own CA, put its certificate (PEM) in a file and name "
+                         f"that file in {section}.ca_file")
+            return text
+        if isinstance(exc, ssl.SSLError):
+            return (f"the TLS handshake failed ({exc.reason or exc}): check {section}.security "
+                    "and port (ssl is TLS from the first byte, ports 993/465; starttls upgrades "
+                    "a plain connection, ports 143/587)")
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _login_refused(server, exc: LoginRefused) -> str:
+    if server.auth == "oauth2":
+        return (f"the server refused the OAuth2 login as {server.username!r} "
+                f"(see the oauth line; `pbem auth status`): {exc.detail}")
+    return (f"the server refused the login as {server.username!r} "
+            f"(check the password in {server.secret_source}): {exc.detail}")
+
+
+def check_oauth(config: Config) -> list[Check]:
+    """For an ``oauth`` section used by a server: whether the token file gives
+    an access token now (refreshing it when due, as a cycle would), until when
+    it is valid and when `pbem auth login` was run; FAIL with the words of the
+    OAuthError (which say what to run) else."""
+    from .mail.oauth import OAuthError, TokenSource
+
+    users = [s for s in (config.imap, config.smtp) if s is not None and s.auth == "oauth2"]
+    if config.oauth is None or not users:
+        return []
+    o = config.oauth
+    subject = f"OAuth2 ({o.provider})"
+    try:
+        found = TokenSource(o, users[0].username).status()
+    except OAuthError as exc:
+        return [Check(FAIL, subject, f"no access token: {exc}")]
+    when = lambda t: t.strftime("%Y-%m-%d %H:%M UTC") if t else "unknown"  # noqa: E731
+    who = found["account"] or users[0].username
+    return [Check(OK, subject, f"signed in as {who} on {when(found['obtained'])} ({o.token_file}); "
+                               f"access token valid until {when(found['expiry'])}, renewed "
+                               "by each cycle with the refresh token")]
+
+
+def check_sender(config: Config) -> Check | None:
+    """A NOTE when the moderator address (the From of every mail) is not the
+    account the SMTP server authenticates: Gmail rewrites From to the account
+    and Outlook/Microsoft 365 refuse the mail (SendAsDenied) unless the address
+    is an alias or send-as of it. None when there is no SMTP login or the login
+    name is not an address (a self-hosted server decides itself)."""
+    s = config.smtp
+    if s is None or s.username is None or "@" not in s.username:
+        return None
+    if s.username.strip().lower() == config.moderator_address.strip().lower():
+        return Check(OK, "sender", f"the From address {config.moderator_address} is the account "
+                                   "that logs in to SMTP")
+    return Check(NOTE, "sender",
+                 f"warning: the From address {config.moderator_address} (moderator.address) is not "
+                 f"the SMTP account {s.username} (smtp.username): Gmail rewrites From to the account "
+                 "and Outlook refuses such mail unless the address is an alias (send-as) of the "
+                 "account; use the same address for both if you can")
+
+
 def check_imap(config: Config) -> list[Check]:
     """The inbox: for IMAP, whether the server answers and takes the login, how
     many mails wait, whether it offers MOVE/UIDPLUS and whether the folders exist
@@ -289,9 +387,11 @@ def check_imap(config: Config) -> list[Check]:
     try:
         found = config.probe_inbox()
     except LoginRefused as exc:
-        return [Check(FAIL, subject, f"the server refused the login as {i.username!r} "
-                                     f"(check the password in ${i.password_env}): {exc.detail}")]
+        return [Check(FAIL, subject, _login_refused(i, exc))]
     except TransportError as exc:
+        tls = tls_problem(exc, "imap", i.host)
+        if tls is not None:
+            return [Check(FAIL, subject, f"{exc.step or 'connect'} failed: {tls}")]
         return [Check(FAIL, subject, f"{exc.step} failed: {exc.detail}")]
     out = [Check(OK, subject, f"login as {i.username!r} works; {i.mailbox} holds {found['messages']} "
                               f"mail(s) (UIDVALIDITY {found['uidvalidity']})")]
@@ -343,9 +443,11 @@ def check_smtp(config: Config) -> Check:
     try:
         found = config.probe_outbox()
     except LoginRefused as exc:
-        return Check(FAIL, subject, f"the server refused the login as {s.username!r} "
-                                    f"(check the password in ${s.password_env}): {exc.detail}")
+        return Check(FAIL, subject, _login_refused(s, exc))
     except TransportError as exc:
+        tls = tls_problem(exc, "smtp", s.host)
+        if tls is not None:
+            return Check(FAIL, subject, f"{exc.step or 'connect'} failed: {tls}")
         return Check(FAIL, subject, f"cannot talk to the server: {exc.detail}")
     text = f"EHLO answered {found['ehlo_code']}"
     if found["extensions"]:
@@ -547,8 +649,12 @@ def run_checks(config_path: str | os.PathLike[str] | None, now: datetime | None 
         return checks
     checks.append(check_games_dir(config))
     checks += check_games(config)
+    checks += check_oauth(config)
     checks += check_imap(config)
     checks.append(check_smtp(config))
+    sender = check_sender(config)
+    if sender is not None:
+        checks.append(sender)
     checks += check_spool(config, now)
     checks.append(check_lock(config))
     checks += check_state(config, now)

@@ -314,7 +314,9 @@ class TokenSource:
             raise OAuthError(_INSTALL) from None
         creds = Credentials(token=None, refresh_token=data["refresh_token"],
                             token_uri=s.token_uri, client_id=s.client_id,
-                            client_secret=s.client_secret, scopes=list(s.scopes) or None)
+                            # a public client (generic provider) has no secret; google-auth
+                            # wants one: sent empty
+                            client_secret=s.client_secret or "", scopes=list(s.scopes) or None)
         try:
             creds.refresh(google.auth.transport.requests.Request(session=_session(s)))
         except google.auth.exceptions.RefreshError as exc:
