@@ -375,6 +375,55 @@ def check_sender(config: Config) -> Check | None:
                  "account; use the same address for both if you can")
 
 
+def check_daily_limit(config: Config, now: datetime) -> Check | None:
+    """With ``smtp.daily_limit``: the mails sent today and yesterday (UTC, from
+    the bookkeeping's ``daily_counts``, read-only), those waiting in the spool,
+    and whether one round of status mails (one to every player of every game not
+    over) fits the limit; a NOTE when the limit was reached or would be. None
+    without a limit."""
+    from datetime import timedelta
+
+    from .moderation.send import DAILY_SENT
+
+    limit = config.smtp.daily_limit if config.smtp is not None else None
+    if limit is None:
+        return None
+    today = yesterday = 0
+    db = Path(config.spool_dir) / DB_NAME
+    if db.exists():
+        try:
+            with Bookkeeping(db, readonly=True, legacy=None) as bk:
+                today = bk.count_today(DAILY_SENT, now)
+                yesterday = bk.count_today(DAILY_SENT, now - timedelta(days=1))
+        except (BookkeepingError, sqlite3.Error):
+            pass  # check_state names an unreadable database
+    waiting = len(list(Path(config.spool_dir).glob("*.eml")))
+    players = 0
+    store = GameStore(config.games_dir)
+    for gid in store.ids():
+        try:
+            game = store.load(gid).game
+        except StoreError:
+            continue  # check_games names it
+        if game.phase != "over":
+            players += len(game.players)
+    text = (f"{today} of {limit} mails sent today (UTC), {yesterday} yesterday; "
+            f"{waiting} waiting in the spool")
+    problems = []
+    if today >= limit:
+        problems.append("the limit is reached: the waiting mails go out after midnight UTC")
+    elif yesterday >= limit:
+        problems.append("the limit was reached yesterday, so mails were held for a day")
+    if players > limit:
+        problems.append(f"one round of status mails to the {players} players of the running games "
+                        "is more than the limit: every turn will be delayed by a day")
+    if problems:
+        return Check(NOTE, "daily sending limit", f"{text}; " + "; ".join(problems)
+                     + " (raise smtp.daily_limit if the provider allows, or run fewer games)")
+    return Check(OK, "daily sending limit", f"{text}; a round of status mails to the {players} "
+                                            "players of the running games fits")
+
+
 def check_imap(config: Config) -> list[Check]:
     """The inbox: for IMAP, whether the server answers and takes the login, how
     many mails wait, whether it offers MOVE/UIDPLUS and whether the folders exist
@@ -652,9 +701,9 @@ def run_checks(config_path: str | os.PathLike[str] | None, now: datetime | None 
     checks += check_oauth(config)
     checks += check_imap(config)
     checks.append(check_smtp(config))
-    sender = check_sender(config)
-    if sender is not None:
-        checks.append(sender)
+    for extra in (check_sender(config), check_daily_limit(config, now)):
+        if extra is not None:
+            checks.append(extra)
     checks += check_spool(config, now)
     checks.append(check_lock(config))
     checks += check_state(config, now)

@@ -172,3 +172,52 @@ def test_oauth_sign_in_reported_and_its_failure_named(tmp_path):
             f"FAIL  OAuth2 (google): no access token: the google refresh token in {token_file} was "
             "refused (invalid_grant: Token has been expired or revoked.); it may have expired or been "
             "revoked: run  pbem auth login google")
+
+
+def test_daily_limit_holds_mails_for_the_next_day(tmp_path):
+    from datetime import datetime, timedelta, timezone
+
+    from moderator.config import load_config
+    from moderator.moderation.cycle import Moderator
+
+    now = [datetime(2026, 12, 1, 22, 0, tzinfo=timezone.utc)]
+    players = [("Ann", "ann@example.org"), ("Bob", "bob@example.org"), ("Cy", "cy@example.org")]
+    with SmtpSink() as sink:
+        cfg = write_config(tmp_path, smtp={"host": sink.host, "port": sink.port, "security": "none",
+                                           "daily_limit": 2})
+        mod = Moderator(load_config(cfg), clock=lambda: now[0])
+        mod.create_game("g", players, seed=1)  # three welcome mails
+        assert len(sink.messages) == 2
+        assert len(list((tmp_path / "spool").glob("*.eml"))) == 1
+        # the same day: nothing is tried, the run is not a failure
+        report = mod.run_cycle()
+        assert (report.sent, report.deferred, report.held, report.ok) == (0, 0, 1, True)
+        assert report.summary().endswith("0 mail(s) sent, 0 deferred, 1 held for the next day by the "
+                                         "daily sending limit; 0 error(s)")
+        assert len(sink.messages) == 2
+        # the next UTC day: sent
+        now[0] += timedelta(hours=3)
+        report = mod.run_cycle()
+        assert (report.sent, report.held, report.ok) == (1, 0, True)
+        assert len(sink.messages) == 3
+        assert sorted(m.rcpt_tos[0] for m in sink.messages) == [a for _, a in players]
+
+
+def test_doctor_says_when_the_games_would_exceed_the_daily_limit(tmp_path):
+    from datetime import datetime, timezone
+
+    from moderator.config import load_config
+    from moderator.moderation.cycle import Moderator
+
+    players = [("Ann", "ann@example.org"), ("Bob", "bob@example.org"), ("Cy", "cy@example.org")]
+    with SmtpSink() as sink:
+        cfg = write_config(tmp_path, smtp={"host": sink.host, "port": sink.port, "security": "none",
+                                           "daily_limit": 2})
+        mod = Moderator(load_config(cfg), clock=lambda: datetime.now(timezone.utc))
+        mod.create_game("g", players, seed=1)
+        code, lines = doctor(cfg)
+    assert line(lines, "NOTE  daily sending limit") == (
+        "NOTE  daily sending limit: 2 of 2 mails sent today (UTC), 0 yesterday; 1 waiting in the "
+        "spool; the limit is reached: the waiting mails go out after midnight UTC; one round of "
+        "status mails to the 3 players of the running games is more than the limit: every turn "
+        "will be delayed by a day (raise smtp.daily_limit if the provider allows, or run fewer games)")

@@ -19,6 +19,7 @@ class CycleReport:
     duplicates: int = 0
     sent: int = 0
     deferred: int = 0
+    held: int = 0  # mails kept in the spool for the next day by smtp.daily_limit
     skipped: bool = False
     errors: list[str] = field(default_factory=list)
     inbox_ok: bool = True
@@ -32,8 +33,10 @@ class CycleReport:
         """One line for the log and the CLI."""
         if self.skipped:
             return "another cycle is running; this one did nothing"
+        held = (f", {self.held} held for the next day by the daily sending limit"
+                if self.held else "")
         return (
             f"{self.fetched} mail(s): {self.applied} order(s) applied, {self.refused} refused, "
             f"{self.commands} command mail(s), {self.duplicates} duplicate(s), {self.ignored} ignored; "
-            f"{self.sent} mail(s) sent, {self.deferred} deferred; {len(self.errors)} error(s)"
+            f"{self.sent} mail(s) sent, {self.deferred} deferred{held}; {len(self.errors)} error(s)"
         )

@@ -37,6 +37,9 @@ ORDERLESS_PER_DAY = 2
 (a vacation responder without auto-reply headers would be answered forever)."""
 WARNINGS_PER_DAY = 2
 """Notices "a mail in your name was refused" per player, game and UTC day."""
+DAILY_SENT = "smtp-sent"
+"""The bookkeeping's ``daily_counts`` name of the mails the SMTP server accepted
+(for ``smtp.daily_limit``)."""
 MAX_IMAGE_WIDTH = 640
 """The widest an inline picture is shown (``width``); CSS narrows it to the screen."""
 
@@ -180,18 +183,42 @@ class Post:
             self._flush(report, box, now, close=outbox is None)
 
     def _flush(self, report: CycleReport, box: Outbox, now: datetime, close: bool) -> None:
+        limit = self.config.smtp.daily_limit if self.config.smtp is not None else None
+        limited = None
+        if limit is not None:
+            left = limit - self.bk.count_today(DAILY_SENT, now)
+            if left <= 0:
+                # nothing is tried (the entries stay due): the first cycle of the
+                # next UTC day sends them
+                if close:
+                    box.close()
+                report.held += len(self.spool.entries())
+                log.warning("daily sending limit of %d mails (smtp.daily_limit) reached: %d mail(s) "
+                            "wait in the spool for the next day (UTC)", limit, report.held)
+                return
+            box = limited = _DailyLimit(box, left, limit)
         try:
             result = self.spool.send_due(box, now, after_send=lambda: faults.fault("after-send"))
         finally:
             if close:
                 box.close()
+        held = limited.held if limited is not None else 0
+        if limit is not None:
+            for _ in range(result.sent):
+                self.bk.bump_count(DAILY_SENT, now)
+        if held:
+            log.warning("daily sending limit of %d mails (smtp.daily_limit) reached: %d mail(s) "
+                        "wait in the spool for the next day (UTC)", limit, held)
         report.sent += result.sent
-        report.deferred += result.deferred
+        report.deferred += result.deferred - held
+        report.held += held
         if result.sent or result.failed:
             self.bk.set_smtp_failing_since(None)  # the server answers
-        elif result.deferred and self.bk.smtp_failing_since() is None:
+        elif result.deferred - held and self.bk.smtp_failing_since() is None:
             self.bk.set_smtp_failing_since(now)
         for err in result.errors:
+            if limited is not None and limited.words in err:
+                continue  # held for the limit: counted in report.held, not an error
             # a deferred mail is retried by a later cycle, but the cycle reports it
             log.warning("%s (kept in the spool for a later cycle)", err)
             report.errors.append(f"{err} (kept in the spool for a later cycle)")
@@ -202,3 +229,30 @@ class Post:
             if canonical_address(to) != canonical_address(self.config.operator):
                 self.tell_operator(word("notices", "alert_mail_refused", to=to, game=game, reason=why,
                                         folder=self.spool.dir / "failed"))
+
+
+class _DailyLimit(Outbox):
+    """An outbox that passes at most ``left`` mails of a batch on to ``box``
+    (the rest of ``smtp.daily_limit`` for today) and answers the others with a
+    temporary TransportError (code 451, so the spool keeps them); ``held``
+    counts those."""
+
+    def __init__(self, box: Outbox, left: int, limit: int) -> None:
+        self.box, self.left, self.held = box, left, 0
+        self.words = f"daily sending limit of {limit} mails (smtp.daily_limit) reached"
+
+    def send(self, msg: EmailMessage) -> None:
+        result = self.send_many([msg])[0]
+        if result is not None:
+            raise result
+
+    def send_many(self, msgs: Iterable[EmailMessage]) -> list[Exception | None]:
+        msgs = list(msgs)
+        now, later = msgs[:max(self.left, 0)], msgs[max(self.left, 0):]
+        results = self.box.send_many(now) if now else []
+        self.left -= sum(1 for r in results if r is None)
+        self.held += len(later)
+        return results + [TransportError(self.words, code=451) for _ in later]
+
+    def close(self) -> None:
+        self.box.close()
