@@ -378,15 +378,22 @@ def _when(moment) -> str:
 
 @auth.command("login")
 @click.argument("provider", type=click.Choice(["microsoft", "google", "generic"]))
+@click.option("--port", type=click.IntRange(0, 65535), default=0,
+              help="google: the loopback port the browser returns to (default: any free one).")
 @click.pass_context
-def auth_login(ctx, provider):
-    """Sign in once with the device code (a URL and a code to enter in any
-    browser) and store the refresh token in the token file (mode 0600)."""
-    from moderator.mail.oauth import OAuthError, device_login
+def auth_login(ctx, provider, port):
+    """Sign in once and store the refresh token in the token file (mode 0600):
+    microsoft and generic with a device code (a URL and a code to enter in any
+    browser); google in a browser that returns to this machine (Google refuses
+    its mail scope to device codes)."""
+    from moderator.mail.oauth import OAuthError, browser_login, device_login
 
     settings, _ = _oauth(ctx, provider)
     try:
-        found = device_login(settings, echo=click.echo)
+        if provider == "google":
+            found = browser_login(settings, echo=click.echo, port=port)
+        else:
+            found = device_login(settings, echo=click.echo)
     except OAuthError as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:

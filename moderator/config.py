@@ -435,7 +435,7 @@ class _Reader:
 def _oauth(path: Path, data: Any) -> OAuthSettings:
     r = _Reader(path, data, "oauth")
     r.check_keys(("provider", "client_id", "client_secret", "tenant", "token_file",
-                  "authority", "token_uri", "device_uri", "scopes", "ca_file"))
+                  "authority", "token_uri", "device_uri", "auth_uri", "scopes", "ca_file"))
     provider = r.text("provider", required=True)
     if provider not in PROVIDERS:
         raise r.error("provider", f"must be one of {', '.join(PROVIDERS)}, not {provider!r}")
@@ -447,7 +447,7 @@ def _oauth(path: Path, data: Any) -> OAuthSettings:
     if provider == "generic":
         r.text("token_uri", required=True)
         r.text("device_uri", required=True)
-    for name in ("authority", "token_uri", "device_uri"):
+    for name in ("authority", "token_uri", "device_uri", "auth_uri"):
         value = r.text(name)
         if value is not None and not value.startswith("https://"):
             raise r.error(name, f"must be an https:// URL, not {value!r}")
@@ -461,6 +461,7 @@ def _oauth(path: Path, data: Any) -> OAuthSettings:
         authority=r.text("authority", MICROSOFT_AUTHORITY),
         token_uri=r.text("token_uri"),
         device_uri=r.text("device_uri"),
+        auth_uri=r.text("auth_uri"),
         scopes=tuple(scopes),
         ca_file=r.ca_file(base),
     )

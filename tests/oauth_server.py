@@ -12,6 +12,8 @@ Endpoints (all on 127.0.0.1):
   when the refresh token is in :attr:`refresh_tokens` (else ``400
   invalid_grant``); ``grant_type=urn:ietf:params:oauth:grant-type:device_code``
   answers ``authorization_pending`` :attr:`pending` times, then the tokens;
+  ``grant_type=authorization_code`` answers them for a code in :attr:`codes`
+  whose PKCE challenge the ``code_verifier`` matches;
 - ``POST /device``: a device code, the user code ``WDJB-MJHT`` and the
   verification URL ``https://example.org/device``;
 - ``GET /TENANT/v2.0/.well-known/openid-configuration`` and ``POST
@@ -28,6 +30,7 @@ Endpoints (all on 127.0.0.1):
 from __future__ import annotations
 
 import base64
+import hashlib
 import http.server
 import itertools
 import json
@@ -63,6 +66,7 @@ class TokenServer:
         self.requests: list[tuple[str, dict]] = []
         self.pending = 0
         self.lifetime = 3600
+        self.codes: dict[str, str] = {}  # authorization code -> its PKCE code_challenge
         self._counter = itertools.count(1)
 
     # -- addresses
@@ -128,6 +132,13 @@ class TokenServer:
                 if form.get("refresh_token") not in self.refresh_tokens:
                     return 400, {"error": "invalid_grant",
                                  "error_description": "Token has been expired or revoked."}
+                answer = self.issue()
+            elif grant == "authorization_code":
+                challenge = self.codes.pop(form.get("code"), None)
+                verifier = form.get("code_verifier", "").encode()
+                made = base64.urlsafe_b64encode(hashlib.sha256(verifier).digest()).decode().rstrip("=")
+                if challenge is None or made != challenge:
+                    return 400, {"error": "invalid_grant", "error_description": "Bad code or verifier."}
                 answer = self.issue()
             elif grant in ("urn:ietf:params:oauth:grant-type:device_code", "device_code"):
                 if self.pending > 0:

@@ -20,6 +20,7 @@ from moderator.mail.oauth import (
     OAuthRefused,
     OAuthSettings,
     TokenSource,
+    browser_login,
     device_login,
     write_private_json,
 )
@@ -175,8 +176,46 @@ def test_a_revoked_google_refresh_token_says_to_log_in_again(tmp_path, ts, certi
     assert isinstance(err.value, LoginRefused)
 
 
-def test_google_device_login_polls_until_signed_in(tmp_path, ts, certificate):
-    settings = google(ts, tmp_path, certificate)
+def test_google_browser_login_with_loopback_redirect_and_pkce(tmp_path, ts, certificate):
+    import threading
+    import urllib.parse
+    import urllib.request
+
+    settings = google(ts, tmp_path, certificate, auth_uri="https://accounts.example/auth")
+    lines, pages = [], []
+
+    def browser(line):
+        """What the operator's browser and Google do: sign in, redirect back."""
+        lines.append(line)
+        if not line.startswith("https://accounts.example/auth?"):
+            return
+        query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(line).query))
+        ts.codes["c-1"] = query["code_challenge"]
+        back = f"{query['redirect_uri']}?{urllib.parse.urlencode({'code': 'c-1', 'state': query['state']})}"
+        threading.Thread(target=lambda: pages.append(urllib.request.urlopen(back, timeout=10).read())).start()
+
+    found = browser_login(settings, echo=browser, timeout=20)
+    query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(lines[1]).query))
+    assert lines[0].startswith("Open this URL in a browser on this machine (from another machine, forward "
+                               "the port first: ssh -L ")
+    assert (query["scope"], query["access_type"], query["code_challenge_method"], query["response_type"]) == (
+        "https://mail.google.com/", "offline", "S256", "code")
+    assert query["redirect_uri"].startswith("http://127.0.0.1:")
+    assert pages == [b"pbem: the sign-in is done; you may close this page.\n"]
+    form = ts.requests[-1][1]
+    assert (form["grant_type"], form["code"], form["redirect_uri"]) == (
+        "authorization_code", "c-1", query["redirect_uri"])
+    data = json.loads(settings.token_file.read_text())
+    assert (data["provider"], data["refresh_token"], data["access_token"]) == ("google", "rt-at-1", "at-1")
+    assert mode(settings.token_file) == 0o600
+    assert found["account"] is None
+
+
+def test_generic_device_login_polls_until_signed_in(tmp_path, ts, certificate):
+    settings = OAuthSettings(provider="generic", client_id=ts.client_id, client_secret="not-secret",
+                             token_file=tmp_path / "token.json", token_uri=ts.token_uri,
+                             device_uri=ts.device_uri, scopes=("https://mail.google.com/",),
+                             ca_file=certificate.cert_path)
     ts.pending = 2
     lines, sleeps = [], []
     found = device_login(settings, echo=lines.append, sleep=sleeps.append)
@@ -186,13 +225,13 @@ def test_google_device_login_polls_until_signed_in(tmp_path, ts, certificate):
     assert ts.requests[0][1] == {"client_id": "test-client", "client_secret": "not-secret",
                                  "scope": "https://mail.google.com/"}
     data = json.loads(settings.token_file.read_text())
-    assert (data["provider"], data["refresh_token"], data["access_token"]) == ("google", "rt-at-1", "at-1")
+    assert (data["provider"], data["refresh_token"], data["access_token"]) == ("generic", "rt-at-1", "at-1")
     assert mode(settings.token_file) == 0o600
     assert found["account"] is None
 
 
 def test_device_login_with_an_unknown_client_is_refused(tmp_path, ts, certificate):
-    settings = OAuthSettings(provider="google", client_id="someone-else", token_file=tmp_path / "t.json",
+    settings = OAuthSettings(provider="generic", client_id="someone-else", token_file=tmp_path / "t.json",
                              token_uri=ts.token_uri, device_uri=ts.device_uri,
                              ca_file=certificate.cert_path)
     with pytest.raises(OAuthRefused) as err:

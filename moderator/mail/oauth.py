@@ -5,8 +5,10 @@ SMTP any more: the client logs in with SASL XOAUTH2 (an access token, valid
 about an hour) and gets new access tokens with a long-lived refresh token
 (RFC 6749 6). ``pbem auth login`` runs the device-code flow (RFC 8628) once: it
 prints a URL and a code, the operator signs in there in any browser, and the
-refresh token is stored in the *token file*. From then on every cycle, run by
-cron, refreshes the access token by itself (:class:`TokenSource`).
+refresh token is stored in the *token file*. Google does not allow its mail
+scope in the device-code flow, so for Google it runs the browser sign-in with a
+loopback redirect instead (:func:`browser_login`). From then on every cycle, run
+by cron, refreshes the access token by itself (:class:`TokenSource`).
 
 The providers (``OAuthSettings.provider``):
 
@@ -15,7 +17,7 @@ The providers (``OAuthSettings.provider``):
   Outlook.com/Hotmail accounts, the organisation's tenant (id or domain) for
   Microsoft 365, ``common`` for either;
 - ``google``: through ``google-auth`` (``google.oauth2.credentials.Credentials``
-  refreshed at ``token_uri``); the device code is asked for at ``device_uri``;
+  refreshed at ``token_uri``); the sign-in goes through ``auth_uri``;
 - ``generic``: any RFC 6749/8628 server (``token_uri`` and ``device_uri``
   required), refreshed like Google.
 
@@ -61,6 +63,7 @@ __all__ = [
     "OAuthError",
     "OAuthRefused",
     "TokenSource",
+    "browser_login",
     "device_login",
     "read_private_file",
     "write_private_json",
@@ -80,6 +83,7 @@ SCOPES = {
 MICROSOFT_AUTHORITY = "https://login.microsoftonline.com"
 GOOGLE_TOKEN_URI = "https://oauth2.googleapis.com/token"
 GOOGLE_DEVICE_URI = "https://oauth2.googleapis.com/device/code"
+GOOGLE_AUTH_URI = "https://accounts.google.com/o/oauth2/v2/auth"
 #: An access token with less than this left is refreshed before use.
 REFRESH_MARGIN = timedelta(minutes=5)
 _INSTALL = "the OAuth2 libraries are not installed: pip install 'pbem[oauth]' (msal, google-auth)"
@@ -111,6 +115,8 @@ class OAuthSettings:
       tenant id/domain; ``authority`` the Microsoft login host (default
       :data:`MICROSOFT_AUTHORITY`; another for national clouds);
     - ``token_uri``/``device_uri`` (Google, generic): the endpoints;
+      ``auth_uri`` (Google) the authorization endpoint of the browser sign-in
+      (:func:`browser_login`);
     - ``scopes``: what to ask for (default :data:`SCOPES` of the provider);
     - ``ca_file``: CA certificates (PEM) trusted for the provider's HTTPS
       endpoints instead of the system's (a self-hosted identity server).
@@ -124,6 +130,7 @@ class OAuthSettings:
     authority: str = MICROSOFT_AUTHORITY
     token_uri: str | None = None
     device_uri: str | None = None
+    auth_uri: str | None = None
     scopes: tuple[str, ...] = ()
     ca_file: Path | None = None
 
@@ -135,6 +142,7 @@ class OAuthSettings:
         if self.provider == "google":
             object.__setattr__(self, "token_uri", self.token_uri or GOOGLE_TOKEN_URI)
             object.__setattr__(self, "device_uri", self.device_uri or GOOGLE_DEVICE_URI)
+            object.__setattr__(self, "auth_uri", self.auth_uri or GOOGLE_AUTH_URI)
 
     @property
     def authority_url(self) -> str:
@@ -421,6 +429,101 @@ def device_login(settings: OAuthSettings, echo: Callable[[str], None] = print,
     if settings.provider == "microsoft":
         return _device_microsoft(settings, echo, clock)
     return _device_rfc8628(settings, echo, clock, sleep)
+
+
+def browser_login(settings: OAuthSettings, echo: Callable[[str], None] = print,
+                  port: int = 0, timeout: float = 600,
+                  clock: Callable[[], datetime] = _now) -> dict[str, Any]:
+    """The sign-in Google allows for mail (its device-code flow refuses the
+    ``https://mail.google.com/`` scope): the authorization-code flow with a
+    loopback redirect and PKCE (RFC 8252, RFC 7636). A one-request HTTP server
+    listens on 127.0.0.1:``port`` (0: any free port); ``echo`` prints the URL
+    to open in a browser on this machine, or on another one with the port
+    forwarded (``ssh -L PORT:127.0.0.1:PORT``); the code the browser brings
+    back is exchanged at ``token_uri`` and the tokens stored in the token file
+    (mode 0600). Returns ``{"account": None, "expiry": datetime}``.
+
+    Raises OAuthRefused when the sign-in is declined, the answer does not
+    match (``state``), nothing comes back within ``timeout`` seconds, or the
+    code is refused; OAuthError when the token endpoint cannot be reached.
+    """
+    import base64
+    import hashlib
+    import http.server
+    import secrets
+    import urllib.parse
+
+    s = settings
+    if not s.auth_uri or not s.token_uri:
+        raise OAuthRefused("oauth: auth_uri and token_uri are needed for the browser sign-in")
+    verifier = secrets.token_urlsafe(64)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+    state = secrets.token_urlsafe(16)
+    got: dict[str, str] = {}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
+            if "code" not in query and "error" not in query:
+                self.send_error(404)
+                return
+            got.update(query)
+            body = b"pbem: the sign-in is done; you may close this page.\n"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    try:
+        server = http.server.HTTPServer(("127.0.0.1", port), Handler)
+    except OSError as exc:
+        raise OAuthError(f"cannot listen on 127.0.0.1:{port} for the browser's answer: "
+                         f"{exc.strerror or exc}") from None
+    redirect = f"http://127.0.0.1:{server.server_address[1]}/"
+    url = s.auth_uri + "?" + urllib.parse.urlencode({
+        "client_id": s.client_id, "redirect_uri": redirect, "response_type": "code",
+        "scope": " ".join(s.scopes), "code_challenge": challenge, "code_challenge_method": "S256",
+        "access_type": "offline", "prompt": "consent", "state": state})
+    echo(f"Open this URL in a browser on this machine (from another machine, forward the port "
+         f"first: ssh -L {server.server_address[1]}:127.0.0.1:{server.server_address[1]} THIS-HOST):")
+    echo(url)
+    server.timeout = 1
+    deadline = time.monotonic() + timeout
+    try:
+        while not got and time.monotonic() < deadline:
+            server.handle_request()
+    finally:
+        server.server_close()
+    if not got:
+        raise OAuthRefused(f"no answer from the browser within {timeout:.0f} seconds: run the command again")
+    if got.get("state") != state:
+        raise OAuthRefused("the browser's answer is not for this sign-in (state differs): run the command again")
+    if "code" not in got:
+        raise OAuthRefused(f"the sign-in was not completed: {_describe_response(got)}")
+    form = {"grant_type": "authorization_code", "code": got["code"], "redirect_uri": redirect,
+            "client_id": s.client_id, "code_verifier": verifier}
+    if s.client_secret:
+        form["client_secret"] = s.client_secret
+    try:
+        answer = _session(s).post(s.token_uri, data=form, timeout=30).json()
+    except OSError as exc:
+        raise OAuthError(f"{s.token_uri} cannot be reached ({exc})") from None
+    except ValueError:
+        raise OAuthError(f"{s.token_uri} answered without JSON") from None
+    if "access_token" not in answer:
+        raise OAuthRefused(f"{s.token_uri} refused the sign-in: {_describe_response(answer)}")
+    if not answer.get("refresh_token"):
+        raise OAuthRefused(f"{s.token_uri} gave no refresh token (access_type=offline was asked for)")
+    expiry = clock() + timedelta(seconds=int(answer.get("expires_in", 3600)))
+    write_private_json(s.token_file, {
+        "version": 1, "provider": s.provider, "account": None, "obtained": _iso(clock()),
+        "refresh_token": answer["refresh_token"], "access_token": answer["access_token"],
+        "expiry": _iso(expiry)})
+    return {"account": None, "expiry": expiry}
 
 
 def _device_microsoft(settings, echo, clock) -> dict[str, Any]:
