@@ -89,6 +89,13 @@ def test_imap_with_its_own_ca_unknown_then_trusted_by_ca_file(tmp_path, dovecot,
     code, lines = doctor(write_config(tmp_path, imap=imap))
     assert line(lines, "OK    IMAP 127.0.0.1").startswith(
         f"OK    IMAP {dovecot.host}:{dovecot.ssl_port} (ssl): login as {dovecot.username!r} works")
+    # implicit TLS on the plain port: said as such
+    imap.update(port=dovecot.port)
+    code, lines = doctor(write_config(tmp_path, imap=imap))
+    assert line(lines, "FAIL  IMAP") == (
+        f"FAIL  IMAP {dovecot.host}:{dovecot.port} (ssl): connect failed: the TLS handshake failed "
+        "(WRONG_VERSION_NUMBER): check imap.security and port (ssl is TLS from the first byte, ports "
+        "993/465; starttls upgrades a plain connection, ports 143/587)")
     # STARTTLS on the plain port uses the same CA file
     imap.update(port=dovecot.port, security="starttls")
     code, lines = doctor(write_config(tmp_path, imap=imap))
