@@ -34,7 +34,9 @@ Each check gives one line: ``OK``, ``NOTE`` (worth knowing, not a fault) or ``FA
   ``spool/moderator.yaml`` not yet imported is read instead).
 
 Nothing is changed: no mail is sent, moved or marked, no folder is created, no
-file is written (the games directory check writes and removes a temporary file).
+file is written (the games directory check writes and removes a temporary file;
+an OAuth2 access token that is due is refreshed and the token file rewritten, as
+any cycle would).
 
 ``run_doctor(config_path, echo)`` prints the report and returns the exit status:
 0 when nothing failed, else 1.

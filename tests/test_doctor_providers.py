@@ -162,7 +162,8 @@ def test_oauth_sign_in_reported_and_its_failure_named(tmp_path):
         code, lines = doctor(cfg)
         token_file = tmp_path / "token.json"
         assert line(lines, "FAIL  OAuth2") == (
-            f"FAIL  OAuth2 (google): no access token: the OAuth2 token file {token_file} does not exist")
+            f"FAIL  OAuth2 (google): no access token: the OAuth2 token file {token_file} does not exist: "
+            "sign in once with  pbem auth login google")
         write_private_json(token_file, {"version": 1, "provider": "google", "refresh_token": "rt-good",
                                         "obtained": "2026-11-30T10:00:00+00:00"})
         code, lines = doctor(cfg)

@@ -84,6 +84,8 @@ MICROSOFT_AUTHORITY = "https://login.microsoftonline.com"
 GOOGLE_TOKEN_URI = "https://oauth2.googleapis.com/token"
 GOOGLE_DEVICE_URI = "https://oauth2.googleapis.com/device/code"
 GOOGLE_AUTH_URI = "https://accounts.google.com/o/oauth2/v2/auth"
+#: Seconds to wait for each answer of a token endpoint.
+HTTP_TIMEOUT = 30
 #: An access token with less than this left is refreshed before use.
 REFRESH_MARGIN = timedelta(minutes=5)
 _INSTALL = "the OAuth2 libraries are not installed: pip install 'pbem[oauth]' (msal, google-auth)"
@@ -235,10 +237,14 @@ def _session(settings: OAuthSettings):
     except ImportError:
         raise OAuthError(_INSTALL) from None
     session = requests.Session()
+    # given with each request (a caller's own arguments win): a timeout, so that
+    # a silent endpoint never hangs a cron run (msal sets none on a session it is
+    # given), and the CA file, since a session's own ``verify`` loses to the
+    # REQUESTS_CA_BUNDLE variable (requests' rule)
+    defaults: dict[str, Any] = {"timeout": HTTP_TIMEOUT}
     if settings.ca_file is not None:
-        # passed with each request: a session's own ``verify`` loses to the
-        # REQUESTS_CA_BUNDLE variable (requests' rule)
-        session.request = functools.partial(session.request, verify=str(settings.ca_file))
+        defaults["verify"] = str(settings.ca_file)
+    session.request = functools.partial(session.request, **defaults)
     return session
 
 
@@ -277,6 +283,9 @@ class TokenSource:
     def load(self) -> dict[str, Any]:
         """The token file's content. Raises OAuthRefused as described above."""
         s = self.settings
+        if not s.token_file.exists():
+            raise OAuthRefused(f"the OAuth2 token file {s.token_file} does not exist: sign in once "
+                               f"with  {s.login_command}")
         text = read_private_file(s.token_file, "the OAuth2 token file")
         try:
             data = json.loads(text)
