@@ -260,3 +260,93 @@ def test_screenshots_light_and_dark(mails, tmp_path, name):
     # the dark scheme is dark, the light one light (the page follows prefers-color-scheme)
     for width in (390, 1280):
         assert means[width, "light"] > 180 and means[width, "dark"] < 90, means
+
+
+# ---------------------------------------------------------------- the text parts
+def test_status_mail_has_one_build_line_per_company_and_legal_has_them_all(mails):
+    t = mails["_table"]
+    game = t.load().game
+    mover = game.to_move
+    summary = game.legal_summary(mover)
+    builds = [str(b) for b in summary.build_actions()]
+    assert len(builds) > 2 * len(summary.builds)  # grouping shortens the list
+    text = text_of(mails["dividend-on-move"])
+    block = text[text.index("Where each company may build"):text.index("  Then one of:")]
+    rows = block.splitlines()[1:]
+    assert [r.split(":")[0].strip() for r in rows] == list(summary.builds)  # one line each
+    assert not any(line.strip().startswith("build ") for line in block.splitlines())
+    assert f"    {builds[0]}; take stack\n" in text  # one complete line, as an example
+    # the legal command: every build line, the complete example, the draws
+    legal = text_of(mails["legal"])
+    lines = [line.strip() for line in legal.splitlines()]
+    assert [line for line in lines if line.startswith("build ") and "(" not in line] == builds
+    assert f"{builds[0]}; take stack   (a build and its draw on ONE line)" in lines
+    assert "after a build, on the same line, one of: " + " | ".join(map(str, summary.takes)) in lines
+    assert "<li>" + builds[-1] + "</li>" in html_of(mails["legal"])
+
+
+def _dividend_rows(text: str, number: int) -> dict[str, dict[str, int]]:
+    """``{share: {name: millions}}`` read from a mail's DIVIDENDS section."""
+    block = text[text.index("DIVIDENDS (by company"):]
+    block = block[block.index(f"  Dividend {number}"):]
+    rows: dict[str, dict[str, int]] = {}
+    for line in block.splitlines()[1:]:
+        if not line.startswith("    ") or line.strip().startswith("total"):
+            break
+        share = line.split()[0]
+        rows[share] = {n: int(m) for n, m in re.findall(r"(\w+) \+(\d+)", line)}
+    return rows
+
+
+def test_dividends_by_company_in_the_status_mail_and_history(mails):
+    game = mails["_table"].load().game
+    (pay,) = game.payouts
+    # the public log's line: what each player got in all
+    logged = next(e for e in game.log if e.startswith("Dividend 1 paid: "))
+    totals = {n: int(m) for n, m in re.findall(r"(\w+) \+(\d+)", logged)}
+    for name in ("dividend-on-move", "history"):
+        rows = _dividend_rows(text_of(mails[name]), 1)
+        assert rows == pay["paid"], name
+        summed: dict[str, int] = {}
+        for who in rows.values():
+            for n, m in who.items():
+                summed[n] = summed.get(n, 0) + m
+        assert summed == totals, name
+        for share, value in pay["values"].items():
+            if share in rows:
+                assert re.search(rf"^    {share}\s+value\s+{value}\s", text_of(mails[name]), re.M)
+    html = html_of(mails["dividend-on-move"])
+    assert "<h2>DIVIDENDS</h2>" in html and "<strong>Dividend 1</strong>" in html
+
+
+def test_dividends_respect_hidden_money():
+    """Option hidden_money: while the game runs, a reader sees every company's
+    value but only their own takings (as the public log hides the amounts);
+    once the game is over, everything."""
+    import random
+
+    from game_helpers import default_board
+    from moderator.render import dividends, render
+    from moderator.rules.engine import Game
+
+    g = Game.new(default_board(), ["Ann", "Bob", "Cy"], 5, options={"hidden_money": True})
+    rng = random.Random(5)
+    while g.dividends_paid < 1:
+        p = g.waiting_for()[0]
+        g.push(p, g.random_action(p, rng))
+    assert any("amounts hidden" in e for e in g.log)
+    (d,) = dividends(g, "Bob")
+    assert d["hidden"] is True
+    for c in d["companies"]:
+        assert all(n == "Bob" for n, _ in c["paid"])
+        assert c["value"] == g.payouts[0]["values"].get(c["company"])
+    assert d["totals"] == [("Bob", g.payouts[0]["totals"]["Bob"])]
+    text = render("dividends.txt", dividends=dividends(g, "Bob"))
+    assert "Ann +" not in text and "Cy +" not in text
+    assert "  Dividend 1 (others' amounts hidden: option hidden_money):" in text
+    while g.phase != "over":
+        p = g.waiting_for()[0]
+        g.push(p, g.random_action(p, rng))
+    shown = dividends(g, "Bob")
+    assert not any(d["hidden"] for d in shown)
+    assert shown[0]["totals"] == sorted(g.payouts[0]["totals"].items())
