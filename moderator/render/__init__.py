@@ -2,10 +2,13 @@
 
 Every template gets only what its recipient may see: ``status_context`` builds the
 context from ``Game.view(player)`` (the public position plus that player's own hand),
-never from the full state.  Templates are plain text (``*.txt``); the HTML
-alternative is the same text, escaped, in ``<pre>`` blocks with inline styles (it
-renders alike in Gmail and Outlook: no SVG, no scripts, no style sheets); a status
-mail's map is an inline PNG between them (``to_html`` images, ``MAP_HERE``).
+never from the full state.  The mails are plain text (``*.txt``); their HTML
+alternative is laid out by ``templates/mail/*.html`` (``to_html``): a status mail
+and the welcome from the same context in tables (company colours inline), every
+other mail from its text (``text_blocks``: headings, paragraphs, lists).  No SVG,
+no scripts; what must survive clients that drop ``<style>`` is styled inline, and
+the style block adds the dark scheme and the phone widths.  A status mail's map is
+an inline PNG below the position (``to_html`` images, ``MAP_HERE``).
 """
 from __future__ import annotations
 
