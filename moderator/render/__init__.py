@@ -204,16 +204,6 @@ def css_colour(rgb: tuple[int, int, int]) -> str:
     return "#%02x%02x%02x" % tuple(rgb)
 
 
-def ink_on(rgb: tuple[int, int, int]) -> str:
-    """Black or white, whichever reads better on the colour ``rgb`` (its relative
-    luminance, WCAG 2)."""
-    def lin(c: int) -> float:
-        c = c / 255
-        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
-    r, g, b = (lin(c) for c in rgb)
-    return "#000000" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.18 else "#ffffff"
-
-
 def build_groups(summary: Any) -> list[dict[str, Any]]:
     """The builds of a ``LegalSummary`` grouped, one entry per company (in the
     summary's order): ``{"company", "groups": [{"sections": [...], "types":
@@ -331,12 +321,12 @@ def status_context(record: Any, player: str, events: list[str]) -> dict[str, Any
     }
 
 
-def company_colours() -> dict[str, dict[str, str]]:
-    """Each company's colour for the HTML part, ``{abbr: {"bg": "#rrggbb", "ink":
-    "#000000" or "#ffffff"}}`` (the map's ``COMPANY_COLOURS``, rules: Components)."""
+def company_colours() -> dict[str, str]:
+    """Each company's colour for the HTML part, ``{abbr: "#rrggbb"}`` (the map's
+    ``COMPANY_COLOURS``, rules: Components)."""
     from .board_map import COMPANY_COLOURS  # Pillow: only where mails are built
 
-    return {c: {"bg": css_colour(rgb), "ink": ink_on(rgb)} for c, rgb in COMPANY_COLOURS.items()}
+    return {c: css_colour(rgb) for c, rgb in COMPANY_COLOURS.items()}
 
 
 def invested_counts(view: dict[str, Any]) -> dict[str, int]:
