@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from moderator.render.words import word
-from test_status_map import PLAYERS, Table, start_all
+from test_status_map import Table, start_all
 
 html5lib = pytest.importorskip("html5lib")
 

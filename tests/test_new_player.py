@@ -4,19 +4,26 @@ from __future__ import annotations
 
 import re
 import shutil
+from email import policy
+from email.message import EmailMessage
+from email.utils import make_msgid
 from pathlib import Path
 
 from moderator.orders.parser import parse_turn
 from moderator.render import build_groups, example_build
 from moderator.rules.legal import LegalSummary
-from test_mail_html import html_of, text_of
+from moderator.store.gamefile import GameStore
 from test_status_map import PLAYERS, Table, start_all
 
 FIXTURES = Path(__file__).parent / "fixtures" / "games" / "v1"
 
 
-def flat(text: str) -> str:
-    return " ".join(text.split())
+def html_of(msg: EmailMessage) -> str:
+    return msg.get_body(preferencelist=("html",)).get_content()
+
+
+def text_of(msg: EmailMessage) -> str:
+    return msg.get_body(preferencelist=("plain",)).get_content()
 
 
 def test_two_player_game_over_does_not_show_what_the_imaginary_player_took(tmp_path):
@@ -24,16 +31,10 @@ def test_two_player_game_over_does_not_show_what_the_imaginary_player_took(tmp_p
     (the log says so): the game-over mail says so and no longer lists them."""
     t = Table(tmp_path)
     shutil.copy(FIXTURES / "v1-two-player.yaml", t.config.games_dir / "v1-two-player.yaml")
-    from moderator.store.gamefile import GameStore
-
     rec = GameStore(t.config.games_dir).load("v1-two-player")
     assert rec.game.phase == "over" and any("imaginary third player takes" in e for e in rec.game.log)
     assert rec.game.display and rec.game.stack  # still in the state: the engine keeps them
     t.sent()
-    from email import policy
-    from email.message import EmailMessage
-    from email.utils import make_msgid
-
     msg = EmailMessage(policy=policy.default)
     msg["From"] = "ann@example.org"
     msg["To"] = t.config.moderator_address
