@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import mailbox
 import random
+import re
 from dataclasses import dataclass, field
 from email import policy
 from email.message import EmailMessage
@@ -46,6 +47,28 @@ def _section(lines: list[str], start: str) -> list[str]:
                     break
                 out.append(nxt.strip())
             break
+    return out
+
+
+_GROUPED = re.compile(r"^\s+([A-Z]{2,4}): (.+)$")
+
+
+def _build_lines(lines: list[str]) -> list[str]:
+    """The build orders of a mail's grouped legal builds, one line per company
+    (``KCC: DEN-KCY, KCY-STL (white); OMA-KCY (joker as black, plain)``), each
+    section with each type: ``build KCC DEN-KCY white``."""
+    out = []
+    for line in lines:
+        m = _GROUPED.match(line)
+        if not m:
+            continue
+        for group in m.group(2).split("; "):
+            g = re.fullmatch(r"(.+?) \((.+)\)", group.strip())
+            if not g:
+                continue
+            for sid in g.group(1).split(", "):
+                for kind in g.group(2).split(", "):
+                    out.append(f"build {m.group(1)} {sid} {kind}")
     return out
 
 
@@ -86,8 +109,9 @@ class Bot:
             return [self.rng.choice(starts)] if starts else None
         if "IT IS YOUR TURN" not in text and "What is legal now:" not in text:
             return None
-        builds = [l for l in _section(lines, "BUILD (") if l.startswith("build ")]
-        takes_line = next((l for l in lines if l.strip().startswith("and one of:")), "")
+        builds = _build_lines(lines)
+        takes_line = next((l for l in lines if l.strip().startswith("Then one of:")
+                           or "on the same line, one of:" in l), "")
         takes = [t.strip() for t in takes_line.split(":", 1)[-1].split("|") if t.strip()]
         hand_line = next((l for l in lines if l.strip().startswith("Shares:")), "")
         shares = [s.strip() for s in hand_line.split(":", 1)[-1].split(",") if s.strip() and s.strip() != "none"]

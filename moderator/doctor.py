@@ -106,9 +106,11 @@ def _parse_time(text: str | None) -> datetime | None:
 #: Every template the code renders: the mails (``render(NAME)``) and the named
 #: refusals and notices (``word(DOMAIN, ...)``, ``words/DOMAIN.txt``).
 TEMPLATE_FILES = (
-    "help.txt", "history.txt", "notice.txt", "position.txt", "reply.txt", "rules.txt",
-    "status.txt", "welcome.txt", "words/illegal.txt", "words/notices.txt",
-    "words/orders.txt",
+    "dividends.txt", "help.txt", "history.txt", "legal.txt", "notice.txt", "position.txt",
+    "reply.txt", "rules.txt", "status.txt", "welcome.txt", "words/illegal.txt",
+    "words/layout.txt", "words/notices.txt", "words/orders.txt",
+    "mail/base.html", "mail/blocks.html", "mail/figures.html", "mail/status.html",
+    "mail/text.html", "mail/welcome.html",
 )
 
 

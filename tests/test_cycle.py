@@ -239,6 +239,8 @@ def test_unknown_game_from_player_gets_reply(h):
     assert h.path.read_bytes() == before
     (r,) = h.sent()
     assert "There is no game 'nosuch'." in text_of(r)
+    # the answer names the games the sender plays in (issue 11)
+    assert "There is no game 'nosuch'. You play in: ridge. Reply" in " ".join(text_of(r).split())
 
 
 def test_unknown_sender_changes_nothing_and_gets_no_reply(h):

@@ -178,14 +178,15 @@ def test_template_list_is_the_shipped_folder():
     from moderator.render import packaged_templates
 
     root = Path(str(packaged_templates()))
-    assert sorted(TEMPLATE_FILES) == sorted(p.relative_to(root).as_posix() for p in root.rglob("*.txt"))
+    shipped = [*root.rglob("*.txt"), *root.glob("mail/*.html")]
+    assert sorted(TEMPLATE_FILES) == sorted(p.relative_to(root).as_posix() for p in shipped)
 
 
 def test_installation_checked(maildir_config):
     code, out = doctor(maildir_config)
     assert code == 0, out
     templates = line(out, "OK    templates: ")
-    assert "the 11 templates load from " in templates and "pbem is " in templates
+    assert "the 20 templates load from " in templates and "pbem is " in templates
     assert "North America (pbem): 44 cities" in line(out, "OK    default board: ")
 
 

@@ -138,7 +138,10 @@ def test_mail_for_a_finished_game_is_not_routed_to_it_by_its_sender(store, bk, r
     om, key = mail("ann@example.org", "status")
     assert route(om, store, bk) is None
     v = decide.no_game(om, key, None, plays=lambda a: True)
-    assert v == Refuse(key=key, reason="unknown_game", to="ann@example.org", values={"game_id": None})
+    assert v == Refuse(key=key, reason="unknown_game", to="ann@example.org",
+                       values={"game_id": None, "games": []})
+    v = decide.no_game(om, key, None, plays=lambda a: True, games=["oak", "pine"])
+    assert v.values == {"game_id": None, "games": ["oak", "pine"]}
 
 
 def test_a_tagged_order_for_a_finished_game_is_refused(store, bk, record):

@@ -183,10 +183,10 @@ def test_without_images_the_mail_and_its_html_are_as_before():
     msg = build_message(from_addr="m@example.org", from_name=None, to="a@example.org",
                         subject="s", text="x\n", html=to_html("x\n"), domain="example.org")
     assert [p.get_content_type() for p in msg.iter_parts()] == ["text/plain", "text/html"]
-    html = to_html("a <b>\n")
-    assert html.count("<pre") == 1 and "&lt;b&gt;" in html and "<img" not in html
-    # a marker without a picture leaves one block, the marker gone
-    assert to_html(f"a\n{MAP_HERE}\nb\n") == to_html("a\nb\n")
+    html = to_html("title\n\na <b>\n")
+    assert "<p>a &lt;b&gt;</p>" in html and "<img" not in html and "<pre" not in html
+    # a marker without a picture leaves no trace
+    assert to_html(f"t\n\na\n{MAP_HERE}\nb\n") == to_html("t\n\na\n\nb\n")
 
 
 def _game():

@@ -1,4 +1,5 @@
-"""Answers to the mail commands ``help``, ``status``, ``history``, ``rules`` and
+"""Answers to the mail commands ``help``, ``status``, ``legal`` (every legal
+order), ``history`` (with the dividends by company), ``rules`` and
 ``secret new`` (one line with only the command; see ``templates/help.txt``).
 
 Each answer is spooled under the key ``MID#commands`` (``Verdict.commands_key``),
@@ -9,7 +10,8 @@ from __future__ import annotations
 
 
 from ..mail.read import OrderMail, subject_tag
-from ..render import render
+from ..render import dividends, render
+from ..render.legal import legal_lines
 from ..render.words import word
 from ..rules.engine import Game
 from ..rules.options import OPTION_HELP, ruleset as ruleset_of
@@ -35,7 +37,8 @@ def _history_text(record: GameRecord, player: Player) -> str:
          "public": over or h["player"] == player.name}
         for h in record.history
     ]
-    return render("history.txt", game_id=record.id, history=hist, log=record.game.log)
+    return render("history.txt", game_id=record.id, history=hist, log=record.game.log,
+                  dividends=dividends(record.game, player.name))
 
 
 def rotate_secret(store: GameStore, record: GameRecord, player: Player) -> None:
@@ -67,12 +70,16 @@ def answer_commands(post: Post, store: GameStore, om: OrderMail, key: str, recor
                                                                    count_only=cmd == "secret new"):
             continue
         if cmd == "help":
-            text = render("help.txt", game_id=gid, moderator_address=post.config.moderator_address)
+            text = render("help.txt", game_id=gid, moderator_address=post.config.moderator_address,
+                          up_may_start=ruleset_of(record.game.ruleset).up_may_start)
             send(word("notices", "help_title"), text)
         elif cmd == "status" and not skip_status:
             post.put(status_mail(post, record, player, [], in_reply_to=om.message_id), answers=key)
         elif cmd == "history":
             send(word("notices", "history_title"), _history_text(record, player))
+        elif cmd == "legal":
+            text = render("legal.txt", game_id=gid, lines=legal_lines(record.game, player.name, full=True))
+            send(word("layout", "legal_title"), text)
         elif cmd == "rules":
             send(word("notices", "rules_title"), rules_text(gid, record.game))
         elif cmd == "secret new":

@@ -230,7 +230,8 @@ class Moderator:
             return act(decide.once(verdict, answered=answered), om, post, self.store, report)
         game_id = route.route(om, self.store, self.bk)
         if game_id is None or not self.store.exists(game_id):
-            verdict = decide.no_game(om, key, game_id, plays=plays)
+            games = [g.game_id for g in self.bk.games_of(om.sender, active_only=True)]
+            verdict = decide.no_game(om, key, game_id, plays=plays, games=games)
             return act(decide.once(verdict, answered=answered), om, post, self.store, report)
         with self.store.lock(game_id):
             record = notify.load(post, self.store, game_id)

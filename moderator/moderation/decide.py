@@ -18,7 +18,7 @@ in as functions, so that a test can decide a mail without a store or a spool):
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable
+from typing import Callable, Sequence
 
 from ..mail.read import OrderMail
 from ..rules.engine import IllegalAction
@@ -67,13 +67,16 @@ def once(v: Verdict, *, answered: Lookup) -> Verdict:
     return v
 
 
-def no_game(om: OrderMail, key: str, game_id: str | None, *, plays: Lookup) -> Verdict:
+def no_game(om: OrderMail, key: str, game_id: str | None, *, plays: Lookup,
+            games: Sequence[str] = ()) -> Verdict:
     """The verdict on a mail for ``game_id`` that does not exist (None: the game
-    could not be told): a player is told how to name the game, a stranger is not
+    could not be told): a player is told how to name the game and which running
+    ``games`` they play in (ids, from the games index), a stranger is not
     answered."""
     if not plays(om.sender):
         return Ignore(key=key, reason="stranger_no_game", sender=om.sender, game_id=game_id)
-    return Refuse(key=key, reason="unknown_game", to=om.sender, game_id=game_id, values={"game_id": game_id})
+    return Refuse(key=key, reason="unknown_game", to=om.sender, game_id=game_id,
+                  values={"game_id": game_id, "games": list(games)})
 
 
 def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup) -> Verdict:

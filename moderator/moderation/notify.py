@@ -16,7 +16,7 @@ from email.utils import make_msgid
 from filelock import Timeout
 
 from ..mail.read import canonical_address
-from ..render import MAP_HERE, render, status_context, status_subject
+from ..render import MAP_HERE, render, status_context, status_subject, text_blocks
 from ..render.words import word
 from ..rules.options import OPTION_HELP
 from ..store.gamefile import GameRecord, GameStore, Player, StoreError
@@ -24,10 +24,6 @@ from .report import CycleReport
 from .send import Post
 
 log = logging.getLogger("pbem")
-
-MAP_ALT = "Map of the board (in words: THE BOARD, at the end of the text)"
-"""The alt text of the map in a status mail (shown where pictures are off)."""
-
 
 def status_mail(post: Post, record: GameRecord, player: Player, events: list[str],
                 in_reply_to: str | None = None, template: str = "status.txt") -> EmailMessage:
@@ -37,7 +33,9 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
     continues the player's thread.  The mail shows the board as ``player`` sees
     it (``render_map``: their own shares in the legend, never another's): in the
     HTML part an inline PNG below the position, in the text part its text twin
-    (``board_text``, section "THE BOARD")."""
+    (``board_text``, section "THE BOARD").  The HTML part is laid out by
+    ``templates/mail/status.html`` (the welcome: ``mail/welcome.html``, with the
+    order guide) from the same context."""
     from ..render.board_map import board_text, render_map  # Pillow: only where a map is drawn
 
     ctx = status_context(record, player.name, events)
@@ -46,7 +44,12 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
     ctx["bounce"] = post.bk.bounce(canonical_address(player.address))
     ctx["map_here"] = MAP_HERE
     ctx["board_lines"] = board_text(record.game)
+    ctx["moderator_address"] = post.config.moderator_address
     text = render(template, **ctx)
+    html_template = "mail/status.html"
+    if template == "welcome.txt":
+        html_template = "mail/welcome.html"
+        ctx["help_blocks"] = text_blocks(render("help.txt", **ctx))
     subject = status_subject(ctx)
     if template == "welcome.txt":
         subject = word("notices", "subject", tag=ctx["tag"], game_id=record.id,
@@ -57,7 +60,8 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
         in_reply_to=in_reply_to or root, references=[root] if root else [],
         auto="auto-replied" if in_reply_to else "auto-generated",
         images=[(make_msgid(idstring=f"map.{record.id}", domain=post.domain)[1:-1],
-                 render_map(record.game, player.name), MAP_ALT)],
+                 render_map(record.game, player.name), word("layout", "map_alt"))],
+        html_template=html_template, html_context=ctx,
     )
 
 

@@ -71,17 +71,22 @@ class Post:
 
     def message(self, game_id: str | None, to: str, subject: str, text: str,
                 in_reply_to: str | None = None, references: Iterable[str] = (),
-                auto: str = "auto-replied", images: Sequence[tuple[str, bytes, str]] = ()) -> EmailMessage:
+                auto: str = "auto-replied", images: Sequence[tuple[str, bytes, str]] = (),
+                html_template: str = "mail/text.html", html_context: dict[str, Any] | None = None,
+                ) -> EmailMessage:
         """A mail from the moderator (text and its HTML alternative; RFC 3834
         ``Auto-Submitted: auto`` value ``auto``).  A game's mails get Message-IDs
         ``<...pbem.GAME@domain>`` so that replies route back to the game.
         ``images``: PNGs ``(cid, bytes, alt)`` shown inline in the HTML part where
-        ``text`` has the line ``render.MAP_HERE`` (taken out of the plain text)."""
+        ``text`` has the line ``render.MAP_HERE`` (taken out of the plain text).
+        The HTML part is ``html_template`` (``templates/mail/``; by default the
+        text laid out) rendered by ``render.to_html`` with ``html_context``."""
         plain = text.replace(MAP_HERE + "\n", "").replace(MAP_HERE, "")
         figures = [(cid, alt, min(_png_width(png), MAX_IMAGE_WIDTH)) for cid, png, alt in images]
+        html = to_html(text, figures, html_template, **(html_context or {}))
         msg = build_message(
             from_addr=self.config.moderator_address, from_name=self.config.moderator_name,
-            to=to, subject=subject, text=plain, html=to_html(text, figures),
+            to=to, subject=subject, text=plain, html=html,
             images=[(cid, png) for cid, png, _ in images],
             in_reply_to=in_reply_to, references=[r for r in references if r],
             auto_submitted=auto, domain=self.domain,

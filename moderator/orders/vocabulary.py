@@ -22,7 +22,7 @@ from ..rules.components import COMPANIES, JOKER, TRACK_TYPES, UP, company_abbr
 
 # ============================================================== commands
 
-COMMANDS = ("help", "status", "history", "rules")
+COMMANDS = ("help", "status", "history", "rules", "legal")
 """Mail commands that are not moves (answered by the moderator loop)."""
 
 COMMAND_ALIASES = {"?": "help", "rule": "rules", "log": "history"}

@@ -2,15 +2,18 @@
 
 Every template gets only what its recipient may see: ``status_context`` builds the
 context from ``Game.view(player)`` (the public position plus that player's own hand),
-never from the full state.  Templates are plain text (``*.txt``); the HTML
-alternative is the same text, escaped, in ``<pre>`` blocks with inline styles (it
-renders alike in Gmail and Outlook: no SVG, no scripts, no style sheets); a status
-mail's map is an inline PNG between them (``to_html`` images, ``MAP_HERE``).
+never from the full state.  The mails are plain text (``*.txt``); their HTML
+alternative is laid out by ``templates/mail/*.html`` (``to_html``): a status mail
+and the welcome from the same context in tables (company colours inline), every
+other mail from its text (``text_blocks``: headings, paragraphs, lists).  No SVG,
+no scripts; what must survive clients that drop ``<style>`` is styled inline, and
+the style block adds the dark scheme and the phone widths.  A status mail's map is
+an inline PNG below the position (``to_html`` images, ``MAP_HERE``).
 """
 from __future__ import annotations
 
-import html
 import importlib.resources
+import re
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -26,6 +29,7 @@ except ImportError:  # Python 3.10
 
 from ..rules.components import COMPANIES, UP
 from ..rules.engine import Game
+from ..rules.options import IMAGINARY, ruleset as ruleset_of
 from ..mail.read import subject_tag
 
 
@@ -109,43 +113,163 @@ MAP_HERE = "\x00pbem-map\x00"
 """A line of its own in a rendered status mail where its HTML part shows the map
 (``to_html``); ``Post.message`` takes it out of the plain text."""
 
-_PRE = ("<pre style=\"font-family:Consolas,'Courier New',monospace;font-size:13px;"
-        "line-height:1.35;white-space:pre-wrap;color:#1a1a1a;\">")
+
+@lru_cache(maxsize=1)
+def html_environment() -> jinja2.Environment:
+    """The Jinja environment of the HTML parts (``templates/mail/*.html``):
+    autoescaped; undefined variables fail."""
+    return jinja2.Environment(
+        loader=template_loader(),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
 
 
-def to_html(text: str, images: Sequence[tuple[str, str, int]] = ()) -> str:
-    """The HTML alternative of a plain-text mail: escaped text in a ``<pre>`` with
-    inline styles only.  ``images``: inline pictures ``(cid, alt, width)``, shown
-    as ``<img src="cid:...">`` (the cid without angle brackets) at most ``width``
-    pixels wide and never wider than the screen, where the text has the line
-    ``MAP_HERE`` (else below the text)."""
-    before, sep, after = text.partition(MAP_HERE + "\n")
-    if not sep:
-        before, sep, after = text.partition(MAP_HERE)
-    figures = "".join(
-        f"<p style=\"margin:8px 0;\"><img src=\"cid:{html.escape(cid.strip('<>'))}\" "
-        f"alt=\"{html.escape(alt)}\" width=\"{int(width)}\" "
-        f"style=\"display:block;max-width:100%;height:auto;border:0;\"></p>"
-        for cid, alt, width in images)
-    body = _PRE + html.escape(before) + "</pre>"
-    if figures:
-        body += figures
-        if after:
-            body += _PRE + html.escape(after) + "</pre>"
-    elif after:  # a marker without a picture: one block, as before
-        body = _PRE + html.escape(before + after) + "</pre>"
-    return "<!DOCTYPE html><html><body style=\"margin:0;padding:12px;\">" + body + "</body></html>"
+def render_html(name: str, **context: Any) -> str:
+    """Render the HTML template ``name`` (e.g. ``mail/status.html``) with ``context``."""
+    return html_environment().get_template(name).render(**context)
+
+
+_HEADING = re.compile(r"^[A-Z][A-Z0-9 ,'()/&:.=*-]*[A-Z):]$")
+_ITEM = re.compile(r"^\s+(?:[-*>]\s)?")
+_REFLOW = 60
+"""A line of a text paragraph at least this long was wrapped by the template:
+the next line continues it (the HTML part reflows it); a shorter one ends a line."""
+
+
+def text_blocks(text: str) -> list[dict[str, Any]]:
+    """The blocks of a plain-text mail for its HTML part (``mail/text.html``):
+    ``{"kind": "heading" | "para" | "list" | "rule" | "map", ...}``.  A paragraph
+    (text between blank lines) whose first line is in capitals (``WHAT HAPPENED``)
+    starts with a heading; indented lines are list ``items`` (their ``- ``, ``* ``
+    or ``> `` mark dropped; a ``> `` line keeps ``quote``); other lines are a
+    paragraph's ``lines``, a line of 60 characters or more joined with the next
+    (the template wrapped it); a line of dashes is a ``rule``; the line
+    ``MAP_HERE`` is where the pictures go (``map``)."""
+    blocks: list[dict[str, Any]] = []
+    for chunk in re.split(r"\n[ \t]*\n", text.replace("\r\n", "\n")):
+        lines = [line.rstrip() for line in chunk.split("\n") if line.strip()]
+        while lines:
+            line = lines[0]
+            if line == MAP_HERE:
+                blocks.append({"kind": "map"})
+                lines.pop(0)
+            elif set(line.strip()) == {"-"} and len(line.strip()) > 8:
+                blocks.append({"kind": "rule"})
+                lines.pop(0)
+            elif not line[:1].isspace() and _HEADING.match(line) and sum(c.isalpha() for c in line) > 3:
+                blocks.append({"kind": "heading", "text": line.rstrip(":")})
+                lines.pop(0)
+            elif line[:1].isspace():
+                items = []
+                while lines and lines[0][:1].isspace() and lines[0] != MAP_HERE:
+                    raw = lines.pop(0)
+                    mark = _ITEM.match(raw)
+                    items.append({"text": raw[mark.end() if mark else 0:].strip(),
+                                  "quote": raw.lstrip().startswith(">")})
+                blocks.append({"kind": "list", "items": items})
+            else:
+                para: list[str] = []
+                while lines and not lines[0][:1].isspace() and lines[0] != MAP_HERE:
+                    raw = lines.pop(0)
+                    if para and len(para[-1]) >= _REFLOW and not para[-1].endswith(":"):
+                        para[-1] += " " + raw.strip()
+                    else:
+                        para.append(raw.strip())
+                blocks.append({"kind": "para", "lines": para})
+    return blocks
+
+
+def to_html(text: str, images: Sequence[tuple[str, str, int]] = (),
+            template: str = "mail/text.html", **context: Any) -> str:
+    """The HTML alternative of a mail, rendered by ``template`` (``templates/mail/``;
+    its layout is ``mail/base.html``: a viewport meta tag, light and dark colour
+    schemes, nothing wider than a 390-px phone).  The default template lays out
+    the plain ``text`` (``text_blocks``: headings, paragraphs, lists); a status
+    mail's template (``mail/status.html``) gets its own ``context``.  ``images``:
+    inline pictures ``(cid, alt, width)`` shown as ``<img src="cid:...">`` (the
+    cid without angle brackets) at most ``width`` pixels wide and never wider than
+    the screen, where the text has the line ``MAP_HERE`` (else below the text)."""
+    figures = [{"cid": cid.strip("<>"), "alt": alt, "width": int(width)} for cid, alt, width in images]
+    blocks = text_blocks(text)
+    if figures and not any(b["kind"] == "map" for b in blocks):
+        blocks.append({"kind": "map"})
+    return render_html(template, blocks=blocks, figures=figures, **context)
+
+
+def css_colour(rgb: tuple[int, int, int]) -> str:
+    """``#rrggbb`` of an RGB triple."""
+    return "#%02x%02x%02x" % tuple(rgb)
+
+
+def build_groups(summary: Any) -> list[dict[str, Any]]:
+    """The builds of a ``LegalSummary`` grouped, one entry per company (in the
+    summary's order): ``{"company", "groups": [{"sections": [...], "types":
+    [...]}], "text"}``.  Sections whose free space types (and cards) are the same
+    form one group, e.g. ``KCC: DEN-KCY, KCY-STL (white); OMA-KCY (plain)``; a
+    type played with the joker reads ``joker as white``."""
+    out = []
+    for company, sections in summary.builds.items():
+        groups: dict[tuple[str, ...], list[str]] = {}
+        for sid, fits in sections.items():
+            key = tuple(t if card != "joker" else f"joker as {t}" for t, card in fits)
+            groups.setdefault(key, []).append(sid)
+        parts = [{"sections": sids, "types": list(key)} for key, sids in groups.items()]
+        text = "; ".join(f"{', '.join(g['sections'])} ({', '.join(g['types'])})" for g in parts)
+        out.append({"company": company, "groups": parts, "text": f"{company}: {text}"})
+    return out
+
+
+def example_build(summary: Any) -> str:
+    """One complete BUILD order line of a ``LegalSummary`` with a draw, e.g.
+    ``build KCC DEN-KCY white; take stack`` (the first build, the stack when it
+    may be drawn from, else the first draw); ``""`` when no BUILD is possible."""
+    builds = summary.build_actions()
+    if not builds or not summary.takes:
+        return ""
+    take = next((t for t in summary.takes if t.source == "stack"), summary.takes[0])
+    return f"{builds[0]}; {take}"
+
+
+def dividends(game: Game, player: str) -> list[dict[str, Any]]:
+    """The dividends paid so far, broken down by company, as ``player`` may see
+    them (rules: Dividends): ``[{"number", "hidden", "companies": [{"company",
+    "value", "paid": [(name, millions), ...]}], "totals": [(name, millions)]}]``
+    from the engine's ``payouts`` (``values``, ``paid`` {share: {name: money}},
+    ``totals``); companies that paid nobody are left out; ``UP`` has no value
+    (None).  With option hidden_money, while the game runs and for every dividend
+    but the final one (as the public log: ``Game.pay_dividend``), each company
+    shows only ``player``'s own takings and the totals only theirs (``hidden``
+    True)."""
+    hide = bool(game.options.get("hidden_money")) and game.phase != "over"
+    out = []
+    for pay in game.payouts:
+        hidden = hide and pay["dividend"] < game.final_dividend
+        companies = []
+        for share, who in pay["paid"].items():
+            rows = [(n, m) for n, m in who.items() if not hidden or n == player]
+            companies.append({"company": share, "value": pay["values"].get(share),
+                              "paid": rows})
+        totals = [(n, m) for n, m in pay["totals"].items() if not hidden or n == player]
+        out.append({"number": pay["dividend"], "hidden": hidden, "companies": companies,
+                    "totals": totals})
+    return out
 
 
 def legal_summary(game: Game, player: str) -> dict[str, list[str]]:
     """Short lists of what ``player`` may order now, for the status mail: ``starts``
     (initial investment), ``redraw`` (dead track cards that may be replaced first,
-    option dead_track_redraw), ``builds`` (one line per placement and card kind), ``takes``
+    option dead_track_redraw), ``builds`` (one line per placement and card kind: the
+    ``legal`` command's full list), ``build_groups`` (the builds grouped, one entry per
+    company: ``build_groups``), ``example`` (one complete BUILD line with its draw:
+    ``example_build``), ``takes``
     (share draws after a build), ``invest`` (share kinds in hand), ``pass`` (discard
     choices when neither BUILD nor INVEST is possible).  Empty lists when it is not
     their move.  A formatter over ``Game.legal_summary`` (``LegalSummary``)."""
-    out: dict[str, list[str]] = {"starts": [], "builds": [], "takes": [], "invest": [], "pass": [],
-                                 "redraw": []}
+    out: dict[str, Any] = {"starts": [], "builds": [], "takes": [], "invest": [], "pass": [],
+                           "redraw": [], "build_groups": [], "example": ""}
     summary = game.legal_summary(player)
     if not summary.on_move:
         return out
@@ -154,6 +278,8 @@ def legal_summary(game: Game, player: str) -> dict[str, list[str]]:
         return out
     out["redraw"] = [f"redraw {c}" for c in summary.redraw]
     out["builds"] = [str(b) for b in summary.build_actions()]
+    out["build_groups"] = build_groups(summary)
+    out["example"] = example_build(summary)
     out["takes"] = [str(t) for t in summary.takes]
     out["invest"] = list(summary.invest)
     out["pass"] = [f"pass; discard {p.discard}" for p in summary.passes if p.discard]
@@ -163,7 +289,11 @@ def legal_summary(game: Game, player: str) -> dict[str, list[str]]:
 def status_context(record: Any, player: str, events: list[str]) -> dict[str, Any]:
     """Context of a status mail to ``player``: their view of the game (public
     position + own hand), the events since the last mail, what they can order now,
-    and their subject tag (game id + own secret)."""
+    their subject tag (game id + own secret), the dividends as they may see them
+    (``dividends``), the company colours and invested share counts of the HTML
+    part, ``imaginary_took`` (a two-player game is over: the imaginary third
+    player took the display, the stack and the UP pile, rules: Two players) and
+    ``up_may_start`` (the ruleset lets the UP share be the initial investment)."""
     game: Game = record.game
     view = game.view(player)
     me = record.player_by_name(player)
@@ -183,7 +313,30 @@ def status_context(record: Any, player: str, events: list[str]) -> dict[str, Any
         "board": game.board,
         "UP": UP,
         "headline": headline(view),
+        "dividends": dividends(game, player),
+        "imaginary_took": game.phase == "over" and IMAGINARY in game.money,
+        "up_may_start": ruleset_of(game.ruleset).up_may_start,
+        "colours": company_colours(),
+        "invested": invested_counts(view),
     }
+
+
+def company_colours() -> dict[str, str]:
+    """Each company's colour for the HTML part, ``{abbr: "#rrggbb"}`` (the map's
+    ``COMPANY_COLOURS``, rules: Components)."""
+    from .board_map import COMPANY_COLOURS  # Pillow: only where mails are built
+
+    return {c: css_colour(rgb) for c, rgb in COMPANY_COLOURS.items()}
+
+
+def invested_counts(view: dict[str, Any]) -> dict[str, int]:
+    """How many shares of each company (and UP) the players have invested, from a
+    view's ``players[].invested``."""
+    out: dict[str, int] = {}
+    for p in view["players"]:
+        for share, n in p["invested"].items():
+            out[share] = out.get(share, 0) + n
+    return out
 
 
 def headline(view: dict[str, Any]) -> str:

@@ -6,10 +6,13 @@ from . import legal_summary
 from .words import word
 
 
-def legal_lines(game: Game, name: str) -> list[str]:
+def legal_lines(game: Game, name: str, full: bool = False) -> list[str]:
     """The orders ``name`` may give now (from ``legal_summary``), or one line
     saying why they may give none: the game is over, their initial investment is
-    made, or it is another player's turn."""
+    made, or it is another player's turn.  The builds: one complete line (a build
+    and its draw, ``build KCC DEN-KCY white; take stack``), then one line per
+    company (its sections and free space types, ``build_groups``), or with
+    ``full`` (the ``legal`` command) every build line; then the draws."""
     if game.phase == "over":
         return [word("notices", "legal_game_over")]
     if name not in game.waiting_for():
@@ -19,7 +22,9 @@ def legal_lines(game: Game, name: str) -> list[str]:
     s = legal_summary(game, name)
     out = list(s["starts"])
     if s["builds"]:
-        out += s["builds"]
+        if s["example"]:
+            out.append(word("layout", "legal_example", example=s["example"]))
+        out += s["builds"] if full else [g["text"] for g in s["build_groups"]]
         out.append(word("notices", "legal_takes", takes=s["takes"]))
     if s["invest"]:
         out.append(word("notices", "legal_invest", shares=s["invest"]))

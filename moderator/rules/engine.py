@@ -727,7 +727,9 @@ class Game:
         space = fitting[0]
         if card is None:
             card = space if space in hand else JOKER
-        take = self._resolve_take(player, action.take)
+        take = self._resolve_take(player, action.take,
+                                  Build(company, sid, card, space if card == JOKER else None,
+                                        redraw=action.redraw))
         swap = action.swap
         if swap is not None:
             after = list(self.share_hands[player])
@@ -748,9 +750,14 @@ class Game:
             return action  # already complete (the common case: no new object)
         return Build(company, sid, card, space, take, swap, action.redraw)
 
-    def _resolve_take(self, player: PlayerName, take: Take | None) -> Take:
+    def _resolve_take(self, player: PlayerName, take: Take | None, build: Build | None = None) -> Take:
+        """The draw ``take`` after ``build`` resolved (None: the only one, no draw,
+        when no share can be drawn).  Raises IllegalAction whose legal list holds
+        complete lines, ``build KCC DEN-KCY white; take stack`` (a draw alone is no
+        order: rules: BUILD, step 3)."""
         def legal() -> list[str]:
-            return [str(t) for t in self.share_options(player)]
+            prefix = f"{build}; " if build is not None else ""
+            return [prefix + str(t) for t in self.share_options(player)]
 
         if take is None:
             if self.share_options(player) == _TAKE_NONE:
