@@ -16,12 +16,12 @@ from email.utils import make_msgid
 from filelock import Timeout
 
 from ..mail.read import canonical_address
-from ..render import MAP_HERE, render, status_context, status_subject
+from ..render import MAP_HERE, render, status_context
 from ..render.words import word
 from ..rules.options import OPTION_HELP
 from ..store.gamefile import GameRecord, GameStore, Player, StoreError
 from .report import CycleReport
-from .send import Post
+from .send import Post, thread_of
 
 log = logging.getLogger("pbem")
 
@@ -47,13 +47,10 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
     ctx["map_here"] = MAP_HERE
     ctx["board_lines"] = board_text(record.game)
     text = render(template, **ctx)
-    subject = status_subject(ctx)
-    if template == "welcome.txt":
-        subject = word("notices", "subject", tag=ctx["tag"], game_id=record.id,
-                       title=word("notices", "welcome_title", headline=ctx["headline"]))
-    root = record.threads.get(player.name)
+    thread = thread_of(record, player)  # one Subject for the whole game; the turn is in the text
+    root = thread.thread
     return post.message(
-        record.id, player.address, subject, text,
+        record.id, player.address, thread.subject, text, token=thread.token,
         in_reply_to=in_reply_to or root, references=[root] if root else [],
         auto="auto-replied" if in_reply_to else "auto-generated",
         images=[(make_msgid(idstring=f"map.{record.id}", domain=post.domain)[1:-1],
