@@ -48,10 +48,11 @@ MAX_IMAGE_WIDTH = 640
 class ThreadOf:
     """What every mail to one player of one game shares: the ``subject`` (the
     notice ``thread_subject``, ``templates/words/threads.txt``: no turn, no
-    secret), the ``token`` in its Message-ID (``mail.threads.thread_token`` of the
+    secret), the ``game_id`` and ``token`` in its Message-ID (``mail.threads.thread_token`` of the
     player's current secret) and the ``thread`` it continues (the Message-ID of
     the first mail to the player, or None)."""
 
+    game_id: str
     subject: str
     token: str
     thread: str | None = None
@@ -59,7 +60,7 @@ class ThreadOf:
     @classmethod
     def of(cls, game_id: str, name: str, secret: str, thread: str | None = None) -> "ThreadOf":
         """The thread of player ``name`` (with ``secret``) in game ``game_id``."""
-        return cls(word("threads", "thread_subject", game_id=game_id, player=name),
+        return cls(game_id, word("threads", "thread_subject", game_id=game_id, player=name),
                    thread_token(game_id, secret), thread)
 
 
@@ -164,7 +165,7 @@ class Post:
         if not self.allow(to, title):
             return
         if player is not None:
-            self.put(self.answer(om, game_id, to, player.subject, render("reply.txt", **ctx),
+            self.put(self.answer(om, player.game_id, to, player.subject, render("reply.txt", **ctx),
                                  token=player.token, thread=player.thread), answers=key)
             return
         subject = word("notices", "subject", game_id=game_id, title=title).replace("  ", " ")
