@@ -26,6 +26,18 @@ def same_secret(a: str | None, b: str | None) -> bool:
     return bool(a) and bool(b) and hmac.compare_digest(str(a).encode(), str(b).encode())
 
 
+def referenced_game(om: OrderMail) -> str | None:
+    """The game named by the first of ``om``'s In-Reply-To and References that is
+    one of our Message-IDs (``<...pbem.GAME@domain>``), or None; the file is not
+    looked at.  The same Message-ID part carries the player's token
+    (``mail/threads.py``), so the game routed to is the game authenticated in."""
+    for ref in [om.in_reply_to, *om.references]:
+        m = _MSGID_GAME_RE.search(ref or "")
+        if m:
+            return m.group(1)
+    return None
+
+
 def route(om: OrderMail, store: GameStore, bk: Bookkeeping) -> str | None:
     """The id of the game ``om`` is for, or None when it cannot be told.  The id
     may name no existing game (a tag or ``game:`` line is taken as written).
