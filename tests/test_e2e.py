@@ -162,7 +162,7 @@ def test_whole_game_over_imap_and_smtp(tmp_path, dovecot, smtp_sink, monkeypatch
         assert {str(m["Subject"]) for m in mails} == {f"Union Pacific e2e ({p.name})"}
         token = thread_token("e2e", p.secret)
         assert all(str(m["Message-ID"]).endswith(f".{token}.pbem.e2e@up.example>") for m in mails)
-        assert str(mails[0]["Message-ID"]) == record.threads[p.name]
+        assert str(mails[0]["Message-ID"]).strip() == record.threads[p.name]
         assert all(record.threads[p.name] in str(m["References"]) for m in mails[1:])
     for m in smtp_sink.messages:
         assert not any(s in str(m.message["Subject"]) for s in secrets)
