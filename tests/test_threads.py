@@ -267,3 +267,46 @@ def test_every_subject_to_a_player_is_the_same_and_holds_no_secret(table):
     secrets = [p.secret for p in table.record().players]
     assert not any(s in str(m["Subject"]) for m in mails for s in secrets)
     assert all(table.record().threads[player.name] in str(m["References"]) for m in to_ben[1:])
+
+
+# ------------------------------------------------------------------ the draw from the stack, named to the drawer alone
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_own_confirmation_names_the_share_drawn_from_the_stack(tmp_path, swap):
+    """The mover's status mail (answering their order) names the share they drew
+    from the stack, also when 'swap drawn' returned it; nobody else's mail does
+    (rules: the stack and swapped cards are secret)."""
+    from test_cycle import Harness, start_all, text_of
+    from moderator.rules.actions import Build, Take
+    from moderator.rules.components import DIVIDEND
+
+    h = Harness(tmp_path)
+    rec = start_all(h)
+    h.sent()
+    mover = rec.game.to_move
+    build = next(a for a in rec.game.legal_actions(mover)
+                 if isinstance(a, Build) and a.take == Take("stack") and a.swap is None and a.redraw is None)
+    drawn = next(c for c in rec.game.stack if c != DIVIDEND)
+    line = str(build) + ("; swap drawn" if swap else "")
+    h.order(mover, line)
+    assert h.run().applied == 1
+    after = h.load()
+    assert after.history[-1]["order"] == line
+    assert (after.game.returned[mover] == [drawn]) is swap
+    mails = {str(m["To"]).lower(): text_of(m) for m in h.sent()}
+    assert len(mails) == 3
+    mine = mails[after.player_by_name(mover).address.lower()]
+    want = (f"  - You drew {drawn} from the stack and returned it to the box for a UP share "
+            "('swap drawn') (only you see this).\n") if swap else \
+        f"  - You drew {drawn} from the stack (only you see this).\n"
+    assert want in mine
+    for addr, text in mails.items():
+        if addr != after.player_by_name(mover).address.lower():
+            assert "You drew" not in text
+    # the public record hides the swapped share: history for another player
+    other = next(p for p in after.players if p.name != mover)
+    h.order(other.name, "history")
+    h.run()
+    (hist,) = h.sent()
+    public = f"{mover}: {build}; swap (a share) for UP\n" if swap else f"{mover}: {build}\n"
+    assert public in text_of(hist) and "swap drawn" not in text_of(hist)

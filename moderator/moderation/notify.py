@@ -30,11 +30,14 @@ MAP_ALT = "Map of the board (in words: THE BOARD, at the end of the text)"
 
 
 def status_mail(post: Post, record: GameRecord, player: Player, events: list[str],
-                in_reply_to: str | None = None, template: str = "status.txt") -> EmailMessage:
+                in_reply_to: str | None = None, template: str = "status.txt",
+                drawn: list[tuple[str, bool]] = ()) -> EmailMessage:
     """The status mail (or with ``template="welcome.txt"`` the welcome mail) to
     ``player``: their view of ``record``'s game only, with ``events``, the post's
     outage notice and their bounce note.  It answers ``in_reply_to`` if given, else
-    continues the player's thread.  The mail shows the board as ``player`` sees
+    continues the player's thread.  ``drawn``: the shares ``player`` drew from
+    the stack among ``events`` ``(share, returned by swap drawn)``, named to them
+    alone (their confirmation).  The mail shows the board as ``player`` sees
     it (``render_map``: their own shares in the legend, never another's): in the
     HTML part an inline PNG below the position, in the text part its text twin
     (``board_text``, section "THE BOARD")."""
@@ -46,6 +49,7 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
     ctx["bounce"] = post.bk.bounce(canonical_address(player.address))
     ctx["map_here"] = MAP_HERE
     ctx["board_lines"] = board_text(record.game)
+    ctx["drawn"] = [word("threads", "you_drew", share=share, swapped=swapped) for share, swapped in drawn]
     text = render(template, **ctx)
     thread = thread_of(record, player)  # one Subject for the whole game; the turn is in the text
     root = thread.thread
@@ -65,6 +69,7 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
     events = record.unnotified
     if not events:
         return False
+    draws = record.game.stack_draws()  # one replay; each player's own draws since their last mail
     for p in record.players:
         # Merge: the new mail names the stale ones it replaces and is written
         # before they are removed (a crash in between drops them unsent).  Events
@@ -78,7 +83,8 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
         else:  # entries spooled by an older version
             start = record.notified
             mine = [ev for e in older for ev in e.meta.get("events") or []] + events
-        post.put(status_mail(post, record, p, mine, record.reply_to.get(p.name)),
+        drawn = [(share, swapped) for at, who, share, swapped in draws if who == p.name and at >= start]
+        post.put(status_mail(post, record, p, mine, record.reply_to.get(p.name), drawn=drawn),
                  kind="status", game=record.id, player=p.name, events=mine,
                  log_from=start, replaces=[e.name for e in older])
         for e in older:
