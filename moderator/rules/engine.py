@@ -976,9 +976,8 @@ class Game:
             returned = got if a.swap == DRAWN else a.swap
             if self.phase == "over":
                 self.log.append(f"The game is over: {player}'s UP swap is not made.")
-            elif returned is None:  # cannot happen: resolve saw a share in the stack
-                self.log.append(f"{player} drew no share: the UP swap is not made.")
             else:
+                assert returned is not None  # swap drawn: resolve saw a share in the stack
                 hand.remove(returned)
                 self.returned[player].append(returned)
                 hand.append(UP)
