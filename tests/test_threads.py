@@ -310,3 +310,33 @@ def test_own_confirmation_names_the_share_drawn_from_the_stack(tmp_path, swap):
     (hist,) = h.sent()
     public = f"{mover}: {build}; swap (a share) for UP\n" if swap else f"{mover}: {build}\n"
     assert public in text_of(hist) and "swap drawn" not in text_of(hist)
+
+
+def test_message_ids_fit_a_header_line_so_references_are_never_encoded(tmp_path):
+    """Python's email package writes a Message-ID longer than a header line into
+    References as RFC 2047 encoded words, which Outlook drops (cpython issue
+    79986): ours are short, and a References header of several of them stays
+    plain, in the spool file and as sent over SMTP (policy.SMTP, as aiosmtplib)."""
+    from email import policy as policies
+    from moderator.mail.threads import new_message_id
+
+    token = thread_token("ridge", "k3x9p2qa")
+    ids = [new_message_id("ridge", token, "pbem.example.org") for _ in range(50)]
+    assert len(set(ids)) == 50
+    for mid in ids:
+        assert re.fullmatch(rf"<[a-z2-7]{{13}}\.{token}\.pbem\.ridge@pbem\.example\.org>", mid)
+        assert len(mid) == 60
+    table = Table(tmp_path, corpus_secret=False)
+    welcome = {str(m["To"]).lower(): m for m in table.sent()}
+    ben = "ben.carter@gmail.com"
+    old = str(welcome[ben]["Message-ID"])
+    for n in range(3):  # a thread of replies: References grows
+        _mail(table, ben, "rules", old)
+        table.mod.run_cycle()
+        (answer,) = table.sent()
+        old = str(answer["Message-ID"])
+    raw = answer.as_bytes(policy=policies.SMTP)
+    head = raw.split(b"\r\n\r\n")[0].decode()
+    assert "=?" not in head
+    refs = re.search(r"\r\nReferences: (.*?)\r\n(?=\S)", head, re.S).group(1)
+    assert table.record().threads[table.record().player_by_address(ben).name] in refs

@@ -6,7 +6,7 @@ and names that player's thread (``GameRecord.threads``, the Message-ID of the
 first mail to them) in References, so that Gmail, Outlook and Apple Mail show one
 conversation per game.
 
-Its Message-ID is ``<STAMP.RANDOM.TOKEN.pbem.GAME@domain>``: ``TOKEN`` is
+Its Message-ID is ``<RANDOM.TOKEN.pbem.GAME@domain>`` (:func:`new_message_id`): ``TOKEN`` is
 :func:`thread_token` of the player's secret and the game id, so a reply whose
 In-Reply-To or References names one of those Message-IDs, sent from the player's
 registered address, is the player's (``moderation/authenticate.py``).  The token
@@ -21,6 +21,7 @@ import base64
 import hashlib
 import hmac
 import re
+import secrets
 from typing import Iterable
 
 from ..store import GAME_ID_PATTERN
@@ -45,11 +46,20 @@ def thread_token(game_id: str, secret: str) -> str:
     return base64.b32encode(digest[:10]).decode("ascii").lower()
 
 
-def msgid_idstring(game_id: str, token: str | None) -> str:
-    """The ``idstring`` for ``email.utils.make_msgid`` of a mail of game
-    ``game_id`` (with the player's ``token``, when the mail is to a player):
-    ``'TOKEN.pbem.GAME'`` or ``'pbem.GAME'``."""
-    return f"{token}.pbem.{game_id}" if token else f"pbem.{game_id}"
+def new_message_id(game_id: str, token: str | None, domain: str) -> str:
+    """A fresh Message-ID for a mail of game ``game_id`` (with the player's
+    ``token`` when the mail is to a player): ``'<RANDOM.TOKEN.pbem.GAME@domain>'``
+    or ``'<RANDOM.pbem.GAME@domain>'``; RANDOM is 64 bits from ``secrets`` in
+    base32 (13 characters).
+
+    Short on purpose: a Message-ID longer than a header line (78 characters) is
+    written into References and In-Reply-To as RFC 2047 encoded words by Python's
+    email package, which Outlook and Exchange then drop (the thread breaks).  With
+    a game id and domain of usual length (``ridge``, ``pbem.example.org``) it is
+    about 60 characters."""
+    rand = base64.b32encode(secrets.token_bytes(8)).decode("ascii").rstrip("=").lower()
+    middle = f"{token}.pbem.{game_id}" if token else f"pbem.{game_id}"
+    return f"<{rand}.{middle}@{domain}>"
 
 
 def tokens_in(message_ids: Iterable[str | None], game_id: str) -> list[str]:

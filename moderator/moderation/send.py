@@ -15,13 +15,12 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 from email.message import EmailMessage
-from email.utils import make_msgid
 from typing import Any, Callable, Iterable, Sequence
 
 from ..config import Config
 from ..mail.compose import build_message
 from ..mail.read import OrderMail, canonical_address
-from ..mail.threads import msgid_idstring, thread_token
+from ..mail.threads import new_message_id, thread_token
 from ..mail.transport import Outbox, TransportError
 from ..render import MAP_HERE, render, to_html
 from ..render.words import word
@@ -116,7 +115,7 @@ class Post:
         )
         if game_id:
             del msg["Message-ID"]
-            msg["Message-ID"] = make_msgid(idstring=msgid_idstring(game_id, token), domain=self.domain)
+            msg["Message-ID"] = new_message_id(game_id, token, self.domain)
         return msg
 
     def answer(self, om: OrderMail, game_id: str | None, to: str, subject: str, text: str,
