@@ -1,7 +1,7 @@
 """Route a mail to its game, and tell players from strangers.
 
-A mail reaches a game by (in this order) its Subject tag ``[pbem:GAME:SECRET]``
-or ``game:`` line (``OrderMail.game_id``; ignoring case when that names no game
+A mail reaches a game by (in this order) its old Subject tag ``[pbem:GAME:SECRET]``
+(mails no longer carry it, replies to older ones do) or ``game:`` line (``OrderMail.game_id``; ignoring case when that names no game
 and exactly one game matches ignoring case); else by In-Reply-To/References naming
 one of our Message-IDs (``<...pbem.GAME@domain>``, RFC 5322 section 3.6.4); else
 by the sender's only running game, or the running game whose secret the mail
