@@ -1,7 +1,7 @@
 """Reading players' order mails: headers, body text, quote stripping, machine mail.
 
 Players answer a status mail (its Message-ID carries the game and their token,
-``mail/threads.py``; games started before pbem 0.3 carry the Subject tag
+``mail/threads.py``; mails of games started before it carry the Subject tag
 ``[pbem:GAME:SECRET]``, still read here) from any mail client, in any language, and write their orders one per line *on top of* the quoted
 status mail.  :func:`read_mail` turns the raw bytes of such a mail into an
 :class:`OrderMail`: who sent it, which game it is for, the order lines with all quoted

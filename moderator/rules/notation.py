@@ -39,7 +39,7 @@ stack`` the top card of the share stack, ``take none`` no draw (no share left), 
 ``take display N`` the N-th face-up card (the engine records the company instead).
 ``swap drawn`` (after ``take stack`` only) returns the share that take drew, unseen
 when the order was written: the game file records ``drawn``, which the seeded
-stack makes exact on replay (pbem 0.3; older files never hold it).
+stack makes exact on replay (older files never hold it).
 
 Examples::
 
