@@ -116,7 +116,9 @@ def canonical_address(text: str | None) -> str:
 
 
 def subject_tag(game_id: str, secret: str) -> str:
-    """The tag our status mails carry in their Subject: ``'[pbem:ridge:k3x9p2qa]'``.
+    """The Subject tag of the moderator's mails before one thread per game and
+    player (issue 11): ``'[pbem:ridge:k3x9p2qa]'``.  No mail carries it now;
+    replies to older mails still do (:func:`parse_subject_tag` reads it).
 
     Raises ``ValueError`` when ``game_id`` or ``secret`` do not match
     :data:`GAME_ID_PATTERN` / :data:`SECRET_PATTERN`.
