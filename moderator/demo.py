@@ -26,7 +26,7 @@ from typing import Callable
 
 from .config import Config
 from .moderation.cycle import Moderator
-from .mail.read import canonical_address, parse_subject_tag
+from .mail.read import canonical_address
 
 DEMO_PLAYERS = [("Ada", "ada@demo.example"), ("Brunel", "brunel@demo.example"),
                 ("Crocker", "crocker@demo.example")]
@@ -88,13 +88,13 @@ class Bot:
     def receive(self, msgs: list[EmailMessage]) -> EmailMessage | None:
         """Read this cycle's mails to the bot; return an order mail if the newest
         status says it is the bot's move (or a refusal asks to try again)."""
-        statuses = [m for m in msgs if parse_subject_tag(str(m["Subject"]))[0]]
+        statuses = [m for m in msgs if ".pbem." in str(m["Message-ID"] or "")]  # a game's mails
         if not statuses:
             return None
         msg = statuses[-1]
         self.last = msg
         text = _body(msg)
-        if "order refused" in str(msg["Subject"]):
+        if "order refused" in text.partition("\n")[0]:
             self.refused += 1
         orders = self.decide(text)
         if orders is None:

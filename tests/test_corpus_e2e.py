@@ -84,7 +84,8 @@ def test_corpus_through_dovecot(moderator, dovecot, smtp_sink):
     expected_counts: dict[str, int] = {}
     for om in human_registered:
         expected_counts[om.sender] = expected_counts.get(om.sender, 0) + 1
-    notices = len([m for m in smtp_sink.messages if "a mail in your name was refused" in str(m.message["Subject"])])
+    notices = len([m for m in smtp_sink.messages if "a mail in your name was refused" in
+                    m.message.get_body(preferencelist=("plain",)).get_content().partition("\n")[0]])
     for addr, n in expected_counts.items():
         got = answers.get(addr, 0)
         # a player may also be told of a stranger using their game's secret

@@ -13,7 +13,7 @@ import pytest
 
 from moderator.config import Config
 from moderator.moderation.cycle import Moderator
-from moderator.mail.read import parse_subject_tag
+from moderator.mail.threads import thread_token
 from moderator.render import status_context
 from moderator.store.gamefile import GameStore
 
@@ -82,6 +82,18 @@ def text_of(msg):
     return msg.get_body(preferencelist=("plain",)).get_content()
 
 
+def title_of(msg):
+    """What a mail is about, now that every mail to a player of a game has one
+    Subject (issue 11): its text's first line, after "Union Pacific, game GAME: "."""
+    line = text_of(msg).partition("\n")[0]
+    return line.split(": ", 1)[1] if line.startswith("Union Pacific, game ") else line
+
+
+def thread_subject(name, game="ridge"):
+    """The one Subject of every mail to player ``name`` of ``game`` (words/threads.txt)."""
+    return f"Union Pacific {game} ({name})"
+
+
 @pytest.fixture
 def h(tmp_path):
     return Harness(tmp_path)
@@ -105,7 +117,8 @@ def test_welcome_mails_carry_own_secret_and_hand(h):
     for m in mails:
         to = str(m["To"])
         p = rec.player_by_address(to)
-        assert parse_subject_tag(str(m["Subject"])) == ("ridge", p.secret)
+        assert str(m["Subject"]) == thread_subject(p.name) and p.secret not in str(m["Subject"])
+        assert str(m["Message-ID"]).endswith(f".{thread_token('ridge', p.secret)}.pbem.ridge@pbem.localhost>")
         body = text_of(m)
         assert f"Your secret for this game is: {p.secret}" in body
         assert "Track cards: " + ", ".join(sorted(rec.game.track_hands[p.name])) in body
@@ -226,7 +239,7 @@ def test_wrong_secret(h):
     report = h.run()
     assert h.path.read_bytes() == before
     (r,) = h.sent()
-    assert str(r["Subject"]).endswith("secret missing or wrong")
+    assert title_of(r) == "secret missing or wrong" and str(r["Subject"]) == thread_subject(mover)
     assert "zzzzzzzz" not in text_of(r)
     assert report.refused == 1
 
@@ -325,8 +338,11 @@ def test_commands_help_history_rules_status(h):
     h.order("Ann", "help\nhistory\nrules\nstatus")
     report = h.run()
     assert report.commands == 1 and report.applied == 0
-    subjects = sorted(str(m["Subject"]).rsplit(": ", 1)[-1] for m in h.sent())
-    assert subjects == ["choose your initial investment", "help", "history", "rules"]
+    mails = h.sent()
+    assert {str(m["Subject"]) for m in mails} == {thread_subject("Ann")}
+    titles = sorted(title_of(m) for m in mails)
+    assert titles == ["UNION PACIFIC BY MAIL: HOW TO GIVE ORDERS (game ridge)", "choose your initial investment", "history",
+                      "rules in force"]
 
 
 def test_machine_mail_ignored_without_reply(h):
@@ -417,7 +433,7 @@ def test_history_beside_an_order_answers_the_new_position(h):
     share = sorted(rec.game.share_hands["Ann"])[0]
     h.order("Ann", f"start {share}\nhistory")
     assert h.run().applied == 1
-    hist = [m for m in h.sent() if str(m["Subject"]).endswith(": history")]
+    hist = [m for m in h.sent() if title_of(m) == "history"]
     assert len(hist) == 1
     assert f"  1. Ann: start {share}" in text_of(hist[0])
 
@@ -430,18 +446,23 @@ def test_secret_new_answers_with_the_new_tag_and_the_old_secret_stops_working(h)
     assert report.commands == 1 and report.applied == 0
     new = h.secret("Ann")
     assert new != old
-    mails = {str(m["Subject"]).rsplit(": ", 1)[-1]: m for m in h.sent()}
+    mails = {"help" if "HOW TO GIVE ORDERS" in title_of(m) else "your new secret": m for m in h.sent()}
     assert set(mails) == {"your new secret", "help"}
-    assert str(mails["your new secret"]["Subject"]) == f"[pbem:ridge:{new}] Union Pacific ridge: your new secret"
+    assert {str(m["Subject"]) for m in mails.values()} == {thread_subject("Ann")}
     assert text_of(mails["your new secret"]) == (
-        f"Your new secret for game ridge is {new}. The old one no longer works.\n")
-    assert str(mails["help"]["Subject"]).startswith(f"[pbem:ridge:{old}] ")  # tagged as the mail came
+        f"Your new secret for game ridge is {new}. The old one no longer works, and neither does "
+        "replying to a mail the moderator sent you before this one: reply to this mail or a later "
+        f"one, or add the line 'secret: {new}'.\n")
+    # both answers carry the token of the new secret (the rotation comes first)
+    for m in mails.values():
+        assert str(m["Message-ID"]).endswith(f".{thread_token('ridge', new)}.pbem.ridge@pbem.localhost>")
     share = sorted(h.load().game.share_hands["Ann"])[0]
     h.mail("ann@example.org", f"start {share}", secret=old)
     assert h.run().refused == 1
     (r,) = h.sent()
-    # to the registered address only, so with the player's (new) tag (issue 12)
-    assert str(r["Subject"]) == f"[pbem:ridge:{new}] Union Pacific ridge: secret missing or wrong"
+    # to the registered address only, in the player's thread, with the new token (issue 12)
+    assert str(r["Subject"]) == thread_subject("Ann") and title_of(r) == "secret missing or wrong"
+    assert str(r["Message-ID"]).endswith(f".{thread_token('ridge', new)}.pbem.ridge@pbem.localhost>")
 
 
 def test_no_orders_found_lists_what_is_legal(h):
@@ -450,7 +471,7 @@ def test_no_orders_found_lists_what_is_legal(h):
     report = h.run()
     assert report.refused == 1
     (r,) = h.sent()
-    assert str(r["Subject"]) == f"[pbem:ridge:{h.secret('Ann')}] Union Pacific ridge: no orders found"
+    assert str(r["Subject"]) == thread_subject("Ann")
     body = text_of(r)
     assert body.startswith("Union Pacific, game ridge: no orders found\n\n"
                            "The moderator found no orders in your mail (quoted text is ignored: "
@@ -464,8 +485,8 @@ def test_refused_order_and_a_command_beside_it_are_both_answered(h):
     other = next(n for n, _ in PLAYERS if n != mover)
     report, replies, _ = refused(h, other, "history\ninvest UP\ndiscard plain", None)
     assert (report.refused, report.commands) == (1, 1)
-    assert sorted(str(m["Subject"]).rsplit(": ", 1)[-1] for m in replies) == ["history", "order refused"]
-    body = text_of(next(m for m in replies if str(m["Subject"]).endswith("order refused")))
+    assert sorted(title_of(m) for m in replies) == ["history", "order refused"]
+    body = text_of(next(m for m in replies if title_of(m) == "order refused"))
     assert f"nothing until your turn (it is {mover}'s turn)" in body
     assert "  > invest UP\n  > discard plain\n" in body
 

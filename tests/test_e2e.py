@@ -13,6 +13,7 @@ import yaml
 from moderator.config import load_config
 from moderator.moderation.cycle import Moderator
 from moderator.demo import Bot, play
+from moderator.mail.threads import thread_token
 from moderator.orders.parser import parse_turn
 from moderator.store.gamefile import GameStore
 from moderator.rules.engine import Game
@@ -148,4 +149,20 @@ def test_whole_game_over_imap_and_smtp(tmp_path, dovecot, smtp_sink, monkeypatch
         assert "THE GAME IS OVER." in body
     assert cycles < 1000
     # replay of seed + history gives the recorded state
-    store.load("e2e", check=True)
+    record = store.load("e2e", check=True)
+    # one thread per player (issue 11), scanned over every mail of the game: one
+    # Subject for all mails to a player, without the turn or any secret; every
+    # Message-ID carries the player's token, every later mail names the thread's
+    # first mail; the bots replied without a subject tag or secret line, so the
+    # token authenticated every order
+    secrets = [p.secret for p in record.players]
+    for p in record.players:
+        mails = [m.message for m in smtp_sink.messages if m.message["To"].addresses[0].addr_spec == p.address]
+        assert len(mails) > 10
+        assert {str(m["Subject"]) for m in mails} == {f"Union Pacific e2e ({p.name})"}
+        token = thread_token("e2e", p.secret)
+        assert all(str(m["Message-ID"]).endswith(f".{token}.pbem.e2e@up.example>") for m in mails)
+        assert str(mails[0]["Message-ID"]).strip() == record.threads[p.name]
+        assert all(record.threads[p.name] in str(m["References"]) for m in mails[1:])
+    for m in smtp_sink.messages:
+        assert not any(s in str(m.message["Subject"]) for s in secrets)

@@ -11,7 +11,8 @@ from email import policy
 from email.message import EmailMessage
 from email.utils import make_msgid
 
-from test_cycle import PLAYERS, Harness, text_of
+from test_cycle import PLAYERS, Harness, text_of, thread_subject, title_of
+from moderator.mail.threads import thread_token
 
 CASES = Path(__file__).with_name("mail") / "cases2"
 
@@ -88,7 +89,7 @@ def test_duplicate_delivery_in_the_same_cycle(h):
     report = h.run()
     assert (report.applied, report.refused, report.duplicates) == (1, 0, 1), report.summary()
     assert len(h.load().history) == 1
-    assert [m for m in h.sent() if "Ann" in text_of(m) and "order" in str(m["Subject"])] == []
+    assert [m for m in h.sent() if "Ann" in text_of(m) and "order" in title_of(m)] == []
 
 
 # ------------------------------------------------------------------ 2. only authenticated mails are duplicates
@@ -100,7 +101,7 @@ def test_forged_mail_with_a_wrong_secret_does_not_block_the_real_players_message
     report = h.run()
     assert report.refused == 1 and report.applied == 0
     (r,) = h.sent()
-    assert str(r["Subject"]).endswith("secret missing or wrong")
+    assert title_of(r).endswith("secret missing or wrong")
     # the same forged mail again: answered once only
     with_id(h, "ann@example.org", ann_start(h), mid, secret="zzzzzzzz")
     report = h.run()
@@ -120,7 +121,7 @@ def test_stranger_with_a_players_secret_does_not_block_the_players_message_id(h)
     assert report.ignored == 1
     (warning,) = h.sent()
     assert str(warning["To"]) == "ann@example.org"
-    assert str(warning["Subject"]).endswith("a mail in your name was refused")
+    assert title_of(warning).endswith("a mail in your name was refused")
     with_id(h, "ann@example.org", ann_start(h), mid, secret=h.secret("Ann"))
     report = h.run()
     assert report.applied == 1, report.summary()
@@ -158,9 +159,8 @@ def applied_case(h, name: str) -> list:
 
 def test_signature_without_delimiter_start_applied_and_signature_listed(h):
     mails = applied_case(h, "04_signature_no_delimiter_phone.eml")
-    (note,) = [m for m in mails if "not read" in str(m["Subject"])]
-    assert str(note["Subject"]) == (f"[pbem:ridge:{h.secret('Ann')}] Union Pacific ridge: "
-                                    "applied; lines not read")
+    (note,) = [m for m in mails if "not read" in title_of(m)]
+    assert str(note["Subject"]) == thread_subject("Ann") and title_of(note) == "applied; lines not read"
     body = text_of(note)
     assert f"Your order was applied: {ann_start(h)}." in body
     assert "  > not read (signature)  Ann Example\n" in body
@@ -171,7 +171,7 @@ def test_signature_without_delimiter_start_applied_and_signature_listed(h):
 
 def test_outlook_ru_header_block_start_applied_without_a_note(h):
     mails = applied_case(h, "02_outlook_ru_header.eml")
-    assert not [m for m in mails if "not read" in str(m["Subject"]) or "refused" in str(m["Subject"])]
+    assert not [m for m in mails if "not read" in title_of(m) or "refused" in title_of(m)]
 
 
 def test_iso2022jp_start_applied_nothing_garbled_quoted_back(h):
@@ -199,7 +199,7 @@ def test_a_complete_turn_is_applied_above_a_sign_off(h, tail, note):
     report = h.run()
     assert (report.applied, report.refused) == (1, 0), report.summary()
     assert h.load().history[-1]["player"] == mover
-    notes = [m for m in h.sent() if "not read" in str(m["Subject"])]
+    notes = [m for m in h.sent() if "not read" in title_of(m)]
     assert len(notes) == int(note)
     if note:
         body = text_of(notes[0])
@@ -221,7 +221,7 @@ def test_a_mistyped_order_below_a_turn_is_refused_not_dropped(h, tail, failed):
     report = h.run()
     assert (report.applied, report.refused) == (0, 1), report.summary()
     assert h.path.read_bytes() == before
-    (r,) = [m for m in h.sent() if "order refused" in str(m["Subject"])]
+    (r,) = [m for m in h.sent() if "order refused" in title_of(m)]
     body = text_of(r)
     assert "  > FAILED  " in body and re.search(rf"  > [^\n]*{re.escape(failed)}\n", body)
 
@@ -274,7 +274,7 @@ def test_notices_of_mails_in_a_players_name_are_limited_per_day(h):
             h.inbox.add(message(h, f"forger{i}@evil.example", "start UP", secret=h.secret("Ann")).as_bytes())
         report = h.run()
         assert report.ignored == 4
-    warnings = [m for m in h.sent() if str(m["Subject"]).endswith("a mail in your name was refused")]
+    warnings = [m for m in h.sent() if title_of(m).endswith("a mail in your name was refused")]
     assert len(warnings) == 2
     assert all(str(m["To"]) == "ann@example.org" for m in warnings)
 
@@ -370,14 +370,15 @@ def test_a_refusal_beside_secret_new_carries_the_new_secret(h):
     new = h.secret("Ann")
     assert new != old
     mails = h.sent()
-    refusal = next(m for m in mails if str(m["Subject"]).endswith("order refused"))
-    assert str(refusal["Subject"]).startswith(f"[pbem:ridge:{new}] ")
-    assert any(new in text_of(m) for m in mails if str(m["Subject"]).endswith("your new secret"))
-    assert not any(old in str(m["Subject"]) for m in mails)
+    refusal = next(m for m in mails if title_of(m) == "order refused")
+    assert str(refusal["Message-ID"]).endswith(f".{thread_token('ridge', new)}.pbem.ridge@pbem.localhost>")
+    assert any(f"Your new secret for game ridge is {new}." in text_of(m) for m in mails)
+    assert {str(m["Subject"]) for m in mails} == {thread_subject("Ann")}
+    assert not any(thread_token("ridge", old) in str(m["Message-ID"]) for m in mails)
 
 
 @pytest.mark.parametrize("what", ["secret_wrong", "too_large", "unknown_game", "warned"])
-def test_answers_to_a_registered_player_carry_their_tag(h, what):
+def test_answers_to_a_registered_player_carry_their_thread(h, what):
     h.mod.max_size = 5000
     h.sent()
     secret = h.secret("Bob")
@@ -391,8 +392,9 @@ def test_answers_to_a_registered_player_carry_their_tag(h, what):
         h.inbox.add(message(h, "mallory@evil.example", "status", secret=secret).as_bytes())
     h.run()
     (r,) = h.sent()
-    # (a subject over 78 characters is folded before its first word: strip)
-    assert str(r["Subject"]).strip().startswith(f"[pbem:ridge:{secret}] "), str(r["Subject"])
+    # their thread's Subject (no secret) and their token, so that hitting Reply works
+    assert str(r["Subject"]) == thread_subject("Bob") and secret not in str(r["Subject"])
+    assert str(r["Message-ID"]).endswith(f".{thread_token('ridge', secret)}.pbem.ridge@pbem.localhost>")
     assert str(r["To"]).lower() == "bob@example.org"  # the registered address
 
 
@@ -433,9 +435,12 @@ def test_game_line_in_another_case_is_unknown_when_ambiguous(h):
            subject="help")
     h.mail("ann@example.org", "game: Ridge3\nhelp", subject="help")
     h.run()
-    subjects = sorted(str(m["Subject"]) for m in h.sent())
-    assert any(s.endswith("RIDGE2: help") for s in subjects), subjects
-    assert any(s.endswith("unknown game") for s in subjects), subjects
+    mails = h.sent()
+    # Ann plays two games: the unknown game's answer cannot be put in one of her threads
+    assert sorted(str(m["Subject"]) for m in mails) == [thread_subject("Ann", "RIDGE2"),
+                                                        "Union Pacific Ridge3: unknown game"]
+    assert sorted(title_of(m) for m in mails) == ["UNION PACIFIC BY MAIL: HOW TO GIVE ORDERS (game RIDGE2)",
+                                                 "unknown game"]
 
 
 def test_vacation_responder_without_the_tag_is_limited_too(h):
@@ -446,7 +451,7 @@ def test_vacation_responder_without_the_tag_is_limited_too(h):
         raw = re.sub(rb"\[pbem:ridge:\w+\] ", b"", raw)  # the responder drops the tag
         deliver(h, raw)
         h.run()
-        answers.append([str(m["Subject"]) for m in h.sent()])
+        answers.append([title_of(m) for m in h.sent()])
     assert [len(a) for a in answers] == [1, 1, 0, 0]
     assert answers[0][0].strip().endswith("secret missing or wrong")
 

@@ -192,7 +192,8 @@ def _render_help(**context) -> str:
 def test_help_renders(context):
     text = _render_help(**context)
     assert "{{" not in text and "{%" not in text and "None" not in text
-    assert "[pbem:" + (context.get("game_id") or "GAME") + ":SECRET]" in text
+    assert "game: " + (context.get("game_id") or "GAME") + "\n" in text
+    assert "[pbem:" not in text  # no secret in a subject any more (issue 11)
     for line in text.splitlines():
         assert len(line) <= 80, line
 

@@ -14,6 +14,7 @@ import pytest
 
 from moderator.config import Config
 from moderator.mail.read import read_mail
+from moderator.mail.threads import thread_token
 from moderator.moderation import decide
 from moderator.moderation.act import _IGNORED, act
 from moderator.moderation.authenticate import authenticate
@@ -253,9 +254,11 @@ def test_act_spools_the_refusal_under_the_mails_key(tmp_path, store, bk, record)
     # (issue 12): answered once, but the Message-ID stays free for the real player
     assert entry.meta["answers"] == verdict.reply_key == key + "#unauthenticated"
     assert post.answered(verdict.reply_key) and not post.answered(key)
-    # to the registered address only, so with the player's tag (issue 12)
-    assert str(entry.message["Subject"]) == (f"[pbem:ridge:{record.player_by_name('Ann').secret}] "
-                                             "Union Pacific ridge: secret missing or wrong")
+    # to the registered address only, in the player's thread: its one Subject (no
+    # secret) and the token of the player's secret in the Message-ID (issues 11, 12)
+    secret = record.player_by_name("Ann").secret
+    assert str(entry.message["Subject"]) == "Union Pacific ridge (Ann)"
+    assert str(entry.message["Message-ID"]).endswith(f".{thread_token('ridge', secret)}.pbem.ridge@example.org>")
     assert str(entry.message["In-Reply-To"]) == om.message_id
 
 

@@ -29,7 +29,7 @@ from game_helpers import (
     set_box,
     started,
 )
-from moderator.rules.actions import Build, Invest, Pass, Start, Take
+from moderator.rules.actions import DRAWN, Build, Invest, Pass, Start, Take
 from moderator.rules.board import Board
 from moderator.rules.components import COMPANIES, DIVIDEND, JOKER, UP
 from moderator.rules.dividends import company_payout, up_payout
@@ -403,7 +403,8 @@ class TestUpSwap:
         g = kcc_game()
         e = refused(g, Build("KCC", "DEN-KCY", "plain", take=STACK, swap="KCC"))
         assert reason(e) == ("you will hold no KCC share to return in the swap (you will hold: MS) "
-                            "(a share drawn unseen from the stack cannot be named in advance)")
+                            "(a share drawn unseen from the stack cannot be named in advance: write "
+                            "'swap drawn' to return it)")
 
     def test_swap_refused_when_pile_empty(self):
         g = kcc_game()
@@ -424,6 +425,75 @@ class TestUpSwap:
         assert swaps == {None, "MS", "UMR"}
         swaps = {a.swap for a in legal if isinstance(a, Build) and a.take == STACK}
         assert swaps == {None, "MS"}
+
+    # 'swap drawn' (issue 11): rules BUILD step 4, "even the one just drawn"
+    def test_swap_drawn_returns_the_share_just_drawn(self):
+        g = kcc_game()
+        g.stack = ["KCC", "WW"] + g.stack
+        n = g.up_pile
+        g.push("Ann", Build("KCC", "DEN-KCY", "plain", take=STACK, swap=DRAWN))
+        assert g.share_hands["Ann"] == ["MS", UP]
+        assert g.returned["Ann"] == ["KCC"]
+        assert g.up_pile == n - 1 and g.stack[0] == "WW"
+        # recorded as written: 'drawn' (the seeded stack makes it exact on replay)
+        assert str(g.history[-1][1]) == "build KCC DEN-KCY plain; take stack; swap drawn"
+        assert not any("KCC" in e and "return" in e for e in g.log)  # returned unseen
+
+    def test_swap_drawn_after_a_dividend_card_returns_the_card_drawn_in_its_place(self):
+        g = kcc_game()
+        g.stack = [DIVIDEND, "WW", "KCC"] + [c for c in g.stack if c != DIVIDEND]
+        g.push("Ann", Build("KCC", "DEN-KCY", "plain", take=STACK, swap=DRAWN))
+        assert g.returned["Ann"] == ["WW"] and g.share_hands["Ann"] == ["MS", UP]
+        assert g.dividends_paid == 1
+
+    def test_swap_drawn_only_after_a_take_from_the_stack(self):
+        g = kcc_game()
+        g.display = ["MRR", "UMR", "EPRG", "DM"]
+        e = refused(g, Build("KCC", "DEN-KCY", "plain", take=Take("display", "UMR"), swap=DRAWN))
+        assert e.code == "swap_drawn_needs_stack"
+        assert reason(e) == ("'swap drawn' returns the share just drawn from the stack; with 'take UMR' "
+                             "nothing is drawn unseen: name the share to return, or write "
+                             "'take stack; swap drawn'")
+        assert refused(g, Build("KCC", "DEN-KCY", "plain", take=UPT, swap=DRAWN)).code == "swap_drawn_needs_stack"
+
+    def test_swap_drawn_needs_a_share_in_the_stack_and_a_up_share(self):
+        g = kcc_game()
+        g.stack = [DIVIDEND]
+        e = refused(g, Build("KCC", "DEN-KCY", "plain", take=STACK, swap=DRAWN))
+        assert reason(e) == "the stack holds no more share: nothing is drawn from it to swap"
+        g = kcc_game()
+        g.up_pile = 0
+        e = refused(g, Build("KCC", "DEN-KCY", "plain", take=STACK, swap=DRAWN))
+        assert e.code == "up_pile_empty_no_swap"
+
+    def test_swap_drawn_with_up_only_by_swap(self):
+        """Option up_only_by_swap: UP comes only by the swap; 'take stack; swap
+        drawn' is such a swap (rules: BUILD, step 3, variant 002)."""
+        g = kcc_game(up_only_by_swap=True)
+        assert refused(g, Build("KCC", "DEN-KCY", "plain", take=UPT)).code == "up_only_by_swap"
+        g.stack = ["DM"] + g.stack
+        g.push("Ann", Build("KCC", "DEN-KCY", "plain", take=STACK, swap=DRAWN))
+        assert g.share_hands["Ann"] == ["MS", UP] and g.returned["Ann"] == ["DM"]
+
+    def test_stack_draws_names_each_players_draws_by_replay(self):
+        g = started()
+        drawn, starts = [], []
+        for _ in range(4):
+            p = g.to_move
+            build = next((a for a in g.legal_actions(p) if isinstance(a, Build) and a.take == STACK
+                          and a.swap is None and a.redraw is None), None)
+            if build is None:
+                break
+            drawn.append((p, g.stack_share()))
+            starts.append(len(g.log))
+            g.push(p, Build(build.company, build.section, build.card, build.space, STACK,
+                            DRAWN if len(drawn) == 2 else None))
+        assert len(drawn) == 4
+        before = g.to_dict()
+        want = [(s, p, share, i == 1) for i, (s, (p, share)) in enumerate(zip(starts, drawn))]
+        assert g.stack_draws() == want
+        assert g.stack_draws(starts[2]) == want[2:]
+        assert g.to_dict() == before  # the game is unchanged
 
 
 # ====================================================================== INVEST

@@ -1,7 +1,8 @@
 """Reading players' order mails: headers, body text, quote stripping, machine mail.
 
-Players answer a status mail (Subject tag ``[pbem:GAME:SECRET]``) from any mail
-client, in any language, and write their orders one per line *on top of* the quoted
+Players answer a status mail (its Message-ID carries the game and their token,
+``mail/threads.py``; mails of games started before it carry the Subject tag
+``[pbem:GAME:SECRET]``, still read here) from any mail client, in any language, and write their orders one per line *on top of* the quoted
 status mail.  :func:`read_mail` turns the raw bytes of such a mail into an
 :class:`OrderMail`: who sent it, which game it is for, the order lines with all quoted
 text, signatures and client boilerplate removed, and whether it is machine mail
@@ -115,7 +116,9 @@ def canonical_address(text: str | None) -> str:
 
 
 def subject_tag(game_id: str, secret: str) -> str:
-    """The tag our status mails carry in their Subject: ``'[pbem:ridge:k3x9p2qa]'``.
+    """The Subject tag of the moderator's mails before one thread per game and
+    player (issue 11): ``'[pbem:ridge:k3x9p2qa]'``.  No mail carries it now;
+    replies to older mails still do (:func:`parse_subject_tag` reads it).
 
     Raises ``ValueError`` when ``game_id`` or ``secret`` do not match
     :data:`GAME_ID_PATTERN` / :data:`SECRET_PATTERN`.

@@ -11,7 +11,7 @@ import logging
 from types import SimpleNamespace
 from typing import Any, Callable
 
-from ..mail.read import OrderMail, canonical_address, subject_tag
+from ..mail.read import OrderMail, canonical_address
 from ..render import render, status_context
 from ..render.legal import legal_lines
 from ..render.words import reason, word
@@ -21,7 +21,7 @@ from . import faults
 from . import commands
 from .decide import illegal
 from .report import CycleReport
-from .send import ORDERLESS_PER_DAY, WARNINGS_PER_DAY, Post
+from .send import ORDERLESS_PER_DAY, WARNINGS_PER_DAY, Post, ThreadOf, thread_of
 from .verdict import ALREADY_APPLIED, Answer, Apply, Duplicate, Ignore, RecordBounce, Refuse, Verdict
 
 log = logging.getLogger("pbem")
@@ -57,13 +57,12 @@ def _ignore(v: Ignore, om: OrderMail, post: Post, store: GameStore, report: Cycl
             log.warning("game %s: %s was told %d times today of mails in their name; not again "
                         "until tomorrow", record.id, named.name, WARNINGS_PER_DAY)
             return
-        title = word("notices", "sender_unregistered_title")
-        if not post.allow(named.address, title):
+        if not post.allow(named.address, word("notices", "sender_unregistered_title")):
             return
-        subject = word("notices", "subject", tag=subject_tag(record.id, named.secret), game_id=record.id,
-                       title=title)
+        thread = thread_of(record, named)
         text = render("notice.txt", game_id=record.id, sender=v.sender)
-        post.put(post.message(record.id, named.address, subject, text), answers=v.reply_key)
+        post.put(post.message(record.id, named.address, thread.subject, text, in_reply_to=thread.thread,
+                              references=[thread.thread or ""], token=thread.token), answers=v.reply_key)
 
 
 def _bounce(v: RecordBounce, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
@@ -97,19 +96,19 @@ def _refuse(v: Refuse, om: OrderMail, post: Post, store: GameStore, report: Cycl
     if v.reason == "order_not_legal":  # the engine's named refusal, worded by words/illegal.txt
         values = {"reason": reason(SimpleNamespace(code=values["code"], values=values["values"]))}
     extra: dict[str, Any] = {}
-    tag, to = None, v.to
+    thread, to = None, v.to
     rotated = False
     if record is not None and v.player is not None and "secret new" in v.commands:
         # the refusal in the same mail as 'secret new' carries the new secret
         commands.rotate_secret(store, record, record.player_by_name(v.player))
         rotated = True
     if record is not None and (v.player or v.addressee) is not None:
-        # to a registered player (authenticated or not): their tag, so that
-        # replying works; the mail goes to the registered address only
+        # to a registered player (authenticated or not): in their thread, with
+        # their token, so that replying works; to the registered address only
         named = record.player_by_name(v.player or v.addressee)
-        tag, to = subject_tag(record.id, named.secret), named.address
+        thread, to = thread_of(record, named), named.address
     elif record is None:
-        tag, to = registered_tag(post, store, v.to, v.game_id) or (None, v.to)
+        thread, to = registered_thread(post, store, v.to, v.game_id) or (None, v.to)
     if record is not None and v.player is not None:
         extra["legal"] = list(v.legal) or (legal_lines(record.game, v.player) if v.with_legal else [])
         if v.position:
@@ -118,14 +117,15 @@ def _refuse(v: Refuse, om: OrderMail, post: Post, store: GameStore, report: Cycl
     if v.orders:
         extra["quoted"], extra["omitted"] = quoted(v.orders, v.kinds, v.failed)
     post.reply(om, v.reply_key, to, v.game_id, word("notices", v.reason + "_title"),
-               word("notices", v.reason, **values), tag=tag, **extra)
+               word("notices", v.reason, **values), player=thread, **extra)
     if record is not None and v.player is not None:
         _commands(v, om, post, store, report, record, skip_status=True, rotated=rotated)
 
 
-def registered_tag(post: Post, store: GameStore, address: str, game_id: str | None) -> tuple[str, str] | None:
-    """The subject tag and registered address of the player ``address`` for an
-    answer outside a loaded game (mail too large or unreadable, unknown game):
+def registered_thread(post: Post, store: GameStore, address: str,
+                      game_id: str | None) -> tuple[ThreadOf, str] | None:
+    """The thread (``send.ThreadOf``) and registered address of the player
+    ``address`` for an answer outside a loaded game (mail too large or unreadable, unknown game):
     of ``game_id`` when they play it, else of their only running game, else of
     their only game; None when they play none or several."""
     refs = post.bk.games_of(canonical_address(address))
@@ -143,7 +143,8 @@ def registered_tag(post: Post, store: GameStore, address: str, game_id: str | No
         return None
     for p in data.get("players") or []:
         if canonical_address(str(p.get("address", ""))) == canonical_address(address) and p.get("secret"):
-            return subject_tag(gid, str(p["secret"])), str(p["address"])
+            name, thread = str(p.get("name", "")), (data.get("threads") or {}).get(p.get("name"))
+            return ThreadOf.of(gid, name, str(p["secret"]), thread), str(p["address"])
     return None
 
 
@@ -171,7 +172,7 @@ def _apply(v: Apply, om: OrderMail, post: Post, store: GameStore, report: CycleR
         shown, omitted = quoted(lines, [k for _, k in v.unread], "", unread=True)
         post.reply(om, v.key, player.address, record.id, word("notices", "lines_not_read_title"),
                    word("notices", "lines_not_read", order=record.history[-1]["order"]),
-                   tag=subject_tag(record.id, player.secret), quoted=shown, omitted=omitted, unchanged=False)
+                   player=thread_of(record, player), quoted=shown, omitted=omitted, unchanged=False)
     _commands(v, om, post, store, report, record, skip_status=True)
 
 

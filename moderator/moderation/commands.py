@@ -9,7 +9,7 @@ answered once even when its order was applied in an interrupted cycle.
 from __future__ import annotations
 
 
-from ..mail.read import OrderMail, subject_tag
+from ..mail.read import OrderMail
 from ..render import dividends, render
 from ..render.legal import legal_lines
 from ..render.words import word
@@ -17,7 +17,7 @@ from ..rules.engine import Game
 from ..rules.options import OPTION_HELP, ruleset as ruleset_of
 from ..store.gamefile import GameRecord, GameStore, Player, new_secret
 from .notify import status_mail
-from .send import Post
+from .send import Post, thread_of
 from ..rules.notation import public_order
 
 
@@ -53,15 +53,17 @@ def answer_commands(post: Post, store: GameStore, om: OrderMail, key: str, recor
     """Spool the answers to ``commands`` of ``player`` in ``om`` under ``key``
     (``MID#commands``).  ``skip_status``: the status mail after an order answers
     ``status``.  ``secret new`` saves the game file with the player's new secret
-    (``rotated``: the caller did so already, so that its refusal in the same mail
-    carries the new secret)."""
+    first (``rotated``: the caller did so already, so that its refusal in the
+    same mail carries the new secret), so that every answer carries the token of
+    the new secret (the old mails' tokens no longer authenticate)."""
     gid = record.id
-    old_tag = subject_tag(gid, player.secret)  # the mail's answers keep the tag it came with
+    if "secret new" in commands and not rotated:
+        rotate_secret(store, record, player)
 
-    def send(title: str, text: str, tag: str | None = None) -> None:
-        tag = tag or old_tag
-        subject = word("notices", "subject", tag=tag, game_id=gid, title=title)
-        post.put(post.answer(om, gid, player.address, subject, text), answers=key)
+    def send(text: str) -> None:
+        thread = thread_of(record, player)
+        post.put(post.answer(om, gid, player.address, thread.subject, text, token=thread.token,
+                             thread=thread.thread), answers=key)
 
     for cmd in commands:
         # the per-cycle limit of answers to one address (``Post.allow``); the new
@@ -70,20 +72,15 @@ def answer_commands(post: Post, store: GameStore, om: OrderMail, key: str, recor
                                                                    count_only=cmd == "secret new"):
             continue
         if cmd == "help":
-            text = render("help.txt", game_id=gid, moderator_address=post.config.moderator_address,
-                          up_may_start=ruleset_of(record.game.ruleset).up_may_start)
-            send(word("notices", "help_title"), text)
+            send(render("help.txt", game_id=gid, moderator_address=post.config.moderator_address,
+                        up_may_start=ruleset_of(record.game.ruleset).up_may_start))
         elif cmd == "status" and not skip_status:
             post.put(status_mail(post, record, player, [], in_reply_to=om.message_id), answers=key)
         elif cmd == "history":
-            send(word("notices", "history_title"), _history_text(record, player))
+            send(_history_text(record, player))
         elif cmd == "legal":
-            text = render("legal.txt", game_id=gid, lines=legal_lines(record.game, player.name, full=True))
-            send(word("layout", "legal_title"), text)
+            send(render("legal.txt", game_id=gid, lines=legal_lines(record.game, player.name, full=True)))
         elif cmd == "rules":
-            send(word("notices", "rules_title"), rules_text(gid, record.game))
+            send(rules_text(gid, record.game))
         elif cmd == "secret new":
-            if not rotated:
-                rotate_secret(store, record, player)
-            text = word("notices", "secret_new", game_id=gid, secret=player.secret) + "\n"
-            send(word("notices", "secret_new_title"), text, tag=subject_tag(gid, player.secret))
+            send(word("notices", "secret_new", game_id=gid, secret=player.secret) + "\n")

@@ -24,6 +24,7 @@ from ..mail.read import OrderMail
 from ..rules.engine import IllegalAction
 from ..store.gamefile import GameRecord, Player
 from .authenticate import authenticate
+from .route import referenced_game
 from ..orders.parser import command
 from .interpret import Orders, interpret, looks_like_order
 from .verdict import ALREADY_APPLIED, ANSWERED, Answer, Apply, Duplicate, Ignore, RecordBounce, Refuse, Verdict
@@ -47,10 +48,10 @@ def screen(om: OrderMail, key: str, *, max_size: int, answered: Lookup, plays: L
     if (om.oversize or om.error) and not plays(om.sender):
         return Ignore(key=key, reason="stranger_unreadable", sender=om.sender)
     if om.oversize:
-        return Refuse(key=key, reason="mail_too_large", to=om.sender, game_id=om.game_id,
+        return Refuse(key=key, reason="mail_too_large", to=om.sender, game_id=om.game_id or referenced_game(om),
                       values={"size": om.size, "max_size": max_size})
     if om.error:
-        return Refuse(key=key, reason="mail_unreadable", to=om.sender, game_id=om.game_id,
+        return Refuse(key=key, reason="mail_unreadable", to=om.sender, game_id=om.game_id or referenced_game(om),
                       values={"error": om.error})
     return None
 

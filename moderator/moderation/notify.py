@@ -16,21 +16,24 @@ from email.utils import make_msgid
 from filelock import Timeout
 
 from ..mail.read import canonical_address
-from ..render import MAP_HERE, render, status_context, status_subject, text_blocks
+from ..render import MAP_HERE, render, status_context, text_blocks
 from ..render.words import word
 from ..rules.options import OPTION_HELP
 from ..store.gamefile import GameRecord, GameStore, Player, StoreError
 from .report import CycleReport
-from .send import Post
+from .send import Post, thread_of
 
 log = logging.getLogger("pbem")
 
 def status_mail(post: Post, record: GameRecord, player: Player, events: list[str],
-                in_reply_to: str | None = None, template: str = "status.txt") -> EmailMessage:
+                in_reply_to: str | None = None, template: str = "status.txt",
+                drawn: list[tuple[str, bool]] = ()) -> EmailMessage:
     """The status mail (or with ``template="welcome.txt"`` the welcome mail) to
     ``player``: their view of ``record``'s game only, with ``events``, the post's
     outage notice and their bounce note.  It answers ``in_reply_to`` if given, else
-    continues the player's thread.  The mail shows the board as ``player`` sees
+    continues the player's thread.  ``drawn``: the shares ``player`` drew from
+    the stack among ``events`` ``(share, returned by swap drawn)``, named to them
+    alone (their confirmation).  The mail shows the board as ``player`` sees
     it (``render_map``: their own shares in the legend, never another's): in the
     HTML part an inline PNG below the position, in the text part its text twin
     (``board_text``, section "THE BOARD").  The HTML part is laid out by
@@ -45,18 +48,16 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
     ctx["map_here"] = MAP_HERE
     ctx["board_lines"] = board_text(record.game)
     ctx["moderator_address"] = post.config.moderator_address
+    ctx["drawn"] = [word("threads", "you_drew", share=share, swapped=swapped) for share, swapped in drawn]
     text = render(template, **ctx)
     html_template = "mail/status.html"
     if template == "welcome.txt":
         html_template = "mail/welcome.html"
         ctx["help_blocks"] = text_blocks(render("help.txt", **ctx))
-    subject = status_subject(ctx)
-    if template == "welcome.txt":
-        subject = word("notices", "subject", tag=ctx["tag"], game_id=record.id,
-                       title=word("notices", "welcome_title", headline=ctx["headline"]))
-    root = record.threads.get(player.name)
+    thread = thread_of(record, player)  # one Subject for the whole game; the turn is in the text
+    root = thread.thread
     return post.message(
-        record.id, player.address, subject, text,
+        record.id, player.address, thread.subject, text, token=thread.token,
         in_reply_to=in_reply_to or root, references=[root] if root else [],
         auto="auto-replied" if in_reply_to else "auto-generated",
         images=[(make_msgid(idstring=f"map.{record.id}", domain=post.domain)[1:-1],
@@ -72,6 +73,7 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
     events = record.unnotified
     if not events:
         return False
+    draws = record.game.stack_draws()  # one replay; each player's own draws since their last mail
     for p in record.players:
         # Merge: the new mail names the stale ones it replaces and is written
         # before they are removed (a crash in between drops them unsent).  Events
@@ -85,7 +87,8 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
         else:  # entries spooled by an older version
             start = record.notified
             mine = [ev for e in older for ev in e.meta.get("events") or []] + events
-        post.put(status_mail(post, record, p, mine, record.reply_to.get(p.name)),
+        drawn = [(share, swapped) for at, who, share, swapped in draws if who == p.name and at >= start]
+        post.put(status_mail(post, record, p, mine, record.reply_to.get(p.name), drawn=drawn),
                  kind="status", game=record.id, player=p.name, events=mine,
                  log_from=start, replaces=[e.name for e in older])
         for e in older:

@@ -1,7 +1,7 @@
 """Route a mail to its game, and tell players from strangers.
 
-A mail reaches a game by (in this order) its Subject tag ``[pbem:GAME:SECRET]``
-or ``game:`` line (``OrderMail.game_id``; ignoring case when that names no game
+A mail reaches a game by (in this order) its old Subject tag ``[pbem:GAME:SECRET]``
+(mails no longer carry it, replies to older ones do) or ``game:`` line (``OrderMail.game_id``; ignoring case when that names no game
 and exactly one game matches ignoring case); else by In-Reply-To/References naming
 one of our Message-IDs (``<...pbem.GAME@domain>``, RFC 5322 section 3.6.4); else
 by the sender's only running game, or the running game whose secret the mail
@@ -24,6 +24,18 @@ _MSGID_GAME_RE = re.compile(rf"\.pbem\.({GAME_ID_PATTERN})@")
 def same_secret(a: str | None, b: str | None) -> bool:
     """Whether two secrets are equal (constant-time); False when either is missing."""
     return bool(a) and bool(b) and hmac.compare_digest(str(a).encode(), str(b).encode())
+
+
+def referenced_game(om: OrderMail) -> str | None:
+    """The game named by the first of ``om``'s In-Reply-To and References that is
+    one of our Message-IDs (``<...pbem.GAME@domain>``), or None; the file is not
+    looked at.  The same Message-ID part carries the player's token
+    (``mail/threads.py``), so the game routed to is the game authenticated in."""
+    for ref in [om.in_reply_to, *om.references]:
+        m = _MSGID_GAME_RE.search(ref or "")
+        if m:
+            return m.group(1)
+    return None
 
 
 def route(om: OrderMail, store: GameStore, bk: Bookkeeping) -> str | None:

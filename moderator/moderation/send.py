@@ -12,18 +12,20 @@ it is sent, and the key is committed before the spool is sent).
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import datetime
 from email.message import EmailMessage
-from email.utils import make_msgid
 from typing import Any, Callable, Iterable, Sequence
 
 from ..config import Config
 from ..mail.compose import build_message
 from ..mail.read import OrderMail, canonical_address
+from ..mail.threads import new_message_id, thread_token
 from ..mail.transport import Outbox, TransportError
 from ..render import MAP_HERE, render, to_html
 from ..render.words import word
 from ..store.bookkeeping import Bookkeeping
+from ..store.gamefile import GameRecord, Player
 from ..store.spool import Spool
 from . import faults
 from .report import CycleReport
@@ -42,6 +44,31 @@ DAILY_SENT = "smtp-sent"
 (for ``smtp.daily_limit``)."""
 MAX_IMAGE_WIDTH = 640
 """The widest an inline picture is shown (``width``); CSS narrows it to the screen."""
+
+
+@dataclass(frozen=True)
+class ThreadOf:
+    """What every mail to one player of one game shares: the ``subject`` (the
+    notice ``thread_subject``, ``templates/words/threads.txt``: no turn, no
+    secret), the ``game_id`` and ``token`` in its Message-ID (``mail.threads.thread_token`` of the
+    player's current secret) and the ``thread`` it continues (the Message-ID of
+    the first mail to the player, or None)."""
+
+    game_id: str
+    subject: str
+    token: str
+    thread: str | None = None
+
+    @classmethod
+    def of(cls, game_id: str, name: str, secret: str, thread: str | None = None) -> "ThreadOf":
+        """The thread of player ``name`` (with ``secret``) in game ``game_id``."""
+        return cls(game_id, word("threads", "thread_subject", game_id=game_id, player=name),
+                   thread_token(game_id, secret), thread)
+
+
+def thread_of(record: GameRecord, player: Player) -> ThreadOf:
+    """``player``'s thread in ``record``'s game (with their current secret)."""
+    return ThreadOf.of(record.id, player.name, player.secret, record.threads.get(player.name))
 
 
 def _png_width(png: bytes) -> int:
@@ -72,11 +99,13 @@ class Post:
     def message(self, game_id: str | None, to: str, subject: str, text: str,
                 in_reply_to: str | None = None, references: Iterable[str] = (),
                 auto: str = "auto-replied", images: Sequence[tuple[str, bytes, str]] = (),
-                html_template: str = "mail/text.html", html_context: dict[str, Any] | None = None,
-                ) -> EmailMessage:
+                token: str | None = None, html_template: str = "mail/text.html",
+                html_context: dict[str, Any] | None = None) -> EmailMessage:
         """A mail from the moderator (text and its HTML alternative; RFC 3834
         ``Auto-Submitted: auto`` value ``auto``).  A game's mails get Message-IDs
-        ``<...pbem.GAME@domain>`` so that replies route back to the game.
+        ``<...pbem.GAME@domain>`` so that replies route back to the game; a mail to
+        a player carries their ``token`` (``mail.threads.thread_token``) in it,
+        ``<...TOKEN.pbem.GAME@domain>``, so that their reply authenticates.
         ``images``: PNGs ``(cid, bytes, alt)`` shown inline in the HTML part where
         ``text`` has the line ``render.MAP_HERE`` (taken out of the plain text).
         The HTML part is ``html_template`` (``templates/mail/``; by default the
@@ -93,13 +122,20 @@ class Post:
         )
         if game_id:
             del msg["Message-ID"]
-            msg["Message-ID"] = make_msgid(idstring=f"pbem.{game_id}", domain=self.domain)
+            msg["Message-ID"] = new_message_id(game_id, token, self.domain)
         return msg
 
-    def answer(self, om: OrderMail, game_id: str | None, to: str, subject: str, text: str) -> EmailMessage:
+    def answer(self, om: OrderMail, game_id: str | None, to: str, subject: str, text: str,
+               token: str | None = None, thread: str | None = None) -> EmailMessage:
         """A mail to ``to`` answering ``om`` (In-Reply-To and References, RFC 5322
-        section 3.6.4)."""
-        return self.message(game_id, to, subject, text, in_reply_to=om.message_id, references=om.references)
+        section 3.6.4); ``thread``: the Message-ID that starts the player's thread
+        (``GameRecord.threads``), put first in References when ``om`` lost it;
+        ``token``: as for ``message``."""
+        refs = [r for r in om.references if r]
+        if thread and thread not in refs:
+            refs.insert(0, thread)
+        return self.message(game_id, to, subject, text, in_reply_to=om.message_id, references=refs,
+                            token=token)
 
     def put(self, msg: EmailMessage, kind: str = "reply", answers: str | None = None,
             game: str | None = None, player: str | None = None, events: list[str] | None = None,
@@ -122,17 +158,23 @@ class Post:
             e.meta.get("answers") == key for e in self.spool.entries())
 
     def reply(self, om: OrderMail, key: str, to: str, game_id: str | None, title: str,
-              message: str, tag: str | None = None, **extra: Any) -> None:
+              message: str, player: ThreadOf | None = None, **extra: Any) -> None:
         """Spool the reply ``templates/reply.txt`` (``title``, ``message`` and
         ``extra``: ``quoted`` lines (``{"line", "mark"}``, see ``act.quoted``) and
         ``omitted`` (how many were left out), ``legal``, ``position``,
         ``game_over``) to ``to``, answering ``om`` (the mail ``key``); not beyond
-        the per-cycle limit of replies to one address."""
+        the per-cycle limit of replies to one address.  To a registered
+        ``player`` of ``game_id`` it goes in their thread (``ThreadOf``: their
+        Subject, token and thread); else its Subject names ``title``."""
         ctx = {"game_id": game_id, "title": title, "message": message, "quoted": [], "omitted": 0,
                "legal": [], "unchanged": True, "position": "", "game_over": False, **extra}
         if not self.allow(to, title):
             return
-        subject = word("notices", "subject", tag=tag or "", game_id=game_id, title=title).replace("  ", " ")
+        if player is not None:
+            self.put(self.answer(om, player.game_id, to, player.subject, render("reply.txt", **ctx),
+                                 token=player.token, thread=player.thread), answers=key)
+            return
+        subject = word("notices", "subject", game_id=game_id, title=title).replace("  ", " ")
         self.put(self.answer(om, game_id, to, subject, render("reply.txt", **ctx)), answers=key)
 
     def allow(self, to: str, what: str, count_only: bool = False) -> bool:

@@ -12,6 +12,7 @@ turn are combined::
     build EPRG elp-sat joker as white
     take stack | take UP | take KCC | take display 2 | take #2 | take none
     swap MRR                       return an MRR share from hand, take a UP share
+    swap drawn                     return the share just drawn from the stack
     invest 2 KCC | invest KCC UP   then: discard plain
     pass; discard white            only when neither BUILD nor INVEST is possible
     start KCC                      the initial investment
@@ -32,7 +33,8 @@ comma at the end, smart quotes, dashes and full-width forms are all read)::
     TYPE     := plain | black-white (bw, b/w, "black and white") | black | white
     take     := ("take"|"draw"|"get"|"pick") ("stack" | "top card" | "UP"
                 | COMPANY | ["display"|"#"] 1-4 | "none")
-    swap     := ("swap"|"exchange"|"trade"|"return") SHARE ["for" "UP"] | "no swap"
+    swap     := ("swap"|"exchange"|"trade"|"return") (SHARE | ["just"] "drawn")
+                ["for" "UP"] | "no swap"
     invest   := ("invest"|"inv") SHARES
     SHARES   := [N ["x"]] SHARE [x N] { ["," | "and"] [N ["x"]] SHARE }
     discard  := ("discard"|"drop") CARD
@@ -68,7 +70,7 @@ import unicodedata
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..rules.actions import Action, Build, Invest, Pass, Start, Take
+from ..rules.actions import DRAWN, Action, Build, Invest, Pass, Start, Take
 from ..rules.board import Board, section_id
 from ..rules.components import COMPANIES, JOKER, TRACK_TYPES, UP
 from .vocabulary import (
@@ -95,6 +97,7 @@ from .vocabulary import (
     SIGN_OFFS,
     SPLIT_VERBS,
     START_VERBS,
+    SWAP_DRAWN,
     SWAP_VERBS,
     TAKE_VERBS,
     VERBS,
@@ -547,6 +550,14 @@ def _parse_swap(rest: list[str], line: str) -> str | None:
     if [_low(t) for t in toks] in (["none"], ["nothing"], ["no"]):
         return None
     connectors = {"for", "with", "to", "into", "-", "against", "get", "take", "receive", "and"}
+    low = [_low(t) for t in toks]
+    if DRAWN in low:  # "swap drawn", "swap the share just drawn for UP" (rules: BUILD, step 4)
+        i = low.index(DRAWN)
+        right = _drop(toks[i + 1:], connectors)
+        if all(w in SWAP_DRAWN[DRAWN] for w in low[:i + 1]):
+            if right and _shares(right, line, "swap") != [UP]:
+                raise OrderError("swap_takes_up", line)
+            return DRAWN
     # "swap El Paso and Rio Grande for UP": a connector may belong to a company name;
     # try each reading, the whole words first
     cuts = [None] + [i for i, t in enumerate(toks) if _low(t) in connectors]

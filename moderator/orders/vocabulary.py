@@ -51,6 +51,9 @@ CARD_WORDS = {
 BUILD_VERBS = {"build", "bld", "place", "lay", "put"}
 TAKE_VERBS = {"take", "draw", "get", "pick", "grab"}
 SWAP_VERBS = {"swap", "exchange", "trade", "return", "switch"}
+SWAP_DRAWN = {"drawn": {"just", "newly", "drawn"}}
+"""``swap drawn``: the word for the share just drawn from the stack (``DRAWN``), with
+the words that may stand beside it ("swap the share just drawn")."""
 INVEST_VERBS = {"invest", "inv"}
 DISCARD_VERBS = {"discard", "drop"}
 PASS_VERBS = {"pass", "skip"}

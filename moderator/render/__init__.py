@@ -30,7 +30,6 @@ except ImportError:  # Python 3.10
 from ..rules.components import COMPANIES, UP
 from ..rules.engine import Game
 from ..rules.options import IMAGINARY, ruleset as ruleset_of
-from ..mail.read import subject_tag
 
 
 def packaged_templates() -> Traversable | None:
@@ -289,11 +288,11 @@ def legal_summary(game: Game, player: str) -> dict[str, list[str]]:
 def status_context(record: Any, player: str, events: list[str]) -> dict[str, Any]:
     """Context of a status mail to ``player``: their view of the game (public
     position + own hand), the events since the last mail, what they can order now,
-    their subject tag (game id + own secret), the dividends as they may see them
-    (``dividends``), the company colours and invested share counts of the HTML
-    part, ``imaginary_took`` (a two-player game is over: the imaginary third
-    player took the display, the stack and the UP pile, rules: Two players) and
-    ``up_may_start`` (the ruleset lets the UP share be the initial investment)."""
+    their secret, the dividends as they may see them (``dividends``), the company
+    colours and invested share counts of the HTML part, ``imaginary_took`` (a
+    two-player game is over: the imaginary third player took the display, the
+    stack and the UP pile, rules: Two players) and ``up_may_start`` (the ruleset
+    lets the UP share be the initial investment)."""
     game: Game = record.game
     view = game.view(player)
     me = record.player_by_name(player)
@@ -307,7 +306,6 @@ def status_context(record: Any, player: str, events: list[str]) -> dict[str, Any
         "you": view["you"],
         "events": list(events),
         "legal": legal_summary(game, player),
-        "tag": subject_tag(record.id, me.secret),
         "secret": me.secret,
         "companies": COMPANIES,
         "board": game.board,
@@ -340,7 +338,8 @@ def invested_counts(view: dict[str, Any]) -> dict[str, int]:
 
 
 def headline(view: dict[str, Any]) -> str:
-    """A short subject line: whose move it is, or the end."""
+    """The first line of a status mail (not its Subject, which is the same for the
+    whole game): whose move it is and the turn, or the end."""
     if view["phase"] == "over":
         return "game over"
     if view["phase"] == "initial":
@@ -352,9 +351,3 @@ def headline(view: dict[str, Any]) -> str:
     return f"{view['to_move']} to move (turn {view['turn'] + 1})"
 
 
-def status_subject(ctx: dict[str, Any]) -> str:
-    """Subject of a status mail: ``[pbem:GAME:SECRET] Union Pacific GAME: headline``
-    (the notice ``subject`` of ``templates/words/notices.txt``)."""
-    from .words import word  # words renders with this module's environment
-
-    return word("notices", "subject", tag=ctx["tag"], game_id=ctx["game_id"], title=ctx["headline"])

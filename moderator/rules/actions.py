@@ -22,6 +22,10 @@ from typing import Union
 
 from .components import JOKER
 
+DRAWN = "drawn"
+"""``Build.swap`` for the share just drawn from the stack, unseen when the order is
+written (rules: BUILD, step 4: "even the one just drawn"): ``swap drawn``."""
+
 
 @dataclass(frozen=True)
 class Start:
@@ -57,7 +61,8 @@ class Build:
     """BUILD (rules: A turn, BUILD): play track card ``card`` (a track type or
     ``joker``) and place a train of ``company`` on a neutral space of track type
     ``space`` on section ``section`` (id ``"A-B"``), then draw ``take``, then
-    optionally ``swap`` one share from hand (abbreviation or ``UP``) for a UP share.
+    optionally ``swap`` one share from hand (abbreviation or ``UP``, or ``DRAWN``:
+    the share this take drew from the stack) for a UP share.
     ``redraw``: a dead track card shown first (option dead_track_redraw)."""
 
     company: str

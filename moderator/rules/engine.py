@@ -32,7 +32,7 @@ from collections import Counter
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
-from .actions import Action, Build, Invest, Pass, Start, Take
+from .actions import DRAWN, Action, Build, Invest, Pass, Start, Take
 from .board import Board
 from .components import (
     COMPANIES,
@@ -731,7 +731,14 @@ class Game:
                                   Build(company, sid, card, space if card == JOKER else None,
                                         redraw=action.redraw))
         swap = action.swap
-        if swap is not None:
+        if swap == DRAWN:  # rules: BUILD, step 4 ("even the one just drawn")
+            if take.source != "stack":
+                raise IllegalAction("swap_drawn_needs_stack", take=str(take))
+            if self.stack_share() is None:
+                raise IllegalAction("swap_drawn_stack_empty")
+            if self.up_pile <= 0:
+                raise IllegalAction("up_pile_empty_no_swap")
+        elif swap is not None:
             after = list(self.share_hands[player])
             if take.source == "display":
                 after.append(take.company)  # type: ignore[arg-type]
@@ -873,6 +880,32 @@ class Game:
         )
         self._draw_track(player)
 
+    def stack_share(self) -> ShareKind | None:
+        """The share a take from the stack would draw now: the first card of the
+        stack that is no dividend card (those are laid open on the way, rules:
+        Dividends), or None when the stack holds no more share.  Hidden
+        information (the stack order): for the referee and the drawing player's own
+        confirmation only."""
+        return next((c for c in self.stack if c != DIVIDEND), None)
+
+    def stack_draws(self, since_log: int = 0) -> list[tuple[int, PlayerName, ShareKind, bool]]:
+        """Every share drawn by a ``take stack`` in the actions whose events start at
+        log index ``since_log`` or later: ``(log index of the action's first event,
+        player, share, returned by swap drawn)``, in order.  Hidden information:
+        each player may be shown only their own (rules: What each player may know).
+        Replays ``history`` from the seed (the game is unchanged); pure."""
+        g = Game.new(self.board, list(self.players), self.seed, self.ruleset, dict(self.options))
+        out = []
+        for player, action in self.history:
+            start = len(g.log)
+            drawn = None
+            if isinstance(action, Build) and action.take is not None and action.take.source == "stack":
+                drawn = g.stack_share()
+            g.push(player, action)
+            if drawn is not None and start >= since_log:
+                out.append((start, player, drawn, action.swap == DRAWN))
+        return out
+
     def _draw_stack(self) -> str | None:
         """Top share of the stack; dividend cards met on the way are laid open and
         announced, and the next card is drawn in their place (rules: Dividends).
@@ -947,11 +980,13 @@ class Game:
             hand.append(got)
         self._pay_pending()
         if a.swap is not None:
+            returned = got if a.swap == DRAWN else a.swap
             if self.phase == "over":
                 self.log.append(f"The game is over: {player}'s UP swap is not made.")
             else:
-                hand.remove(a.swap)
-                self.returned[player].append(a.swap)
+                assert returned is not None  # swap drawn: resolve saw a share in the stack
+                hand.remove(returned)
+                self.returned[player].append(returned)
                 hand.append(UP)
                 self.up_pile -= 1
                 self.log.append(f"{player} returned a share to the box unseen and took a UP share.")

@@ -19,7 +19,7 @@ leading, trailing or doubled spaces, no final ``;``)::
     action   := start | [redraw "; "] (build | invest | pass)
     start    := "start " SHARE
     redraw   := "redraw " TYPE
-    build    := "build " COMPANY " " SECTION " " CARD "; " take ["; swap " SHARE]
+    build    := "build " COMPANY " " SECTION " " CARD "; " take ["; swap " (SHARE | "drawn")]
     CARD     := TYPE | "joker as " TYPE
     take     := "take " (COMPANY | "UP" | "stack" | "none" | "display " PLACE)
     invest   := "invest " (SHARE | COUNT " " SHARE | SHARE " " SHARE) ["; discard " KIND]
@@ -37,11 +37,15 @@ leading, trailing or doubled spaces, no final ``;``)::
 ``take COMPANY`` is a face-up card of the display, ``take UP`` the UP pile, ``take
 stack`` the top card of the share stack, ``take none`` no draw (no share left), and
 ``take display N`` the N-th face-up card (the engine records the company instead).
+``swap drawn`` (after ``take stack`` only) returns the share that take drew, unseen
+when the order was written: the game file records ``drawn``, which the seeded
+stack makes exact on replay (older files never hold it).
 
 Examples::
 
     start KCC
     build KCC DEN-KCY black; take stack
+    build KCC DEN-KCY black; take stack; swap drawn
     redraw white; build EPRG ELP-PHX joker as plain; take MS; swap DM
     invest 2 KCC; discard plain
     invest KCC UP
@@ -51,7 +55,7 @@ from __future__ import annotations
 
 import re
 
-from .actions import Action, Build, Invest, Pass, Start, Take
+from .actions import DRAWN, Action, Build, Invest, Pass, Start, Take
 from .components import COMPANIES, JOKER, TRACK_TYPES, UP
 
 __all__ = ["NotationError", "parse_action", "CITY_ID_PATTERN", "SECTION_PATTERN"]
@@ -157,7 +161,7 @@ def _build(rest: str, parts: list[str], redraw: str | None, text: str) -> Build:
         verb, _, what = parts[2].partition(" ")
         if verb != "swap":
             raise NotationError(f"{text!r}: expected '; swap SHARE', got {parts[2]!r}")
-        swap = _one_of(what, _SHARES, "a share after 'swap'", text)
+        swap = DRAWN if what == DRAWN else _one_of(what, _SHARES, "a share or 'drawn' after 'swap'", text)
         _no_more(parts, 3, text)
     return Build(company, m.group(0), card, space, take, swap, redraw)
 

@@ -1,0 +1,84 @@
+"""One mail thread per game and player, and the per-player token in our Message-IDs.
+
+Every mail the moderator sends to a player of a game has the same Subject (the
+notice ``thread_subject`` of ``templates/words/threads.txt``: no turn, no secret)
+and names that player's thread (``GameRecord.threads``, the Message-ID of the
+first mail to them) in References, so that Gmail, Outlook and Apple Mail show one
+conversation per game.
+
+Its Message-ID is ``<RANDOM.TOKEN.pbem.GAME@domain>`` (:func:`new_message_id`): ``TOKEN`` is
+:func:`thread_token` of the player's secret and the game id, so a reply whose
+In-Reply-To or References names one of those Message-IDs, sent from the player's
+registered address, is the player's (``moderation/authenticate.py``).  The token
+changes with the secret (``secret new``, a replacement), so the old mails' tokens
+stop working then, without any new field in the game file.  Routing
+(``moderation/route.py``) reads the game from the same ``.pbem.GAME@`` part, so
+the game a reply is routed to and the game whose token it carries are one.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import re
+import secrets
+from typing import Iterable
+
+from ..store import GAME_ID_PATTERN
+
+TOKEN_LENGTH = 16
+"""Characters of a token: 16 base32 characters, 80 bits of the HMAC."""
+
+_TOKEN_RE = re.compile(rf"\.([a-z2-7]{{{TOKEN_LENGTH}}})\.pbem\.({GAME_ID_PATTERN})@")
+
+
+def thread_token(game_id: str, secret: str) -> str:
+    """The token in the Message-IDs of mails to the player with ``secret`` in game
+    ``game_id``: the first 80 bits of HMAC-SHA256 (key: the secret; message: the
+    game id), in lower-case base32 (``TOKEN_LENGTH`` characters, ``a-z2-7``).
+
+    Unguessable without the secret; as strong as the secret against an offline
+    search by someone who saw one of the player's Message-IDs (docs/operations.md,
+    "Threads and secrets").  Raises ``ValueError`` for an empty secret or game id."""
+    if not secret or not game_id:
+        raise ValueError("a thread token needs a game id and a secret")
+    digest = hmac.new(secret.encode(), f"pbem thread {game_id}".encode(), hashlib.sha256).digest()
+    return base64.b32encode(digest[:10]).decode("ascii").lower()
+
+
+def new_message_id(game_id: str, token: str | None, domain: str) -> str:
+    """A fresh Message-ID for a mail of game ``game_id`` (with the player's
+    ``token`` when the mail is to a player): ``'<RANDOM.TOKEN.pbem.GAME@domain>'``
+    or ``'<RANDOM.pbem.GAME@domain>'``; RANDOM is 64 bits from ``secrets`` in
+    base32 (13 characters).
+
+    Short on purpose: a Message-ID longer than a header line (78 characters) is
+    written into References and In-Reply-To as RFC 2047 encoded words by Python's
+    email package, which Outlook and Exchange then drop (the thread breaks).  With
+    a game id and domain of usual length (``ridge``, ``pbem.example.org``) it is
+    about 60 characters."""
+    rand = base64.b32encode(secrets.token_bytes(8)).decode("ascii").rstrip("=").lower()
+    middle = f"{token}.pbem.{game_id}" if token else f"pbem.{game_id}"
+    return f"<{rand}.{middle}@{domain}>"
+
+
+def tokens_in(message_ids: Iterable[str | None], game_id: str) -> list[str]:
+    """The tokens of game ``game_id`` that the Message-IDs ``message_ids`` (e.g. a
+    mail's In-Reply-To and References, ``'<...>'``) carry, in order; others'
+    games and Message-IDs without a token are skipped."""
+    found = []
+    for mid in message_ids:
+        m = _TOKEN_RE.search(mid or "")
+        if m and m.group(2) == game_id:
+            found.append(m.group(1))
+    return found
+
+
+def carries_token(message_ids: Iterable[str | None], game_id: str, secret: str | None) -> bool:
+    """Whether one of ``message_ids`` carries the token of the player with
+    ``secret`` in game ``game_id`` (compared in constant time); False without a
+    secret."""
+    if not secret:
+        return False
+    mine = thread_token(game_id, secret).encode()
+    return any(hmac.compare_digest(t.encode(), mine) for t in tokens_in(message_ids, game_id))
