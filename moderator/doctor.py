@@ -98,7 +98,7 @@ def _parse_time(text: str | None) -> datetime | None:
 #: refusals and notices (``word(DOMAIN, ...)``, ``words/DOMAIN.txt``).
 TEMPLATE_FILES = (
     "help.txt", "history.txt", "notice.txt", "position.txt", "reply.txt", "rules.txt",
-    "status.txt", "welcome.txt", "words/illegal.txt", "words/notices.txt",
+    "status.txt", "welcome.txt", "words/clock.txt", "words/illegal.txt", "words/notices.txt",
     "words/orders.txt",
 )
 

@@ -69,6 +69,8 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
     if not events:
         return False
     for p in record.players:
+        if not p.address:  # a seat of the built-in player gets no mail
+            continue
         # Merge: the new mail names the stale ones it replaces and is written
         # before they are removed (a crash in between drops them unsent).  Events
         # are taken from the game log by position, so a status spooled twice
@@ -87,6 +89,8 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
         for e in older:
             post.spool.remove(e.name)
     for p in record.players:
+        if not p.address:
+            continue
         post.bk.clear_bounce(canonical_address(p.address))
     record.notified = len(record.game.log)
     record.reply_to = {}
