@@ -171,14 +171,19 @@ def _reminder_time(settings: dict[str, Any], clock: dict[str, Any], p: dict[str,
                    when: datetime) -> datetime:
     """When the next reminder of player ``p`` (mapping) falls, the deadline being
     ``when``: before the deadline once; in an overdue wait (policy ``wait``) one a
-    day; never during a vacation (the end of the vacation)."""
-    if clock.get("overdue_told"):
-        last = parse_time(clock.get("reminded_at")) or parse_time(clock.get("since")) or when
-        at = last + timedelta(seconds=DAY)
+    day, the first a day after the missed deadline or the usual lead before the
+    next one, whichever comes first; never during a vacation (at its end)."""
+    lead = timedelta(seconds=reminder_lead(int(settings["deadline"])))
+    if clock.get("overdue_told"):  # a day after the last one, and before the next missed move
+        last = parse_time(clock.get("reminded_at"))
+        if clock.get("reminded") and last is not None:
+            at = last + timedelta(seconds=DAY)
+        else:
+            at = min(parse_time(clock.get("since")) + timedelta(seconds=DAY), when - lead)
     elif clock.get("reminded"):
         return when
     else:
-        at = when - timedelta(seconds=reminder_lead(int(settings["deadline"])))
+        at = when - lead
     v_until = parse_time(p.get("vacation_until"))
     v_from = parse_time(p.get("vacation_from"))
     if v_from is not None and v_until is not None and v_from <= at < v_until:
@@ -405,13 +410,21 @@ def run_clock(post: Any, store: Any, report: Any, now: datetime, outage_since: d
             post.tell_operator(word("notices", "alert_game_error", game=gid, problem=repr(exc)))
 
 
+def _for_macro(name: str, values: dict[str, Any]) -> dict[str, Any]:
+    """The ``values`` the macro ``name`` of ``templates/words/clock.txt`` takes."""
+    from ..render import environment
+
+    macro = getattr(environment().get_template("words/clock.txt").module, name)
+    return {k: v for k, v in values.items() if k in macro.arguments}
+
+
 def _send(post: Any, record: GameRecord, notices: list[Notice]) -> None:
     """Spool ``notices``: to a player in their thread with their subject tag (a
     reply reaches the game), to the game master without."""
     from ..mail.read import subject_tag
 
     for n in notices:
-        title = word("clock", n.name + "_title", **{k: v for k, v in n.values.items() if k == "player"})
+        title = word("clock", n.name + "_title", **_for_macro(n.name + "_title", n.values))
         text = word("clock", n.name, **n.values) + "\n"
         if n.player is not None:
             p = record.player_by_name(n.player)
