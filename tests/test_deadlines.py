@@ -170,6 +170,9 @@ def test_silent_player_is_reminded_then_the_bot_moves_until_abandoned(tmp_path):
     assert "waiting for your initial investment. It is due by 2026-12-03 12:00 UTC" in body(mails[0])
     h.run(T0 + 30 * H)
     assert h.sent() == []  # one reminder per wait
+    # and no game is due again before the deadline: idle cycles open no game file
+    assert h.mod.bk.games_due(T0 + 48 * H - timedelta(seconds=1)) == []
+    assert h.mod.bk.games_due(T0 + 48 * H) == ["ridge"]
     h.run(T0 + 48 * H)
     rec = h.load()
     assert rec.game.phase == "play"
@@ -446,3 +449,21 @@ def test_hint_only_with_the_option_and_only_to_the_sender(tmp_path):
     off.mail("Ann", "hint")
     off.run(T0 + H)
     assert "Hints are off in this game (the option hints)" in body(off.sent()[0])
+
+
+def test_local_deadline_across_a_daylight_saving_change(tmp_path):
+    """Deadlines are counted in UTC; the local time is each instant's own offset
+    (Europe/Madrid goes from CET to CEST on 2027-03-28)."""
+    h = Clocked(tmp_path, players=THREE[:2], settings={"deadline": 48 * 3600})
+    h.now = datetime(2027, 3, 27, 12, 0, tzinfo=timezone.utc)
+    rec = h.load()
+    rec.clock["since"] = "2027-03-27T12:00:00+00:00"  # as if created then
+    GameStore(h.config.games_dir).save(rec)
+    h.sent()
+    h.mail("Bob", "timezone Europe/Madrid")
+    h.run(datetime(2027, 3, 27, 13, 0, tzinfo=timezone.utc))
+    assert "(it is 2027-03-27 14:00 CET there)" in body(h.sent()[0])
+    h.run(datetime(2027, 3, 28, 12, 0, tzinfo=timezone.utc))
+    reminders = {str(m["To"]): body(m) for m in h.sent()}
+    assert "due by 2027-03-29 12:00 UTC (2027-03-29 14:00 CEST, Europe/Madrid)" in reminders["bob@example.org"]
+    assert "due by 2027-03-29 12:00 UTC;" in reminders["ann@example.org"]

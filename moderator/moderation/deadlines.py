@@ -335,6 +335,7 @@ def _remind(record: GameRecord, now: datetime, out: Tick) -> None:
     deadline = record.settings.get("deadline")
     if deadline is None:
         return
+    clock = dict(record.clock)  # as before this cycle's reminders: one wait, all its players
     for name in record.game.waiting_for():
         p = record.player_by_name(name)
         if p.bot or not p.address:
@@ -342,8 +343,8 @@ def _remind(record: GameRecord, now: datetime, out: Tick) -> None:
         when = due(record, p)
         if when is None or now >= when:
             continue
-        at = _reminder_time(record.settings, record.clock, p.to_data(), when)
-        if now < at or (record.clock.get("reminded") and not record.clock.get("overdue_told")):
+        at = _reminder_time(record.settings, clock, p.to_data(), when)
+        if now < at or (clock.get("reminded") and not clock.get("overdue_told")):
             continue
         out.notices.append(Notice(p.address, p.name, "reminder", {
             **_times(when, p), "expected": _expected(record), "overdue": bool(record.clock.get("overdue_told")),
