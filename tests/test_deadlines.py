@@ -467,3 +467,18 @@ def test_local_deadline_across_a_daylight_saving_change(tmp_path):
     reminders = {str(m["To"]): body(m) for m in h.sent()}
     assert "due by 2027-03-29 12:00 UTC (2027-03-29 14:00 CEST, Europe/Madrid)" in reminders["bob@example.org"]
     assert "due by 2027-03-29 12:00 UTC;" in reminders["ann@example.org"]
+
+
+def test_pbem_list_shows_the_deadline_of_the_move_awaited(tmp_path, monkeypatch):
+    """v2-deadlines-3p waits since 2026-12-11T06:00 (clock.since) with a 24h
+    deadline: due 2026-12-12 06:00 UTC; the finished game has none."""
+    import shutil
+
+    shutil.copytree(Path(__file__).parent / "fixtures" / "games" / "v2", tmp_path / "games")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(pbem.main, ["list"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    rows = {line.split()[0]: line.split("  ") for line in r.output.splitlines()[1:]}
+    cells = lambda gid: [c.strip() for c in rows[gid] if c.strip()]  # noqa: E731
+    assert cells("v2-deadlines-3p")[4:7] == ["2026-12-11 06:00", "2026-12-12 06:00", "1/4"]
+    assert cells("v2-solo-bots-finished")[3:7] == ["over", "2026-12-06 12:00", "-", "4/4"]

@@ -141,6 +141,17 @@ def due(record: GameRecord, player: Player) -> datetime | None:
     return _due(record.settings, record.clock, player.to_data())
 
 
+def first_due(data: dict[str, Any]) -> datetime | None:
+    """The earliest deadline of the players (not the built-in player's seats) the
+    game file ``data`` waits for, or None (no deadline, nobody waited for)."""
+    players = data.get("players") or []
+    settings, clock = data.get("settings") or {}, data.get("clock") or {}
+    waiting = set(_waiting(data.get("state") or {}, [p["name"] for p in players]))
+    times = [_due(settings, clock, p) for p in players if p["name"] in waiting and not p.get("bot")]
+    times = [t for t in times if t is not None]
+    return min(times) if times else None
+
+
 def next_event(data: dict[str, Any]) -> datetime | None:
     """When the clock next has something to do in the game file ``data`` (a
     mapping of the current format): at once (the wait's start) for a seat of the
