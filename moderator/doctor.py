@@ -107,7 +107,7 @@ def _parse_time(text: str | None) -> datetime | None:
 #: refusals and notices (``word(DOMAIN, ...)``, ``words/DOMAIN.txt``).
 TEMPLATE_FILES = (
     "dividends.txt", "help.txt", "history.txt", "legal.txt", "notice.txt", "position.txt",
-    "reply.txt", "rules.txt", "status.txt", "welcome.txt", "words/illegal.txt",
+    "reply.txt", "rules.txt", "status.txt", "welcome.txt", "words/clock.txt", "words/illegal.txt",
     "words/layout.txt", "words/notices.txt", "words/orders.txt", "words/threads.txt",
     "mail/base.html", "mail/blocks.html", "mail/figures.html", "mail/status.html",
     "mail/text.html", "mail/welcome.html",

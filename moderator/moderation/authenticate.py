@@ -33,7 +33,7 @@ def authenticate(om: OrderMail, key: str, record: GameRecord) -> Player | Verdic
     ``Refuse(reason="secret_wrong")``."""
     player = record.player_by_address(om.sender)
     if player is None:
-        named = next((p for p in record.players if proves(om, record.id, p)), None)
+        named = next((p for p in record.players if p.address and proves(om, record.id, p)), None)
         return Ignore(key=key, reason="sender_unregistered", sender=om.sender, game_id=record.id,
                       warn=named.name if named else None)
     if not proves(om, record.id, player):

@@ -49,6 +49,7 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
     ctx["board_lines"] = board_text(record.game)
     ctx["moderator_address"] = post.config.moderator_address
     ctx["drawn"] = [word("threads", "you_drew", share=share, swapped=swapped) for share, swapped in drawn]
+    ctx["deadline"] = _deadline_line(record, player)
     text = render(template, **ctx)
     html_template = "mail/status.html"
     if template == "welcome.txt":
@@ -66,6 +67,19 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
     )
 
 
+def _deadline_line(record: GameRecord, player: Player) -> str:
+    """The status mail's line saying by when ``player``'s move is due (UTC, and in
+    their time zone when set), or ``""`` when the game does not wait for them or
+    has no deadline."""
+    from .deadlines import deadline_values
+
+    values = deadline_values(record, player)
+    if not values["due_utc"]:
+        return ""
+    return word("clock", "deadline", due_utc=values["due_utc"], due_local=values["due_local"],
+                zone=values["zone"])
+
+
 def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
     """Spool one status mail per player with the events since the last status
     mails (merged with any older unsent status mail to the same player), then
@@ -75,6 +89,8 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
         return False
     draws = record.game.stack_draws()  # one replay; each player's own draws since their last mail
     for p in record.players:
+        if not p.address:  # a seat of the built-in player gets no mail
+            continue
         # Merge: the new mail names the stale ones it replaces and is written
         # before they are removed (a crash in between drops them unsent).  Events
         # are taken from the game log by position, so a status spooled twice
@@ -94,6 +110,8 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
         for e in older:
             post.spool.remove(e.name)
     for p in record.players:
+        if not p.address:
+            continue
         post.bk.clear_bounce(canonical_address(p.address))
     record.notified = len(record.game.log)
     record.reply_to = {}

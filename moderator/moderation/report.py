@@ -20,6 +20,8 @@ class CycleReport:
     sent: int = 0
     deferred: int = 0
     held: int = 0  # mails kept in the spool for the next day by smtp.daily_limit
+    clock_moves: int = 0
+    reminders: int = 0
     skipped: bool = False
     errors: list[str] = field(default_factory=list)
     inbox_ok: bool = True
@@ -38,5 +40,7 @@ class CycleReport:
         return (
             f"{self.fetched} mail(s): {self.applied} order(s) applied, {self.refused} refused, "
             f"{self.commands} command mail(s), {self.duplicates} duplicate(s), {self.ignored} ignored; "
+            + (f"{self.clock_moves} move(s) by the built-in player, {self.reminders} reminder(s); "
+               if self.clock_moves or self.reminders else "") +
             f"{self.sent} mail(s) sent, {self.deferred} deferred{held}; {len(self.errors)} error(s)"
         )
