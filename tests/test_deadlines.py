@@ -101,8 +101,14 @@ def to(msgs, address):
     return [m for m in msgs if str(m["To"]) == address]
 
 
+def first_line(msg) -> str:
+    """What a mail is about: to a player every mail of a game has one Subject, so the
+    title is the text's first line; to the game master it is the Subject."""
+    return body(msg).partition("\n")[0] + " | " + str(msg["Subject"])
+
+
 def titled(msgs, text):
-    return [m for m in msgs if text in str(m["Subject"])]
+    return [m for m in msgs if text in first_line(m)]
 
 
 # ------------------------------------------------------------------ pure parts
@@ -166,7 +172,8 @@ def test_silent_player_is_reminded_then_the_bot_moves_until_abandoned(tmp_path):
     h.run(T0 + 24 * H)
     mails = h.sent()
     assert [str(m["To"]) for m in mails] == ["cy@example.net"]
-    assert "reminder" in str(mails[0]["Subject"]) and "[pbem:ridge:" in str(mails[0]["Subject"])
+    assert str(mails[0]["Subject"]) == "Union Pacific ridge (Cy)"  # the player's one thread
+    assert body(mails[0]).startswith("Union Pacific, game ridge: reminder: your move is due\n")
     assert "waiting for your initial investment. It is due by 2026-12-03 12:00 UTC" in body(mails[0])
     h.run(T0 + 30 * H)
     assert h.sent() == []  # one reminder per wait
@@ -335,10 +342,11 @@ def test_policy_wait_tells_the_game_master_and_reminds_daily(tmp_path):
     bob = rec.player_by_name("Bob")
     assert bob.abandoned and bob.bot and bob.missed == 2
     assert rec.game.phase == "play" and rec.history[-1]["by"] == "bot"
-    subjects = sorted((str(m["To"]), str(m["Subject"]).split("] ")[-1]) for m in h.sent()
-                      if "status" not in str(m["Subject"]) and "your turn" not in str(m["Subject"]))
-    assert ("gm@example.org", "Union Pacific ridge: find a replacement for Bob") in subjects
-    assert ("ann@example.org", "Union Pacific ridge: Bob's seat abandoned") in subjects
+    mails = h.sent()
+    assert [str(m["Subject"]) for m in to(mails, "gm@example.org")] == [
+        "Union Pacific ridge: find a replacement for Bob"]
+    assert [first_line(m) for m in titled(to(mails, "ann@example.org"), "seat abandoned")] == [
+        "Union Pacific, game ridge: Bob's seat abandoned | Union Pacific ridge (Ann)"]
 
 
 # ------------------------------------------------------------------ outage
