@@ -8,7 +8,8 @@ Data flows one way, one stage a module::
 0. ``run_cycle`` takes the cycle lock, opens the bookkeeping database
    (``store.bookkeeping``: answered keys, bounces, alerts, the inbox position,
    the games index), brings the games index up to date with ``games/`` (one
-   ``stat`` when nothing changed) and bounds the answered keys;
+   ``stat`` when nothing changed), bounds the answered keys and drops status
+   mails spooled before a save that a crash prevented (``notify.sweep``);
 1. it fetches every mail in the inbox, oldest first (``inbox.poll``; each mail
    handled and moved in one bookkeeping transaction);
 2. ``mail.read.read_mail`` reads it (never raises) and ``interpret.mail_id``
@@ -24,12 +25,14 @@ Data flows one way, one stage a module::
    secret), ``interpret`` (commands and one order), the engine's judgement
    (``Game.resolve``) → ``Apply``, ``Refuse`` (a named reason), ``Answer``
    (commands), ``Duplicate`` (its order is applied already), ``Ignore``;
-6. ``act.act`` carries the verdict out: applies and saves, spools the replies
-   under the mail's key (never answered twice), answers commands;
+6. ``act.act`` carries the verdict out: applies, spools the status mails and
+   saves once (``notify.spool_status``), spools the replies under the mail's
+   key (never answered twice), answers commands;
 7. the mail goes to the processed or ignored folder;
-8. ``notify.notify_all`` spools every player of each game the index says owes
-   mail one status mail (their own view only), ``send.Post.flush`` sends what
-   the spool holds.
+8. ``notify.notify_all`` spools, for each game the index still says owes mail
+   (a command's events, an earlier cycle that crashed), every player one
+   status mail (their own view only), ``send.Post.flush`` sends what the
+   spool holds.
 
 Game creation is ``create.py``; crash points for the tests are ``faults.py``.
 """
@@ -143,7 +146,10 @@ class Moderator:
             return record
         report = CycleReport()
         try:
-            self._post().flush(report, self._outbox)
+            post = self._post()
+            self._sync()  # the index as the files are: what ``sweep`` compares with
+            notify.sweep(post)
+            post.flush(report, self._outbox)
         finally:
             lock.release()
         if report.errors:
@@ -174,6 +180,7 @@ class Moderator:
                 bk.prune_counts(self.clock())
                 self.notice = self._outage_notice()
                 post = self._post()
+                notify.sweep(post)
                 poll(self.config, self.store, self._inbox, post, report,
                      lambda raw: self._handle(raw, post, report))
                 notify.notify_all(post, self.store, report)
