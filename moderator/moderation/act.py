@@ -161,7 +161,16 @@ def _apply(v: Apply, om: OrderMail, post: Post, store: GameStore, report: CycleR
         return
     faults.fault("after-apply")
     # the order's one save, with its status mails spooled just before it
-    if not notify.spool_status(post, store, record):
+    try:
+        spooled = notify.spool_status(post, store, record)
+    except (OSError, StoreError):
+        raise  # not saved: the mail stays in the inbox
+    except Exception:  # noqa: BLE001 - building a status mail failed: the order is saved
+        # without them; notify_all tries them again and tells the operator
+        log.warning("game %s: the status mails could not be built; the order is saved, "
+                    "the mails are tried again", record.id, exc_info=True)
+        spooled = False
+    if not spooled:
         store.save(record)
     faults.fault("after-save")
     report.applied += 1

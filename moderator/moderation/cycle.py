@@ -53,7 +53,7 @@ from ..render.words import word
 from ..store.bookkeeping import Bookkeeping, BookkeepingError
 from ..store.gamefile import GameRecord, GameStore, Player, SavedGame
 from ..store.spool import Spool
-from . import create, decide, notify, route
+from . import create, decide, notify, route, spooled
 from .act import act
 from .commands import rules_text
 from .faults import fault
@@ -231,7 +231,11 @@ class Moderator:
         key = mail_id(om, raw)
 
         plays = self.bk.is_player  # the games index: no game file is opened
-        answered = post.answered
+        spool = spooled.view(post.spool)
+
+        def answered(k: str) -> bool:  # as ``post.answered``, the spool's metas read once
+            return self.bk.answered(k) or spool.answers(k)
+
         verdict = decide.screen(om, key, max_size=self.max_size, answered=answered, plays=plays)
         if verdict is not None:
             return act(decide.once(verdict, answered=answered), om, post, self.store, report)

@@ -21,6 +21,7 @@ from ..render import MAP_HERE, render, status_context, status_subject
 from ..render.words import word
 from ..rules.options import OPTION_HELP
 from ..store.gamefile import GameRecord, GameStore, Player, StoreError
+from . import spooled
 from .report import CycleReport
 from .send import Post
 
@@ -83,24 +84,21 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
     if not events:
         return False
     end = len(record.game.log)
-    stale = {}
-    for e in post.spool.entries():  # one listing of the spool for every player
-        if e.meta.get("kind") == "status" and e.meta.get("game") == record.id and not e.meta.get("sending"):
-            stale.setdefault(e.meta.get("player"), []).append(e)
+    stale = spooled.view(post.spool).stale_status(record.id)  # one listing for every player
     batch, replaced = [], []
     for p in record.players:
         # Events are taken from the game log by position, so a status spooled
         # twice (a crash before ``notified`` was saved) does not repeat them.
         older = stale.get(p.name, [])
-        starts = [e.meta.get("log_from") for e in older]
+        starts = [m.get("log_from") for _, m in older]
         if all(isinstance(x, int) for x in starts):
             start = min([*starts, record.notified])
             mine = record.game.log[start:]
         else:  # entries spooled by an older version
             start = record.notified
-            mine = [ev for e in older for ev in e.meta.get("events") or []] + events
+            mine = [ev for _, m in older for ev in m.get("events") or []] + events
         meta = {"kind": "status", "game": record.id, "player": p.name, "events": mine, "answers": None,
-                "log_from": start, "log_to": end, "replaces": [e.name for e in older]}
+                "log_from": start, "log_to": end, "replaces": [name for name, _ in older]}
         batch.append((status_mail(post, record, p, mine, record.reply_to.get(p.name)), meta))
         replaced += older
     names = post.spool.add_many(batch, post.clock())
@@ -116,8 +114,8 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
         raise
     for p in record.players:
         post.bk.clear_bounce(canonical_address(p.address))
-    for e in replaced:
-        post.spool.remove(e.name)
+    for name, _ in replaced:
+        post.spool.remove(name)
     return True
 
 
