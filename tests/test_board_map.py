@@ -232,6 +232,28 @@ def test_another_players_hand_never_changes_the_picture(late_game):
     assert bm.render_map(g, "Ann") != before
 
 
+
+def test_a_reader_map_from_the_kept_base_is_the_map_drawn_from_scratch(late_game):
+    """One base per position is drawn and kept (``map_image``); each reader's map
+    made from it is, pixel for pixel, the one drawn with nothing kept, and a new
+    train or a changed company value draws a new base."""
+    g = late_game.copy()
+    bm._BASES.clear()
+    ann = bm.map_image(g, "Ann")
+    kept = bm._BASES[id(g.board)][2]
+    bob = bm.map_image(g, "Bob")  # from the kept base
+    assert bm._BASES[id(g.board)][2] is kept
+    bm._BASES.clear()
+    assert bm.map_image(g, "Bob").tobytes() == bob.tobytes()
+    assert bm.map_image(g, "Ann").tobytes() == ann.tobytes()
+    sid, row = next((sid, row) for sid, row in g.placed.items() if row and None in row)
+    g.placed[sid] = [*row[:row.index(None)], "UP", *row[row.index(None) + 1:]]  # one more train
+    after = bm.map_image(g, "Bob")
+    assert bm._BASES[id(g.board)][2] is not kept
+    assert after.tobytes() != bob.tobytes()
+    bm._BASES.clear()
+    assert bm.map_image(g, "Bob").tobytes() == after.tobytes()
+
 # ---------------------------------------------------------------- the text
 def _blocks(lines: list[str]) -> dict[str, str]:
     """Company abbreviation -> its block of lines joined into one line."""

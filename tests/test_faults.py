@@ -740,15 +740,65 @@ def test_crash_inside_the_status_merge_loses_and_repeats_nothing(dovecot, sink, 
     monkeypatch.setattr(Spool, "remove", remove)
     clock.advance(3600)
     with pytest.raises(PowerCut):
-        mod.run_cycle()  # the order is saved; Ada's merged mail written; then the cut
+        mod.run_cycle()  # the merged mails written, the order saved; then the cut
     monkeypatch.setattr(Spool, "remove", real_remove)
     assert len(table.data()["history"]) == 4
-    assert len(table.spooled()) == 4  # Ada's stale and merged mails, Brunel's and Crocker's stale
+    assert len(table.spooled()) == 6  # every player's stale and merged mails
 
     sink.handler.temp_failures = 0
     clock.advance(3600)
     report = table.moderator(clock).run_cycle()
     assert report.ok, report.errors
+    new = sink.messages[welcomes:]
+    assert sorted(canonical_address(str(m.message["To"])) for m in new) == sorted(a for _, a in PLAYERS)
+    log = table.store.load(GAME).game.log
+    for m in new:
+        events = [l[4:] for l in body(m.message).splitlines() if l.startswith("  - ")]
+        assert events == log[start:]  # every event since the welcome, each once
+    assert table.spooled() == []
+
+
+def test_crash_between_the_status_mails_and_the_save_sends_no_phantom_event(dovecot, sink, tmp_path,
+                                                                            monkeypatch):
+    """An order's status mails are spooled just before its one save: a cut in
+    between leaves mails telling of an order the game file does not have.  They
+    are never sent: the next cycle drops them (the stale mails they replaced come
+    back), applies the order again and mails each event once."""
+    table = Table(tmp_path, dovecot, sink)
+    clock = Clock()
+    table.create(clock)
+    mod = table.moderator(clock)
+    start = table.data()["notified"]
+    assert table.step() == 3
+    welcomes = len(sink.messages)
+    sink.handler.temp_failures = 10**6
+    assert mod.run_cycle().deferred == 3  # three stale status mails in the spool
+    stale = table.spooled()
+    table.deliver(table.order_for_mover(mod))
+
+    from moderator.store.gamefile import GameStore
+    real_save = GameStore.save
+
+    def save(self, record):
+        raise PowerCut()
+
+    monkeypatch.setattr(GameStore, "save", save)
+    clock.advance(3600)
+    with pytest.raises(PowerCut):
+        mod.run_cycle()  # the merged status mails written; the cut before the save
+    monkeypatch.setattr(GameStore, "save", real_save)
+    assert len(table.data()["history"]) == 3  # the order is not in the file
+    assert len(table.spooled()) == 6  # the stale mails and the merged ones naming them
+    assert len(table.folder("INBOX")) == 1
+
+    sink.handler.temp_failures = 0
+    clock.advance(3600)
+    mod = table.moderator(clock)
+    report = mod.run_cycle()
+    assert report.ok, report.errors
+    assert report.applied == 1
+    assert len(table.data()["history"]) == 4
+    assert not set(stale) & set(table.spooled())
     new = sink.messages[welcomes:]
     assert sorted(canonical_address(str(m.message["To"])) for m in new) == sorted(a for _, a in PLAYERS)
     log = table.store.load(GAME).game.log

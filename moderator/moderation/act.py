@@ -1,6 +1,7 @@
 """Act on a verdict: the one place where a mail changes a game or causes mail.
 
-``act`` applies an ``Apply`` verdict to the game and saves its file, spools the
+``act`` applies an ``Apply`` verdict to the game and saves its file once, with
+the status mails of the order spooled just before (``notify.spool_status``), spools the
 replies (worded by ``templates/words/notices.txt`` and the mail templates) under
 the verdict's key, answers commands under ``MID#commands``, records bounces, and
 counts the outcome in the cycle's report.  It is called with the game locked.
@@ -18,7 +19,7 @@ from ..render.words import reason, word
 from ..rules.engine import IllegalAction
 from ..store.gamefile import GameRecord, GameStore, StoreError
 from . import faults
-from . import commands
+from . import commands, notify
 from .decide import illegal
 from .report import CycleReport
 from .send import ORDERLESS_PER_DAY, WARNINGS_PER_DAY, Post, ThreadOf, thread_of
@@ -160,7 +161,18 @@ def _apply(v: Apply, om: OrderMail, post: Post, store: GameStore, report: CycleR
                 om, post, store, report, record)
         return
     faults.fault("after-apply")
-    store.save(record)
+    # the order's one save, with its status mails spooled just before it
+    try:
+        spooled = notify.spool_status(post, store, record)
+    except (OSError, StoreError):
+        raise  # not saved: the mail stays in the inbox
+    except Exception:  # noqa: BLE001 - building a status mail failed: the order is saved
+        # without them; notify_all tries them again and tells the operator
+        log.warning("game %s: the status mails could not be built; the order is saved, "
+                    "the mails are tried again", record.id, exc_info=True)
+        spooled = False
+    if not spooled:
+        store.save(record)
     faults.fault("after-save")
     report.applied += 1
     log.info("game %s: %s: %s", record.id, v.player, record.history[-1]["order"])

@@ -8,7 +8,8 @@ Data flows one way, one stage a module::
 0. ``run_cycle`` takes the cycle lock, opens the bookkeeping database
    (``store.bookkeeping``: answered keys, bounces, alerts, the inbox position,
    the games index), brings the games index up to date with ``games/`` (one
-   ``stat`` when nothing changed) and bounds the answered keys;
+   ``stat`` when nothing changed), bounds the answered keys and drops status
+   mails spooled before a save that a crash prevented (``notify.sweep``);
 1. it fetches every mail in the inbox, oldest first (``inbox.poll``; each mail
    handled and moved in one bookkeeping transaction);
 2. ``mail.read.read_mail`` reads it (never raises) and ``interpret.mail_id``
@@ -24,16 +25,18 @@ Data flows one way, one stage a module::
    secret), ``interpret`` (commands and one order), the engine's judgement
    (``Game.resolve``) → ``Apply``, ``Refuse`` (a named reason), ``Answer``
    (commands), ``Duplicate`` (its order is applied already), ``Ignore``;
-6. ``act.act`` carries the verdict out: applies and saves, spools the replies
-   under the mail's key (never answered twice), answers commands;
+6. ``act.act`` carries the verdict out: applies, spools the status mails and
+   saves once (``notify.spool_status``), spools the replies under the mail's
+   key (never answered twice), answers commands;
 7. the mail goes to the processed or ignored folder;
 8. ``deadlines.run_clock``: the games whose next clock event has come (the games
    index's ``deadline``): the built-in player's seats move, reminders, missed
    deadlines, abandoned seats; a deadline that fell during an outage of the
    moderator moves by the outage;
-9. ``notify.notify_all`` spools every player of each game the index says owes
-   mail one status mail (their own view only), ``send.Post.flush`` sends what
-   the spool holds.
+9. ``notify.notify_all`` spools, for each game the index still says owes mail
+   (a command's events, an earlier cycle that crashed), every player one
+   status mail (their own view only), ``send.Post.flush`` sends what the
+   spool holds.
 
 Game creation is ``create.py``; crash points for the tests are ``faults.py``.
 """
@@ -54,7 +57,7 @@ from ..render.words import word
 from ..store.bookkeeping import Bookkeeping, BookkeepingError
 from ..store.gamefile import GameRecord, GameStore, Player, SavedGame
 from ..store.spool import Spool
-from . import create, deadlines, decide, notify, route
+from . import create, deadlines, decide, notify, route, spooled
 from .act import act
 from .commands import rules_text
 from .faults import fault
@@ -151,7 +154,10 @@ class Moderator:
             return record
         report = CycleReport()
         try:
-            self._post().flush(report, self._outbox)
+            post = self._post()
+            self._sync()  # the index as the files are: what ``sweep`` compares with
+            notify.sweep(post)
+            post.flush(report, self._outbox)
         finally:
             lock.release()
         if report.errors:
@@ -183,6 +189,7 @@ class Moderator:
                 outage_since = self._outage_since()
                 self.notice = self._outage_notice()
                 post = self._post()
+                notify.sweep(post)
                 poll(self.config, self.store, self._inbox, post, report,
                      lambda raw: self._handle(raw, post, report))
                 deadlines.run_clock(post, self.store, report, self.clock(), outage_since)
@@ -242,7 +249,11 @@ class Moderator:
         key = mail_id(om, raw)
 
         plays = self.bk.is_player  # the games index: no game file is opened
-        answered = post.answered
+        spool = spooled.view(post.spool)
+
+        def answered(k: str) -> bool:  # as ``post.answered``, the spool's metas read once
+            return self.bk.answered(k) or spool.answers(k)
+
         verdict = decide.screen(om, key, max_size=self.max_size, answered=answered, plays=plays)
         if verdict is not None:
             return act(decide.once(verdict, answered=answered), om, post, self.store, report)

@@ -8,6 +8,7 @@ mailing), without opening the other game files.
 """
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 from email.message import EmailMessage
@@ -20,6 +21,7 @@ from ..render import MAP_HERE, render, status_context, text_blocks
 from ..render.words import word
 from ..rules.options import OPTION_HELP
 from ..store.gamefile import GameRecord, GameStore, Player, StoreError
+from . import spooled
 from .report import CycleReport
 from .send import Post, thread_of
 
@@ -83,40 +85,91 @@ def _deadline_line(record: GameRecord, player: Player) -> str:
 def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
     """Spool one status mail per player with the events since the last status
     mails (merged with any older unsent status mail to the same player), then
-    mark them notified and save.  Returns False when there was nothing new."""
+    mark them notified and save: the one save of an order (``act``) or of a game
+    that owed mail (``notify_all``).  Returns False (nothing spooled, nothing
+    saved) when there was nothing new.
+
+    The order of the writes is what keeps a crash from losing or repeating a
+    status mail: (1) every player's mail is spooled in one batch
+    (``Spool.add_many``), each naming the stale ones it replaces and the log
+    entries it tells (``log_from``, ``log_to``); (2) the game file is saved with
+    ``notified`` = ``log_to``; (3) the stale mails are removed.  A crash before
+    (2) leaves mails telling of events the saved game does not have: ``sweep``
+    drops them before anything is sent (the stale ones they named come back);
+    a crash after (2) leaves stale mails that the spool drops as replaced.  If
+    the save fails, the new mails are removed again and the error raised.
+    Raises OSError/StoreError as ``GameStore.save``."""
     events = record.unnotified
     if not events:
         return False
+    end = len(record.game.log)
+    stale = spooled.view(post.spool).stale_status(record.id)  # one listing for every player
     draws = record.game.stack_draws()  # one replay; each player's own draws since their last mail
+    batch, replaced = [], []
     for p in record.players:
         if not p.address:  # a seat of the built-in player gets no mail
             continue
-        # Merge: the new mail names the stale ones it replaces and is written
-        # before they are removed (a crash in between drops them unsent).  Events
-        # are taken from the game log by position, so a status spooled twice
-        # (a crash before ``notified`` was saved) does not repeat them.
-        older = post.spool.stale_status(record.id, p.name)
-        starts = [e.meta.get("log_from") for e in older]
+        # Events are taken from the game log by position, so a status spooled
+        # twice (a crash before ``notified`` was saved) does not repeat them.
+        older = stale.get(p.name, [])
+        starts = [m.get("log_from") for _, m in older]
         if all(isinstance(x, int) for x in starts):
             start = min([*starts, record.notified])
             mine = record.game.log[start:]
         else:  # entries spooled by an older version
             start = record.notified
-            mine = [ev for e in older for ev in e.meta.get("events") or []] + events
+            mine = [ev for _, m in older for ev in m.get("events") or []] + events
+        meta = {"kind": "status", "game": record.id, "player": p.name, "events": mine, "answers": None,
+                "log_from": start, "log_to": end, "replaces": [name for name, _ in older]}
         drawn = [(share, swapped) for at, who, share, swapped in draws if who == p.name and at >= start]
-        post.put(status_mail(post, record, p, mine, record.reply_to.get(p.name), drawn=drawn),
-                 kind="status", game=record.id, player=p.name, events=mine,
-                 log_from=start, replaces=[e.name for e in older])
-        for e in older:
-            post.spool.remove(e.name)
+        batch.append((status_mail(post, record, p, mine, record.reply_to.get(p.name), drawn=drawn), meta))
+        replaced += older
+    names = post.spool.add_many(batch, post.clock())
+    notified, reply_to = record.notified, record.reply_to
+    record.notified = end
+    record.reply_to = {}
+    try:
+        store.save(record)
+    except Exception:  # a kill runs nothing here: ``sweep`` drops them then
+        record.notified, record.reply_to = notified, reply_to
+        for name in names:  # not sent with events the game file does not have
+            post.spool.remove(name)
+        raise
     for p in record.players:
         if not p.address:
             continue
         post.bk.clear_bounce(canonical_address(p.address))
-    record.notified = len(record.game.log)
-    record.reply_to = {}
-    store.save(record)
+    for name, _ in replaced:
+        post.spool.remove(name)
     return True
+
+
+def sweep(post: Post) -> list[str]:
+    """Drop the spooled status mails that tell of events their game's file does
+    not have (``log_to`` beyond the indexed ``log_length``): mails spooled by
+    ``spool_status`` just before a save that a crash prevented.  The order mail
+    is still in the inbox and is applied again, with its status mails.  Reads the
+    entries' files as they are, so that stale mails named by a dropped one come
+    back (``Spool.entries`` would remove them as replaced).  Call after the games
+    index is synced and before anything else reads the spool.  Returns the names
+    dropped; games not indexed and entries without ``log_to`` are left alone."""
+    dropped = []
+    for meta_path in sorted(post.spool.dir.glob("*.json")):
+        try:
+            meta = json.loads(meta_path.read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(meta, dict) or meta.get("kind") != "status" or not isinstance(meta.get("log_to"), int):
+            continue
+        entry = post.bk.game(str(meta.get("game")))
+        if entry is None or entry.error is not None or meta["log_to"] <= entry.log_length:
+            continue
+        log.warning("game %s: dropped the status mail %s to %s, spooled before a save that did not "
+                    "happen (events %d-%d; the game file has %d)", meta.get("game"), meta_path.stem,
+                    meta.get("player"), meta.get("log_from", 0) + 1, meta["log_to"], entry.log_length)
+        post.spool.remove(meta_path.stem)
+        dropped.append(meta_path.stem)
+    return dropped
 
 
 def load(post: Post, store: GameStore, game_id: str) -> GameRecord:

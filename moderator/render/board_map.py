@@ -377,6 +377,40 @@ def map_image(game: Any, player: str | None = None) -> Image.Image:
     view = game.public_view() if player is None else game.view(player)
     board: Board = game.board
     lay = layout(board)
+    key = _base_key(game, view)
+    cached = _BASES.get(id(board))
+    if cached is not None and cached[0] is board and cached[1] == key:
+        base = cached[2]
+    else:
+        base = _base_image(game, view, lay)
+        _BASES.pop(id(board), None)
+        _BASES[id(board)] = (board, key, base)
+        while len(_BASES) > BASE_CACHE:
+            del _BASES[next(iter(_BASES))]
+    img = base.copy()
+    _reader_lines(ImageDraw.Draw(img), lay, view, player)
+    return img
+
+
+BASE_CACHE = 4
+"""How many boards' base images (``_base_image``) the process keeps: the last
+one drawn of each (a cycle draws every reader's map of a game in a row)."""
+
+_BASES: dict[int, tuple[Board, tuple, Image.Image]] = {}
+
+
+def _base_key(game: Any, view: dict[str, Any]) -> tuple:
+    """Everything ``_base_image`` draws from besides the board: the trains placed
+    and the companies of the legend (the same for every reader)."""
+    return (tuple((sid, tuple(row)) for sid, row in game.placed.items()),
+            tuple((c["abbr"], c["home"], c["value"], c["in_box"]) for c in view["companies"]))
+
+
+def _base_image(game: Any, view: dict[str, Any], lay: Layout) -> Image.Image:
+    """The map as every reader sees it: all but the legend's last lines
+    (``_reader_lines``), which say the reader's own shares.  Drawn once per
+    position (``map_image`` keeps it), copied for each reader."""
+    board: Board = game.board
     img = Image.new("RGB", (lay.width, lay.height), BACKGROUND)
     draw = ImageDraw.Draw(img)
 
@@ -405,12 +439,11 @@ def map_image(game: Any, player: str | None = None) -> Image.Image:
     for cid, xy in lay.labels.items():
         _text(draw, xy, cid, LABEL_SIZE, INK, halo=BACKGROUND)
 
-    _legend(img, draw, lay, view, player)
+    _legend(draw, lay, view)
     return img
 
 
-def _legend(img: Image.Image, draw: ImageDraw.ImageDraw, lay: Layout, view: dict[str, Any],
-            player: str | None) -> None:
+def _legend(draw: ImageDraw.ImageDraw, lay: Layout, view: dict[str, Any]) -> None:
     top = lay.map_height
     draw.rectangle((0, top, lay.width, lay.height), fill=LEGEND_BACKGROUND)
     draw.line((0, top, lay.width, top), fill=LINE, width=2)
@@ -441,9 +474,13 @@ def _legend(img: Image.Image, draw: ImageDraw.ImageDraw, lay: Layout, view: dict
         _text(draw, (cx + 30, cy - 2), f"{c['abbr']} ${c['value']}M", LEGEND_SIZE, INK)
         _text(draw, (cx + 30, cy + 27), f"{c['home']} · {c['in_box']} left", SMALL_SIZE, MUTED)
 
-    # the reader's own shares, or what the public view is
-    y = y0 + 2 * cell_h + 6
+    y = top + CELLS_TOP + 2 * CELL_H + 6
     draw.line((14, y - 4, lay.width - 14, y - 4), fill=(225, 220, 210), width=1)
+
+
+def _reader_lines(draw: ImageDraw.ImageDraw, lay: Layout, view: dict[str, Any], player: str | None) -> None:
+    """The legend's last lines: the reader's own shares, or what the public view is."""
+    y = lay.map_height + CELLS_TOP + 2 * CELL_H + 6
     lines = legend_lines(view, player)
     for k, line in enumerate(lines):
         _text(draw, (16, y + k * 28), _fit(line, LEGEND_SIZE - 2, lay.width - 32), LEGEND_SIZE - 2, INK)

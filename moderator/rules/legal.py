@@ -340,15 +340,18 @@ class LegalSummary:
                 if box.get(company, 0) <= 0:
                     continue
                 by_type = lists[company]
-                sections: dict[str, list[tuple[str, str]]] = {}
-                for t, f in fit:
-                    for sid in by_type.get(t, ()):
-                        cur = sections.get(sid)
-                        if cur is None:
-                            sections[sid] = [f]
-                        else:
-                            cur.append(f)
-                if sections:
+                per = [(sids, f) for t, f in fit if (sids := by_type.get(t))]
+                if len(per) == 1:  # one type fits: its sorted sections, one fit each
+                    sids, f = per[0]
+                    builds[company] = dict.fromkeys(sids, (f,))
+                elif per:
+                    sections: dict[str, list[tuple[str, str]]] = {}
+                    for sids, f in per:
+                        for sid in sids:
+                            if sid in sections:
+                                sections[sid].append(f)
+                            else:
+                                sections[sid] = [f]
                     builds[company] = {sid: tuple(sections[sid]) for sid in sorted(sections)}
         takes: tuple[Take, ...] = ()
         swaps: dict[Take, tuple[str, ...]] = {}

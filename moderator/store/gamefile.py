@@ -900,7 +900,7 @@ class GameStore:
         try:
             text = json.dumps({"digest": digest, "dump": DUMP_ID, "data": data},
                               ensure_ascii=False, allow_nan=False)
-            if json.loads(text)["data"] != data:
+            if not _json_exact(data):
                 path.unlink(missing_ok=True)
                 return
             path.parent.mkdir(exist_ok=True)
@@ -941,6 +941,22 @@ class GameStore:
                     texts["state"] = memo
                 self._remember_texts(self.path(game_id), digest, texts)
         return data
+
+
+def _json_exact(data: dict[str, Any]) -> bool:
+    """Whether JSON gives back exactly ``data`` (a game file's mapping): the
+    growing lists checked item by item for their plain shapes (``log``: text;
+    ``history``: mappings of text to text, whole numbers or null), the rest by a
+    round trip through JSON, whose cost does not grow with the game."""
+    rest = {k: v for k, v in data.items() if k not in _LISTS}
+    if json.loads(json.dumps(rest, ensure_ascii=False, allow_nan=False)) != rest:
+        return False
+    log, history = data.get("log"), data.get("history")
+    if log is not None and not (type(log) is list and all(type(x) is str for x in log)):
+        return False
+    plain = (str, int, type(None))
+    return history is None or (type(history) is list and all(
+        type(h) is dict and all(type(k) is str and type(v) in plain for k, v in h.items()) for h in history))
 
 
 def load_board_ref(ref: Any) -> Board:
