@@ -97,8 +97,10 @@ def test_a_train_in_the_wrong_colour_is_seen(monkeypatch):
     lay = bm.layout(g.board)
     xy = lay.space_xy(g.board, "ABQ-DEN", 1)
     assert "company DM" in shows(decode(bm.render_map(g, "Ann")), xy)
+    monkeypatch.setattr(bm, "_BASES", {})  # the kept base images were drawn in the right colours
     monkeypatch.setitem(bm.COMPANY_COLOURS, "DM", bm.COMPANY_COLOURS["BNL"])
     assert "company BNL" in shows(decode(bm.render_map(g, "Ann")), xy)
+    bm._BASES.clear()
     monkeypatch.setitem(bm.COMPANY_COLOURS, "DM", (0, 200, 200))  # a colour of no company
     assert "company DM" not in shows(decode(bm.render_map(g, "Ann")), xy)
 
