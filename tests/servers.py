@@ -397,6 +397,12 @@ class Dovecot(ImapAccounts):
         self.stop()
         self.start()
 
+    def kick(self, username: str | None = None) -> None:
+        """Close every connection of ``username`` from the server's side
+        (``doveadm kick``; a restart leaves the logged-in sessions running)."""
+        subprocess.run(["doveadm", "-c", str(self.config_path), "kick", username or self.username],
+                       check=True, stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+
     def cleanup(self) -> None:
         """Stop and delete the temporary directory."""
         self.stop()

@@ -307,6 +307,15 @@ class ImapInbox(Inbox):
         """Move the mail to the ignored folder (errors as :meth:`mark_processed`)."""
         self._move(key, self.folders["ignored"])
 
+    def offers_idle(self) -> bool:
+        """True when the server advertises IDLE (RFC 2177); logs in again
+        first when the connection was lost (TransportError if that fails)."""
+        try:
+            return bool(self._connected().has_capability("IDLE"))
+        except (IMAPClientError, OSError) as exc:
+            self._lost()
+            raise self._error("reading capabilities", exc) from exc
+
     def wait_for_mail(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for new mail in the mailbox with IDLE
         (RFC 2177) on this connection.
@@ -341,7 +350,10 @@ class ImapInbox(Inbox):
                     left = renew - time.monotonic()
                     if left <= 0:
                         break
-                    news = self._news(client.idle_check(timeout=left))
+                    responses = client.idle_check(timeout=left)
+                    if _closed(responses, time.monotonic() - (renew - left), left):
+                        raise IMAPClientAbortError("the server closed the connection during IDLE")
+                    news = self._news(responses)
                 step = "DONE (ending IDLE)"
                 if self._news(client.idle_done()[1]) or news:
                     return True
@@ -468,6 +480,14 @@ class ImapInbox(Inbox):
     def __repr__(self) -> str:
         return (f"ImapInbox({self.host!r}, {self.port}, {self.username!r}, "
                 f"security={self.security!r}, mailbox={self.mailbox!r})")
+
+
+def _closed(responses: list, waited: float, timeout: float) -> bool:
+    """Did the connection end during ``idle_check``: a ``BYE``, or no response at
+    all well before ``timeout`` (imapclient returns ``[]`` at end of file)?"""
+    if any(r and r[0] == b"BYE" for r in responses):
+        return True
+    return not responses and waited < timeout - 0.05
 
 
 def _personal_namespace(client: imapclient.IMAPClient) -> tuple[str, str]:
