@@ -435,6 +435,19 @@ class Dovecot(ImapAccounts):
         """Delete an account's home (its mail)."""
         shutil.rmtree(self.home(username), ignore_errors=True)
 
+def _in_namespace(namespace: str) -> list[int]:
+    """The processes whose mount namespace is ``namespace`` (``"mnt:[N]"``)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.readlink(f"/proc/{entry}/ns/mnt") == namespace:
+                    found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
 def _alive(pid: int) -> bool:
     """Is ``pid`` a live (not zombie) process?"""
     try:
@@ -469,9 +482,9 @@ class Courier(ImapAccounts):
     ``/etc/courier`` and its ``authdaemon/`` is the socket directory; the
     system's files and any system Courier are never touched. Users are in
     ``userdb`` (uid ``courier``, home ``home/USER``, ``Maildir`` made with
-    ``maildirmake``); :meth:`new_user` adds one. Gamin's ``gam_server`` is
-    ``/bin/false`` in there, so no process outlives :meth:`stop` (imapd then
-    checks the Maildir for new mail itself). ``couriertcpd`` gets its
+    ``maildirmake``); :meth:`new_user` adds one. imapd starts gamin's
+    ``gam_server``, which leaves the process group: :meth:`stop` ends every
+    process in the instance's mount namespace. ``couriertcpd`` gets its
     settings from the environment, as Courier's start script gives them.
 
     Raises RuntimeError from :meth:`start` when Courier is not installed,
@@ -568,7 +581,6 @@ class Courier(ImapAccounts):
             mount --bind {d}/authdaemon /run/courier/authdaemon
             # imapd would start gamin's server, which leaves the process group
             # and outlives the test: without it imapd looks at the Maildir itself
-            if [ -e /usr/libexec/gam_server ]; then mount --bind /bin/false /usr/libexec/gam_server; fi
             /usr/lib/courier/courier-authlib/authdaemond &
             exec /usr/sbin/couriertcpd -address={LOOPBACK} -nodnslookup -noidentlookup \\
                 -maxprocs=40 -maxperip=40 {self.port} \\
@@ -603,6 +615,10 @@ class Courier(ImapAccounts):
         if proc is None:
             return
         try:
+            namespace = os.readlink(f"/proc/{proc.pid}/ns/mnt")
+        except OSError:
+            namespace = None
+        try:
             os.killpg(proc.pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
@@ -618,6 +634,12 @@ class Courier(ImapAccounts):
             except ProcessLookupError:
                 break
             time.sleep(0.02)
+        if namespace is not None and namespace != os.readlink("/proc/self/ns/mnt"):
+            for pid in _in_namespace(namespace):  # gam_server started by imapd
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
         try:
             (self.directory / "authdaemon" / "socket").unlink()
         except FileNotFoundError:
