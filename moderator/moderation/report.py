@@ -8,6 +8,10 @@ from dataclasses import dataclass, field
 class CycleReport:
     """What one cycle did: counts of mails by outcome and the problems met.
 
+    ``deferred`` counts the mails the server did not accept for now in this
+    cycle; ``waiting`` the mails still in the spool after it (deferred now or
+    earlier and not due yet), sent by a later cycle.
+
     ``errors`` are one-line texts for the log and the CLI; ``inbox_ok`` is False
     when the inbox could not be read or a handled mail could not be moved."""
 
@@ -19,6 +23,7 @@ class CycleReport:
     duplicates: int = 0
     sent: int = 0
     deferred: int = 0
+    waiting: int = 0
     skipped: bool = False
     errors: list[str] = field(default_factory=list)
     inbox_ok: bool = True
@@ -35,5 +40,6 @@ class CycleReport:
         return (
             f"{self.fetched} mail(s): {self.applied} order(s) applied, {self.refused} refused, "
             f"{self.commands} command mail(s), {self.duplicates} duplicate(s), {self.ignored} ignored; "
-            f"{self.sent} mail(s) sent, {self.deferred} deferred; {len(self.errors)} error(s)"
+            f"{self.sent} mail(s) sent, {self.deferred} deferred, {self.waiting} waiting in the spool; "
+            f"{len(self.errors)} error(s)"
         )
