@@ -8,6 +8,9 @@
 - :class:`Courier` runs a private Courier-IMAP (Debian's ``courier-imap``)
   the same way: its own authdaemon and userdb in a private mount namespace,
   folders under ``INBOX.`` as on a stock Courier.
+- :class:`Postfix` runs a private Postfix (Debian's ``postfix``): a
+  submission port with STARTTLS and AUTH (SASL by a Dovecot), delivering
+  into that Dovecot's Maildirs.
 - :class:`SmtpSink` wraps aiosmtpd's ``Controller`` on 127.0.0.1 and records
   every accepted message.
 - :func:`make_certificate` makes a self-signed certificate for 127.0.0.1 /
@@ -207,6 +210,9 @@ class Dovecot(ImapAccounts):
       Without it ``ssl = no`` and :attr:`ssl_port` is None.
     - ``imap_capability``: replaces the advertised capability list (Dovecot's
       ``imap_capability`` setting), e.g. to hide MOVE from clients.
+    - ``sasl_socket``: also offer the authentication service to other servers
+      on :attr:`sasl_path` (``run/auth-sasl``, mode 0666): Postfix's SASL
+      (``smtpd_sasl_type = dovecot``) checks SMTP logins there.
 
     Everything lives in a fresh ``/tmp/pbem-dovecot-*`` directory (mode 0755
     so the ``dovecot``/``dovenull`` users can reach it): ``dovecot.conf``,
@@ -223,11 +229,13 @@ class Dovecot(ImapAccounts):
         tls: Certificate | None = None,
         password: str = "secret",
         imap_capability: str | None = None,
+        sasl_socket: bool = False,
     ) -> None:
         self.host = LOOPBACK
         self.password = password
         self.tls = tls
         self.imap_capability = imap_capability
+        self.sasl_socket = sasl_socket
         self.port: int | None = None
         self.ssl_port: int | None = None
         self.username = "moderator"
@@ -308,6 +316,7 @@ class Dovecot(ImapAccounts):
                 mode = 0
               }}
             }}
+            {self._sasl_service()}
             passdb {{
               driver = static
               args = password={self.password}
@@ -317,6 +326,16 @@ class Dovecot(ImapAccounts):
               args = uid=dovecot gid=dovecot home={d}/home/%u
             }}
             """))
+
+    @property
+    def sasl_path(self) -> Path:
+        """The authentication socket for Postfix (with ``sasl_socket=True``)."""
+        return self.directory / "run" / "auth-sasl"
+
+    def _sasl_service(self) -> str:
+        if not self.sasl_socket:
+            return ""
+        return ("service auth {\n  unix_listener auth-sasl {\n    mode = 0666\n  }\n}")
 
     def start(self, timeout: float = 15) -> None:
         """Start the server (ports are chosen on the first start and kept)."""
@@ -682,6 +701,210 @@ class Courier(ImapAccounts):
         """Delete an account's mail (the login stays)."""
         shutil.rmtree(self.home(username) / "Maildir", ignore_errors=True)
 
+
+# --------------------------------------------------------------------------
+# Postfix
+# --------------------------------------------------------------------------
+
+POSTFIX_HINT = "run `bash .ci/run` (or `apt-get install -y postfix`)"
+
+
+class Postfix:
+    """A private Postfix on 127.0.0.1 delivering into a :class:`Dovecot`'s Maildirs.
+
+    ``Postfix(dovecot, tls, mailboxes)``: ``dovecot`` must have been made
+    with ``sasl_socket=True`` (SMTP logins are checked by its passdb: any user
+    name with its password); ``tls`` is the :class:`Certificate` the
+    submission port presents; ``mailboxes`` maps each address to the Dovecot
+    user whose Maildir gets its mail (Postfix's ``virtual`` agent, as the
+    ``dovecot`` user): ``{"ada@players.example": "ada"}`` delivers into
+    ``dovecot.home("ada")/Maildir``. Other addresses of those domains are
+    refused; nothing is relayed anywhere else.
+
+    :attr:`port` is a submission port (RFC 6409) that requires STARTTLS before
+    AUTH and AUTH before MAIL. Everything lives in a fresh
+    ``/tmp/pbem-postfix-*``: ``etc/`` (``main.cf``, ``master.cf``: the
+    configuration directory, ``postfix -c``), ``queue/``, ``data/`` and
+    ``postfix.log``. The system's ``/etc/postfix`` and any system Postfix are
+    not used. :meth:`wait_delivered` waits until the queue is empty.
+
+    Raises RuntimeError from :meth:`start` when Postfix is not installed or
+    does not come up (the log tail is in the message).
+    """
+
+    def __init__(self, dovecot: "Dovecot", tls: Certificate, mailboxes: dict[str, str]) -> None:
+        self.host = LOOPBACK
+        self.dovecot = dovecot
+        self.tls = tls
+        self.mailboxes = dict(mailboxes)
+        self.domains = tuple(sorted({a.rsplit("@", 1)[1] for a in self.mailboxes}))
+        self.port: int | None = None
+        self._dir: Path | None = None
+
+    @property
+    def directory(self) -> Path:
+        if self._dir is None:
+            raise RuntimeError("Postfix has not been started")
+        return self._dir
+
+    def log_text(self) -> str:
+        try:
+            return (self.directory / "postfix.log").read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def _postfix(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+        # postfix writes its errors to stderr only when that is a terminal; they
+        # are in postfix.log (maillog_file) instead
+        return subprocess.run(["/usr/sbin/postfix", "-c", str(self.directory / "etc"), *args],
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+
+    def _write_config(self) -> None:
+        d = self.directory
+        etc = d / "etc"
+        for name in ("dynamicmaps.cf", "postfix-files"):
+            if (Path("/etc/postfix") / name).exists():
+                shutil.copy(Path("/etc/postfix") / name, etc / name)
+        for name in ("dynamicmaps.cf.d", "postfix-files.d"):
+            if (Path("/etc/postfix") / name).is_dir():
+                shutil.copytree(Path("/etc/postfix") / name, etc / name)
+        dovecot = pwd.getpwnam("dovecot")
+        (etc / "virtual-mailboxes").write_text(
+            "".join(f"{address} {user}/Maildir/\n" for address, user in self.mailboxes.items()))
+        (etc / "main.cf").write_text(textwrap.dedent(f"""\
+            # Written by tests/servers.py: a private Postfix for the tests.
+            compatibility_level = 3.6
+            queue_directory = {d}/queue
+            data_directory = {d}/data
+            meta_directory = {etc}
+            maillog_file = {d}/postfix.log
+            maillog_file_prefixes = {d}
+            inet_interfaces = {LOOPBACK}
+            inet_protocols = ipv4
+            myhostname = mail.test.example
+            mydestination =
+            mynetworks = {LOOPBACK}/32
+            relayhost =
+            default_transport = error:this test server delivers to its own domains only
+            relay_domains =
+            smtputf8_enable = no
+            biff = no
+            virtual_mailbox_domains = {" ".join(self.domains)}
+            virtual_mailbox_base = {self.dovecot.directory / "home"}
+            virtual_mailbox_maps = texthash:{etc}/virtual-mailboxes
+            virtual_minimum_uid = 1
+            virtual_uid_maps = static:{dovecot.pw_uid}
+            virtual_gid_maps = static:{dovecot.pw_gid}
+            smtpd_tls_cert_file = {self.tls.cert_path}
+            smtpd_tls_key_file = {self.tls.key_path}
+            smtpd_sasl_type = dovecot
+            smtpd_sasl_path = {self.dovecot.sasl_path}
+            """))
+        master = textwrap.dedent(f"""\
+            # service type private unpriv chroot wakeup maxproc command
+            {LOOPBACK}:{self.port} inet n - n - - smtpd
+              -o syslog_name=postfix/submission
+              -o smtpd_tls_security_level=encrypt
+              -o smtpd_sasl_auth_enable=yes
+              -o smtpd_tls_auth_only=yes
+              -o smtpd_client_restrictions=permit_sasl_authenticated,reject
+              -o smtpd_relay_restrictions=permit_sasl_authenticated,reject
+              -o smtpd_recipient_restrictions=permit_sasl_authenticated,reject
+            """)
+        for line in Path("/etc/postfix/master.cf").read_text().splitlines(keepends=True):
+            if line.split()[:2] != ["smtp", "inet"]:  # no listener on port 25
+                master += line
+        (etc / "master.cf").write_text(master)
+
+    def start(self, timeout: float = 30) -> None:
+        """Start Postfix (the port is chosen on the first start and kept)."""
+        if not os.path.exists("/usr/sbin/postfix"):
+            raise RuntimeError(f"Postfix is not installed: {POSTFIX_HINT}")
+        if self._dir is None:
+            self._dir = Path(tempfile.mkdtemp(prefix="pbem-postfix-"))
+            os.chmod(self._dir, 0o755)
+            for sub in ("etc", "queue", "data"):
+                (self._dir / sub).mkdir()
+            shutil.chown(self._dir / "data", "postfix")
+            self.port = free_port()
+            self._write_config()
+        proc = self._postfix("start", timeout=timeout)
+        atexit.unregister(self._stop_at_exit)
+        atexit.register(self._stop_at_exit)
+        try:
+            if proc.returncode != 0:
+                raise TimeoutError(f"postfix start exited {proc.returncode}")
+            wait_for_port(self.port, timeout, greeting=b"220")
+        except TimeoutError as exc:
+            self.stop()
+            raise RuntimeError(f"Postfix did not come up: {exc}\n{self.log_text()[-3000:]}") from exc
+
+    def _master_pid(self) -> int | None:
+        try:
+            return int((self.directory / "queue" / "pid" / "master.pid").read_text())
+        except (OSError, ValueError):
+            return None
+
+    def stop(self, timeout: float = 20) -> None:
+        """Stop Postfix (``postfix stop``) and wait for its master to exit."""
+        if self._dir is None:
+            return
+        pid = self._master_pid()
+        if pid is None or not _alive(pid):
+            return
+        self._postfix("stop", timeout=timeout)
+        deadline = time.monotonic() + timeout
+        while _alive(pid):
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                break
+            time.sleep(0.02)
+
+    def cleanup(self) -> None:
+        """Stop and delete the temporary directory."""
+        self.stop()
+        atexit.unregister(self._stop_at_exit)
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def _stop_at_exit(self) -> None:
+        try:
+            self.stop(timeout=5)
+        except Exception:  # pragma: no cover - best effort at interpreter exit
+            pass
+
+    def __enter__(self) -> "Postfix":
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.cleanup()
+
+    def wait_delivered(self, timeout: float = 30) -> None:
+        """Wait until no mail is in the queue (every accepted mail delivered).
+        Raises RuntimeError naming the queue's files and the log's tail."""
+        queue = self.directory / "queue"
+        deadline = time.monotonic() + timeout
+        while True:
+            waiting = [p for sub in ("maildrop", "incoming", "active", "deferred", "hold")
+                       for p in (queue / sub).rglob("*") if p.is_file()]
+            if not waiting:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Postfix still holds {len(waiting)} mail(s) after {timeout}s:\n"
+                                   f"{self.log_text()[-3000:]}")
+            time.sleep(0.02)
+
+    def submit(self, msg: EmailMessage, username: str, password: str) -> None:
+        """Submit ``msg`` on the submission port as a mail client does: STARTTLS
+        (trusting :attr:`tls`), AUTH as ``username``, then the mail."""
+        import smtplib
+
+        with smtplib.SMTP(self.host, self.port, timeout=30) as smtp:
+            smtp.starttls(context=self.tls.client_context())
+            smtp.login(username, password)
+            smtp.send_message(msg)
 
 # --------------------------------------------------------------------------
 # SMTP sink
