@@ -126,7 +126,9 @@ class Moderator:
         With an IMAP inbox on a server that offers IDLE (RFC 2177), the wait is
         an IDLE on a connection kept between calls (``ImapInbox.wait_for_mail``;
         sent again every 25 minutes): it ends as soon as new mail arrives
-        (returns ``"mail"``) or when the time is up (``"timeout"``). Otherwise it
+        (returns ``"mail"``) or when the time is up (``"timeout"``); a new
+        connection returns ``"mail"`` at once when the inbox holds any mail (it
+        may have come after the last cycle looked). Otherwise it
         ``sleep``s the whole time and returns ``"slept"`` (polling): a Maildir
         inbox, an inbox given to the constructor, a server without IDLE (not
         asked again), or an IDLE that failed (logged; sleeps the rest of the
@@ -135,12 +137,18 @@ class Moderator:
         started = time.monotonic()
         if self._idle:
             try:
-                if self._waiter is None:
+                fresh = self._waiter is None
+                if fresh:
                     self._waiter = self.config.open_inbox()  # an ImapInbox
                 if not self._waiter.offers_idle():
                     log.info("the IMAP server does not offer IDLE: checking for mail every %g s", seconds)
                     self._idle = False
                     self._drop_waiter()
+                elif fresh and self._waiter.waiting():
+                    # a new connection cannot tell mail that came since the last
+                    # cycle from mail left in the inbox: one more cycle decides
+                    log.info("mail is waiting in the inbox")
+                    return "mail"
                 elif self._waiter.wait_for_mail(seconds):
                     log.info("new mail arrived (IMAP IDLE)")
                     return "mail"

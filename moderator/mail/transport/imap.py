@@ -64,12 +64,12 @@ class ImapInbox(Inbox):
     creates (and subscribes) the ``processed`` and ``ignored`` folders when
     they are missing, under the names :func:`place_folder` gives them on this
     server (``"Processed"`` is ``"INBOX.Processed"`` on Courier); the names in
-    use are :attr:`folders` (``{"processed": str, "ignored": str}``). Keys are ``f"{uidvalidity}:{uid}"``; :meth:`fetch`
-    returns the mails not flagged ``\\Deleted`` (``SEARCH UNDELETED``) in UID
-    order. It asks for each mail's ``RFC822.SIZE`` first, then fetches
-    ``BODY.PEEK[]`` for mails up to ``max_size`` bytes and only
-    ``BODY.PEEK[HEADER]`` for larger ones (``headers_only``); ``PEEK`` so no
-    flag changes.
+    use are :attr:`folders` (``{"processed": str, "ignored": str}``). Keys are
+    ``f"{uidvalidity}:{uid}"``; :meth:`fetch` returns the mails not flagged
+    ``\\Deleted`` (``SEARCH UNDELETED``) in UID order. It asks for each mail's
+    ``RFC822.SIZE`` first, then fetches ``BODY.PEEK[]`` for mails up to
+    ``max_size`` bytes and only ``BODY.PEEK[HEADER]`` for larger ones
+    (``headers_only``); ``PEEK`` so no flag changes.
 
     Moving uses ``UID MOVE`` when the server advertises MOVE, else ``UID
     COPY`` + ``\\Deleted`` + ``UID EXPUNGE`` (with UIDPLUS, which removes
@@ -315,6 +315,16 @@ class ImapInbox(Inbox):
         except (IMAPClientError, OSError) as exc:
             self._lost()
             raise self._error("reading capabilities", exc) from exc
+
+    def waiting(self) -> int:
+        """How many mails of the mailbox are not flagged ``\\Deleted``
+        (``SEARCH UNDELETED``). Raises TransportError."""
+        client = self._connected()
+        try:
+            return len(client.search(["UNDELETED"]))
+        except (IMAPClientError, OSError) as exc:
+            self._lost()
+            raise self._error(f"searching {self.mailbox!r}", exc) from exc
 
     def wait_for_mail(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for new mail in the mailbox with IDLE
