@@ -11,10 +11,8 @@ it is sent, and the key is committed before the spool is sent).
 """
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
-import ssl
 from datetime import datetime
 from email.message import EmailMessage
 from email.utils import make_msgid
@@ -286,9 +284,8 @@ def deferral_reason(err: BaseException) -> str:
     while link is not None and len(chain) < 5:
         chain.append(link)
         link = link.__cause__ or link.__context__
-    timeouts = [c for c in chain if isinstance(c, (TimeoutError, asyncio.TimeoutError))
-                or "Timeout" in type(c).__name__]
-    tls = [c for c in chain if isinstance(c, ssl.SSLError)]
+    timeouts = [c for c in chain if isinstance(c, TimeoutError) or "Timeout" in type(c).__name__]
+    tls = [c for c in chain if type(c).__module__ == "ssl" and isinstance(c, OSError)]  # ssl.SSLError
     system = [c for c in chain if isinstance(c, OSError) and c.errno is not None]
     if timeouts:
         return f"{where} did not answer in time ({step or 'waiting for it'})"
