@@ -279,7 +279,7 @@ def check_games(config: Config) -> list[Check]:
 
 def check_imap(config: Config) -> list[Check]:
     """The inbox: for IMAP, whether the server answers and takes the login, how
-    many mails wait, whether it offers MOVE/UIDPLUS, where the folders go and
+    many mails wait, whether it offers MOVE/UIDPLUS and IDLE, where the folders go and
     whether they exist or can be made (probed by :meth:`ImapInbox.probe`, which
     changes nothing but a test folder it creates and removes); else the Maildir
     inbox (:func:`check_maildir_inbox`)."""
@@ -308,6 +308,9 @@ def check_imap(config: Config) -> list[Check]:
                          "neither MOVE nor UIDPLUS: handled mails are copied, flagged \\Deleted and "
                          f"the whole of {i.mailbox} is expunged (mail flagged \\Deleted by other "
                          "clients goes too)"))
+    out.append(Check(OK, "IMAP IDLE", "offered: `pbem run --loop` starts a cycle as soon as mail arrives")
+               if found["idle"] else
+               Check(NOTE, "IMAP IDLE", "not offered: `pbem run --loop` checks for mail every --interval seconds"))
     out.append(_check_imap_folders(found))
     return out
 

@@ -143,3 +143,19 @@ def test_maildir_inbox_sleeps(tmp_path):
     slept = []
     assert mod.wait_for_mail(7.0, sleep=slept.append) == "slept"
     assert slept == [pytest.approx(7.0, abs=0.05)]
+
+
+def test_doctor_says_whether_idle_is_offered(dovecot, dovecot_without_idle, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    import pbem
+
+    for server, expected in ((dovecot, "OK    IMAP IDLE: offered: `pbem run --loop` starts a cycle as "
+                                       "soon as mail arrives"),
+                             (dovecot_without_idle, "NOTE  IMAP IDLE: not offered: `pbem run --loop` "
+                                                    "checks for mail every --interval seconds")):
+        moderator_on(server, tmp_path, monkeypatch)
+        (tmp_path / "games").mkdir(exist_ok=True)
+        result = CliRunner().invoke(pbem.main, ["--config", str(tmp_path / "pbem.yaml"), "doctor"],
+                                    catch_exceptions=False)
+        assert expected in result.output.splitlines(), result.output
