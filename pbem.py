@@ -23,7 +23,6 @@ Maildir ``pbem run`` stay quick; ``tests/test_startup.py`` checks this.
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import click
@@ -172,7 +171,8 @@ def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed
 @main.command()
 @click.option("--loop", is_flag=True, help="Repeat the cycle forever.")
 @click.option("--interval", type=click.FloatRange(min=1), default=300, show_default=True,
-              help="Seconds between cycles with --loop.")
+              help="Seconds between cycles with --loop (at most: with an IMAP server that "
+                   "offers IDLE, new mail starts the next cycle at once).")
 @click.option("--archive", "archive_dir", type=click.Path(file_okay=False), default=None,
               metavar="DIR", help="After each cycle, update the static archive site in DIR.")
 @click.option("--now", "now", default=None, metavar="TIMESTAMP",
@@ -208,7 +208,8 @@ def run(ctx, loop, interval, archive_dir, now):
         archived = _archive(ctx, archive_dir) if archive_dir is not None else True
         if not loop:
             sys.exit(0 if report.ok and archived else 1)
-        time.sleep(interval)
+        # IMAP IDLE where the server offers it (wakes on new mail), else a sleep
+        moderator.wait_for_mail(interval)
 
 
 @main.command()

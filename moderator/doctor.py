@@ -430,8 +430,9 @@ def check_daily_limit(config: Config, now: datetime) -> Check | None:
 
 def check_imap(config: Config) -> list[Check]:
     """The inbox: for IMAP, whether the server answers and takes the login, how
-    many mails wait, whether it offers MOVE/UIDPLUS and whether the folders exist
-    (probed by :meth:`ImapInbox.probe`, which changes nothing); else the Maildir
+    many mails wait, whether it offers MOVE/UIDPLUS and IDLE, where the folders go and
+    whether they exist or can be made (probed by :meth:`ImapInbox.probe`, which
+    changes nothing but a test folder it creates and removes); else the Maildir
     inbox (:func:`check_maildir_inbox`)."""
     if config.imap is None:
         return [check_maildir_inbox(config)]
@@ -460,10 +461,38 @@ def check_imap(config: Config) -> list[Check]:
                          "neither MOVE nor UIDPLUS: handled mails are copied, flagged \\Deleted and "
                          f"the whole of {i.mailbox} is expunged (mail flagged \\Deleted by other "
                          "clients goes too)"))
-    missing = [name for name, exists in found["folders"].items() if not exists]
-    if missing:
-        out.append(Check(NOTE, "IMAP folders", f"{', '.join(missing)} missing: created by the next cycle"))
+    out.append(Check(OK, "IMAP IDLE", "offered: `pbem run --loop` starts a cycle as soon as mail arrives")
+               if found["idle"] else
+               Check(NOTE, "IMAP IDLE", "not offered: `pbem run --loop` checks for mail every --interval seconds"))
+    out.append(_check_imap_folders(found))
     return out
+
+
+def _check_imap_folders(found: dict) -> Check:
+    """Where the processed and ignored folders go on this server (its personal
+    namespace) and whether a folder can be made there: the probe created and
+    removed a test folder. FAIL when a folder is missing and cannot be made
+    (every cycle would stop before reading mail)."""
+    prefix, delimiter = found["namespace"]
+    where = (f"folders are under {prefix!r} (separator {delimiter!r})" if prefix
+             else f"folders are at the top level (separator {delimiter!r})")
+    names = ", ".join(placed if placed == name else f"{name} as {placed}"
+                      for name, placed in found["placed"].items())
+    missing = [found["placed"][name] for name, exists in found["folders"].items() if not exists]
+    if found["create_error"] is not None:
+        why = f"the server refused to create the test folder {found['test_folder']!r}: {found['create_error']}"
+        if missing:
+            return Check(FAIL, "IMAP folders", f"{', '.join(missing)} missing and cannot be created ({why}); "
+                         f"{where}: set imap.processed/imap.ignored to folders that exist (full names work)")
+        return Check(NOTE, "IMAP folders", f"{names} exist; {why}")
+    made = f"a test folder was created and removed ({found['test_folder']})"
+    if found["delete_error"] is not None:
+        made = (f"the test folder {found['test_folder']!r} was created but not removed "
+                f"({found['delete_error']}): delete it by hand")
+    if missing:
+        return Check(NOTE, "IMAP folders", f"{where}; {', '.join(missing)} missing: created by the next "
+                     f"cycle ({made})")
+    return Check(OK, "IMAP folders", f"{names}: {where}; {made}")
 
 
 def check_maildir_inbox(config: Config) -> Check:

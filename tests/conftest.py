@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from servers import INSTALL_HINT, Certificate, Dovecot, SmtpSink, make_certificate
+from servers import INSTALL_HINT, Certificate, Courier, Dovecot, SmtpSink, make_certificate
 
 
 @pytest.fixture(scope="session")
@@ -40,6 +40,29 @@ def dovecot(dovecot_server):
     if not dovecot_server.running:
         dovecot_server.start()
     dovecot_server.remove_user(username)
+
+
+@pytest.fixture(scope="session")
+def courier_server():
+    """One private Courier-IMAP for the whole session; prefer `courier`."""
+    server = Courier()
+    try:
+        server.start()
+    except RuntimeError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture
+def courier(courier_server):
+    """The session's Courier-IMAP with a fresh, empty account as `.username`
+    (plain IMAP on `.port`, password `.password`, folders under ``INBOX.``)."""
+    username = courier_server.new_user()
+    yield courier_server
+    if not courier_server.running:
+        courier_server.start()
+    courier_server.remove_user(username)
 
 
 @pytest.fixture

@@ -5,6 +5,12 @@
   127.0.0.1 only. Any user name logs in with :attr:`Dovecot.password`; each
   user gets a fresh Maildir home, so :meth:`Dovecot.new_user` is how tests
   get an empty account without restarting the server.
+- :class:`Courier` runs a private Courier-IMAP (Debian's ``courier-imap``)
+  the same way: its own authdaemon and userdb in a private mount namespace,
+  folders under ``INBOX.`` as on a stock Courier.
+- :class:`Postfix` runs a private Postfix (Debian's ``postfix``): a
+  submission port with STARTTLS and AUTH (SASL by a Dovecot), delivering
+  into that Dovecot's Maildirs.
 - :class:`SmtpSink` wraps aiosmtpd's ``Controller`` on 127.0.0.1 and records
   every accepted message.
 - :func:`make_certificate` makes a self-signed certificate for 127.0.0.1 /
@@ -131,7 +137,72 @@ class StoredMessage:
     raw: bytes
 
 
-class Dovecot:
+class ImapAccounts:
+    """What the test IMAP servers share: reaching an account (plain IMAP on
+    :attr:`port` of :attr:`host`, :attr:`username`/:attr:`password`) to look
+    at it or put mail in, independently of the code under test."""
+
+    host: str
+    port: int | None
+    username: str
+    password: str
+
+    def inbox_kwargs(self, username: str | None = None) -> dict:
+        """Keyword arguments for ``ImapInbox`` on the plain port."""
+        return {"host": self.host, "port": self.port, "username": username or self.username,
+                "password": self.password, "security": "none"}
+
+    def connect(self, username: str | None = None) -> imapclient.IMAPClient:
+        """A logged-in imapclient connection (plain port); caller logs out."""
+        client = imapclient.IMAPClient(self.host, port=self.port, ssl=False, timeout=10)
+        client.login(username or self.username, self.password)
+        return client
+
+    def append(self, raw: bytes, folder: str = "INBOX", *, flags: tuple = (),
+               username: str | None = None) -> int:
+        """APPEND ``raw`` to ``folder`` (created if missing); returns its UID."""
+        client = self.connect(username)
+        try:
+            if not client.folder_exists(folder):
+                client.create_folder(folder)
+            response = client.append(folder, raw, flags=flags)
+        finally:
+            client.logout()
+        match = re.search(rb"APPENDUID \d+ (\d+)", response)
+        if not match:
+            raise RuntimeError(f"no APPENDUID in {response!r}")
+        return int(match.group(1))
+
+    def messages(self, folder: str = "INBOX", username: str | None = None) -> list[StoredMessage]:
+        """The messages in ``folder`` in UID order (read-only, BODY.PEEK)."""
+        client = self.connect(username)
+        try:
+            client.select_folder(folder, readonly=True)
+            uids = sorted(client.search("ALL"))
+            data = client.fetch(uids, ["FLAGS", "BODY.PEEK[]"]) if uids else {}
+        finally:
+            client.logout()
+        return [StoredMessage(uid, tuple(data[uid][b"FLAGS"]), bytes(data[uid][b"BODY[]"]))
+                for uid in uids]
+
+    def uidvalidity(self, folder: str = "INBOX", username: str | None = None) -> int:
+        """The folder's UIDVALIDITY."""
+        client = self.connect(username)
+        try:
+            return int(client.folder_status(folder, ["UIDVALIDITY"])[b"UIDVALIDITY"])
+        finally:
+            client.logout()
+
+    def folders(self, username: str | None = None) -> list[str]:
+        """The account's folder names, sorted."""
+        client = self.connect(username)
+        try:
+            return sorted(name for _, _, name in client.list_folders())
+        finally:
+            client.logout()
+
+
+class Dovecot(ImapAccounts):
     """A private Dovecot IMAP server on 127.0.0.1, run as root.
 
     ``Dovecot(tls=None, password="secret", imap_capability=None)``
@@ -145,6 +216,9 @@ class Dovecot:
       ``tests/oauth_server.py``); when given, SASL XOAUTH2 and OAUTHBEARER
       are offered and checked by an ``oauth2`` passdb asking that URL (the
       token's ``username`` must be the login name).
+    - ``sasl_socket``: also offer the authentication service to other servers
+      on :attr:`sasl_path` (``run/auth-sasl``, mode 0666): Postfix's SASL
+      (``smtpd_sasl_type = dovecot``) checks SMTP logins there.
 
     Everything lives in a fresh ``/tmp/pbem-dovecot-*`` directory (mode 0755
     so the ``dovecot``/``dovenull`` users can reach it): ``dovecot.conf``,
@@ -162,12 +236,14 @@ class Dovecot:
         password: str = "secret",
         imap_capability: str | None = None,
         oauth2_introspection: str | None = None,
+        sasl_socket: bool = False,
     ) -> None:
         self.oauth2_introspection = oauth2_introspection
         self.host = LOOPBACK
         self.password = password
         self.tls = tls
         self.imap_capability = imap_capability
+        self.sasl_socket = sasl_socket
         self.port: int | None = None
         self.ssl_port: int | None = None
         self.username = "moderator"
@@ -266,6 +342,7 @@ class Dovecot:
                 mode = 0
               }}
             }}
+            {self._sasl_service()}
             passdb {{
               driver = static
               args = password={self.password}{static_mechanisms}
@@ -275,6 +352,16 @@ class Dovecot:
               args = uid=dovecot gid=dovecot home={d}/home/%u
             }}
             """) + oauth2_passdb)
+
+    @property
+    def sasl_path(self) -> Path:
+        """The authentication socket for Postfix (with ``sasl_socket=True``)."""
+        return self.directory / "run" / "auth-sasl"
+
+    def _sasl_service(self) -> str:
+        if not self.sasl_socket:
+            return ""
+        return ("service auth {\n  unix_listener auth-sasl {\n    mode = 0666\n  }\n}")
 
     def start(self, timeout: float = 15) -> None:
         """Start the server (ports are chosen on the first start and kept)."""
@@ -355,6 +442,12 @@ class Dovecot:
         self.stop()
         self.start()
 
+    def kick(self, username: str | None = None) -> None:
+        """Close every connection of ``username`` from the server's side
+        (``doveadm kick``; a restart leaves the logged-in sessions running)."""
+        subprocess.run(["doveadm", "-c", str(self.config_path), "kick", username or self.username],
+                       check=True, stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+
     def cleanup(self) -> None:
         """Stop and delete the temporary directory."""
         self.stop()
@@ -387,59 +480,17 @@ class Dovecot:
         """Delete an account's home (its mail)."""
         shutil.rmtree(self.home(username), ignore_errors=True)
 
-    def inbox_kwargs(self, username: str | None = None) -> dict:
-        """Keyword arguments for ``ImapInbox`` on the plain port."""
-        return {"host": self.host, "port": self.port, "username": username or self.username,
-                "password": self.password, "security": "none"}
-
-    def connect(self, username: str | None = None) -> imapclient.IMAPClient:
-        """A logged-in imapclient connection (plain port); caller logs out."""
-        client = imapclient.IMAPClient(self.host, port=self.port, ssl=False, timeout=10)
-        client.login(username or self.username, self.password)
-        return client
-
-    def append(self, raw: bytes, folder: str = "INBOX", *, flags: tuple = (),
-               username: str | None = None) -> int:
-        """APPEND ``raw`` to ``folder`` (created if missing); returns its UID."""
-        client = self.connect(username)
-        try:
-            if not client.folder_exists(folder):
-                client.create_folder(folder)
-            response = client.append(folder, raw, flags=flags)
-        finally:
-            client.logout()
-        match = re.search(rb"APPENDUID \d+ (\d+)", response)
-        if not match:
-            raise RuntimeError(f"no APPENDUID in {response!r}")
-        return int(match.group(1))
-
-    def messages(self, folder: str = "INBOX", username: str | None = None) -> list[StoredMessage]:
-        """The messages in ``folder`` in UID order (read-only, BODY.PEEK)."""
-        client = self.connect(username)
-        try:
-            client.select_folder(folder, readonly=True)
-            uids = sorted(client.search("ALL"))
-            data = client.fetch(uids, ["FLAGS", "BODY.PEEK[]"]) if uids else {}
-        finally:
-            client.logout()
-        return [StoredMessage(uid, tuple(data[uid][b"FLAGS"]), bytes(data[uid][b"BODY[]"]))
-                for uid in uids]
-
-    def uidvalidity(self, folder: str = "INBOX", username: str | None = None) -> int:
-        """The folder's UIDVALIDITY."""
-        client = self.connect(username)
-        try:
-            return int(client.folder_status(folder, ["UIDVALIDITY"])[b"UIDVALIDITY"])
-        finally:
-            client.logout()
-
-    def folders(self, username: str | None = None) -> list[str]:
-        """The account's folder names, sorted."""
-        client = self.connect(username)
-        try:
-            return sorted(name for _, _, name in client.list_folders())
-        finally:
-            client.logout()
+def _in_namespace(namespace: str) -> list[int]:
+    """The processes whose mount namespace is ``namespace`` (``"mnt:[N]"``)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.readlink(f"/proc/{entry}/ns/mnt") == namespace:
+                    found.append(int(entry))
+            except OSError:
+                pass
+    return found
 
 
 def _alive(pid: int) -> bool:
@@ -451,6 +502,435 @@ def _alive(pid: int) -> bool:
         return False
     return state not in (b"Z", b"X")
 
+
+# --------------------------------------------------------------------------
+# Courier-IMAP
+# --------------------------------------------------------------------------
+
+COURIER_HINT = "run `bash .ci/run` (or `apt-get install -y courier-imap`)"
+COURIER_BINARIES = ("/usr/sbin/couriertcpd", "/usr/lib/courier/courier/imaplogin", "/usr/bin/imapd",
+                    "/usr/lib/courier/courier-authlib/authdaemond", "/usr/sbin/makeuserdb")
+#: Courier's own default capability list (Debian's /etc/courier/imapd).
+COURIER_CAPABILITY = "IMAP4rev1 UIDPLUS CHILDREN NAMESPACE THREAD=ORDEREDSUBJECT THREAD=REFERENCES SORT QUOTA IDLE"
+
+
+class Courier(ImapAccounts):
+    """A private Courier-IMAP server on 127.0.0.1, run as root (plain IMAP only).
+
+    ``Courier(password="secret", imap_capability=COURIER_CAPABILITY)``
+
+    Courier's login reads its users from an authdaemon whose socket
+    (``/run/courier/authdaemon/socket``) and configuration (``/etc/courier``)
+    are compiled in. So the server runs in a private mount namespace
+    (``unshare --mount``) where a fresh ``/tmp/pbem-courier-*`` directory's
+    ``etc/`` (``authdaemonrc`` with the ``authuserdb`` module, ``userdb``) is
+    ``/etc/courier`` and its ``authdaemon/`` is the socket directory; the
+    system's files and any system Courier are never touched. Users are in
+    ``userdb`` (uid ``courier``, home ``home/USER``, ``Maildir`` made with
+    ``maildirmake``); :meth:`new_user` adds one. imapd starts gamin's
+    ``gam_server``, which leaves the process group: :meth:`stop` ends every
+    process in the instance's mount namespace. ``couriertcpd`` gets its
+    settings from the environment, as Courier's start script gives them.
+
+    Raises RuntimeError from :meth:`start` when Courier is not installed,
+    ``unshare`` fails or the server does not come up.
+    """
+
+    def __init__(self, *, password: str = "secret",
+                 imap_capability: str = COURIER_CAPABILITY) -> None:
+        self.host = LOOPBACK
+        self.password = password
+        self.imap_capability = imap_capability
+        self.port: int | None = None
+        self.username = "moderator"
+        self._users = itertools.count(1)
+        self._known: list[str] = []
+        self._dir: Path | None = None
+        self._proc: subprocess.Popen | None = None
+
+    @property
+    def directory(self) -> Path:
+        if self._dir is None:
+            raise RuntimeError("Courier has not been started")
+        return self._dir
+
+    def home(self, username: str | None = None) -> Path:
+        """The home directory of ``username`` (its mail is in ``Maildir/``)."""
+        return self.directory / "home" / (username or self.username)
+
+    def log_text(self) -> str:
+        """What authdaemond and couriertcpd wrote so far."""
+        try:
+            return (self.directory / "courier.log").read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def _add_user(self, username: str) -> None:
+        """Give ``username`` a Maildir and a userdb entry (and rebuild userdb.dat)."""
+        courier = pwd.getpwnam("courier")
+        home = self.home(username)
+        home.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["maildirmake.courier", str(home / "Maildir")], check=True,
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+        for path in [home, *home.rglob("*")]:
+            os.chown(path, courier.pw_uid, courier.pw_gid)
+        self._known.append(username)
+        crypted = subprocess.run(["openssl", "passwd", "-1", "-stdin"], input=self.password.encode(),
+                                 check=True, capture_output=True, timeout=30).stdout.decode().strip()
+        userdb = self.directory / "etc" / "userdb"
+        lines = "".join(f"{user}\tuid={courier.pw_uid}|gid={courier.pw_gid}|home={self.home(user)}"
+                        f"|mail={self.home(user)}/Maildir|systempw={crypted}\n" for user in self._known)
+        userdb.write_text(lines)
+        os.chmod(userdb, 0o600)
+        subprocess.run(["/usr/sbin/makeuserdb", "-f", str(userdb)], check=True,
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+
+    def start(self, timeout: float = 15) -> None:
+        """Start authdaemond and couriertcpd (the port is chosen on the first start)."""
+        missing = [b for b in COURIER_BINARIES if not os.path.exists(b)]
+        if missing:
+            raise RuntimeError(f"Courier-IMAP is not installed ({', '.join(missing)} missing): {COURIER_HINT}")
+        if shutil.which("unshare") is None:
+            raise RuntimeError("the unshare command (util-linux) is missing")
+        if self._dir is None:
+            self._dir = Path(tempfile.mkdtemp(prefix="pbem-courier-"))
+            os.chmod(self._dir, 0o755)
+            (self._dir / "etc").mkdir()
+            (self._dir / "authdaemon").mkdir(mode=0o750)
+            (self._dir / "home").mkdir()
+            (self._dir / "etc" / "authdaemonrc").write_text(textwrap.dedent("""\
+                # Written by tests/servers.py: a private Courier authdaemon for the tests.
+                authmodulelist="authuserdb"
+                authmodulelistorig="authuserdb"
+                daemons=2
+                authdaemonvar=/run/courier/authdaemon
+                DEBUG_LOGIN=0
+                DEFAULTOPTIONS=""
+                LOGGEROPTS=""
+                """))
+            self.port = free_port()
+            self._add_user(self.username)
+        d = self.directory
+        settings = {
+            "PATH": "/usr/bin:/bin:/usr/sbin:/sbin",
+            "IMAP_CAPABILITY": self.imap_capability,
+            "IMAP_KEYWORDS": "1", "IMAP_ACL": "1", "IMAP_USELOCKS": "1", "IMAP_UMASK": "022",
+            "IMAP_ENHANCEDIDLE": "0", "IMAP_IDLE_TIMEOUT": "5", "IMAP_CHECK_ALL_FOLDERS": "0",
+            "IMAP_MAILBOX_SANITY_CHECK": "1", "IMAP_TRASHFOLDERNAME": "Trash",
+            "IMAP_MOVE_EXPUNGE_TO_TRASH": "0", "IMAP_EMPTYTRASH": "",
+        }
+        script = textwrap.dedent(f"""\
+            set -e
+            mkdir -p /run/courier/authdaemon
+            mount --bind {d}/etc /etc/courier
+            mount --bind {d}/authdaemon /run/courier/authdaemon
+            # imapd would start gamin's server, which leaves the process group
+            # and outlives the test: without it imapd looks at the Maildir itself
+            /usr/lib/courier/courier-authlib/authdaemond &
+            exec /usr/sbin/couriertcpd -address={LOOPBACK} -nodnslookup -noidentlookup \\
+                -maxprocs=40 -maxperip=40 {self.port} \\
+                /usr/lib/courier/courier/imaplogin /usr/bin/imapd Maildir
+            """)
+        (d / "start.sh").write_text(script)
+        with open(d / "courier.log", "ab") as out:
+            self._proc = subprocess.Popen(
+                ["unshare", "--mount", "--propagation", "private", "sh", str(d / "start.sh")],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=settings,
+                start_new_session=True)
+        atexit.unregister(self._stop_at_exit)
+        atexit.register(self._stop_at_exit)
+        try:
+            wait_for_port(self.port, timeout, greeting=b"* OK")
+            deadline = time.monotonic() + timeout
+            while not (d / "authdaemon" / "socket").exists():  # logins need authdaemond
+                if time.monotonic() > deadline or self._proc.poll() is not None:
+                    raise TimeoutError("authdaemond made no socket")
+                time.sleep(0.02)
+        except TimeoutError as exc:
+            self.stop()
+            raise RuntimeError(f"Courier did not come up: {exc}\n{self.log_text()[-3000:]}") from exc
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def stop(self, timeout: float = 10) -> None:
+        """Stop every process of the server (its process group). Mail is kept."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            namespace = os.readlink(f"/proc/{proc.pid}/ns/mnt")
+        except OSError:
+            namespace = None
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout)
+        deadline = time.monotonic() + timeout  # the group's other members
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(proc.pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.02)
+        if namespace is not None and namespace != os.readlink("/proc/self/ns/mnt"):
+            for pid in _in_namespace(namespace):  # gam_server started by imapd
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        try:
+            (self.directory / "authdaemon" / "socket").unlink()
+        except FileNotFoundError:
+            pass
+
+    def restart(self) -> None:
+        """Stop and start again on the same port, keeping all mail."""
+        self.stop()
+        self.start()
+
+    def cleanup(self) -> None:
+        """Stop and delete the temporary directory."""
+        self.stop()
+        atexit.unregister(self._stop_at_exit)
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def _stop_at_exit(self) -> None:
+        try:
+            self.stop(timeout=5)
+        except Exception:  # pragma: no cover - best effort at interpreter exit
+            pass
+
+    def __enter__(self) -> "Courier":
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.cleanup()
+
+    def new_user(self, prefix: str = "user") -> str:
+        """Add a never-used account, switch :attr:`username` to it and return its name."""
+        username = f"{prefix}{next(self._users)}"
+        self._add_user(username)
+        self.username = username
+        return username
+
+    def remove_user(self, username: str | None = None) -> None:
+        """Delete an account's mail (the login stays)."""
+        shutil.rmtree(self.home(username) / "Maildir", ignore_errors=True)
+
+
+# --------------------------------------------------------------------------
+# Postfix
+# --------------------------------------------------------------------------
+
+POSTFIX_HINT = "run `bash .ci/run` (or `apt-get install -y postfix`)"
+
+
+class Postfix:
+    """A private Postfix on 127.0.0.1 delivering into a :class:`Dovecot`'s Maildirs.
+
+    ``Postfix(dovecot, tls, mailboxes)``: ``dovecot`` must have been made
+    with ``sasl_socket=True`` (SMTP logins are checked by its passdb: any user
+    name with its password); ``tls`` is the :class:`Certificate` the
+    submission port presents; ``mailboxes`` maps each address to the Dovecot
+    user whose Maildir gets its mail (Postfix's ``virtual`` agent, as the
+    ``dovecot`` user): ``{"ada@players.example": "ada"}`` delivers into
+    ``dovecot.home("ada")/Maildir``. Other addresses of those domains are
+    refused; nothing is relayed anywhere else.
+
+    :attr:`port` is a submission port (RFC 6409) that requires STARTTLS before
+    AUTH and AUTH before MAIL. Everything lives in a fresh
+    ``/tmp/pbem-postfix-*``: ``etc/`` (``main.cf``, ``master.cf``: the
+    configuration directory, ``postfix -c``), ``queue/``, ``data/`` and
+    ``postfix.log``. The system's ``/etc/postfix`` and any system Postfix are
+    not used. :meth:`wait_delivered` waits until the queue is empty.
+
+    Raises RuntimeError from :meth:`start` when Postfix is not installed or
+    does not come up (the log tail is in the message).
+    """
+
+    def __init__(self, dovecot: "Dovecot", tls: Certificate, mailboxes: dict[str, str]) -> None:
+        self.host = LOOPBACK
+        self.dovecot = dovecot
+        self.tls = tls
+        self.mailboxes = dict(mailboxes)
+        self.domains = tuple(sorted({a.rsplit("@", 1)[1] for a in self.mailboxes}))
+        self.port: int | None = None
+        self._dir: Path | None = None
+
+    @property
+    def directory(self) -> Path:
+        if self._dir is None:
+            raise RuntimeError("Postfix has not been started")
+        return self._dir
+
+    def log_text(self) -> str:
+        try:
+            return (self.directory / "postfix.log").read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def _postfix(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+        # postfix writes its errors to stderr only when that is a terminal; they
+        # are in postfix.log (maillog_file) instead
+        return subprocess.run(["/usr/sbin/postfix", "-c", str(self.directory / "etc"), *args],
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+
+    def _write_config(self) -> None:
+        d = self.directory
+        etc = d / "etc"
+        for name in ("dynamicmaps.cf", "postfix-files"):
+            if (Path("/etc/postfix") / name).exists():
+                shutil.copy(Path("/etc/postfix") / name, etc / name)
+        for name in ("dynamicmaps.cf.d", "postfix-files.d"):
+            if (Path("/etc/postfix") / name).is_dir():
+                shutil.copytree(Path("/etc/postfix") / name, etc / name)
+        dovecot = pwd.getpwnam("dovecot")
+        (etc / "virtual-mailboxes").write_text(
+            "".join(f"{address} {user}/Maildir/\n" for address, user in self.mailboxes.items()))
+        (etc / "main.cf").write_text(textwrap.dedent(f"""\
+            # Written by tests/servers.py: a private Postfix for the tests.
+            compatibility_level = 3.6
+            queue_directory = {d}/queue
+            data_directory = {d}/data
+            meta_directory = {etc}
+            maillog_file = {d}/postfix.log
+            maillog_file_prefixes = {d}
+            inet_interfaces = {LOOPBACK}
+            inet_protocols = ipv4
+            myhostname = mail.test.example
+            mydestination =
+            mynetworks = {LOOPBACK}/32
+            relayhost =
+            default_transport = error:this test server delivers to its own domains only
+            relay_domains =
+            smtputf8_enable = no
+            biff = no
+            virtual_mailbox_domains = {" ".join(self.domains)}
+            virtual_mailbox_base = {self.dovecot.directory / "home"}
+            virtual_mailbox_maps = texthash:{etc}/virtual-mailboxes
+            virtual_minimum_uid = 1
+            virtual_uid_maps = static:{dovecot.pw_uid}
+            virtual_gid_maps = static:{dovecot.pw_gid}
+            smtpd_tls_cert_file = {self.tls.cert_path}
+            smtpd_tls_key_file = {self.tls.key_path}
+            smtpd_sasl_type = dovecot
+            smtpd_sasl_path = {self.dovecot.sasl_path}
+            """))
+        master = textwrap.dedent(f"""\
+            # service type private unpriv chroot wakeup maxproc command
+            {LOOPBACK}:{self.port} inet n - n - - smtpd
+              -o syslog_name=postfix/submission
+              -o smtpd_tls_security_level=encrypt
+              -o smtpd_sasl_auth_enable=yes
+              -o smtpd_tls_auth_only=yes
+              -o smtpd_client_restrictions=permit_sasl_authenticated,reject
+              -o smtpd_relay_restrictions=permit_sasl_authenticated,reject
+              -o smtpd_recipient_restrictions=permit_sasl_authenticated,reject
+            """)
+        for line in Path("/etc/postfix/master.cf").read_text().splitlines(keepends=True):
+            if line.split()[:2] != ["smtp", "inet"]:  # no listener on port 25
+                master += line
+        (etc / "master.cf").write_text(master)
+
+    def start(self, timeout: float = 30) -> None:
+        """Start Postfix (the port is chosen on the first start and kept)."""
+        if not os.path.exists("/usr/sbin/postfix"):
+            raise RuntimeError(f"Postfix is not installed: {POSTFIX_HINT}")
+        if self._dir is None:
+            self._dir = Path(tempfile.mkdtemp(prefix="pbem-postfix-"))
+            os.chmod(self._dir, 0o755)
+            for sub in ("etc", "queue", "data"):
+                (self._dir / sub).mkdir()
+            shutil.chown(self._dir / "data", "postfix")
+            self.port = free_port()
+            self._write_config()
+        proc = self._postfix("start", timeout=timeout)
+        atexit.unregister(self._stop_at_exit)
+        atexit.register(self._stop_at_exit)
+        try:
+            if proc.returncode != 0:
+                raise TimeoutError(f"postfix start exited {proc.returncode}")
+            wait_for_port(self.port, timeout, greeting=b"220")
+        except TimeoutError as exc:
+            self.stop()
+            raise RuntimeError(f"Postfix did not come up: {exc}\n{self.log_text()[-3000:]}") from exc
+
+    def _master_pid(self) -> int | None:
+        try:
+            return int((self.directory / "queue" / "pid" / "master.pid").read_text())
+        except (OSError, ValueError):
+            return None
+
+    def stop(self, timeout: float = 20) -> None:
+        """Stop Postfix (``postfix stop``) and wait for its master to exit."""
+        if self._dir is None:
+            return
+        pid = self._master_pid()
+        if pid is None or not _alive(pid):
+            return
+        self._postfix("stop", timeout=timeout)
+        deadline = time.monotonic() + timeout
+        while _alive(pid):
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                break
+            time.sleep(0.02)
+
+    def cleanup(self) -> None:
+        """Stop and delete the temporary directory."""
+        self.stop()
+        atexit.unregister(self._stop_at_exit)
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def _stop_at_exit(self) -> None:
+        try:
+            self.stop(timeout=5)
+        except Exception:  # pragma: no cover - best effort at interpreter exit
+            pass
+
+    def __enter__(self) -> "Postfix":
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.cleanup()
+
+    def wait_delivered(self, timeout: float = 30) -> None:
+        """Wait until no mail is in the queue (every accepted mail delivered).
+        Raises RuntimeError naming the queue's files and the log's tail."""
+        queue = self.directory / "queue"
+        deadline = time.monotonic() + timeout
+        while True:
+            waiting = [p for sub in ("maildrop", "incoming", "active", "deferred", "hold")
+                       for p in (queue / sub).rglob("*") if p.is_file()]
+            if not waiting:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Postfix still holds {len(waiting)} mail(s) after {timeout}s:\n"
+                                   f"{self.log_text()[-3000:]}")
+            time.sleep(0.02)
+
+    def submit(self, msg: EmailMessage, username: str, password: str) -> None:
+        """Submit ``msg`` on the submission port as a mail client does: STARTTLS
+        (trusting :attr:`tls`), AUTH as ``username``, then the mail."""
+        import smtplib
+
+        with smtplib.SMTP(self.host, self.port, timeout=30) as smtp:
+            smtp.starttls(context=self.tls.client_context())
+            smtp.login(username, password)
+            smtp.send_message(msg)
 
 # --------------------------------------------------------------------------
 # SMTP sink

@@ -44,9 +44,10 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import time
 from datetime import datetime, timezone
 from email.message import EmailMessage
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from filelock import FileLock, Timeout
 
@@ -65,6 +66,9 @@ from .inbox import poll
 from .interpret import mail_id
 from .report import CycleReport
 from .send import Post
+
+if TYPE_CHECKING:
+    from ..mail.transport.imap import ImapInbox
 
 __all__ = ["CycleReport", "Moderator", "fault", "rules_text"]
 
@@ -98,6 +102,8 @@ class Moderator:
         self.max_size = max_size or config.max_size
         self.spool = Spool(config.spool_dir)
         self._bk: Bookkeeping | None = None
+        self._waiter: "ImapInbox | None" = None  # the IMAP connection that IDLEs between cycles
+        self._idle = config.imap is not None and inbox is None  # worth trying IDLE
         self.notice = ""  # the outage notice of the current cycle, for every status mail
 
     @property
@@ -109,10 +115,60 @@ class Moderator:
         return self._bk
 
     def close(self) -> None:
-        """Close the bookkeeping database (opened again when next needed)."""
+        """Close the bookkeeping database and the IDLE connection (opened again
+        when next needed)."""
         if self._bk is not None:
             self._bk.close()
             self._bk = None
+        self._drop_waiter()
+
+    def _drop_waiter(self) -> None:
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None:
+            waiter.close()
+
+    def wait_for_mail(self, seconds: float, sleep: Callable[[float], None] = time.sleep) -> str:
+        """Wait up to ``seconds`` between two cycles of ``pbem run --loop``.
+
+        With an IMAP inbox on a server that offers IDLE (RFC 2177), the wait is
+        an IDLE on a connection kept between calls (``ImapInbox.wait_for_mail``;
+        sent again every 25 minutes): it ends as soon as new mail arrives
+        (returns ``"mail"``) or when the time is up (``"timeout"``); a new
+        connection returns ``"mail"`` at once when the inbox holds any mail (it
+        may have come after the last cycle looked). Otherwise it
+        ``sleep``s the whole time and returns ``"slept"`` (polling): a Maildir
+        inbox, an inbox given to the constructor, a server without IDLE (not
+        asked again), or an IDLE that failed (logged; sleeps the rest of the
+        time, and the next call tries IDLE again on a new connection). Never
+        raises TransportError."""
+        started = time.monotonic()
+        if self._idle:
+            try:
+                fresh = self._waiter is None
+                if fresh:
+                    self._waiter = self.config.open_inbox()  # an ImapInbox
+                if not self._waiter.offers_idle():
+                    log.info("the IMAP server does not offer IDLE: checking for mail every %g s", seconds)
+                    self._idle = False
+                    self._drop_waiter()
+                elif fresh and self._waiter.waiting():
+                    # a new connection cannot tell mail that came since the last
+                    # cycle from mail left in the inbox: one more cycle decides
+                    log.info("mail is waiting in the inbox")
+                    return "mail"
+                elif self._waiter.wait_for_mail(seconds):
+                    log.info("new mail arrived (IMAP IDLE)")
+                    return "mail"
+                else:
+                    return "timeout"
+            except TransportError as exc:
+                log.warning("waiting for mail with IMAP IDLE failed, checking again after the interval "
+                            "instead: %s", exc)
+                self._drop_waiter()
+        left = seconds - (time.monotonic() - started)
+        if left > 0:
+            sleep(left)
+        return "slept"
 
     def _record_saved(self, saved: SavedGame) -> None:
         self.bk.record_saved(saved)

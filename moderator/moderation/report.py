@@ -8,6 +8,10 @@ from dataclasses import dataclass, field
 class CycleReport:
     """What one cycle did: counts of mails by outcome and the problems met.
 
+    ``deferred`` counts the mails the server did not accept for now in this
+    cycle; ``waiting`` the mails still in the spool after it (deferred now or
+    earlier and not due yet), sent by a later cycle.
+
     ``errors`` are one-line texts for the log and the CLI; ``inbox_ok`` is False
     when the inbox could not be read or a handled mail could not be moved."""
 
@@ -22,6 +26,7 @@ class CycleReport:
     held: int = 0  # mails kept in the spool for the next day by smtp.daily_limit
     clock_moves: int = 0
     reminders: int = 0
+    waiting: int = 0
     skipped: bool = False
     errors: list[str] = field(default_factory=list)
     inbox_ok: bool = True
@@ -42,5 +47,6 @@ class CycleReport:
             f"{self.commands} command mail(s), {self.duplicates} duplicate(s), {self.ignored} ignored; "
             + (f"{self.clock_moves} move(s) by the built-in player, {self.reminders} reminder(s); "
                if self.clock_moves or self.reminders else "") +
-            f"{self.sent} mail(s) sent, {self.deferred} deferred{held}; {len(self.errors)} error(s)"
+            f"{self.sent} mail(s) sent, {self.deferred} deferred{held}, {self.waiting} waiting in the spool; "
+            f"{len(self.errors)} error(s)"
         )

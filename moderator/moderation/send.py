@@ -12,6 +12,7 @@ it is sent, and the key is committed before the spool is sent).
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from datetime import datetime
 from email.message import EmailMessage
@@ -225,9 +226,17 @@ class Post:
             report.errors.append(f"cannot open the outbox: {exc}")
             if self.bk.smtp_failing_since() is None:
                 self.bk.set_smtp_failing_since(now)
+            report.waiting = self._waiting()
             return
-        with self.bk.transaction():
-            self._flush(report, box, now, close=outbox is None)
+        try:
+            with self.bk.transaction():
+                self._flush(report, box, now, close=outbox is None)
+        finally:
+            report.waiting = self._waiting()
+
+    def _waiting(self) -> int:
+        """The mails in the spool (not those refused for good in ``failed/``)."""
+        return sum(1 for _ in self.spool.dir.glob("*.eml"))
 
     def _flush(self, report: CycleReport, box: Outbox, now: datetime, close: bool) -> None:
         limit = self.config.smtp.daily_limit if self.config.smtp is not None else None
@@ -244,8 +253,9 @@ class Post:
                             "wait in the spool for the next day (UTC)", limit, report.held)
                 return
             box = limited = _DailyLimit(box, left, limit)
+        recorder = _Recorder(box)
         try:
-            result = self.spool.send_due(box, now, after_send=lambda: faults.fault("after-send"))
+            result = self.spool.send_due(recorder, now, after_send=lambda: faults.fault("after-send"))
         finally:
             if close:
                 box.close()
@@ -263,12 +273,24 @@ class Post:
             self.bk.set_smtp_failing_since(None)  # the server answers
         elif result.deferred - held and self.bk.smtp_failing_since() is None:
             self.bk.set_smtp_failing_since(now)
-        for err in result.errors:
-            if limited is not None and limited.words in err:
-                continue  # held for the limit: counted in report.held, not an error
-            # a deferred mail is retried by a later cycle, but the cycle reports it
-            log.warning("%s (kept in the spool for a later cycle)", err)
-            report.errors.append(f"{err} (kept in the spool for a later cycle)")
+        # a deferred mail is retried by a later cycle, but the cycle reports it:
+        # once for each cause, in words (a server that is down defers every mail);
+        # mails held for the daily limit are counted in report.held, not errors
+        def is_held(err: object) -> bool:
+            return limited is not None and limited.words in str(err)
+
+        deferred: dict[str, list[str]] = {}
+        for to, err in recorder.deferred():
+            if not is_held(err):
+                deferred.setdefault(deferral_reason(err), []).append(to)
+        if not deferred and any(not is_held(e) for e in result.errors):  # an outbox that did not say why
+            deferred = {"the server gave no reason": []}
+        for why, recipients in deferred.items():
+            text = (f"{len(recipients)} mail(s) kept in the spool for a later cycle "
+                    f"(to {', '.join(dict.fromkeys(recipients))}): {why}") if recipients else \
+                f"mail(s) kept in the spool for a later cycle: {why}"
+            log.warning("%s", text)
+            report.errors.append(text)
         for to, game, why in result.failed:
             report.errors.append(f"mail to {to} refused permanently: {why}")
             self.bk.set_bounce(canonical_address(to), why)
@@ -303,3 +325,84 @@ class _DailyLimit(Outbox):
 
     def close(self) -> None:
         self.box.close()
+
+
+class _Recorder:
+    """The outbox as the spool sees it, keeping every outcome (the spool keeps
+    only its text): ``deferred()`` lists ``(To, error)`` of the mails not
+    accepted for now, i.e. neither sent nor refused for good (5xx, or a mail
+    without sender or recipient)."""
+
+    def __init__(self, box: Outbox):
+        self.box = box
+        self.outcomes: list[tuple[EmailMessage, Exception | None]] = []
+
+    def send(self, msg: EmailMessage) -> None:
+        try:
+            self.box.send(msg)
+        except (TransportError, ValueError) as exc:
+            self.outcomes.append((msg, exc))
+            raise
+        self.outcomes.append((msg, None))
+
+    def send_many(self, msgs: Iterable[EmailMessage]) -> list[Exception | None]:
+        msgs = list(msgs)
+        try:
+            results = self.box.send_many(msgs)
+        except TransportError as exc:
+            self.outcomes += [(m, exc) for m in msgs]
+            raise
+        self.outcomes += list(zip(msgs, results))
+        return results
+
+    def close(self) -> None:
+        self.box.close()
+
+    def deferred(self) -> list[tuple[str, Exception]]:
+        out = []
+        for msg, err in self.outcomes:
+            code = getattr(err, "code", None)
+            if err is None or isinstance(err, ValueError) or (code is not None and 500 <= code < 600):
+                continue
+            out.append((str(msg.get("To", "")), err))
+        return out
+
+
+def deferral_reason(err: BaseException) -> str:
+    """Why a mail was not accepted for now, in words for the operator's log: the
+    server and its answer (``"the SMTP server 127.0.0.1:25 answered 421: Try
+    again later"``), or what failed (``"the SMTP server 127.0.0.1:25 could not be
+    reached: connection refused"``), never a Python exception's repr."""
+    where = "the outbox"
+    if isinstance(err, TransportError) and err.host is not None:
+        where = f"the SMTP server {err.host}:{err.port}"
+    step = getattr(err, "step", None)
+    text = str(err)
+    detail = text.split(" failed: ", 1)[1] if " failed: " in text else text
+    code = getattr(err, "code", None)
+    if code is not None:
+        message = getattr(err.__cause__, "message", None)
+        said = " ".join(str(message).split()) if message else detail
+        return f"{where} answered {code}: {said}"
+    chain, link = [], err.__cause__
+    while link is not None and len(chain) < 5:
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    timeouts = [c for c in chain if isinstance(c, TimeoutError) or "Timeout" in type(c).__name__]
+    tls = [c for c in chain if type(c).__module__ == "ssl" and isinstance(c, OSError)]  # ssl.SSLError
+    system = [c for c in chain if isinstance(c, OSError) and c.errno is not None]
+    if timeouts:
+        return f"{where} did not answer in time ({step or 'waiting for it'})"
+    if tls:
+        reason = getattr(tls[0], "verify_message", None) or getattr(tls[0], "reason", None) or tls[0].strerror
+        return f"the TLS handshake with {where} failed: {reason}"
+    if system:
+        what = os.strerror(system[0].errno).lower()
+        return (f"{where} could not be reached: {what}" if step == "connect"
+                else f"{where}: the connection failed: {what}")
+    if step == "connect":
+        return f"{where} could not be reached"
+    if detail.endswith("connection lost"):
+        return f"{where} closed the connection"
+    head, _, tail = detail.partition(": ")
+    return f"{where}: {tail if head.isidentifier() and tail else detail}"  # no "TypeName: "

@@ -6,11 +6,19 @@ EXPUNGE`` (RFC 4315 UIDPLUS), else ``UID COPY`` + ``\\Deleted`` and a plain
 ``EXPUNGE`` only when no other mail of the folder is flagged ``\\Deleted``
 (see :class:`ImapInbox`). Keys carry the UIDVALIDITY (RFC 3501 2.3.1.1), so a
 key from before the mailbox was recreated is never taken for another mail.
+
+The processed and ignored folders are placed where the server keeps folders
+(:func:`place_folder`): a configured name is relative to the personal
+namespace (RFC 2342 NAMESPACE; Courier and Cyrus keep every folder under
+``INBOX.``), unless it already is a full name there. ``--loop`` waits for mail
+with IDLE (RFC 2177, :meth:`ImapInbox.wait_for_mail`) where the server offers it.
 """
 
 from __future__ import annotations
 
+import secrets
 import ssl
+import time
 from typing import Any, Callable
 
 import imapclient
@@ -27,13 +35,17 @@ from .base import (
     describe_error,
 )
 
-__all__ = ["ImapInbox"]
+__all__ = ["ImapInbox", "place_folder", "IDLE_RENEW"]
 
 _IMAP_FETCH_BATCH = 200
 _IMAP_FETCH_BYTES = 16 * 1024 * 1024  # bodies fetched in one command at most
 #: The keyword we set, with \Deleted, on mails we copied away when the server has
 #: neither MOVE nor UIDPLUS: ours to expunge later; any other \Deleted mail is not.
 MOVED_KEYWORD = b"$PbemMoved"
+#: Seconds after which an IDLE command is ended and issued again: RFC 2177 asks
+#: clients to do so at least every 29 minutes (servers may log out idle clients
+#: after 30).
+IDLE_RENEW = 25 * 60
 
 
 class ImapInbox(Inbox):
@@ -55,12 +67,14 @@ class ImapInbox(Inbox):
 
     Connects and logs in at construction, selects ``mailbox`` read-write and
     creates (and subscribes) the ``processed`` and ``ignored`` folders when
-    they are missing. Keys are ``f"{uidvalidity}:{uid}"``; :meth:`fetch`
-    returns the mails not flagged ``\\Deleted`` (``SEARCH UNDELETED``) in UID
-    order. It asks for each mail's ``RFC822.SIZE`` first, then fetches
-    ``BODY.PEEK[]`` for mails up to ``max_size`` bytes and only
-    ``BODY.PEEK[HEADER]`` for larger ones (``headers_only``); ``PEEK`` so no
-    flag changes.
+    they are missing, under the names :func:`place_folder` gives them on this
+    server (``"Processed"`` is ``"INBOX.Processed"`` on Courier); the names in
+    use are :attr:`folders` (``{"processed": str, "ignored": str}``). Keys are
+    ``f"{uidvalidity}:{uid}"``; :meth:`fetch` returns the mails not flagged
+    ``\\Deleted`` (``SEARCH UNDELETED``) in UID order. It asks for each mail's
+    ``RFC822.SIZE`` first, then fetches ``BODY.PEEK[]`` for mails up to
+    ``max_size`` bytes and only ``BODY.PEEK[HEADER]`` for larger ones
+    (``headers_only``); ``PEEK`` so no flag changes.
 
     Moving uses ``UID MOVE`` when the server advertises MOVE, else ``UID
     COPY`` + ``\\Deleted`` + ``UID EXPUNGE`` (with UIDPLUS, which removes
@@ -114,6 +128,9 @@ class ImapInbox(Inbox):
         self._oauth2 = oauth2
         self._client: imapclient.IMAPClient | None = None
         self.uidvalidity: int | None = None
+        #: the server's names of the processed and ignored folders
+        self.folders: dict[str, str] = {"processed": processed, "ignored": ignored}
+        self._exists: int | None = None  # the mailbox's size as this connection knows it
         self._connect()
 
     # -- connection -------------------------------------------------------
@@ -127,8 +144,12 @@ class ImapInbox(Inbox):
     def _connect(self) -> imapclient.IMAPClient:
         client = _login(self.host, self.port, self.username, self._password,
                         self.security, self.timeout, self._ssl_context, self._oauth2)
+        step = "asking where folders go (NAMESPACE, LIST)"
         try:
-            for folder in (self.processed, self.ignored):
+            prefix, delimiter = _personal_namespace(client)
+            self.folders = {role: place_folder(client, name, prefix, delimiter)
+                            for role, name in (("processed", self.processed), ("ignored", self.ignored))}
+            for folder in self.folders.values():
                 step = f"creating folder {folder!r}"
                 if not client.folder_exists(folder):
                     try:
@@ -151,6 +172,7 @@ class ImapInbox(Inbox):
     def _select(self, client: imapclient.IMAPClient) -> None:
         info = client.select_folder(self.mailbox)
         self.uidvalidity = int(info[b"UIDVALIDITY"])
+        self._exists = int(info.get(b"EXISTS", 0))
 
     def _connected(self) -> imapclient.IMAPClient:
         if self._client is None:
@@ -286,11 +308,92 @@ class ImapInbox(Inbox):
         Raises KeyError when the folder holds no such UID (or UIDVALIDITY
         changed), ValueError for a malformed key, TransportError on failure.
         """
-        self._move(key, self.processed)
+        self._move(key, self.folders["processed"])
 
     def mark_ignored(self, key: str) -> None:
         """Move the mail to the ignored folder (errors as :meth:`mark_processed`)."""
-        self._move(key, self.ignored)
+        self._move(key, self.folders["ignored"])
+
+    def offers_idle(self) -> bool:
+        """True when the server advertises IDLE (RFC 2177); logs in again
+        first when the connection was lost (TransportError if that fails)."""
+        try:
+            return bool(self._connected().has_capability("IDLE"))
+        except (IMAPClientError, OSError) as exc:
+            self._lost()
+            raise self._error("reading capabilities", exc) from exc
+
+    def waiting(self) -> int:
+        """How many mails of the mailbox are not flagged ``\\Deleted``
+        (``SEARCH UNDELETED``). Raises TransportError."""
+        client = self._connected()
+        try:
+            return len(client.search(["UNDELETED"]))
+        except (IMAPClientError, OSError) as exc:
+            self._lost()
+            raise self._error(f"searching {self.mailbox!r}", exc) from exc
+
+    def wait_for_mail(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for new mail in the mailbox with IDLE
+        (RFC 2177) on this connection.
+
+        Returns True as soon as the server reports more mail than this
+        connection knew of (an ``EXISTS`` response larger than the size it
+        last saw, counting the ``EXPUNGE`` responses for mails moved away
+        meanwhile, also by other connections), False when ``timeout`` ran out.
+        A mail that came while no IDLE was running is reported by the ``NOOP``
+        sent first. IDLE is ended and sent again every :data:`IDLE_RENEW`
+        seconds (RFC 2177: at least every 29 minutes).
+
+        Raises TransportError (``step="IDLE"``) when the server does not offer
+        IDLE, and when the connection fails (then the next call logs in
+        again); the caller sleeps instead (polling).
+        """
+        client = self._connected()
+        if not client.has_capability("IDLE"):
+            raise TransportError(f"{self._where()}: the server does not offer IDLE",
+                                 host=self.host, port=self.port, step="IDLE")
+        deadline = time.monotonic() + max(0.0, float(timeout))
+        step = "NOOP"
+        try:
+            if self._news(client.noop()[1]):
+                return True
+            while time.monotonic() < deadline:
+                step = "IDLE"
+                renew = min(deadline, time.monotonic() + IDLE_RENEW)
+                client.idle()
+                news = False
+                while not news:
+                    left = renew - time.monotonic()
+                    if left <= 0:
+                        break
+                    responses = client.idle_check(timeout=left)
+                    if _closed(responses, time.monotonic() - (renew - left), left):
+                        raise IMAPClientAbortError("the server closed the connection during IDLE")
+                    news = self._news(responses)
+                step = "DONE (ending IDLE)"
+                if self._news(client.idle_done()[1]) or news:
+                    return True
+            return False
+        except (IMAPClientError, OSError) as exc:
+            self._lost()
+            raise self._error(step, exc) from exc
+
+    def _news(self, responses: list) -> bool:
+        """Count the mailbox's size from untagged ``EXISTS``/``EXPUNGE``
+        responses; True when an ``EXISTS`` says it grew."""
+        grew = False
+        for response in responses:
+            if len(response) < 2 or not isinstance(response[0], int):
+                continue
+            number, what = response[0], response[1]
+            if what == b"EXPUNGE" and self._exists:
+                self._exists -= 1
+            elif what == b"EXISTS":
+                if self._exists is None or number > self._exists:
+                    grew = True
+                self._exists = number
+        return grew
 
     def close(self) -> None:
         """Log out (errors while doing so are ignored)."""
@@ -316,15 +419,23 @@ class ImapInbox(Inbox):
         ssl_context: ssl.SSLContext | None = None,
         oauth2: Callable[[], str] | None = None,
     ) -> dict[str, Any]:
-        """Log in and look at the account without changing anything.
+        """Log in and look at the account; the one change is a test folder,
+        created and removed again to prove that folders can be made where the
+        processed and ignored folders go.
 
-        Takes the constructor's arguments; creates no folder and selects
-        ``mailbox`` read-only (``EXAMINE``, RFC 3501 6.3.2), so no flag
-        changes. Returns ``{"capabilities": [str] (upper case, sorted),
-        "move": bool (RFC 6851 MOVE offered), "uidplus": bool (RFC 4315
-        UIDPLUS offered), "mailbox": str, "messages": int (EXISTS),
-        "uidvalidity": int, "folders": {processed: bool, ignored: bool}
-        (whether each folder exists)}``.
+        Takes the constructor's arguments; selects ``mailbox`` read-only
+        (``EXAMINE``, RFC 3501 6.3.2), so no flag changes. Returns
+        ``{"capabilities": [str] (upper case, sorted), "move": bool (RFC 6851
+        MOVE offered), "uidplus": bool (RFC 4315 UIDPLUS offered), "idle": bool
+        (RFC 2177 IDLE offered), "mailbox": str, "messages": int (EXISTS),
+        "uidvalidity": int, "namespace": (prefix, delimiter) (the personal
+        namespace, e.g. ``("INBOX.", ".")``), "placed": {processed: str,
+        ignored: str} (the server's names for the configured folders, see
+        :func:`place_folder`), "folders": {processed: bool, ignored: bool}
+        (whether each exists, keyed by the configured names), "test_folder":
+        str (the name tried), "create_error": str | None (why CREATE of the
+        test folder was refused; None when it worked), "delete_error": str |
+        None (why it could not be removed again)}``.
 
         Raises LoginRefused when the server refuses the login,
         TransportError (``.step`` says which: ``"connect"``, ``"STARTTLS"``,
@@ -338,17 +449,42 @@ class ImapInbox(Inbox):
             caps = sorted({c.decode().upper() if isinstance(c, bytes) else str(c).upper()
                            for c in client.capabilities()})
             step = "listing folders"
-            folders = {folder: bool(client.folder_exists(folder)) for folder in (processed, ignored)}
+            prefix, delimiter = _personal_namespace(client)
+            placed = {name: place_folder(client, name, prefix, delimiter) for name in (processed, ignored)}
+            folders = {name: bool(client.folder_exists(placed[name])) for name in (processed, ignored)}
+            parent = placed[processed]
+            parent = parent[:parent.rindex(delimiter) + 1] if delimiter and delimiter in parent else prefix
+            test_folder = f"{parent}pbem-doctor-{secrets.token_hex(4)}"
+            create_error = delete_error = None
+            try:
+                client.create_folder(test_folder)
+            except IMAPClientAbortError:
+                raise
+            except IMAPClientError as exc:
+                create_error = _reply_text(exc)
+            else:
+                try:
+                    client.delete_folder(test_folder)
+                except IMAPClientAbortError:
+                    raise
+                except IMAPClientError as exc:
+                    delete_error = _reply_text(exc)
             step = f"selecting {mailbox!r}"
             info = client.select_folder(mailbox, readonly=True)
             result = {
                 "capabilities": caps,
                 "move": "MOVE" in caps,
                 "uidplus": "UIDPLUS" in caps,
+                "idle": "IDLE" in caps,
                 "mailbox": mailbox,
                 "messages": int(info.get(b"EXISTS", 0)),
                 "uidvalidity": int(info[b"UIDVALIDITY"]),
+                "namespace": (prefix, delimiter),
+                "placed": placed,
                 "folders": folders,
+                "test_folder": test_folder,
+                "create_error": create_error,
+                "delete_error": delete_error,
             }
         except (IMAPClientError, OSError, KeyError, ValueError) as exc:
             _drop_imap(client)
@@ -362,6 +498,60 @@ class ImapInbox(Inbox):
     def __repr__(self) -> str:
         return (f"ImapInbox({self.host!r}, {self.port}, {self.username!r}, "
                 f"security={self.security!r}, mailbox={self.mailbox!r})")
+
+
+def _closed(responses: list, waited: float, timeout: float) -> bool:
+    """Did the connection end during ``idle_check``: a ``BYE``, or no response at
+    all well before ``timeout`` (imapclient returns ``[]`` at end of file)?"""
+    if any(r and r[0] == b"BYE" for r in responses):
+        return True
+    return not responses and waited < timeout - 0.05
+
+
+def _personal_namespace(client: imapclient.IMAPClient) -> tuple[str, str]:
+    """``(prefix, delimiter)`` of the account's personal folders: the first
+    personal namespace (RFC 2342) when the server offers NAMESPACE, else no
+    prefix and the hierarchy delimiter from ``LIST "" ""`` (``""`` when the
+    server has no hierarchy). Raises IMAPClientError."""
+    if client.has_capability("NAMESPACE"):
+        personal = client.namespace().personal
+        if personal:
+            prefix, delimiter = personal[0]
+            return _text(prefix), _text(delimiter)
+    for _flags, delimiter, _name in client.list_folders("", ""):
+        return "", _text(delimiter)
+    return "", ""
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def place_folder(client: imapclient.IMAPClient, name: str, prefix: str, delimiter: str) -> str:
+    """The name the server knows the configured folder ``name`` by.
+
+    ``prefix``/``delimiter`` are the personal namespace (``("INBOX.", ".")``
+    on Courier and on Cyrus in its usual setup, ``("", ".")`` or ``("", "/")``
+    on Dovecot). A folder that already exists under ``name`` keeps it (an
+    explicit full name, or one made before); so does ``INBOX`` and a name
+    that starts with the prefix (``"INBOX.Processed"``). Any other name is
+    relative to the namespace: ``prefix + name``, a ``/`` in it taken as the
+    hierarchy separator (``"Games/Done"`` is ``"INBOX.Games.Done"`` on
+    Courier). Raises IMAPClientError when the server fails the LIST.
+    """
+    if (name.upper() == "INBOX" or not prefix or name.upper().startswith(prefix.upper())
+            or client.folder_exists(name)):
+        return name if prefix or not delimiter else name.replace("/", delimiter)
+    return prefix + (name.replace("/", delimiter) if delimiter else name)
+
+
+def _reply_text(exc: BaseException) -> str:
+    """The server's words from an imapclient error (``"create failed: Invalid
+    mailbox name."`` -> ``"Invalid mailbox name."``)."""
+    text = str(exc)
+    return text.split(" failed: ", 1)[1] if " failed: " in text else text
 
 
 def _batches(uids: list[int], sizes: dict[int, int]):
