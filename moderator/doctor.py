@@ -99,7 +99,7 @@ def _parse_time(text: str | None) -> datetime | None:
 TEMPLATE_FILES = (
     "help.txt", "history.txt", "notice.txt", "position.txt", "reply.txt", "rules.txt",
     "status.txt", "welcome.txt", "words/illegal.txt", "words/notices.txt",
-    "words/orders.txt",
+    "words/operator.txt", "words/orders.txt",
 )
 
 

@@ -31,10 +31,14 @@ class Box:
         self.answers = answers
         self.sent: list[EmailMessage] = []
 
-    def send_many(self, msgs):
+    def send_many(self, msgs, on_result=None):
         msgs = list(msgs)
         self.sent += msgs
-        return list(self.answers) if self.answers is not None else [None] * len(msgs)
+        answers = list(self.answers) if self.answers is not None else [None] * len(msgs)
+        for i, answer in enumerate(answers):
+            if on_result is not None:
+                on_result(i, answer)
+        return answers
 
 
 @pytest.fixture
@@ -92,17 +96,21 @@ def test_eml_without_json_is_not_an_entry(tmp_path):
 def test_send_due_marks_the_batch_once_and_removes_with_one_directory_fsync(tmp_path, fsyncs):
     spool = Spool(tmp_path)
     spool.add_many([(mail(f"p{i}@example.org"), {"kind": "status"}) for i in range(4)], NOW)
-    seen = []
+    seen, left = [], []
 
-    def after_send():  # the marker is durable while the server may accept
-        seen.append(json.loads((tmp_path / SENDING).read_text())["names"])
-        seen.append([e.name for e in spool.entries() if e.meta.get("sending")])
+    def after_accept():  # the marker is durable while the server may accept
+        seen.append((json.loads((tmp_path / SENDING).read_text())["names"],
+                     [e.name for e in spool.entries() if e.meta.get("sending")]))
 
     fsyncs.clear()
-    result = spool.send_due(Box(), NOW, after_send=after_send)
+    result = spool.send_due(Box(), NOW, after_accept=after_accept,
+                            after_send=lambda: left.append(spool.entries()))
     assert result.sent == 4
     assert len(fsyncs) == 3  # the marker (file + directory), then the directory once
-    assert len(seen[0]) == 4 and seen[0] == seen[1]
+    # the k-th acceptance finds the 4 marked and 4 - k entries still spooled
+    assert [len(names) for names, _ in seen] == [4, 4, 4, 4]
+    assert [len(entries) for _, entries in seen] == [4, 3, 2, 1]
+    assert left == [[]]  # each accepted mail left the spool before the next was sent
     assert spool.entries() == [] and not (tmp_path / SENDING).exists()
     assert not list(tmp_path.glob("*.json"))
 
@@ -118,8 +126,8 @@ def test_a_crash_after_sending_keeps_the_marks(tmp_path):
     def die():
         raise Killed
 
-    with pytest.raises(Killed):
-        spool.send_due(Box(), NOW, after_send=die)
+    with pytest.raises(Killed):  # killed once the server accepted the first mail
+        spool.send_due(Box(), NOW, after_accept=die)
     again = Spool(tmp_path)  # the next cycle
     assert [e.name for e in again.entries()] == [a, b]
     assert all(e.meta["sending"] == NOW.isoformat() for e in again.entries())

@@ -24,7 +24,7 @@ from ..mail.transport import Outbox, TransportError
 from ..render import MAP_HERE, render, to_html
 from ..render.words import word
 from ..store.bookkeeping import Bookkeeping
-from ..store.spool import Spool
+from ..store.spool import SendResult, Spool
 from . import faults
 from .report import CycleReport
 
@@ -181,24 +181,43 @@ class Post:
 
     def _flush(self, report: CycleReport, box: Outbox, now: datetime, close: bool) -> None:
         try:
-            result = self.spool.send_due(box, now, after_send=lambda: faults.fault("after-send"))
+            result = self.spool.send_due(box, now, after_send=lambda: faults.fault("after-send"),
+                                         after_accept=lambda: faults.fault("after-accept"))
         finally:
             if close:
                 box.close()
-        report.sent += result.sent
-        report.deferred += result.deferred
-        if result.sent or result.failed:
-            self.bk.set_smtp_failing_since(None)  # the server answers
-        elif result.deferred and self.bk.smtp_failing_since() is None:
-            self.bk.set_smtp_failing_since(now)
-        for err in result.errors:
-            # a deferred mail is retried by a later cycle, but the cycle reports it
-            log.warning("%s (kept in the spool for a later cycle)", err)
-            report.errors.append(f"{err} (kept in the spool for a later cycle)")
-        for to, game, why in result.failed:
-            report.errors.append(f"mail to {to} refused permanently: {why}")
-            self.bk.set_bounce(canonical_address(to), why)
-            log.error("mail to %s (game %s) refused permanently: %s", to, game, why)
-            if canonical_address(to) != canonical_address(self.config.operator):
-                self.tell_operator(word("notices", "alert_mail_refused", to=to, game=game, reason=why,
-                                        folder=self.spool.dir / "failed"))
+        record(self, result, report, now)
+
+
+def record(post: Post, result: SendResult, report: CycleReport, now: datetime) -> None:
+    """Record what ``Spool.send_due`` did (``result``) in ``report`` and the
+    bookkeeping of ``post``: the SMTP outage (since when nothing was accepted),
+    bounces (SMTP 5xx for a recipient; the player later reads only the code,
+    never the server's host or words), and alerts to the operator for bounces
+    and for a server refusing everything (``SendResult.server_failure``: the
+    cycle fails, no bounce is recorded)."""
+    report.sent += result.sent
+    report.deferred += result.deferred
+    if result.server_failure is not None:
+        if post.bk.smtp_failing_since() is None:
+            post.bk.set_smtp_failing_since(now)
+        log.error("SMTP server failure: %s", result.server_failure)
+        report.errors.append(f"SMTP server failure: {result.server_failure}; "
+                             f"{result.deferred} mail(s) kept in the spool")
+        post.tell_operator(word("operator", "alert_smtp_server", reason=result.server_failure))
+        return
+    if result.sent or result.failed:
+        post.bk.set_smtp_failing_since(None)  # the server answers
+    elif result.deferred and post.bk.smtp_failing_since() is None:
+        post.bk.set_smtp_failing_since(now)
+    for err in result.errors:
+        # a deferred mail is retried by a later cycle, but the cycle reports it
+        log.warning("%s (kept in the spool for a later cycle)", err)
+        report.errors.append(f"{err} (kept in the spool for a later cycle)")
+    for to, game, why, code in result.failed:
+        report.errors.append(f"mail to {to} refused permanently: {why}")
+        post.bk.set_bounce(canonical_address(to), word("operator", "bounce_smtp", code=code))
+        log.error("mail to %s (game %s) refused permanently: %s", to, game, why)
+        if canonical_address(to) != canonical_address(post.config.operator):
+            post.tell_operator(word("notices", "alert_mail_refused", to=to, game=game, reason=why,
+                                    folder=post.spool.dir / "failed"))
