@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -59,10 +60,15 @@ def doctor(cfg):
     return result.exit_code, result.output
 
 
+SECTION = re.compile(r"  \[docs/operations\.md: ([^\]]+)\]$")
+
+
 def line(output: str, start: str) -> str:
+    """The first line of ``output`` starting with ``start``, without the section
+    of the guide it names."""
     hits = [l for l in output.splitlines() if l.startswith(start)]
     assert hits, f"no line starting with {start!r} in:\n{output}"
-    return hits[0]
+    return SECTION.sub("", hits[0])
 
 
 def test_all_well(setup, smtp_sink, dovecot):
@@ -185,7 +191,7 @@ def test_installation_checked(maildir_config):
     code, out = doctor(maildir_config)
     assert code == 0, out
     templates = line(out, "OK    templates: ")
-    assert "the 11 templates load from " in templates and "pbem is " in templates
+    assert "the 12 templates load from " in templates and "pbem is " in templates
     assert "North America (pbem): 44 cities" in line(out, "OK    default board: ")
 
 
@@ -237,7 +243,8 @@ def test_state_is_read_from_an_old_moderator_yaml_not_yet_imported(tmp_path):
 
     config = Config(games_dir=tmp_path / "games", spool_dir=tmp_path / "spool")
     now = datetime(2031, 3, 1, 12, tzinfo=timezone.utc)
-    assert [c.line() for c in check_state(config, now)] == ["NOTE  last successful cycle: none yet"]
+    assert [c.line() for c in check_state(config, now)] == [
+        "NOTE  last successful cycle: none yet  [docs/operations.md: The last successful cycle]"]
     old = ModeratorState.load(tmp_path / "spool" / "moderator.yaml")
     old.last_success = (now - timedelta(hours=1)).isoformat(timespec="seconds")
     old.pending_moves = ["1:7"]

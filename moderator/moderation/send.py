@@ -162,10 +162,13 @@ class Post:
                               auto="auto-generated"), kind="operator")
         self.bk.mark_alert(text, now)  # keeps the newest ``Bookkeeping.ALERTS_KEEP``
 
-    def flush(self, report: CycleReport, outbox: Outbox | None = None) -> None:
+    def flush(self, report: CycleReport, outbox: Outbox | None = None, ignore_backoff: bool = False,
+              only: set[str] | None = None) -> None:
         """Send what is due in the spool through ``outbox`` (default: the configured
         one, opened and closed here); record permanent failures (SMTP 5xx) as
-        bounces and tell the operator.  Transport errors go to ``report.errors``."""
+        bounces and tell the operator.  Transport errors go to ``report.errors``.
+        ``ignore_backoff`` and ``only`` (entry names): as ``Spool.send_due``
+        (``pbem spool retry``)."""
         if not any(self.spool.dir.glob("*.eml")):
             return
         now = self.clock()
@@ -177,12 +180,14 @@ class Post:
                 self.bk.set_smtp_failing_since(now)
             return
         with self.bk.transaction():
-            self._flush(report, box, now, close=outbox is None)
+            self._flush(report, box, now, close=outbox is None, ignore_backoff=ignore_backoff, only=only)
 
-    def _flush(self, report: CycleReport, box: Outbox, now: datetime, close: bool) -> None:
+    def _flush(self, report: CycleReport, box: Outbox, now: datetime, close: bool,
+               ignore_backoff: bool = False, only: set[str] | None = None) -> None:
         try:
             result = self.spool.send_due(box, now, after_send=lambda: faults.fault("after-send"),
-                                         after_accept=lambda: faults.fault("after-accept"))
+                                         after_accept=lambda: faults.fault("after-accept"),
+                                         ignore_backoff=ignore_backoff, only=only)
         finally:
             if close:
                 box.close()

@@ -11,6 +11,7 @@ Layout of the spool directory::
       moderator.yaml.migrated        an older pbem's state, imported into pbem.sqlite3
       cycle.lock                     held by the running cycle (``filelock``)
       sending.names                  the entries whose sending is under way (JSON: ``at``, ``names``)
+      cycle.owner                    the process holding cycle.lock and since when (JSON: ``pid``, ``at``)
 
 Entry names are the creation time in nanoseconds, the process id and a counter, so
 sorting them gives the order in which the mails were spooled, also across processes.
@@ -62,6 +63,12 @@ BACKOFF_START = 60.0
 BACKOFF_MAX = 6 * 3600.0
 SENDING = "sending.names"
 """The spool's marker of the entries whose sending is under way."""
+OWNER = "cycle.owner"
+"""Written by the cycle that holds ``cycle.lock``: JSON ``pid`` and ``at`` (when it
+took the lock), for ``pbem doctor`` to tell how long the lock has been held."""
+ORPHAN_AGE = 60.0
+"""Seconds before a metadata file without its mail counts as an orphan (a younger
+one may be an entry being written right now)."""
 
 
 @dataclass
@@ -195,6 +202,11 @@ class Spool:
                 if e.meta.get("kind") == "status" and e.meta.get("game") == game
                 and e.meta.get("player") == player and not e.meta.get("sending")
                 and not e.meta.get("maybe_sent")]
+
+    def mark_owner(self, now: datetime) -> None:
+        """Note in ``cycle.owner`` that this process holds the cycle lock since
+        ``now`` (not fsynced: only ``pbem doctor`` reads it).  Raises OSError."""
+        (self.dir / OWNER).write_text(json.dumps({"pid": os.getpid(), "at": now.isoformat()}))
 
     def _write_meta(self, name: str, meta: dict[str, Any]) -> None:
         atomic_write(self.dir / f"{name}.json", json.dumps(meta, sort_keys=True).encode())
