@@ -14,6 +14,7 @@
     pbem spool list|retry [NAME...]|clean     the outgoing mails
     pbem bounces list|clear [ADDRESS] addresses whose mail was refused
     pbem player set-address GAME NAME ADDRESS
+    pbem forget GAME                  forget a game whose file was removed on purpose
     pbem restore GAME                 put GAME's handled and ignored mails back into the inbox
     pbem repair GAME --from-history [--yes]   rebuild state and log from the history
     pbem [--log-level LEVEL] [--log-file FILE] COMMAND ...
@@ -491,7 +492,7 @@ def player_set_address(ctx, game, name, address):
     bounces; the player is told at the new address by the next `pbem run`."""
     from moderator.admin import set_address
 
-    old, new = _admin(lambda: set_address(_config(ctx, passwords=False), game, name, address))
+    name, old, new = _admin(lambda: set_address(_config(ctx, passwords=False), game, name, address))
     click.echo(f"Game {game}: {name} now plays as {new} (was {old}); a status mail to {new} "
                "waits in the spool for the next `pbem run`.")
 
@@ -507,6 +508,17 @@ def restore(ctx, game):
     keys = _admin(lambda: put_back(_config(ctx), game))
     click.echo(f"{len(keys)} mail(s) of game {game} put back into the inbox; the next `pbem run` "
                "reads them (orders the game file has already are not applied again).")
+
+
+@main.command()
+@click.argument("game")
+@click.pass_context
+def forget(ctx, game):
+    """Forget GAME, whose file was removed on purpose (its mail then goes to no game)."""
+    from moderator.admin import forget as drop
+
+    _admin(lambda: drop(_config(ctx, passwords=False), game))
+    click.echo(f"Game {game} forgotten: mail for it is now mail for no game.")
 
 
 @main.command()

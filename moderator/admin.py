@@ -191,11 +191,12 @@ def bounces_clear(config: Config, address: str | None = None) -> list[str]:
 
 # ---------------------------------------------------------------- players
 def set_address(config: Config, game_id: str, player: str, address: str,
-                clock: Callable[[], datetime] = _utc) -> tuple[str, str]:
+                clock: Callable[[], datetime] = _utc) -> tuple[str, str, str]:
     """Give ``player`` of ``game_id`` the new ``address`` (checked like ``pbem
     new``: exactly one valid address, not another player's of the game), forget the
     bounces of the old and the new address, and spool a status mail to the new one
-    saying so (sent by the next cycle).  Returns ``(old, new)`` address.  Raises
+    saying so (sent by the next cycle).  Returns ``(player's name, old address,
+    new address)``.  Raises
     ValueError (bad address, unknown player), StoreError (the game does not load),
     Busy."""
     from .moderation.notify import status_mail
@@ -224,7 +225,20 @@ def set_address(config: Config, game_id: str, player: str, address: str,
                             notice=word("operator", "address_changed", address=new))
                 post.put(status_mail(post, record, p, []), kind="status", game=record.id, player=p.name,
                          events=[], log_from=len(record.game.log), address_change=True)
-        return old, new
+        return p.name, old, new
+
+
+def forget(config: Config, game_id: str) -> None:
+    """Drop ``game_id`` from the games index once its file was removed on purpose:
+    its mail is then treated as mail for no game.  Raises ValueError while the
+    file exists or when the index does not know the game, Busy."""
+    store = GameStore(config.games_dir)
+    with cycle_lock(config), Bookkeeping.in_spool(config.spool_dir) as bk:
+        if store.exists(game_id):
+            raise ValueError(f"game {game_id} still has its file {store.path(game_id)}; remove the file first")
+        if game_id not in bk.game_ids():
+            raise ValueError(f"the games index does not know a game {game_id}")
+        bk.forget_game(game_id)
 
 
 # ---------------------------------------------------------------- repair

@@ -68,8 +68,8 @@ LOCK_STUCK_AFTER = 3600.0
 seconds (minutes on a slow relay); an hour is twelve runs of the 5-minute timer."""
 
 
-#: The sections of docs/operations.md that doctor's lines name, by subject (the
-#: first word of a subject that is not listed here: see ``Check.section``).
+#: The sections of docs/operations.md that doctor's lines name, by subject (or
+#: the longest of these that starts the subject: see ``Check.section``).
 SECTIONS = {
     "templates": "Installation", "default board": "Installation",
     "configuration": "Configuration",
@@ -95,7 +95,9 @@ class Check:
 
     def __post_init__(self) -> None:
         if not self.section:
-            self.section = SECTIONS.get(self.subject) or SECTIONS.get(self.subject.split()[0], "")
+            key = max((k for k in SECTIONS if self.subject == k or self.subject.startswith(k + " ")),
+                      key=len, default="")
+            self.section = SECTIONS.get(key, "")
 
     def line(self) -> str:
         """The report line: ``"OK    subject: text  [docs/operations.md: Section]"``
