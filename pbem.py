@@ -11,7 +11,7 @@
     pbem archive --out DIR            a static HTML site of every game (incremental)
     pbem export GAME [--format yaml|json] [--with-secrets]   one game as a single file
     pbem doctor                       check configuration, games, mail servers, spool, lock, disk
-    pbem spool list|retry [NAME...]|clean     the outgoing mails
+    pbem spool list|retry [NAME...]|clean [--failed]   the outgoing mails
     pbem bounces list|clear [ADDRESS] addresses whose mail was refused
     pbem player set-address GAME NAME ADDRESS
     pbem forget GAME                  forget a game whose file was removed on purpose
@@ -437,15 +437,17 @@ def spool_retry(ctx, names):
 
 
 @spool.command("clean")
+@click.option("--failed", is_flag=True, help="Also remove the mails refused for good (spool/failed/).")
 @click.pass_context
-def spool_clean(ctx):
-    """Remove metadata files without their mail (left by a kill; never sent)."""
+def spool_clean(ctx, failed):
+    """Remove metadata files without their mail (left by a kill; never sent), and
+    with --failed the mails refused for good, once dealt with."""
     from moderator.admin import spool_clean as clean
 
-    gone = _admin(lambda: clean(_config(ctx, passwords=False)))
+    gone = _admin(lambda: clean(_config(ctx, passwords=False), failed=failed))
     for path in gone:
         click.echo(f"removed {path}")
-    click.echo(f"{len(gone)} orphan file(s) removed.")
+    click.echo(f"{len(gone)} file(s) removed.")
 
 
 @main.group()

@@ -150,12 +150,20 @@ def spool_retry(config: Config, names: tuple[str, ...] = (), outbox=None,
         return report
 
 
-def spool_clean(config: Config, now: float | None = None) -> list[Path]:
-    """Remove the orphan metadata files older than ``ORPHAN_AGE`` (under the
-    cycle lock); returns them.  Raises Busy, OSError."""
+def spool_clean(config: Config, failed: bool = False, now: float | None = None) -> list[Path]:
+    """Remove the orphan metadata files older than ``ORPHAN_AGE``, and with
+    ``failed`` every mail refused for good (``spool/failed/``: once the operator
+    has dealt with them), under the cycle lock; returns the files removed.
+    Raises Busy, OSError."""
     now = time.time() if now is None else now
     with cycle_lock(config):
         gone = []
+        folder = Path(config.spool_dir) / "failed"
+        if failed and folder.is_dir():
+            for f in sorted(folder.iterdir()):
+                if f.suffix in (".eml", ".json"):
+                    f.unlink()
+                    gone.append(f)
         for orphan in Spool(config.spool_dir).orphans():
             if now - orphan.stat().st_mtime >= ORPHAN_AGE:
                 orphan.unlink()

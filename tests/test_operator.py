@@ -168,7 +168,7 @@ def test_spool_list_retry_and_clean(cli, tmp_path, smtp_sink):
            "left by a run killed while removing a sent mail; harmless, never sent; `pbem spool clean` " \
            "removes them" in doctor
     r = cli("spool", "clean")
-    assert r.exit_code == 0 and f"removed {orphan}" in r.output and "1 orphan file(s) removed." in r.output
+    assert r.exit_code == 0 and f"removed {orphan}" in r.output and "1 file(s) removed." in r.output
     assert not orphan.exists() and young.exists()
 
 
@@ -226,6 +226,10 @@ def test_bounces_clear(cli, tmp_path, smtp_sink):
     assert cli("bounces", "list").output == "cy@example.net: refused by the mail server with code 550\n"
     assert cli("bounces", "clear").output == "Forgot 1 bounce(s): cy@example.net.\n"
     assert cli("bounces", "list").output == "No bounced addresses.\n"
+    assert "FAIL  spool/failed: 2 mail(s) refused permanently" in cli("doctor").output
+    r = cli("spool", "clean", "--failed")
+    assert r.exit_code == 0 and "4 file(s) removed." in r.output
+    assert "spool/failed" not in cli("doctor").output
 
 
 # ---------------------------------------------------------------- repair
