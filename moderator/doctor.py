@@ -1,14 +1,17 @@
 """``pbem doctor``: check that the moderator can work, and say so in plain words.
 
 Each check gives one line: ``OK``, ``NOTE`` (worth knowing, not a fault) or ``FAIL``
-(needs the operator).  The checks:
+(needs the operator), ending with the section of docs/operations.md that explains
+it (``Check.section``, from ``SECTIONS``).  No mail password is needed: without
+one the configuration line fails and the mail servers are not checked.  The checks:
 
 - the installation: every template the code renders (``words/*.txt`` included) and
   the default board are found (package data, through ``importlib.resources``) and
   load; a failure names the missing file and how to repair this install mode;
 - the configuration loads (file, keys, password variables);
 - the games directory exists and is writable;
-- every game file loads and its history replays to the recorded state;
+- every game file loads and its history replays to the recorded state; a game the
+  games index knows whose file is missing fails;
 - IMAP: the server answers, the login works, the folders exist, and whether it
   offers MOVE and UIDPLUS (without them handled mail is copied, flagged and
   expunged); or the local Maildir inbox;
@@ -19,8 +22,12 @@ Each check gives one line: ``OK``, ``NOTE`` (worth knowing, not a fault) or ``FA
   i.e. ``ImapInbox.probe``, ``SmtpOutbox.probe`` and the Maildir probes, and word
   their dicts and their ``LoginRefused``/``TransportError`` here);
 - the spool: mails waiting (the oldest, those waiting for a retry and why, those
-  whose sending was interrupted) and mails refused for good (``spool/failed``);
-- the cycle lock: free, or held by which process;
+  whose sending was interrupted), orphan metadata files, and mails refused for
+  good (``spool/failed``);
+- disk space where games, spool and bookkeeping live (``MIN_FREE_BYTES``,
+  ``MIN_FREE_FRACTION``);
+- the cycle lock: free, or held by which process and for how long (FAIL beyond
+  ``LOCK_STUCK_AFTER``);
 - the last successful cycle against ``outage_after``, and the moderator's memory
   of bounced addresses, failing SMTP and mails handled but not yet moved (the
   bookkeeping database ``spool/pbem.sqlite3``, opened read-only; an old

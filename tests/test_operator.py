@@ -357,3 +357,39 @@ def test_every_doctor_line_names_a_section_of_the_guide(cli, tmp_path):
     assert all(named), out
     assert {m.group(1) for m in named} <= headings, {m.group(1) for m in named} - headings
     assert len({m.group(1) for m in named}) >= 7
+
+
+# ---------------------------------------------------------------- running as a service
+DOCS = Path(pbem.__file__).parent / "docs"
+
+
+def test_the_systemd_units_run_pbem_and_verify(tmp_path):
+    service, timer, loop = ((DOCS / n).read_text() for n in ("pbem.service", "pbem.timer", "pbem-loop.service"))
+    assert "Type=oneshot" in service and re.search(r"^ExecStart=/\S+/pbem .* run$", service, re.M)
+    assert "OnUnitInactiveSec=5min" in timer and "WantedBy=timers.target" in timer
+    assert re.search(r"^ExecStart=/\S+/pbem .* run --loop --interval 300$", loop, re.M)
+    for unit in (service, loop):  # the journal: nothing sends the log elsewhere
+        assert "--log-file" not in unit and "StandardOutput" not in unit
+        assert "EnvironmentFile=/etc/pbem/env" in unit
+    if shutil.which("systemd-analyze") is None:
+        pytest.skip("systemd-analyze is not installed")
+    import subprocess
+    import sys
+    for name, text in (("pbem.service", service), ("pbem.timer", timer), ("pbem-loop.service", loop)):
+        # the example paths do not exist here: a real executable, an optional env file
+        text = text.replace("/srv/pbem/venv/bin/pbem", sys.executable).replace(
+            "EnvironmentFile=/etc/pbem/env", "EnvironmentFile=-/etc/pbem/env")
+        (tmp_path / name).write_text(text)
+    p = subprocess.run(["systemd-analyze", "verify", "pbem.service", "pbem.timer", "pbem-loop.service"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+
+
+def test_the_cron_line_of_the_guide_names_pbem_by_its_absolute_path():
+    guide = (DOCS / "operations.md").read_text()
+    crons = re.findall(r"^\*/5 \* \* \* \* .*$", guide, re.M)
+    assert crons
+    for line in crons:
+        command = line.split("&&", 1)[1].split()
+        program = next(w for w in command if "=" not in w)
+        assert program.startswith("/") and program.endswith("/pbem"), line

@@ -337,7 +337,7 @@ def _server_failure(due: list[SpoolEntry], outcomes: list) -> str | None:
         if getattr(err, "step", None) == "MAIL FROM" and code is not None and 500 <= code < 600:
             return f"the SMTP server refused the sender address (MAIL FROM): {err}"
     recipients = {str(e.message.get("To", "")).lower() for e in due}
-    if (len(recipients) >= 2 and all(isinstance(err, TransportError) for err in outcomes)
+    if (len(recipients) >= 2 and all(err is not None for err in outcomes)
             and len(set(codes)) == 1 and codes[0] is not None and 500 <= codes[0] < 600):
         return (f"the SMTP server refused all {len(due)} mails to {len(recipients)} recipients with "
                 f"{codes[0]}: {outcomes[-1]}")
