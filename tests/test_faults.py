@@ -951,3 +951,36 @@ def test_runs_killed_while_sending_and_421_windows_lose_and_double_nothing(refer
         assert kills >= 5 and windows >= 5
         assert again <= kills  # at most the one mail per kill the client never heard accepted
         assert repeated == 0
+
+
+def test_restore_puts_a_games_mail_back_into_the_imap_inbox(dovecot, sink, tmp_path):
+    """``pbem restore`` on IMAP: the game's mails in Processed (and Ignored) go
+    back to INBOX; after the game file is restored from a backup, the next cycle
+    applies the orders again, each once, the same as before."""
+    from moderator.admin import restore
+
+    table = Table(tmp_path, dovecot, sink)
+    clock = Clock()
+    table.create(clock)
+    backup = table.game_bytes()
+    mod = table.moderator(clock)
+    assert table.step() == 3
+    stranger = EmailMessage()
+    stranger["From"], stranger["To"], stranger["Subject"] = "x@else.org", MODERATOR, "hello"
+    stranger["Message-ID"] = "<stranger@else.org>"
+    stranger.set_content("hi\n")
+    table.deliver(stranger)
+    assert mod.run_cycle().applied == 3
+    history = table.data()["history"]
+    assert len(table.folder("Processed")) == 3 and len(table.folder("Ignored")) == 1
+
+    table.store.path(GAME).write_bytes(backup)
+    keys = restore(table.config, GAME)
+    assert sorted(keys) == sorted(h["message_id"] for h in history)
+    assert len(table.folder("INBOX")) == 3 and table.folder("Processed") == []
+    assert len(table.folder("Ignored")) == 1  # the stranger's mail is no mail of the game
+    report = mod.run_cycle()
+    assert report.applied == 3 and report.duplicates == 0, report
+    assert [(h["player"], h["order"], h["message_id"]) for h in table.data()["history"]] == \
+        [(h["player"], h["order"], h["message_id"]) for h in history]
+    assert table.folder("INBOX") == [] and len(table.folder("Processed")) == 3

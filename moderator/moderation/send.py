@@ -191,10 +191,10 @@ class Post:
         finally:
             if close:
                 box.close()
-        record(self, result, report, now)
+        record_sent(self, result, report, now)
 
 
-def record(post: Post, result: SendResult, report: CycleReport, now: datetime) -> None:
+def record_sent(post: Post, result: SendResult, report: CycleReport, now: datetime) -> None:
     """Record what ``Spool.send_due`` did (``result``) in ``report`` and the
     bookkeeping of ``post``: the SMTP outage (since when nothing was accepted),
     bounces (SMTP 5xx for a recipient; the player later reads only the code,
