@@ -879,7 +879,11 @@ def test_runs_killed_while_sending_and_421_windows_lose_and_double_nothing(refer
     the final state of the fault-free game, and each kill repeats at most the one
     mail whose acceptance it could not record (the earlier ones had left the spool);
     a mail refused with 421 after an interrupted send is never merged into a newer
-    status mail (no event reaches a player twice under a new Message-ID)."""
+    status mail (no event reaches a player twice under a new Message-ID).
+
+    Measured (docs/operations.md): 17 kills, 17 repeats, 0 events again; the same
+    test on the spool that removed mails after the whole batch: 18 kills, 31
+    repeats, 6 events again under new Message-IDs."""
     sink = SmtpSink()
     sink.handler = KillingHandler(sink)
     sink.controller.handler = sink.handler
