@@ -244,11 +244,13 @@ def memory(spool_dir: Path) -> SimpleNamespace:
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` (lock files aside) with its bytes; the bookkeeping
+    """Every file under ``root`` (lock files and the lock's ``cycle.owner`` note
+    aside) with its bytes; the bookkeeping
     database by what it remembers (its files change when it only reads: the
     games index notes when it last scanned ``games/``)."""
     out = {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-           if p.is_file() and not p.name.endswith(".lock") and not p.name.startswith("pbem.sqlite3")}
+           if p.is_file() and not p.name.endswith(".lock") and p.name != "cycle.owner"
+           and not p.name.startswith("pbem.sqlite3")}
     for db in sorted(root.rglob("pbem.sqlite3")):
         out[str(db.relative_to(root))] = repr(memory(db.parent)).encode()
     return out
