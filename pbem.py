@@ -10,6 +10,14 @@
     pbem list [--active|--finished]   one line per game
     pbem archive --out DIR            a static HTML site of every game (incremental)
     pbem export GAME [--format yaml|json] [--with-secrets]   one game as a single file
+    pbem doctor                       check configuration, games, mail servers, spool, lock, disk
+    pbem spool list|retry [NAME...]|clean [--failed]   the outgoing mails
+    pbem bounces list|clear [ADDRESS] addresses whose mail was refused
+    pbem player set-address GAME NAME ADDRESS
+    pbem forget GAME                  forget a game whose file was removed on purpose
+    pbem restore GAME                 put GAME's handled and ignored mails back into the inbox
+    pbem repair GAME --from-history [--yes]   rebuild state and log from the history
+    pbem [--log-level LEVEL] [--log-file FILE] COMMAND ...
     pbem --version
 
 The configuration is ``--config FILE``, else ``./pbem.yaml``, else the embedded
@@ -29,14 +37,17 @@ import click
 
 from moderator.rules.options import OPTION_TABLE, OPTIONS, RULESETS
 
+LOG_LEVELS = ("debug", "info", "warning", "error")
 
-def _config(ctx: click.Context):
+
+def _config(ctx: click.Context, passwords: bool = True):
     """The configuration named by ``--config`` (or the default); a ConfigError
-    becomes a ClickException (exit status 1)."""
+    becomes a ClickException (exit status 1).  ``passwords`` False: the mail
+    passwords need not be set (commands that talk to no mail server)."""
     from moderator.config import ConfigError, load_config
 
     try:
-        return load_config(ctx.obj.get("config"))
+        return load_config(ctx.obj.get("config"), passwords=passwords)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -65,16 +76,29 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
               help="Print the version and exit.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Configuration file (default: ./pbem.yaml, else local mail folders).")
-@click.option("-v", "--verbose", is_flag=True, help="Log every mail handled.")
+@click.option("-v", "--verbose", is_flag=True, help="Log every mail handled (--log-level info).")
+@click.option("--log-level", type=click.Choice(LOG_LEVELS, case_sensitive=False), default=None,
+              help="What to log: debug, info (every mail handled), warning (default), error.")
+@click.option("--log-file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Append the log to FILE (reopened when logrotate moves it) instead of the "
+                   "standard error (which systemd's journal and cron's mail keep).")
 @click.pass_context
-def main(ctx: click.Context, config_path: str | None, verbose: bool) -> None:
+def main(ctx: click.Context, config_path: str | None, verbose: bool, log_level: str | None,
+         log_file: str | None) -> None:
     """Play-by-email moderator for Alan R. Moon's Union Pacific."""
     import logging
 
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(message)s",
-    )
+    level = (log_level or ("info" if verbose else "warning")).upper()
+    handlers = None
+    if log_file is not None:
+        from logging.handlers import WatchedFileHandler
+
+        try:
+            handlers = [WatchedFileHandler(log_file, encoding="utf-8")]
+        except OSError as exc:
+            raise click.ClickException(f"cannot open the log file {log_file}: {exc.strerror or exc}") from None
+    logging.basicConfig(level=getattr(logging, level), format="%(asctime)s %(levelname)s %(message)s",
+                        handlers=handlers, force=True)
     ctx.ensure_object(dict)
     ctx.obj["config"] = config_path
 
@@ -83,7 +107,7 @@ def _load(ctx: click.Context, game: str, check: bool = True):
     """The game record of GAME, or a clear error (exit status 1)."""
     from moderator.store.gamefile import GameStore, StoreError
 
-    store = GameStore(_config(ctx).games_dir)
+    store = GameStore(_config(ctx, passwords=False).games_dir)
     try:
         return store.load(game, check=check)
     except (StoreError, ValueError) as exc:
@@ -269,7 +293,7 @@ def _archive(ctx: click.Context, out: str, force: bool = False) -> bool:
     from moderator.store.gamefile import GameStore
 
     try:
-        config = _config(ctx)
+        config = _config(ctx, passwords=False)
         report = build_site(GameStore(config.games_dir), out, force=force,
                             show_addresses=config.archive_show_addresses)
     except OSError as exc:
@@ -290,7 +314,7 @@ def list_(ctx, which):
     from moderator.archive.listing import list_games
     from moderator.store.gamefile import GameStore
 
-    lines, errors = list_games(GameStore(_config(ctx).games_dir), which or "all")
+    lines, errors = list_games(GameStore(_config(ctx, passwords=False).games_dir), which or "all")
     for line in lines:
         click.echo(line)
     for err in errors:
@@ -327,7 +351,7 @@ def export(ctx, game, fmt, with_secrets, out):
     from moderator.archive.export import dump, export_data
     from moderator.store.gamefile import GameStore, StoreError
 
-    store = GameStore(_config(ctx).games_dir)
+    store = GameStore(_config(ctx, passwords=False).games_dir)
     try:
         store.load(game)  # a file whose history does not give its state is not exported
         text = dump(export_data(store.read_data(game), with_secrets), fmt)
@@ -468,6 +492,167 @@ def doctor(ctx):
     from moderator.doctor import run_doctor
 
     sys.exit(run_doctor(ctx.obj.get("config"), echo=click.echo))
+
+
+# ---------------------------------------------------------------- operator commands
+def _admin(call):
+    """Run an operator command; its expected failures become a ClickException
+    (exit status 1) with their words."""
+    from moderator.admin import Busy
+    from moderator.mail.transport import TransportError
+    from moderator.store.bookkeeping import BookkeepingError
+    from moderator.store.gamefile import StoreError
+
+    try:
+        return call()
+    except KeyError as exc:
+        raise click.ClickException(str(exc.args[0]) if exc.args else str(exc)) from None
+    except (Busy, ValueError, StoreError, TransportError, BookkeepingError) as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"{exc.filename or ''}: {exc.strerror or exc}") from None
+
+
+@main.group()
+def spool():
+    """The outgoing mails: list them, send them now, remove orphan files."""
+
+
+@spool.command("list")
+@click.pass_context
+def spool_list(ctx):
+    """One line per mail waiting, refused for good (spool/failed) or orphaned."""
+    from moderator.admin import spool_list as listing
+
+    mails = _admin(lambda: listing(_config(ctx, passwords=False)))
+    for m in mails:
+        click.echo(m.line())
+    if not mails:
+        click.echo("The spool is empty.")
+
+
+@spool.command("retry")
+@click.argument("names", nargs=-1)
+@click.pass_context
+def spool_retry(ctx, names):
+    """Send the waiting mails (or only NAMES) now, ignoring their retry times."""
+    from moderator.admin import spool_retry as retry
+
+    report = _admin(lambda: retry(_config(ctx), tuple(names)))
+    click.echo(f"{report.sent} mail(s) sent, {report.deferred} still waiting.")
+    for err in report.errors:
+        click.echo(f"error: {err}", err=True)
+    sys.exit(0 if not report.errors else 1)
+
+
+@spool.command("clean")
+@click.option("--failed", is_flag=True, help="Also remove the mails refused for good (spool/failed/).")
+@click.pass_context
+def spool_clean(ctx, failed):
+    """Remove metadata files without their mail (left by a kill; never sent), and
+    with --failed the mails refused for good, once dealt with."""
+    from moderator.admin import spool_clean as clean
+
+    gone = _admin(lambda: clean(_config(ctx, passwords=False), failed=failed))
+    for path in gone:
+        click.echo(f"removed {path}")
+    click.echo(f"{len(gone)} file(s) removed.")
+
+
+@main.group()
+def bounces():
+    """Addresses whose mail was refused: list them, forget them."""
+
+
+@bounces.command("list")
+@click.pass_context
+def bounces_list(ctx):
+    """Every address remembered as bounced, with the reason."""
+    from moderator.admin import bounces_list as listing
+
+    found = _admin(lambda: listing(_config(ctx, passwords=False)))
+    for address, why in sorted(found.items()):
+        click.echo(f"{address}: {why}")
+    if not found:
+        click.echo("No bounced addresses.")
+
+
+@bounces.command("clear")
+@click.argument("address", required=False)
+@click.pass_context
+def bounces_clear(ctx, address):
+    """Forget the bounce of ADDRESS (of every address without one)."""
+    from moderator.admin import bounces_clear as clear
+
+    gone = _admin(lambda: clear(_config(ctx, passwords=False), address))
+    click.echo(f"Forgot {len(gone)} bounce(s)" + (f": {', '.join(gone)}" if gone else "") + ".")
+
+
+@main.group()
+def player():
+    """A player of a game."""
+
+
+@player.command("set-address")
+@click.argument("game")
+@click.argument("name")
+@click.argument("address")
+@click.pass_context
+def player_set_address(ctx, game, name, address):
+    """Give player NAME of GAME the ADDRESS (checked like `pbem new`); forget its
+    bounces; the player is told at the new address by the next `pbem run`."""
+    from moderator.admin import set_address
+
+    name, old, new = _admin(lambda: set_address(_config(ctx, passwords=False), game, name, address))
+    click.echo(f"Game {game}: {name} now plays as {new} (was {old}); a status mail to {new} "
+               "waits in the spool for the next `pbem run`.")
+
+
+@main.command()
+@click.argument("game")
+@click.pass_context
+def restore(ctx, game):
+    """Put GAME's handled and ignored mails back into the inbox, to be read again
+    by the next cycle (after restoring its file from a backup)."""
+    from moderator.admin import restore as put_back
+
+    keys = _admin(lambda: put_back(_config(ctx), game))
+    click.echo(f"{len(keys)} mail(s) of game {game} put back into the inbox; the next `pbem run` "
+               "reads them (orders the game file has already are not applied again).")
+
+
+@main.command()
+@click.argument("game")
+@click.pass_context
+def forget(ctx, game):
+    """Forget GAME, whose file was removed on purpose (its mail then goes to no game)."""
+    from moderator.admin import forget as drop
+
+    _admin(lambda: drop(_config(ctx, passwords=False), game))
+    click.echo(f"Game {game} forgotten: mail for it is now mail for no game.")
+
+
+@main.command()
+@click.argument("game")
+@click.option("--from-history", is_flag=True, required=True,
+              help="Rebuild the state and log from the seed and history (the only repair there is).")
+@click.option("--yes", is_flag=True, help="Write the rebuilt game (without it, only show the difference).")
+@click.pass_context
+def repair(ctx, game, from_history, yes):
+    """Show how GAME's state and log differ from those its history gives (which
+    part of the file was edited), and with --yes write the rebuilt game."""
+    from moderator.admin import repair as rebuild
+
+    result = _admin(lambda: rebuild(_config(ctx, passwords=False), game, write=yes))
+    if not result.parts:
+        click.echo(f"Game {game}: the state and log agree with the history; nothing to repair.")
+        return
+    click.echo("".join(result.diff), nl=False)
+    click.echo(f"Game {game}: edited outside the moderator in: {', '.join(result.parts)}.")
+    if result.written:
+        click.echo(f"Written: {game}'s {' and '.join(result.parts)} rebuilt from its history.")
+    else:
+        click.echo(f"Nothing written; `pbem repair {game} --from-history --yes` writes the rebuilt game.")
 
 
 if __name__ == "__main__":

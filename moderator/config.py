@@ -38,6 +38,7 @@ that transport is opened or probed.
 
 from __future__ import annotations
 
+import contextvars
 import os
 from dataclasses import dataclass, field
 from email.headerregistry import Address
@@ -283,13 +284,19 @@ class Config:
         return MaildirOutbox.probe(self.maildir_outbox)
 
 
-def load_config(path: str | os.PathLike[str] | None = None) -> Config:
+_PASSWORDS: contextvars.ContextVar[bool] = contextvars.ContextVar("pbem_passwords", default=True)
+"""Whether ``load_config`` requires the password variables to be set."""
+
+
+def load_config(path: str | os.PathLike[str] | None = None, passwords: bool = True) -> Config:
     """Load the configuration.
 
     ``path`` None means ``./pbem.yaml`` if that file exists, else the
     built-in default (relative paths against the current directory).
     Passwords are read from the environment variables named by
-    ``password_env`` now.
+    ``password_env`` now; with ``passwords`` False an unset variable gives the
+    password ``None`` instead of an error (``pbem doctor``, ``show``, ``replay``
+    and the other commands that need no mail server).
 
     Raises ConfigError for a missing or unreadable file, invalid YAML, a
     top level or section that is not a mapping, an unknown key, a wrong
@@ -318,7 +325,11 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         raise ConfigError(f"{path}: invalid YAML: {exc}") from None
     if data is None:
         data = {}
-    return _build(data, path)
+    token = _PASSWORDS.set(passwords)
+    try:
+        return _build(data, path)
+    finally:
+        _PASSWORDS.reset(token)
 
 
 class _Reader:
@@ -379,7 +390,7 @@ class _Reader:
     def password(self, name: str) -> tuple[str, str]:
         env = self.text(name, required=True)
         value = os.environ.get(env)
-        if value is None:
+        if value is None and _PASSWORDS.get():
             raise self.error(name, f"environment variable {env} is not set")
         return env, value
 

@@ -1,14 +1,17 @@
 """``pbem doctor``: check that the moderator can work, and say so in plain words.
 
 Each check gives one line: ``OK``, ``NOTE`` (worth knowing, not a fault) or ``FAIL``
-(needs the operator).  The checks:
+(needs the operator), ending with the section of docs/operations.md that explains
+it (``Check.section``, from ``SECTIONS``).  No mail password is needed: without
+one the configuration line fails and the mail servers are not checked.  The checks:
 
 - the installation: every template the code renders (``words/*.txt`` included) and
   the default board are found (package data, through ``importlib.resources``) and
   load; a failure names the missing file and how to repair this install mode;
 - the configuration loads (file, keys, password variables);
 - the games directory exists and is writable;
-- every game file loads and its history replays to the recorded state;
+- every game file loads and its history replays to the recorded state; a game the
+  games index knows whose file is missing fails;
 - IMAP: the server answers, the login works, the folders exist, and whether it
   offers MOVE and UIDPLUS (without them handled mail is copied, flagged and
   expunged); or the local Maildir inbox;
@@ -26,8 +29,12 @@ Each check gives one line: ``OK``, ``NOTE`` (worth knowing, not a fault) or ``FA
   i.e. ``ImapInbox.probe``, ``SmtpOutbox.probe`` and the Maildir probes, and word
   their dicts and their ``LoginRefused``/``TransportError`` here);
 - the spool: mails waiting (the oldest, those waiting for a retry and why, those
-  whose sending was interrupted) and mails refused for good (``spool/failed``);
-- the cycle lock: free, or held by which process;
+  whose sending was interrupted), orphan metadata files, and mails refused for
+  good (``spool/failed``);
+- disk space where games, spool and bookkeeping live (``MIN_FREE_BYTES``,
+  ``MIN_FREE_FRACTION``);
+- the cycle lock: free, or held by which process and for how long (FAIL beyond
+  ``LOCK_STUCK_AFTER``);
 - the last successful cycle against ``outage_after``, and the moderator's memory
   of bounced addresses, failing SMTP and mails handled but not yet moved (the
   bookkeeping database ``spool/pbem.sqlite3``, opened read-only; an old
@@ -46,6 +53,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import sqlite3
 import tempfile
 from dataclasses import dataclass
@@ -61,24 +69,56 @@ import yaml
 from .config import Config, ConfigError, load_config
 from .mail.transport.base import LoginRefused, TransportError, describe_error
 from .store.bookkeeping import DB_NAME, LEGACY_NAME, Bookkeeping, BookkeepingError
+from .store.spool import ORPHAN_AGE, OWNER, Spool
 from .store.state import ModeratorState
 from .store.gamefile import GameStore, StoreError
 
 OK, NOTE, FAIL = "OK", "NOTE", "FAIL"
 
+MIN_FREE_BYTES = 50 * 1024 * 1024
+"""Doctor fails when a file system of games or spool has less free space ..."""
+MIN_FREE_FRACTION = 0.01
+"""... or less than this share of it free."""
+LOCK_STUCK_AFTER = 3600.0
+"""Seconds a cycle may hold the lock before doctor calls it hung: a cycle takes
+seconds (minutes on a slow relay); an hour is twelve runs of the 5-minute timer."""
+
+
+#: The sections of docs/operations.md that doctor's lines name, by subject (or
+#: the longest of these that starts the subject: see ``Check.section``).
+SECTIONS = {
+    "templates": "Installation", "default board": "Installation",
+    "configuration": "Configuration",
+    "games directory": "Game files", "games": "Game files", "game": "Game files",
+    "IMAP": "Incoming mail", "Maildir inbox": "Incoming mail", "inbox": "Incoming mail",
+    "SMTP": "Outgoing mail", "Maildir outbox": "Outgoing mail", "outgoing mail": "Outgoing mail",
+    "spool": "The spool", "spool/failed": "The spool", "bounced addresses": "Bounced addresses",
+    "cycle lock": "The cycle lock", "disk space": "Disk space",
+    "last successful cycle": "The last successful cycle", "moderator state": "The bookkeeping database",
+}
+
 
 @dataclass
 class Check:
     """One line of the report: ``status`` (OK, NOTE or FAIL), what was checked and
-    what was found."""
+    what was found; ``section``: the section of docs/operations.md that explains
+    it (default: from ``SECTIONS`` by the subject, or its first word)."""
 
     status: str
     subject: str
     text: str
+    section: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.section:
+            key = max((k for k in SECTIONS if self.subject == k or self.subject.startswith(k + " ")),
+                      key=len, default="")
+            self.section = SECTIONS.get(key, "")
 
     def line(self) -> str:
-        """The report line: ``"OK    subject: text"`` (status padded to 5)."""
-        return f"{self.status:<5} {self.subject}: {self.text}"
+        """The report line: ``"OK    subject: text  [docs/operations.md: Section]"``
+        (status padded to 5)."""
+        return f"{self.status:<5} {self.subject}: {self.text}  [docs/operations.md: {self.section}]"
 
 
 def _ago(seconds: float) -> str:
@@ -108,7 +148,7 @@ def _parse_time(text: str | None) -> datetime | None:
 TEMPLATE_FILES = (
     "dividends.txt", "help.txt", "history.txt", "legal.txt", "notice.txt", "position.txt",
     "reply.txt", "rules.txt", "status.txt", "welcome.txt", "words/clock.txt", "words/illegal.txt",
-    "words/layout.txt", "words/notices.txt", "words/orders.txt", "words/threads.txt",
+    "words/layout.txt", "words/notices.txt", "words/operator.txt", "words/orders.txt", "words/threads.txt",
     "mail/base.html", "mail/blocks.html", "mail/figures.html", "mail/status.html",
     "mail/text.html", "mail/welcome.html",
 )
@@ -227,7 +267,7 @@ def check_config(path: str | os.PathLike[str] | None) -> tuple[Config | None, Ch
     file, the moderator, the transports and the operator; ``(None, FAIL)`` with
     the ConfigError's words when it does not load. Never raises."""
     try:
-        config = load_config(path)
+        config = load_config(path, passwords=False)
     except ConfigError as exc:
         return None, Check(FAIL, "configuration", f"{exc}")
     where = str(config.source) if config.source else "built-in default (no pbem.yaml here)"
@@ -237,6 +277,13 @@ def check_config(path: str | os.PathLike[str] | None) -> tuple[Config | None, Ch
               else f"Maildir {config.maildir_outbox}")
     operator = (f"problems are mailed to {config.operator}" if config.operator
                 else "no operator address: problems are only logged")
+    unset = [f"${server.password_env}" for server in (config.imap, config.smtp)
+             if server is not None and server.password_env and server.password is None]
+    if unset:
+        return config, Check(FAIL, "configuration",
+                             f"{where}: the password variable(s) {', '.join(sorted(set(unset)))} are not set: "
+                             "`pbem run` cannot start (set them where pbem runs: the systemd unit's "
+                             "EnvironmentFile, the crontab); the mail server checks are skipped")
     return config, Check(OK, "configuration",
                          f"{where}; moderator {config.moderator_address}; mail in from {inbox}, "
                          f"out by {outbox}; {operator}")
@@ -269,9 +316,15 @@ def check_games(config: Config) -> list[Check]:
     (with its phase and who is awaited), FAIL with the StoreError's words else."""
     store = GameStore(config.games_dir)
     ids = store.ids()
-    if not ids:
-        return [Check(NOTE, "games", "no game files yet")]
     out = []
+    for gid in _known_games(config):
+        if gid not in ids:
+            out.append(Check(FAIL, f"game {gid}",
+                             f"its file {store.path(gid)} is missing (the games index knows the game): its "
+                             "mails stay in the inbox until the file is back from a backup; "
+                             f"`pbem forget {gid}` if the game was removed on purpose"))
+    if not ids:
+        return out or [Check(NOTE, "games", "no game files yet")]
     for gid in ids:
         try:
             rec = store.load(gid, check=True)
@@ -428,6 +481,18 @@ def check_daily_limit(config: Config, now: datetime) -> Check | None:
                                             "players of the running games fits")
 
 
+def _known_games(config: Config) -> list[str]:
+    """The game ids the games index knows (read-only; [] without a database)."""
+    db = Path(config.spool_dir) / DB_NAME
+    if not db.exists():
+        return []
+    try:
+        with Bookkeeping(db, readonly=True, legacy=None) as bk:
+            return bk.game_ids()
+    except (BookkeepingError, sqlite3.Error):
+        return []  # check_state reports the database
+
+
 def check_imap(config: Config) -> list[Check]:
     """The inbox: for IMAP, whether the server answers and takes the login, how
     many mails wait, whether it offers MOVE/UIDPLUS and IDLE, where the folders go and
@@ -438,6 +503,8 @@ def check_imap(config: Config) -> list[Check]:
         return [check_maildir_inbox(config)]
     i = config.imap
     subject = f"IMAP {i.host}:{i.port} ({i.security})"
+    if i.password is None:
+        return [Check(NOTE, subject, f"not checked: ${i.password_env} is not set", "Configuration")]
     try:
         found = config.probe_inbox()
     except LoginRefused as exc:
@@ -522,6 +589,8 @@ def check_smtp(config: Config) -> Check:
         return Check(FAIL, f"Maildir outbox {path}", "is not writable")
     s = config.smtp
     subject = f"SMTP {s.host}:{s.port} ({s.security})"
+    if s.username and s.password is None:
+        return Check(NOTE, subject, f"not checked: ${s.password_env} is not set", "Configuration")
     try:
         found = config.probe_outbox()
     except LoginRefused as exc:
@@ -572,7 +641,18 @@ def check_spool(config: Config, now: datetime) -> list[Check]:
         if sending:
             text += (f"; {len(sending)} whose sending was interrupted (sent again, with the same "
                      "Message-ID, by the next cycle)")
+        maybe = [e for e, m in zip(emls, metas) if m.get("maybe_sent")]
+        if maybe:
+            text += (f"; {len(maybe)} that the server may have accepted before a kill (never merged into "
+                     "a newer status mail; resent with the same Message-ID)")
         out.append(Check(status, "spool", text))
+    orphans = [p for p in Spool(d).orphans() if now.timestamp() - p.stat().st_mtime >= ORPHAN_AGE]
+    if orphans:
+        out.append(Check(NOTE, "spool", f"{len(orphans)} metadata file(s) without their mail ("
+                                        f"{', '.join(p.name for p in orphans[:3])}"
+                                        f"{' ...' if len(orphans) > 3 else ''}): left by a run killed while "
+                                        "removing a sent mail; harmless, never sent; `pbem spool clean` "
+                                        "removes them"))
     failed = sorted((d / "failed").glob("*.eml")) if (d / "failed").is_dir() else []
     if failed:
         lines = []
@@ -591,8 +671,7 @@ def check_spool(config: Config, now: datetime) -> list[Check]:
         out.append(Check(FAIL, "spool/failed",
                          f"{len(failed)} mail(s) refused permanently by the SMTP server{more}: "
                          + "; ".join(lines)
-                         + ". Correct the address if it is wrong, then remove or resend them "
-                           "(see docs/operations.md)"))
+                         + ". If an address is wrong: `pbem player set-address GAME PLAYER ADDRESS`"))
     return out
 
 
@@ -624,9 +703,31 @@ def _process(pid: int) -> str:
     return cmd
 
 
-def check_lock(config: Config) -> Check:
+def _lock_age(path: Path, pid: int, now: datetime) -> float | None:
+    """Seconds process ``pid`` has held the cycle lock ``path``: since the time the
+    cycle wrote in ``cycle.owner`` when that names ``pid``, else since the process
+    started (``/proc/PID/stat``); None when neither is known."""
+    try:
+        owner = json.loads((path.parent / OWNER).read_text())
+        if int(owner["pid"]) == pid:
+            since = _parse_time(owner["at"])
+            if since is not None:
+                return (now - since).total_seconds()
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:
+        ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return uptime - ticks / os.sysconf("SC_CLK_TCK")
+
+
+def check_lock(config: Config, now: datetime | None = None) -> Check:
     """The cycle lock (``spool/cycle.lock``, an flock): free, or held by which
-    process (read from ``/proc/locks``); the lock is tried, never kept."""
+    process (read from ``/proc/locks``) and for how long (``_lock_age``); FAIL
+    when held longer than ``LOCK_STUCK_AFTER``.  The lock is tried, never kept."""
+    now = now or datetime.now(timezone.utc)
     path = Path(config.spool_dir) / "cycle.lock"
     if not path.exists():
         return Check(OK, "cycle lock", "free (no cycle has run yet)")
@@ -644,15 +745,58 @@ def check_lock(config: Config) -> Check:
                 return Check(NOTE, "cycle lock", f"held {who}")
             cmd = _process(pid)
             alive = "alive" if cmd or Path(f"/proc/{pid}").exists() else "not found"
+            age = _lock_age(path, pid, now)
+            held = f" for {_ago(age)}" if age is not None else ""
+            if age is not None and age > LOCK_STUCK_AFTER:
+                return Check(FAIL, "cycle lock",
+                             f"held by process {pid} ({alive}{': ' + cmd if cmd else ''}){held}, longer than "
+                             f"{_ago(LOCK_STUCK_AFTER)}: that cycle hangs and no other can run. Stop it "
+                             f"(`kill {pid}`; `kill -9 {pid}` if it stays) and run `pbem doctor` again")
             return Check(NOTE, "cycle lock",
-                         f"held by process {pid} ({alive}{': ' + cmd if cmd else ''}): a cycle is running "
-                         "now. If it stays so for long, that process hangs (see docs/operations.md)")
+                         f"held by process {pid} ({alive}{': ' + cmd if cmd else ''}){held}: a cycle is "
+                         f"running now (it fails after {_ago(LOCK_STUCK_AFTER)})")
         except OSError as exc:
             return Check(FAIL, "cycle lock", f"{path} cannot be locked: {describe_error(exc)}")
         fcntl.flock(fd, fcntl.LOCK_UN)
         return Check(OK, "cycle lock", "free (no cycle is running)")
     finally:
         os.close(fd)
+
+
+def check_disk(config: Config, min_free: int = MIN_FREE_BYTES,
+               min_fraction: float = MIN_FREE_FRACTION) -> list[Check]:
+    """Free space on each file system holding the games, the spool and the
+    bookkeeping database (one line per file system): FAIL when less than
+    ``min_free`` bytes or ``min_fraction`` of it is free (a cycle that cannot
+    write stops, and keeps the mail for later)."""
+    places: dict[int, tuple[list[str], Path]] = {}
+    for what, where in (("games", Path(config.games_dir)), ("spool and bookkeeping", Path(config.spool_dir))):
+        existing = next((p for p in (where, *where.parents) if p.exists()), None)
+        if existing is None:
+            continue
+        places.setdefault(os.stat(existing).st_dev, ([], existing))[0].append(f"{what} ({where})")
+    out = []
+    for names, path in places.values():
+        try:
+            usage = shutil.disk_usage(path)
+        except OSError as exc:
+            out.append(Check(FAIL, "disk space", f"cannot tell for {path}: {describe_error(exc)}"))
+            continue
+        free, share = usage.free, usage.free / usage.total if usage.total else 0.0
+        text = f"{_size(free)} free ({share:.1%}) for {' and '.join(names)}"
+        if free < min_free or share < min_fraction:
+            out.append(Check(FAIL, "disk space", f"only {text}: under {_size(min_free)} or {min_fraction:.0%}, "
+                                                 "a cycle may fail to save a game or spool a mail; free some space"))
+        else:
+            out.append(Check(OK, "disk space", text))
+    return out
+
+
+def _size(n: int) -> str:
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
 
 
 def _memory(config: Config) -> tuple[SimpleNamespace | None, Check | None]:
@@ -738,7 +882,8 @@ def run_checks(config_path: str | os.PathLike[str] | None, now: datetime | None 
         if extra is not None:
             checks.append(extra)
     checks += check_spool(config, now)
-    checks.append(check_lock(config))
+    checks += check_disk(config)
+    checks.append(check_lock(config, now))
     checks += check_state(config, now)
     return checks
 

@@ -507,8 +507,17 @@ def _alive(pid: int) -> bool:
 # Courier-IMAP
 # --------------------------------------------------------------------------
 
-COURIER_HINT = "run `bash .ci/run` (or `apt-get install -y courier-imap`)"
-COURIER_BINARIES = ("/usr/sbin/couriertcpd", "/usr/lib/courier/courier/imaplogin", "/usr/bin/imapd",
+COURIER_HINT = "run `bash .ci/run`"
+#: Where Courier-IMAP's own files are: Debian's ``courier-imap`` conflicts with
+#: ``dovecot-imapd`` (both provide and conflict with ``imap-server``), so
+#: ``.ci/run`` installs Courier's other packages and unpacks ``courier-imap``
+#: into this folder (``dpkg-deb -x``) instead of installing it; an installed
+#: ``courier-imap`` (``/usr/bin/imapd``) is used as it is.
+COURIER_IMAP_ROOT = os.environ.get("PBEM_COURIER_IMAP_ROOT") or (
+    "" if os.path.exists("/usr/bin/imapd") else "/opt/pbem-courier-imap")
+COURIER_IMAPLOGIN = f"{COURIER_IMAP_ROOT}/usr/lib/courier/courier/imaplogin"
+COURIER_IMAPD = f"{COURIER_IMAP_ROOT}/usr/bin/imapd"
+COURIER_BINARIES = ("/usr/sbin/couriertcpd", COURIER_IMAPLOGIN, COURIER_IMAPD,
                     "/usr/lib/courier/courier-authlib/authdaemond", "/usr/sbin/makeuserdb")
 #: Courier's own default capability list (Debian's /etc/courier/imapd).
 COURIER_CAPABILITY = "IMAP4rev1 UIDPLUS CHILDREN NAMESPACE THREAD=ORDEREDSUBJECT THREAD=REFERENCES SORT QUOTA IDLE"
@@ -629,7 +638,7 @@ class Courier(ImapAccounts):
             /usr/lib/courier/courier-authlib/authdaemond &
             exec /usr/sbin/couriertcpd -address={LOOPBACK} -nodnslookup -noidentlookup \\
                 -maxprocs=40 -maxperip=40 {self.port} \\
-                /usr/lib/courier/courier/imaplogin /usr/bin/imapd Maildir
+                {COURIER_IMAPLOGIN} {COURIER_IMAPD} Maildir
             """)
         (d / "start.sh").write_text(script)
         with open(d / "courier.log", "ab") as out:

@@ -397,7 +397,12 @@ def test_touched_removed_and_unreadable_files(bk, games):
     # removed
     (games / "v1-second-options-4p.yaml").unlink()
     assert bk.sync_games(store).removed == ["v1-second-options-4p"]
-    assert "v1-second-options-4p" not in bk.game_ids()
+    # kept, marked missing (its mail waits in the inbox) until forgotten on purpose
+    assert bk.missing_games() == ["v1-second-options-4p"]
+    assert bk.broken_games()["v1-second-options-4p"].startswith("file missing: ")
+    assert bk.sync_games(store, full=True).removed == []  # reported once
+    bk.forget_game("v1-second-options-4p")
+    assert "v1-second-options-4p" not in bk.game_ids() and bk.missing_games() == []
     # unreadable: indexed with its error, not read again until it changes
     (games / "broken.yaml").write_text("format: 1\nplayers: [\n", encoding="utf-8")
     (games / "notagame.txt").write_text("x")

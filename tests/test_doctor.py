@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -59,10 +60,15 @@ def doctor(cfg):
     return result.exit_code, result.output
 
 
+SECTION = re.compile(r"  \[docs/operations\.md: ([^\]]+)\]$")
+
+
 def line(output: str, start: str) -> str:
+    """The first line of ``output`` starting with ``start``, without the section
+    of the guide it names."""
     hits = [l for l in output.splitlines() if l.startswith(start)]
     assert hits, f"no line starting with {start!r} in:\n{output}"
-    return hits[0]
+    return SECTION.sub("", hits[0])
 
 
 def test_all_well(setup, smtp_sink, dovecot):
@@ -186,7 +192,7 @@ def test_installation_checked(maildir_config):
     code, out = doctor(maildir_config)
     assert code == 0, out
     templates = line(out, "OK    templates: ")
-    assert "the 22 templates load from " in templates and "pbem is " in templates
+    assert "the 23 templates load from " in templates and "pbem is " in templates
     assert "North America (pbem): 44 cities" in line(out, "OK    default board: ")
 
 
@@ -238,7 +244,8 @@ def test_state_is_read_from_an_old_moderator_yaml_not_yet_imported(tmp_path):
 
     config = Config(games_dir=tmp_path / "games", spool_dir=tmp_path / "spool")
     now = datetime(2031, 3, 1, 12, tzinfo=timezone.utc)
-    assert [c.line() for c in check_state(config, now)] == ["NOTE  last successful cycle: none yet"]
+    assert [c.line() for c in check_state(config, now)] == [
+        "NOTE  last successful cycle: none yet  [docs/operations.md: The last successful cycle]"]
     old = ModeratorState.load(tmp_path / "spool" / "moderator.yaml")
     old.last_success = (now - timedelta(hours=1)).isoformat(timespec="seconds")
     old.pending_moves = ["1:7"]
@@ -259,3 +266,57 @@ def test_a_damaged_bookkeeping_database_is_a_failure(tmp_path):
     (tmp_path / "spool" / "pbem.sqlite3").write_bytes(b"not a database at all" * 100)
     (check,) = check_state(config, datetime.now(timezone.utc))
     assert check.status == "FAIL" and "pbem.sqlite3" in check.text
+
+
+# ---------------------------------------------------------------- disk, lock, orphans
+def test_disk_space_fails_under_the_threshold_and_says_how_much_is_free(tmp_path):
+    from moderator.config import Config
+    from moderator.doctor import check_disk
+
+    config = Config(games_dir=tmp_path / "games", spool_dir=tmp_path / "spool")
+    (tmp_path / "games").mkdir()
+    usage = shutil.disk_usage(tmp_path)
+    (ok,) = check_disk(config)
+    assert ok.status == "OK" and ok.section == "Disk space"
+    assert re.fullmatch(rf"\d+\.\d (GB|MB|kB) free \(\d+\.\d%\) for games \({tmp_path / 'games'}\) "
+                        rf"and spool and bookkeeping \({tmp_path / 'spool'}\)", ok.text), ok.text
+    (full,) = check_disk(config, min_free=usage.total)  # more than there is: as good as full
+    assert full.status == "FAIL" and full.text.startswith("only ") and "a cycle may fail to save" in full.text
+    (share,) = check_disk(config, min_free=0, min_fraction=1.0)
+    assert share.status == "FAIL" and "or 100%" in share.text
+
+
+def test_a_lock_held_far_beyond_a_cycle_fails_with_its_age(tmp_path):
+    from moderator.config import Config
+    from moderator.doctor import LOCK_STUCK_AFTER, check_lock
+
+    config = Config(games_dir=tmp_path / "games", spool_dir=tmp_path / "spool")
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    now = datetime.now(timezone.utc)
+    with FileLock(str(spool / "cycle.lock"), timeout=0):
+        (spool / "cycle.owner").write_text(json.dumps({"pid": os.getpid(), "at": (now - timedelta(seconds=40)).isoformat()}))
+        check = check_lock(config, now)
+        assert check.status == "NOTE" and f"held by process {os.getpid()} (alive" in check.text
+        assert "for 40 seconds: a cycle is running now (it fails after 60 minutes)" in check.text
+        stuck = now - timedelta(seconds=LOCK_STUCK_AFTER + 3600)
+        (spool / "cycle.owner").write_text(json.dumps({"pid": os.getpid(), "at": stuck.isoformat()}))
+        check = check_lock(config, now)
+        assert check.status == "FAIL" and check.section == "The cycle lock"
+        assert "for 2.0 hours, longer than 60 minutes: that cycle hangs" in check.text
+        assert f"`kill {os.getpid()}`" in check.text
+        # another process's note: the age is the holder's own (this process's) age
+        (spool / "cycle.owner").write_text(json.dumps({"pid": 1, "at": stuck.isoformat()}))
+        check = check_lock(config, now)
+        assert check.status in ("NOTE", "FAIL") and " for " in check.text
+    assert check_lock(config, now).text == "free (no cycle is running)"
+
+
+def test_a_cycle_notes_when_it_took_the_lock(setup):
+    cfg, _ = setup
+    config = load_config(cfg)
+    before = datetime.now(timezone.utc)
+    assert Moderator(config).run_cycle().ok
+    owner = json.loads((config.spool_dir / "cycle.owner").read_text())
+    assert owner["pid"] == os.getpid()
+    assert before <= datetime.fromisoformat(owner["at"]) <= datetime.now(timezone.utc)

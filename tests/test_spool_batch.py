@@ -31,10 +31,14 @@ class Box:
         self.answers = answers
         self.sent: list[EmailMessage] = []
 
-    def send_many(self, msgs):
+    def send_many(self, msgs, on_result=None):
         msgs = list(msgs)
         self.sent += msgs
-        return list(self.answers) if self.answers is not None else [None] * len(msgs)
+        answers = list(self.answers) if self.answers is not None else [None] * len(msgs)
+        for i, answer in enumerate(answers):
+            if on_result is not None:
+                on_result(i, answer)
+        return answers
 
 
 @pytest.fixture
@@ -92,17 +96,21 @@ def test_eml_without_json_is_not_an_entry(tmp_path):
 def test_send_due_marks_the_batch_once_and_removes_with_one_directory_fsync(tmp_path, fsyncs):
     spool = Spool(tmp_path)
     spool.add_many([(mail(f"p{i}@example.org"), {"kind": "status"}) for i in range(4)], NOW)
-    seen = []
+    seen, left = [], []
 
-    def after_send():  # the marker is durable while the server may accept
-        seen.append(json.loads((tmp_path / SENDING).read_text())["names"])
-        seen.append([e.name for e in spool.entries() if e.meta.get("sending")])
+    def after_accept():  # the marker is durable while the server may accept
+        seen.append((json.loads((tmp_path / SENDING).read_text())["names"],
+                     [e.name for e in spool.entries() if e.meta.get("sending")]))
 
     fsyncs.clear()
-    result = spool.send_due(Box(), NOW, after_send=after_send)
+    result = spool.send_due(Box(), NOW, after_accept=after_accept,
+                            after_send=lambda: left.append(spool.entries()))
     assert result.sent == 4
     assert len(fsyncs) == 3  # the marker (file + directory), then the directory once
-    assert len(seen[0]) == 4 and seen[0] == seen[1]
+    # the k-th acceptance finds the 4 marked and 4 - k entries still spooled
+    assert [len(names) for names, _ in seen] == [4, 4, 4, 4]
+    assert [len(entries) for _, entries in seen] == [4, 3, 2, 1]
+    assert left == [[]]  # each accepted mail left the spool before the next was sent
     assert spool.entries() == [] and not (tmp_path / SENDING).exists()
     assert not list(tmp_path.glob("*.json"))
 
@@ -118,8 +126,8 @@ def test_a_crash_after_sending_keeps_the_marks(tmp_path):
     def die():
         raise Killed
 
-    with pytest.raises(Killed):
-        spool.send_due(Box(), NOW, after_send=die)
+    with pytest.raises(Killed):  # killed once the server accepted the first mail
+        spool.send_due(Box(), NOW, after_accept=die)
     again = Spool(tmp_path)  # the next cycle
     assert [e.name for e in again.entries()] == [a, b]
     assert all(e.meta["sending"] == NOW.isoformat() for e in again.entries())
@@ -170,3 +178,99 @@ def test_legacy_sending_in_the_json_is_honoured(tmp_path):
     assert spool.stale_status("g", "A") == []
     assert spool.send_due(Box(), NOW).sent == 1 and spool.entries() == []
     assert not (tmp_path / f"{name}.json").exists()
+
+
+class Refused(Exception):
+    """A transport's answer with an SMTP ``code`` (and the ``step`` that failed)."""
+
+    def __init__(self, code, step=None):
+        super().__init__(f"{code} no")
+        self.code, self.step = code, step
+
+
+def test_a_mail_deferred_after_an_interrupted_send_is_never_merged(tmp_path):
+    """Killed after the server took the first mail (no 250 seen), then a 421 on
+    its retry: it keeps ``maybe_sent``, is never offered for a merge, and is sent
+    later as it is, with its Message-ID."""
+    spool = Spool(tmp_path)
+    a, b = spool.add_many([(mail("a@example.org"), {"kind": "status", "game": "g", "player": "A"}),
+                           (mail("b@example.org"), {"kind": "status", "game": "g", "player": "B"})], NOW)
+
+    class Killed(BaseException):
+        pass
+
+    def die():
+        raise Killed
+
+    with pytest.raises(Killed):
+        spool.send_due(Box(), NOW, after_accept=die)
+    spool = Spool(tmp_path)
+    result = spool.send_due(Box([Refused(421), Refused(421)]), NOW)
+    assert (result.sent, result.deferred, result.server_failure) == (0, 2, None)
+    entries = spool.entries()
+    assert [e.name for e in entries] == [a, b]
+    assert all(e.meta["maybe_sent"] == NOW.isoformat() and "sending" not in e.meta for e in entries)
+    assert spool.stale_status("g", "A") == [] and spool.stale_status("g", "B") == []
+    box = Box()
+    later = NOW.replace(hour=5)
+    assert spool.send_due(box, later).sent == 2
+    assert [str(m["Message-ID"]) for m in box.sent] == ["<a@example.org>", "<b@example.org>"]
+
+
+def test_a_clean_421_leaves_the_mail_free_to_merge(tmp_path):
+    spool = Spool(tmp_path)
+    (name,) = spool.add_many([(mail("a@example.org"), {"kind": "status", "game": "g", "player": "A"})], NOW)
+    assert spool.send_due(Box([Refused(421)]), NOW).deferred == 1
+    assert [e.name for e in spool.stale_status("g", "A")] == [name]
+    assert "maybe_sent" not in spool.entries()[0].meta
+
+
+@pytest.mark.parametrize("answers, failure", [
+    ([Refused(550), Refused(550), Refused(550)], "the SMTP server refused all 3 mails to 3 recipients with 550"),
+    ([Refused(553, "MAIL FROM"), None, None], "the SMTP server refused the sender address (MAIL FROM)"),
+    ([Refused(550), Refused(550), None], None),          # two players gone: bounces
+    ([Refused(550), Refused(551), Refused(550)], None),  # different answers: bounces
+])
+def test_server_failure_or_bounces(tmp_path, answers, failure):
+    spool = Spool(tmp_path)
+    spool.add_many([(mail(f"p{i}@example.org"), {"kind": "status"}) for i in range(3)], NOW)
+    result = spool.send_due(Box(answers), NOW)
+    refused = sum(a is not None for a in answers)
+    if failure is None:
+        assert result.server_failure is None and len(result.failed) == refused
+        assert [code for *_, code in result.failed] == [a.code for a in answers if a is not None]
+    else:
+        assert result.server_failure.startswith(failure)
+        assert result.failed == [] and result.deferred == refused and not (tmp_path / "failed").exists()
+    assert result.sent == 3 - refused
+
+
+def test_one_mail_refused_with_5xx_is_a_bounce(tmp_path):
+    spool = Spool(tmp_path)
+    spool.add(mail("a@example.org"), {"kind": "status"}, NOW)
+    result = spool.send_due(Box([Refused(550)]), NOW)
+    assert result.server_failure is None and len(result.failed) == 1
+
+
+def test_a_login_refused_defers_the_whole_batch(tmp_path):
+    from moderator.mail.transport import TransportError
+
+    class Down:
+        def send_many(self, msgs, on_result=None):
+            raise TransportError("SMTP x:25: login as 'up' failed: 535 5.7.8 bad credentials", code=535)
+
+    spool = Spool(tmp_path)
+    spool.add_many([(mail(f"p{i}@example.org"), {"kind": "status"}) for i in range(2)], NOW)
+    result = spool.send_due(Down(), NOW)
+    assert result.failed == [] and result.deferred == 2 and "535" in result.server_failure
+    assert result.errors == ["2 mail(s) deferred: SMTP x:25: login as 'up' failed: 535 5.7.8 bad credentials"]
+
+
+def test_orphan_metadata_is_listed(tmp_path):
+    spool = Spool(tmp_path)
+    spool.add(mail("a@example.org"), {}, NOW)
+    (tmp_path / "x.json").write_text("{}")
+    (tmp_path / "failed").mkdir()
+    (tmp_path / "failed" / "y.json").write_text("{}")
+    assert spool.orphans() == [tmp_path / "x.json", tmp_path / "failed" / "y.json"]
+    assert len(spool.entries()) == 1

@@ -56,7 +56,7 @@ from ..mail.read import read_mail
 from ..mail.transport import Inbox, Outbox, TransportError
 from ..render.words import word
 from ..store.bookkeeping import Bookkeeping, BookkeepingError
-from ..store.gamefile import GameRecord, GameStore, Player, SavedGame
+from ..store.gamefile import GameRecord, GameStore, Player, SavedGame, StoreError
 from ..store.spool import Spool
 from . import create, deadlines, decide, notify, route, spooled
 from .act import act
@@ -238,6 +238,7 @@ class Moderator:
             return report
         try:
             try:
+                self.spool.mark_owner(_now())  # wall-clock: doctor compares it with its own
                 bk = self.bk
                 self._sync()
                 bk.prune(self.clock())
@@ -314,6 +315,10 @@ class Moderator:
         if verdict is not None:
             return act(decide.once(verdict, answered=answered), om, post, self.store, report)
         game_id = route.route(om, self.store, self.bk)
+        if game_id is not None and not self.store.exists(game_id) and game_id in self.bk.missing_games():
+            # the game existed (the games index knows it): its mail waits for the file
+            raise StoreError(f"game {game_id}: its file {self.store.path(game_id)} is missing (the games "
+                             "index knows the game); its mails stay in the inbox until the file is back")
         if game_id is None or not self.store.exists(game_id):
             games = [g.game_id for g in self.bk.games_of(om.sender, active_only=True)]
             verdict = decide.no_game(om, key, game_id, plays=plays, games=games)

@@ -14,7 +14,8 @@ _counts: dict[str, int] = {}
 def fault(point: str) -> None:
     """When ``$PBEM_FAULT`` is ``POINT`` or ``POINT:N``, the process kills itself
     (SIGKILL) the N-th time (default 1st) it reaches ``point``: ``after-fetch``,
-    ``after-apply``, ``after-save``, ``after-send`` or ``before-move``.  Without
+    ``after-apply``, ``after-save``, ``after-accept`` (the server accepted a mail, not
+    yet removed from the spool), ``after-send`` or ``before-move``.  Without
     the variable this does nothing."""
     spec = os.environ.get("PBEM_FAULT")
     if not spec:

@@ -27,7 +27,7 @@ from ..render import MAP_HERE, render, to_html
 from ..render.words import word
 from ..store.bookkeeping import Bookkeeping
 from ..store.gamefile import GameRecord, Player
-from ..store.spool import Spool
+from ..store.spool import SendResult, Spool
 from . import faults
 from .report import CycleReport
 
@@ -213,10 +213,13 @@ class Post:
                               auto="auto-generated"), kind="operator")
         self.bk.mark_alert(text, now)  # keeps the newest ``Bookkeeping.ALERTS_KEEP``
 
-    def flush(self, report: CycleReport, outbox: Outbox | None = None) -> None:
+    def flush(self, report: CycleReport, outbox: Outbox | None = None, ignore_backoff: bool = False,
+              only: set[str] | None = None) -> None:
         """Send what is due in the spool through ``outbox`` (default: the configured
         one, opened and closed here); record permanent failures (SMTP 5xx) as
-        bounces and tell the operator.  Transport errors go to ``report.errors``."""
+        bounces and tell the operator.  Transport errors go to ``report.errors``.
+        ``ignore_backoff`` and ``only`` (entry names): as ``Spool.send_due``
+        (``pbem spool retry``)."""
         if not any(self.spool.dir.glob("*.eml")):
             return
         now = self.clock()
@@ -230,7 +233,7 @@ class Post:
             return
         try:
             with self.bk.transaction():
-                self._flush(report, box, now, close=outbox is None)
+                self._flush(report, box, now, close=outbox is None, ignore_backoff=ignore_backoff, only=only)
         finally:
             report.waiting = self._waiting()
 
@@ -238,7 +241,8 @@ class Post:
         """The mails in the spool (not those refused for good in ``failed/``)."""
         return sum(1 for _ in self.spool.dir.glob("*.eml"))
 
-    def _flush(self, report: CycleReport, box: Outbox, now: datetime, close: bool) -> None:
+    def _flush(self, report: CycleReport, box: Outbox, now: datetime, close: bool,
+               ignore_backoff: bool = False, only: set[str] | None = None) -> None:
         limit = self.config.smtp.daily_limit if self.config.smtp is not None else None
         limited = None
         if limit is not None:
@@ -255,49 +259,72 @@ class Post:
             box = limited = _DailyLimit(box, left, limit)
         recorder = _Recorder(box)
         try:
-            result = self.spool.send_due(recorder, now, after_send=lambda: faults.fault("after-send"))
+            result = self.spool.send_due(recorder, now, after_send=lambda: faults.fault("after-send"),
+                                         after_accept=lambda: faults.fault("after-accept"),
+                                         ignore_backoff=ignore_backoff, only=only)
         finally:
             if close:
                 box.close()
-        held = limited.held if limited is not None else 0
-        if limit is not None:
-            for _ in range(result.sent):
-                self.bk.bump_count(DAILY_SENT, now)
-        if held:
-            log.warning("daily sending limit of %d mails (smtp.daily_limit) reached: %d mail(s) "
-                        "wait in the spool for the next day (UTC)", limit, held)
-        report.sent += result.sent
-        report.deferred += result.deferred - held
-        report.held += held
-        if result.sent or result.failed:
-            self.bk.set_smtp_failing_since(None)  # the server answers
-        elif result.deferred - held and self.bk.smtp_failing_since() is None:
-            self.bk.set_smtp_failing_since(now)
-        # a deferred mail is retried by a later cycle, but the cycle reports it:
-        # once for each cause, in words (a server that is down defers every mail);
-        # mails held for the daily limit are counted in report.held, not errors
-        def is_held(err: object) -> bool:
-            return limited is not None and limited.words in str(err)
+        record_sent(self, result, report, now, recorder, limited)
 
-        deferred: dict[str, list[str]] = {}
-        for to, err in recorder.deferred():
-            if not is_held(err):
-                deferred.setdefault(deferral_reason(err), []).append(to)
-        if not deferred and any(not is_held(e) for e in result.errors):  # an outbox that did not say why
-            deferred = {"the server gave no reason": []}
-        for why, recipients in deferred.items():
-            text = (f"{len(recipients)} mail(s) kept in the spool for a later cycle "
-                    f"(to {', '.join(dict.fromkeys(recipients))}): {why}") if recipients else \
-                f"mail(s) kept in the spool for a later cycle: {why}"
-            log.warning("%s", text)
-            report.errors.append(text)
-        for to, game, why in result.failed:
-            report.errors.append(f"mail to {to} refused permanently: {why}")
-            self.bk.set_bounce(canonical_address(to), why)
-            log.error("mail to %s (game %s) refused permanently: %s", to, game, why)
-            if canonical_address(to) != canonical_address(self.config.operator):
-                self.tell_operator(word("notices", "alert_mail_refused", to=to, game=game, reason=why,
-                                        folder=self.spool.dir / "failed"))
+
+def record_sent(post: Post, result: SendResult, report: CycleReport, now: datetime,
+                recorder: _Recorder | None = None, limited: _DailyLimit | None = None) -> None:
+    """Record what ``Spool.send_due`` did (``result``) in ``report`` and the
+    bookkeeping of ``post``: the mails sent against ``smtp.daily_limit``
+    (``limited``: the outbox that held the mails over it, counted in
+    ``report.held``, not errors), the SMTP outage (since when nothing was
+    accepted), the deferrals once for each cause in words (``recorder``: the
+    outbox as the spool saw it), bounces (SMTP 5xx for a recipient; the player
+    later reads only the code, never the server's host or words), and alerts to
+    the operator for bounces and for a server refusing everything
+    (``SendResult.server_failure``: the cycle fails, no bounce is recorded)."""
+    held = limited.held if limited is not None else 0
+    if limited is not None:
+        for _ in range(result.sent):
+            post.bk.bump_count(DAILY_SENT, now)
+    if held:
+        log.warning("%s: %d mail(s) wait in the spool for the next day (UTC)", limited.words, held)
+    report.sent += result.sent
+    report.deferred += result.deferred - held
+    report.held += held
+    if result.server_failure is not None:
+        if post.bk.smtp_failing_since() is None:
+            post.bk.set_smtp_failing_since(now)
+        log.error("SMTP server failure: %s", result.server_failure)
+        report.errors.append(f"SMTP server failure: {result.server_failure}; "
+                             f"{result.deferred} mail(s) kept in the spool")
+        post.tell_operator(word("operator", "alert_smtp_server", reason=result.server_failure))
+        return
+    if result.sent or result.failed:
+        post.bk.set_smtp_failing_since(None)  # the server answers
+    elif result.deferred - held and post.bk.smtp_failing_since() is None:
+        post.bk.set_smtp_failing_since(now)
+
+    # a deferred mail is retried by a later cycle, but the cycle reports it:
+    # once for each cause, in words (a server that is down defers every mail)
+    def is_held(err: object) -> bool:
+        return limited is not None and limited.words in str(err)
+
+    deferred: dict[str, list[str]] = {}
+    for to, err in (recorder.deferred() if recorder is not None else []):
+        if not is_held(err):
+            deferred.setdefault(deferral_reason(err), []).append(to)
+    if not deferred and any(not is_held(e) for e in result.errors):  # an outbox that did not say why
+        deferred = {"the server gave no reason": []}
+    for why, recipients in deferred.items():
+        text = (f"{len(recipients)} mail(s) kept in the spool for a later cycle "
+                f"(to {', '.join(dict.fromkeys(recipients))}): {why}") if recipients else \
+            f"mail(s) kept in the spool for a later cycle: {why}"
+        log.warning("%s", text)
+        report.errors.append(text)
+    for to, game, why, code in result.failed:
+        report.errors.append(f"mail to {to} refused permanently: {why}")
+        post.bk.set_bounce(canonical_address(to), word("operator", "bounce_smtp", code=code))
+        log.error("mail to %s (game %s) refused permanently: %s", to, game, why)
+        if canonical_address(to) != canonical_address(post.config.operator):
+            post.tell_operator(word("notices", "alert_mail_refused", to=to, game=game, reason=why,
+                                    folder=post.spool.dir / "failed"))
 
 
 class _DailyLimit(Outbox):
@@ -315,13 +342,18 @@ class _DailyLimit(Outbox):
         if result is not None:
             raise result
 
-    def send_many(self, msgs: Iterable[EmailMessage]) -> list[Exception | None]:
+    def send_many(self, msgs: Iterable[EmailMessage],
+                  on_result: Callable[[int, Exception | None], None] | None = None) -> list[Exception | None]:
         msgs = list(msgs)
         now, later = msgs[:max(self.left, 0)], msgs[max(self.left, 0):]
-        results = self.box.send_many(now) if now else []
+        results = self.box.send_many(now, on_result=on_result) if now else []
         self.left -= sum(1 for r in results if r is None)
         self.held += len(later)
-        return results + [TransportError(self.words, code=451) for _ in later]
+        kept = [TransportError(self.words, code=451) for _ in later]
+        for i, err in enumerate(kept, start=len(results)):
+            if on_result is not None:
+                on_result(i, err)
+        return results + kept
 
     def close(self) -> None:
         self.box.close()
@@ -345,10 +377,11 @@ class _Recorder:
             raise
         self.outcomes.append((msg, None))
 
-    def send_many(self, msgs: Iterable[EmailMessage]) -> list[Exception | None]:
+    def send_many(self, msgs: Iterable[EmailMessage],
+                  on_result: Callable[[int, Exception | None], None] | None = None) -> list[Exception | None]:
         msgs = list(msgs)
         try:
-            results = self.box.send_many(msgs)
+            results = self.box.send_many(msgs, on_result=on_result)
         except TransportError as exc:
             self.outcomes += [(m, exc) for m in msgs]
             raise

@@ -87,6 +87,10 @@ LEGACY_NAME = "moderator.yaml"
 _GAME_FILE_RE = re.compile(rf"({GAME_ID_PATTERN})\.yaml")
 
 
+MISSING = "file missing:"
+"""The start of a games-index ``error`` of a game whose file is gone."""
+
+
 class BookkeepingError(Exception):
     """The database cannot be used: not an SQLite database (damaged), written by a
     newer pbem (schema version), missing when opened read-only, or a failed
@@ -492,6 +496,12 @@ class Bookkeeping:
                           (key, game, _iso(when)))
         return cur.rowcount == 1
 
+    def forget_answered(self, key: str) -> bool:
+        """Forget that the mail ``key`` was answered (``pbem restore``: the mail is
+        read again); its commands stay answered (``key#commands``).  Returns
+        whether it was recorded."""
+        return self._write("DELETE FROM answered WHERE key = ?", (key,)).rowcount == 1
+
     def answered_count(self) -> int:
         """How many answered keys are kept."""
         return self._db.execute("SELECT COUNT(*) FROM answered").fetchone()[0]
@@ -648,8 +658,23 @@ class Bookkeeping:
             db.executemany("INSERT OR IGNORE INTO game_players(game, address, name) VALUES (?, ?, ?)",
                            [(game_id, a, n) for a, n in players])
 
+    def mark_missing(self, game_id: str, path: str) -> bool:
+        """Mark indexed game ``game_id`` as missing (its file ``path`` is gone):
+        its row and players stay (mail for it is still routed to it and then left
+        in the inbox), its ``error`` starts with ``MISSING``.  Returns False when
+        it was marked already or is not indexed."""
+        cur = self._write("UPDATE games SET error = ?, needs_check = 1, updated = ? WHERE id = ?"
+                          " AND (error IS NULL OR error NOT LIKE ?)",
+                          (f"{MISSING} {path} is gone", _iso(self.clock()), game_id, MISSING + "%"))
+        return cur.rowcount == 1
+
+    def missing_games(self) -> list[str]:
+        """The indexed games whose file is gone (``mark_missing``), sorted."""
+        return [g for (g,) in self._db.execute("SELECT id FROM games WHERE error LIKE ? ORDER BY id",
+                                               (MISSING + "%",))]
+
     def forget_game(self, game_id: str) -> None:
-        """Drop game ``game_id`` from the index (its file is gone)."""
+        """Drop game ``game_id`` from the index (its file is gone: ``pbem forget``)."""
         with self.transaction():
             self._db.execute("DELETE FROM games WHERE id = ?", (game_id,))
             self._db.execute("DELETE FROM game_players WHERE game = ?", (game_id,))
@@ -832,7 +857,8 @@ class Bookkeeping:
         fully; ``mark_checked`` clears it); a file with the same bytes (touched,
         copied back) only gets its new stamp; an unreadable file is indexed with
         its error (and flagged) so that it is not read again until it changes; a
-        file gone is dropped.  Call at the start of every cycle (idle: one
+        file gone stays indexed as missing (``mark_missing``: its mail stays in the
+        inbox, ``doctor`` fails) until it is back or ``forget_game`` drops it.  Call at the start of every cycle (idle: one
         ``stat`` of the directory, see ``stale_games``; ``full`` forces the scan).  Returns a
         ``SyncReport``.  Raises OSError when the directory cannot be listed."""
         report = SyncReport([], [], [], [], {})
@@ -853,8 +879,7 @@ class Bookkeeping:
                     try:
                         st = os.stat(path)
                     except FileNotFoundError:
-                        if row is not None:
-                            self.forget_game(gid)
+                        if row is not None and self.mark_missing(gid, str(path)):
                             report.removed.append(gid)
                         continue
                     self._put_game(gid, FileStamp.of(st), row[0] if row else None, True, None, 0, 0,

@@ -11,6 +11,7 @@ Layout of the spool directory::
       moderator.yaml.migrated        an older pbem's state, imported into pbem.sqlite3
       cycle.lock                     held by the running cycle (``filelock``)
       sending.names                  the entries whose sending is under way (JSON: ``at``, ``names``)
+      cycle.owner                    the process holding cycle.lock and since when (JSON: ``pid``, ``at``)
 
 Entry names are the creation time in nanoseconds, the process id and a counter, so
 sorting them gives the order in which the mails were spooled, also across processes.
@@ -19,15 +20,21 @@ is fsynced, the ``.json`` is renamed before the ``.eml``, and the directory is
 fsynced once for both (``files.atomic_write_many``; ``add_many`` does the same for a
 whole batch of entries).  An ``.eml`` without its ``.json`` (a power loss between
 the renames on a file system that does not keep their order) is an entry not yet
-added: ignored.  A mail leaves the spool only after the SMTP server accepted it; a
-crash between the server's acceptance and the removal sends it again on the next
-cycle with the same Message-ID: before the attempt, the whole batch is marked
-``sending`` with one durable write of ``sending.names`` (``meta["sending"]`` of
-those entries; an older pbem wrote it into each entry's ``.json``, still honoured),
-and such an entry is never merged into a newer one.  The sent entries are removed
-and the marker cleared with one directory fsync for the batch.  A 4xx
-answer (or no connection) keeps it for a later cycle with exponential backoff; a 5xx
-answer moves it to ``failed/`` and reports it as a bounce.
+added: ignored.  A mail leaves the spool as soon as the SMTP server accepted it,
+before the next mail of the batch is sent (``Outbox.send_many``'s ``on_result``),
+so a run killed part-way (a cron ``timeout`` with a slow relay) sends again at most
+the one mail whose acceptance it had not yet recorded, with the same Message-ID:
+before the attempt, the whole batch is marked ``sending`` with one durable write
+of ``sending.names`` (``meta["sending"]`` of those entries; an older pbem wrote it
+into each entry's ``.json``, still honoured), and such an entry is never merged
+into a newer one.  When its next attempt is deferred it keeps ``maybe_sent`` (the
+server may have it already) and is still never merged.  A removal is the ``.eml``
+first, then the ``.json``: a kill in between leaves an orphan ``.json``, never sent,
+reported by ``pbem doctor`` and removed by ``pbem spool clean``.  The directory
+is fsynced once per batch.  A 4xx answer (or no connection, or a server refusing
+everything: see ``_server_failure``) keeps the mail for a later cycle with
+exponential backoff; a 5xx answer for its recipient moves it to ``failed/`` and
+reports it as a bounce.
 
 Merging stale status mails is crash-safe: the newer entry names the entries it
 ``replaces`` and is written before they are removed; an entry named by another's
@@ -56,6 +63,12 @@ BACKOFF_START = 60.0
 BACKOFF_MAX = 6 * 3600.0
 SENDING = "sending.names"
 """The spool's marker of the entries whose sending is under way."""
+OWNER = "cycle.owner"
+"""Written by the cycle that holds ``cycle.lock``: JSON ``pid`` and ``at`` (when it
+took the lock), for ``pbem doctor`` to tell how long the lock has been held."""
+ORPHAN_AGE = 60.0
+"""Seconds before a metadata file without its mail counts as an orphan (a younger
+one may be an entry being written right now)."""
 
 
 @dataclass
@@ -79,13 +92,17 @@ class SpoolEntry:
 
 @dataclass
 class SendResult:
-    """What one ``Spool.send_due`` did: mails ``sent``, ``deferred`` (4xx or no
-    connection) and ``failed`` (5xx: ``(recipient, game, reason)``)."""
+    """What one ``Spool.send_due`` did: mails ``sent``, ``deferred`` (4xx, no
+    connection or a server failure) and ``failed`` (5xx: ``(recipient, game,
+    reason, SMTP code or None)``); ``errors`` the deferrals worded for the log;
+    ``server_failure`` why the server, not the recipients, failed (every entry
+    then deferred), else None."""
 
     sent: int = 0
     deferred: int = 0
-    failed: list[tuple[str, str | None, str]] = field(default_factory=list)
+    failed: list[tuple[str, str | None, str, int | None]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    server_failure: str | None = None
 
 
 class Spool:
@@ -179,23 +196,44 @@ class Spool:
     def stale_status(self, game: str, player: str) -> list[SpoolEntry]:
         """The unsent status mails to ``player`` of ``game``, oldest first, that a
         newer status mail may replace: not those whose sending was attempted without
-        a known outcome (``sending``: the server may have accepted them)."""
+        a known outcome (``sending``, or ``maybe_sent`` after a later deferral:
+        the server may have accepted them)."""
         return [e for e in self.entries()
                 if e.meta.get("kind") == "status" and e.meta.get("game") == game
-                and e.meta.get("player") == player and not e.meta.get("sending")]
+                and e.meta.get("player") == player and not e.meta.get("sending")
+                and not e.meta.get("maybe_sent")]
+
+    def mark_owner(self, now: datetime) -> None:
+        """Note in ``cycle.owner`` that this process holds the cycle lock since
+        ``now`` (not fsynced: only ``pbem doctor`` reads it).  Raises OSError."""
+        (self.dir / OWNER).write_text(json.dumps({"pid": os.getpid(), "at": now.isoformat()}))
 
     def _write_meta(self, name: str, meta: dict[str, Any]) -> None:
         atomic_write(self.dir / f"{name}.json", json.dumps(meta, sort_keys=True).encode())
 
-    def send_due(self, outbox: Outbox, now: datetime, after_send=None) -> SendResult:
-        """Send every entry whose retry time has come, over ``outbox``, oldest first.
-        ``after_send`` (for fault injection) is called after the server's answers and
-        before the spool is updated.  Returns a ``SendResult``; a transport failure
-        defers every entry (never raises a TransportError); raises OSError when the
-        spool cannot be written."""
+    def send_due(self, outbox: Outbox, now: datetime, after_send=None, after_accept=None,
+                 only: set[str] | None = None, ignore_backoff: bool = False) -> SendResult:
+        """Send every entry whose retry time has come (every entry with
+        ``ignore_backoff``; only the names in ``only`` when given) over ``outbox``,
+        oldest first.  Each mail leaves the spool as soon as the server accepted
+        it, before the next one is sent (``after_accept``, for fault injection, is
+        called between the acceptance and the removal); ``after_send`` after the
+        last answer, before the refused entries are updated.
+
+        A mail whose earlier sending was interrupted (the server may have accepted
+        it) is marked ``maybe_sent`` for good: never merged into a newer status
+        mail, resent with its own Message-ID.  A failure of the whole connection
+        (connect, TLS, login; a TransportError from ``send_many``) and a server
+        refusing everything (``server_failure``, see ``_server_failure``) defer
+        every entry: no bounce is recorded.  A 5xx for some recipients moves their
+        entries to ``failed/`` (``SendResult.failed``).  Returns a ``SendResult``;
+        never raises a TransportError; raises OSError when the spool cannot be
+        written."""
         result = SendResult()
         due = [e for e in self.entries()
-               if not e.meta.get("next_try") or datetime.fromisoformat(e.meta["next_try"]) <= now]
+               if (only is None or e.name in only)
+               and (ignore_backoff or not e.meta.get("next_try")
+                    or datetime.fromisoformat(e.meta["next_try"]) <= now)]
         loaded = []
         for e in due:
             try:
@@ -206,6 +244,9 @@ class Spool:
         due = loaded
         if not due:
             return result
+        for entry in due:
+            if entry.meta.get("sending"):  # an earlier attempt without a known outcome
+                entry.meta["maybe_sent"] = entry.meta["sending"]
         # from here on the server may accept them: never merge them into another.
         # One durable write marks the batch (and keeps the marks of an earlier,
         # interrupted batch on entries not due now).
@@ -216,28 +257,39 @@ class Spool:
         atomic_write(self.dir / SENDING, json.dumps({"at": now.isoformat(), "names": marked}).encode())
         for entry in due:
             entry.meta["sending"] = now.isoformat()
+
+        def answered(index: int, outcome: Exception | None) -> None:
+            if outcome is None:  # accepted: it leaves the spool before the next is sent
+                if after_accept is not None:
+                    after_accept()
+                self.remove(due[index].name)
+
+        batch_error: TransportError | None = None
         try:
-            outcomes: list = outbox.send_many([e.message for e in due])
+            outcomes: list = outbox.send_many([e.message for e in due], on_result=answered)
         except TransportError as exc:
+            batch_error = exc
             outcomes = [exc] * len(due)
         if after_send is not None:
             after_send()
+        result.server_failure = str(batch_error) if batch_error is not None else _server_failure(due, outcomes)
         for entry, err in zip(due, outcomes):
             entry.meta.pop("sending", None)
             if err is None:
-                self.remove(entry.name)
                 result.sent += 1
                 continue
             code = getattr(err, "code", None)
             to = str(entry.message.get("To", ""))
-            if code is not None and 500 <= code < 600 or isinstance(err, ValueError):
+            permanent = code is not None and 500 <= code < 600 or isinstance(err, ValueError)
+            if permanent and result.server_failure is None:
                 failed = self.dir / "failed"
                 failed.mkdir(exist_ok=True)
                 entry.meta["error"] = str(err)
+                entry.meta["code"] = code
                 atomic_write(failed / f"{entry.name}.json", json.dumps(entry.meta, sort_keys=True).encode())
                 os.replace(self.dir / f"{entry.name}.eml", failed / f"{entry.name}.eml")
                 self.remove(entry.name)
-                result.failed.append((to, entry.meta.get("game"), str(err)))
+                result.failed.append((to, entry.meta.get("game"), str(err), code))
             else:
                 attempts = int(entry.meta.get("attempts", 0)) + 1
                 delay = min(BACKOFF_START * 2 ** (attempts - 1), BACKOFF_MAX)
@@ -245,7 +297,10 @@ class Spool:
                                   last_error=str(err))
                 self._write_meta(entry.name, entry.meta)
                 result.deferred += 1
-                result.errors.append(f"sending to {to} deferred: {err}")
+                if batch_error is None:
+                    result.errors.append(f"sending to {to} deferred: {err}")
+        if batch_error is not None:
+            result.errors.append(f"{len(due)} mail(s) deferred: {batch_error}")
         # every entry of the batch is removed or rewritten without ``sending``
         if kept:
             atomic_write(self.dir / SENDING, json.dumps({"at": at, "names": kept}).encode())
@@ -256,3 +311,34 @@ class Spool:
                 pass
         fsync_dir(self.dir)  # the removals and the marker, once for the batch
         return result
+
+    def orphans(self) -> list[Path]:
+        """Metadata files without their mail: ``NAME.json`` with no ``NAME.eml``
+        (a process killed between removing an entry's two files, or between
+        writing them on a file system that does not keep the renames' order),
+        in the spool and in ``failed/``.  Harmless (never sent); ``doctor``
+        reports them and ``pbem spool clean`` removes them."""
+        out = []
+        for d in (self.dir, self.dir / "failed"):
+            if d.is_dir():
+                out += [j for j in sorted(d.glob("*.json")) if not j.with_suffix(".eml").exists()]
+        return out
+
+
+def _server_failure(due: list[SpoolEntry], outcomes: list) -> str | None:
+    """Why the answers to a batch are a failure of the SMTP server rather than
+    bounces of its recipients, else None: a 5xx to the envelope sender (``MAIL
+    FROM``; the moderator's own address or the server's policy), or every mail
+    of a batch to at least two different recipients refused with the same 5xx
+    and none accepted (a misconfigured or broken relay, not that many players'
+    mailboxes gone at once)."""
+    codes = [getattr(err, "code", None) for err in outcomes]
+    for err, code in zip(outcomes, codes):
+        if getattr(err, "step", None) == "MAIL FROM" and code is not None and 500 <= code < 600:
+            return f"the SMTP server refused the sender address (MAIL FROM): {err}"
+    recipients = {str(e.message.get("To", "")).lower() for e in due}
+    if (len(recipients) >= 2 and all(err is not None for err in outcomes)
+            and len(set(codes)) == 1 and codes[0] is not None and 500 <= codes[0] < 600):
+        return (f"the SMTP server refused all {len(due)} mails to {len(recipients)} recipients with "
+                f"{codes[0]}: {outcomes[-1]}")
+    return None

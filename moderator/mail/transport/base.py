@@ -43,7 +43,7 @@ import abc
 import email.utils
 from dataclasses import dataclass
 from email.message import EmailMessage
-from typing import Iterable
+from typing import Callable, Iterable
 
 __all__ = [
     "SECURITY_MODES",
@@ -298,21 +298,26 @@ class Outbox(abc.ABC):
         addresses, TransportError when it could not be sent.
         """
 
-    def send_many(self, msgs: Iterable[EmailMessage]) -> list[Exception | None]:
+    def send_many(self, msgs: Iterable[EmailMessage],
+                  on_result: Callable[[int, Exception | None], None] | None = None) -> list[Exception | None]:
         """Send several messages, carrying on past individual failures.
 
         Returns one entry per message, in order: ``None`` when it was sent,
         else the exception that :meth:`send` would have raised for it
-        (ValueError or TransportError).
+        (ValueError or TransportError).  ``on_result(index, outcome)`` is
+        called as soon as each message's outcome is known (the spool removes
+        an accepted mail at once, before the next one is sent).
         """
         results: list[Exception | None] = []
-        for msg in msgs:
+        for i, msg in enumerate(msgs):
             try:
                 self.send(msg)
             except (ValueError, TransportError) as exc:
                 results.append(exc)
             else:
                 results.append(None)
+            if on_result is not None:
+                on_result(i, results[-1])
         return results
 
     def close(self) -> None:

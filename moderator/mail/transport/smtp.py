@@ -112,13 +112,17 @@ class SmtpOutbox(Outbox):
         if result is not None:
             raise result
 
-    def send_many(self, msgs: Iterable[EmailMessage]) -> list[Exception | None]:
+    def send_many(self, msgs: Iterable[EmailMessage],
+                  on_result: Callable[[int, Exception | None], None] | None = None) -> list[Exception | None]:
         """Send messages in order over one connection.
 
         Returns one entry per message: ``None`` if it was accepted, else the
         ValueError/TransportError :meth:`send` would raise for it. A message
         refused by the server does not stop the others; after the connection
         drops, the remaining messages each get a TransportError.
+        ``on_result(index, outcome)`` is called as soon as each message's
+        outcome is known, before the next message is sent.  A refusal of the
+        envelope sender (``MAIL FROM``) has ``step == "MAIL FROM"``.
 
         Raises TransportError (nothing sent) when connecting, TLS or login
         fails.
@@ -129,9 +133,11 @@ class SmtpOutbox(Outbox):
         if self._closed:
             raise TransportError(f"{self._where()}: outbox is closed",
                                  host=self.host, port=self.port)
-        return _run(self._send_all(msgs))
+        return _run(self._send_all(msgs, on_result))
 
-    async def _send_all(self, msgs: Sequence[EmailMessage]) -> list[Exception | None]:
+    async def _send_all(self, msgs: Sequence[EmailMessage],
+                        on_result: Callable[[int, Exception | None], None] | None = None
+                        ) -> list[Exception | None]:
         prepared: list[tuple[str, list[str]] | Exception] = []
         for msg in msgs:
             try:
@@ -139,17 +145,22 @@ class SmtpOutbox(Outbox):
             except ValueError as exc:
                 prepared.append(exc)
         if all(isinstance(item, Exception) for item in prepared):
+            for i, item in enumerate(prepared):
+                if on_result is not None:
+                    on_result(i, item)  # type: ignore[arg-type]
             return list(prepared)  # type: ignore[arg-type]
 
         smtp, _ = await self._open()
         results: list[Exception | None] = []
         try:
-            for msg, item in zip(msgs, prepared):
+            for i, (msg, item) in enumerate(zip(msgs, prepared)):
                 if isinstance(item, Exception):
                     results.append(item)
-                    continue
-                sender, recipients = item
-                results.append(await self._send_one(smtp, msg, sender, recipients))
+                else:
+                    sender, recipients = item
+                    results.append(await self._send_one(smtp, msg, sender, recipients))
+                if on_result is not None:
+                    on_result(i, results[-1])
         finally:
             await _quit(smtp)
         return results
@@ -247,6 +258,10 @@ class SmtpOutbox(Outbox):
                 f"{self._where()}: {what} failed: all recipients refused ({detail})",
                 host=self.host, port=self.port, code=first.code if first else None,
             )
+        except aiosmtplib.SMTPSenderRefused as exc:
+            error = self._error(what, exc)
+            error.step = "MAIL FROM"
+            return error
         except (aiosmtplib.SMTPException, OSError, asyncio.TimeoutError) as exc:
             return self._error(what, exc)
         if refused:
