@@ -15,6 +15,7 @@ from ..rules.engine import Game
 from ..rules.options import OPTION_HELP, ruleset as ruleset_of
 from ..store.gamefile import GameRecord, GameStore, Player, new_secret
 from .notify import status_mail
+from .gm import SEAT_COMMANDS, seat_answer
 from .send import Post
 from ..rules.notation import public_order
 
@@ -64,7 +65,7 @@ def answer_commands(post: Post, store: GameStore, om: OrderMail, key: str, recor
         # the per-cycle limit of answers to one address (``Post.allow``); the new
         # secret is always sent (the player could not play without it)
         if (cmd != "status" or not skip_status) and not post.allow(player.address, cmd,
-                                                                   count_only=cmd == "secret new"):
+                                                                   count_only=cmd == "secret new" or cmd in SEAT_COMMANDS):
             continue
         if cmd == "help":
             text = render("help.txt", game_id=gid, moderator_address=post.config.moderator_address)
@@ -75,6 +76,9 @@ def answer_commands(post: Post, store: GameStore, om: OrderMail, key: str, recor
             send(word("notices", "history_title"), _history_text(record, player))
         elif cmd == "rules":
             send(word("notices", "rules_title"), rules_text(gid, record.game))
+        elif cmd in SEAT_COMMANDS:
+            title, text = seat_answer(post, store, record, player, cmd, post.clock())
+            send(title, text + "\n")
         elif cmd == "secret new":
             if not rotated:
                 rotate_secret(store, record, player)

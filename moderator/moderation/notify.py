@@ -64,10 +64,17 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
 def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
     """Spool one status mail per player with the events since the last status
     mails (merged with any older unsent status mail to the same player), then
-    mark them notified and save.  Returns False when there was nothing new."""
+    mark them notified and save.  Returns False when there was nothing new.
+    A player who resigned gets none until the end; one with ``digest on`` only
+    when the events concern them (``gm.receives_status``); every observer gets
+    the public status mail (``gm.observer_mail``)."""
+    from .gm import observer_mail, receives_status
+
     events = record.unnotified
     if not events:
         return False
+    # who was on move before these events (a digest reader hears of their own move)
+    waiting_before = {h["player"] for h in record.history[len(record.history) - 1:]} if record.history else set()
     for p in record.players:
         # Merge: the new mail names the stale ones it replaces and is written
         # before they are removed (a crash in between drops them unsent).  Events
@@ -81,11 +88,15 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
         else:  # entries spooled by an older version
             start = record.notified
             mine = [ev for e in older for ev in e.meta.get("events") or []] + events
+        if not older and not receives_status(record, p, mine, waiting_before):
+            continue  # resigned, or digest on and nothing concerns them
         post.put(status_mail(post, record, p, mine, record.reply_to.get(p.name)),
                  kind="status", game=record.id, player=p.name, events=mine,
                  log_from=start, replaces=[e.name for e in older])
         for e in older:
             post.spool.remove(e.name)
+    for address in record.observers:
+        post.put(observer_mail(post, record, address, events), kind="observer", game=record.id)
     for p in record.players:
         post.bk.clear_bounce(canonical_address(p.address))
     record.notified = len(record.game.log)

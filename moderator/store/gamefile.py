@@ -148,6 +148,18 @@ class GameRecord:
     history: list[dict[str, Any]] = field(default_factory=list)
     notified: int = 0  # events (game.log entries) already put in spooled status mails
     reply_to: dict[str, str] = field(default_factory=dict)  # player -> order mail to answer
+    # the game master and the moderator's seats bookkeeping (issue 10; docs/game-file.md):
+    # {address: None (the operator's) or an address, secret}; observers' addresses;
+    # players who asked for digests, who resigned (no more mail but the result), who
+    # asked to resign {player: when}; the end a game master called {by, at, standings};
+    # and the game master's actions, oldest first ({by, at, command, ...})
+    game_master: dict[str, Any] = field(default_factory=lambda: {"address": None, "secret": None})
+    observers: list[str] = field(default_factory=list)
+    digest: list[str] = field(default_factory=list)
+    resigned: list[str] = field(default_factory=list)
+    resigning: dict[str, str] = field(default_factory=dict)
+    ended: dict[str, Any] | None = None
+    gm_log: list[dict[str, Any]] = field(default_factory=list)
     # how it was loaded (not part of the file): the sha256 of the bytes read, and
     # whether the history was replayed and compared with ``state`` (False when a
     # trusted digest let ``GameStore.load`` skip the comparison); None/False for a
@@ -215,6 +227,13 @@ class GameRecord:
             "notified": self.notified,
             "log_length": len(g.log),
             "reply_to": dict(self.reply_to),
+            "game_master": dict(self.game_master),
+            "observers": list(self.observers),
+            "digest": list(self.digest),
+            "resigned": list(self.resigned),
+            "resigning": dict(self.resigning),
+            "ended": dict(self.ended) if self.ended is not None else None,
+            "gm_log": [dict(e) for e in self.gm_log],
             "history": [dict(h) for h in self.history],
             "log": list(g.log),
             "state": g.to_dict(),
@@ -700,6 +719,7 @@ class GameStore:
             history=[dict(h) for h in data.get("history") or []],
             notified=int(data.get("notified", len(game.log))),
             reply_to=dict(data.get("reply_to") or {}),
+            **_seats(data),
             source_digest=gf.digest,
             checked=checked,
         )
@@ -824,6 +844,34 @@ class GameStore:
                     texts["state"] = memo
                 self._remember_texts(self.path(game_id), digest, texts)
         return data
+
+
+def _seats(data: dict[str, Any]) -> dict[str, Any]:
+    """The game master's and seats' keys of a game file as ``GameRecord`` fields
+    (``game_master``, ``observers``, ``digest``, ``resigned``, ``resigning``,
+    ``ended``, ``gm_log``); a file without them (written before issue 10) gets
+    their defaults: the operator as game master without a secret yet (``pbem gm
+    GAME secret`` gives one), nothing else.
+    Raises StoreError for a key of the wrong shape."""
+    gm = data.get("game_master")
+    if gm is None:
+        gm = {"address": None, "secret": None}
+    if not isinstance(gm, dict) or not (gm.get("secret") is None or isinstance(gm.get("secret"), str)) or \
+            not (gm.get("address") is None or isinstance(gm.get("address"), str)):
+        raise StoreError(f"game_master must be a mapping {{address, secret}}, not {gm!r}")
+    out: dict[str, Any] = {"game_master": {"address": gm.get("address"), "secret": gm["secret"]}}
+    for key, kind in (("observers", list), ("digest", list), ("resigned", list), ("resigning", dict),
+                      ("gm_log", list)):
+        value = data.get(key)
+        value = kind() if value is None else value
+        if not isinstance(value, kind):
+            raise StoreError(f"{key} must be a {kind.__name__}, not {value!r}")
+        out[key] = copy.deepcopy(value)
+    ended = data.get("ended")
+    if ended is not None and not isinstance(ended, dict):
+        raise StoreError(f"ended must be a mapping or null, not {ended!r}")
+    out["ended"] = dict(ended) if ended is not None else None
+    return out
 
 
 def load_board_ref(ref: Any) -> Board:

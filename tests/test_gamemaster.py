@@ -1,0 +1,404 @@
+"""The game master (issue 10): commands by mail and with ``pbem gm``, undo by
+replay, replacing a player, ending a game, observers, and the players' seat
+commands (resign, digest), on the local Maildirs with real RFC 5322 messages."""
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+import pbem
+from moderator.config import Config
+from moderator.mail.read import parse_subject_tag
+from moderator.moderation import gm
+from moderator.moderation.cycle import Moderator
+from moderator.rules.engine import Game
+from moderator.rules.notation import parse_action
+from moderator.store.gamefile import GameStore
+from test_cycle import PLAYERS, Harness, start_all, text_of
+
+OPERATOR = "op@example.com"
+OBSERVER = "watcher@example.com"
+
+
+class GmHarness(Harness):
+    """``Harness`` with an operator (the default game master) and one observer."""
+
+    def __init__(self, tmp_path, gm_address=None):
+        self.config = Config(
+            games_dir=tmp_path / "games",
+            maildir_inbox=tmp_path / "mail" / "inbox",
+            maildir_outbox=tmp_path / "mail" / "outbox",
+            spool_dir=tmp_path / "spool",
+            operator=OPERATOR,
+        )
+        import mailbox
+
+        self.mod = Moderator(self.config)
+        self.record = self.mod.create_game("ridge", PLAYERS, seed=42, gm=gm_address, observers=[OBSERVER])
+        self.inbox = mailbox.Maildir(str(self.config.maildir_inbox), create=True)
+        self.outbox = mailbox.Maildir(str(self.config.maildir_outbox), create=True)
+        self.seen: set[str] = set()
+        self.gm_address = gm_address or OPERATOR
+
+    def gm_mail(self, body, secret=None):
+        rec = self.load()
+        return self.mail(self.gm_address, body, secret=secret or rec.game_master["secret"])
+
+    def play(self, n, seed=5):
+        """``n`` turns by the players on move, each a legal order chosen at random."""
+        rng = random.Random(seed)
+        for _ in range(n):
+            rec = self.load()
+            who = rec.game.to_move
+            action = rec.game.random_action(who, rng)
+            self.order(who, str(action))
+            report = self.run()
+            assert report.applied == 1, report.summary()
+
+
+@pytest.fixture
+def g(tmp_path):
+    return GmHarness(tmp_path)
+
+
+def to(mails, address):
+    return [m for m in mails if str(m["To"]).lower() == address.lower()]
+
+
+def test_new_game_has_a_game_master_with_own_secret_and_observers_get_a_public_welcome(g):
+    rec = g.load()
+    assert rec.game_master["address"] is None  # the operator's
+    assert gm.game_master_address(rec, OPERATOR) == OPERATOR
+    assert re.fullmatch(r"[a-km-z2-9]{8}", rec.game_master["secret"])
+    assert rec.game_master["secret"] not in {p.secret for p in rec.players}
+    assert rec.observers == [OBSERVER]
+    mails = g.sent()
+    assert sorted(str(m["To"]) for m in mails) == sorted([a.lower() for _, a in PLAYERS] + [OBSERVER])
+    (obs,) = to(mails, OBSERVER)
+    body = text_of(obs)
+    assert "You observe game ridge" in body and "YOUR HAND" not in body
+    assert "[pbem:" not in str(obs["Subject"])
+
+
+def test_new_refuses_an_observer_or_gm_address_of_a_player(tmp_path):
+    mod = Moderator(Config(games_dir=tmp_path / "games", maildir_inbox=tmp_path / "in",
+                           maildir_outbox=tmp_path / "out", spool_dir=tmp_path / "spool"))
+    with pytest.raises(ValueError, match="the address ann@example.org is given twice"):
+        mod.create_game("ridge", PLAYERS, seed=1, observers=["Ann <ann@example.org>"])
+    with pytest.raises(ValueError, match="the address bob@example.org is given twice"):
+        mod.create_game("ridge", PLAYERS, seed=1, gm="bob@example.org")
+    assert not mod.store.exists("ridge")
+
+
+def test_game_master_command_from_a_player_is_refused_and_changes_nothing(g):
+    start_all(g)
+    g.sent()
+    before = g.path.read_bytes()
+    g.order("Ann", "undo 1")
+    report = g.run()
+    assert report.refused == 1 and report.applied == 0
+    assert g.path.read_bytes() == before
+    (reply,) = g.sent()
+    assert str(reply["To"]) == "ann@example.org"
+    assert str(reply["Subject"]).endswith("game-master command refused")
+    assert "Only the game master can give that command." in text_of(reply)
+
+
+def test_gm_mail_without_the_gm_secret_is_refused(g):
+    g.sent()
+    before = g.path.read_bytes()
+    g.gm_mail("end", secret=g.secret("Ann"))
+    g.run()
+    assert g.path.read_bytes() == before
+    (reply,) = g.sent()
+    assert str(reply["To"]) == OPERATOR
+    assert "did not carry the game master's secret" in text_of(reply)
+
+
+def test_undo_500_is_refused_saying_how_many_can_be_undone(g):
+    start_all(g)
+    g.play(2)
+    g.sent()
+    before = g.path.read_bytes()
+    g.gm_mail("undo 500")
+    g.run()
+    assert g.path.read_bytes() == before
+    (reply,) = g.sent()
+    assert str(reply["To"]) == OPERATOR
+    body = text_of(reply)
+    # 3 initial investments and 2 turns; no dividend paid yet
+    assert "REFUSED: Cannot take back 500 actions: 5 can be undone in all, 5 without crossing a dividend." in body
+
+
+def test_undo_2_replays_exactly_and_is_announced_with_its_reason(g):
+    start_all(g)
+    g.play(4)
+    full = g.load()
+    g.sent()
+    g.gm_mail("undo 2 force Bob's order was misread")
+    g.run()
+    rec = GameStore(g.config.games_dir).load("ridge", check=True)  # pbem replay's full check
+    # the game that never had the last two actions, built independently
+    fresh = Game.new(full.game.board, [p for p, _ in PLAYERS], 42, full.game.ruleset, dict(full.game.options))
+    for h in full.history[:-2]:
+        fresh.push(h["player"], parse_action(h["order"]))
+    assert rec.game.to_dict() == fresh.to_dict()
+    assert rec.game.log == fresh.log
+    assert rec.history == full.history[:-2]
+    (entry,) = rec.gm_log
+    assert entry["by"] == OPERATOR and entry["command"] == "undo 2 force"
+    assert entry["reason"] == "Bob's order was misread"
+    assert entry["undone"] == full.history[-2:]
+    mails = g.sent()
+    # everyone gets the new position with the reason; the gm gets the confirmation
+    assert sorted(str(m["To"]) for m in mails) == sorted(
+        [a.lower() for _, a in PLAYERS] + [OBSERVER, OPERATOR])
+    for m in mails:
+        assert "took back the last 2 actions" in text_of(m)
+        assert "Bob's order was misread" in text_of(m)
+    # the next order applies to the position before the undone actions
+    to_move = rec.game.to_move
+    assert to_move == full.history[-2]["player"]
+
+
+def test_undo_never_crosses_a_dividend_without_force(g):
+    start_all(g)
+    rng = random.Random(3)
+    # play until the first dividend is paid, then one more action
+    while True:
+        rec = g.load()
+        if rec.game.dividends_paid >= 1:
+            break
+        g.order(rec.game.to_move, str(rec.game.random_action(rec.game.to_move, rng)))
+        assert g.run().applied == 1
+    total, safe = gm.undo_limits(g.load())
+    assert safe == 0 and total == len(g.load().history)
+    g.sent()
+    before = g.path.read_bytes()
+    g.gm_mail("undo 1")
+    g.run()
+    assert g.path.read_bytes() == before
+    (reply,) = g.sent()
+    assert "would cross a dividend that was paid: 0 can be undone without" in text_of(reply)
+    g.gm_mail("undo 1 force")
+    g.run()
+    assert g.load().game.dividends_paid == 0
+
+
+def test_replace_gives_a_new_secret_and_welcome_and_the_old_secret_stops_working(g):
+    start_all(g)
+    g.sent()
+    old_secret = g.secret("Bob")
+    g.gm_mail("replace Bob Dora=Dora <dora@example.org>".replace("Dora <dora@example.org>", "dora@example.org"))
+    g.run()
+    rec = g.load()
+    bob = rec.player_by_name("Bob")
+    assert bob.address == "dora@example.org" and bob.secret != old_secret
+    (entry,) = rec.gm_log
+    assert entry == {"by": OPERATOR, "at": entry["at"], "command": "replace Bob Dora=dora@example.org",
+                     "mail": entry["mail"], "line": 0, "player": "Bob", "name": "Dora",
+                     "address": "dora@example.org", "old_address": "bob@example.org"}
+    mails = g.sent()
+    (welcome,) = to(mails, "dora@example.org")
+    body = text_of(welcome)
+    assert parse_subject_tag(str(welcome["Subject"])) == ("ridge", bob.secret)
+    assert f"Your secret for this game is: {bob.secret}" in body
+    assert "Track cards: " + ", ".join(sorted(rec.game.track_hands["Bob"])) in body
+    assert "gave Bob's seat to Dora" in body
+    assert len(to(mails, "ann@example.org")) == 1 and len(to(mails, OBSERVER)) == 1
+    assert to(mails, "bob@example.org") == []
+    # the old secret from the new address: refused; the old address: ignored
+    g.mail("dora@example.org", "status", secret=old_secret)
+    g.mail("bob@example.org", "status", secret=old_secret)
+    report = g.run()
+    assert report.refused == 1 and report.ignored == 1
+    (refusal,) = g.sent()
+    assert str(refusal["To"]) == "dora@example.org" and "secret missing or wrong" in str(refusal["Subject"])
+    # the new player carries on with the new secret
+    rec = g.load()
+    while rec.game.to_move != "Bob":
+        g.play(1)
+        rec = g.load()
+    action = rec.game.random_action("Bob", random.Random(1))
+    g.mail("dora@example.org", str(action), secret=bob.secret)
+    assert g.run().applied == 1
+    assert g.load().history[-1]["player"] == "Bob"
+
+
+@pytest.mark.parametrize("address", ["ann@example.org", "ANN@example.org", OBSERVER, OPERATOR])
+def test_replace_with_an_address_already_in_the_game_is_refused(g, address):
+    g.sent()
+    before = g.path.read_bytes()
+    g.gm_mail(f"replace Bob Dora={address}")
+    g.run()
+    assert g.path.read_bytes() == before
+    (reply,) = g.sent()
+    assert f"REFUSED: {address.lower()} already has a part in this game" in text_of(reply)
+
+
+def test_end_abandons_the_game_with_the_standings_and_takes_no_more_orders(g):
+    start_all(g)
+    g.play(2)
+    money = g.load().game.standings()
+    g.sent()
+    g.gm_mail("end the players agreed to stop")
+    g.run()
+    rec = g.load()
+    assert rec.ended["standings"] == [list(s) for s in money]
+    mails = g.sent()
+    assert len(mails) == 5
+    standings = ", ".join(f"{pl}. {p} {m} million" for pl, p, m in money)
+    for m in mails:
+        assert standings in text_of(m)
+    before = g.path.read_bytes()
+    g.order(rec.game.to_move, str(rec.game.random_action(rec.game.to_move, random.Random(1))))
+    g.run()
+    assert g.path.read_bytes() == before
+    (reply,) = g.sent()
+    assert "ended this game; it takes no more orders" in text_of(reply)
+
+
+def test_message_reaches_players_and_observers(g):
+    g.sent()
+    g.gm_mail("message Next turn deadline is Friday.")
+    g.run()
+    mails = g.sent()
+    assert sorted(str(m["To"]) for m in mails) == sorted([a.lower() for _, a in PLAYERS] + [OBSERVER, OPERATOR])
+    for m in mails:
+        if str(m["To"]) != OPERATOR:
+            assert "A message from the game master: Next turn deadline is Friday." in text_of(m)
+    assert g.load().gm_log[0]["command"] == "message Next turn deadline is Friday."
+
+
+def test_observers_never_see_a_hand_or_a_secret(g):
+    g.mail_observer = None
+    start_all(g)
+    g.gm_mail("observe late@example.net")
+    g.run()
+    g.play(6)
+    g.gm_mail("undo 1\nmessage hello")
+    g.run()
+    rec = g.load()
+    secrets = {p.secret for p in rec.players} | {rec.game_master["secret"]}
+    seen = 0
+    for key in g.outbox.keys():
+        msg = g.outbox[key]
+        if str(msg["To"]).lower() not in (OBSERVER, "late@example.net"):
+            continue
+        seen += 1
+        raw = msg.as_bytes().decode("utf-8", "replace")
+        for s in secrets:
+            assert s not in raw
+        assert "YOUR HAND" not in raw and "Your secret" not in raw and "[pbem:" not in raw
+    assert seen >= 12
+    # an observer's mail gets a clear answer and changes nothing
+    before = g.path.read_bytes()
+    g.sent()
+    g.mail(OBSERVER, "pass; discard plain", subject="Re: Union Pacific ridge",
+           In_Reply_To=str(next(m for m in g.outbox if str(m["To"]) == OBSERVER)["Message-ID"]))
+    g.run()
+    assert g.path.read_bytes() == before
+    (reply,) = g.sent()
+    assert "observers get its public status mails, but give no orders" in text_of(reply)
+
+
+def test_resign_then_confirm_gives_up_the_seat_and_stops_the_mail(g):
+    start_all(g)
+    g.sent()
+    g.order("Cy", "resign")
+    g.run()
+    (asked,) = g.sent()
+    assert 'send "resign confirm" by' in text_of(asked)
+    assert g.load().resigned == []
+    g.order("Cy", "resign confirm")
+    g.run()
+    rec = g.load()
+    assert rec.resigned == ["Cy"] and rec.resigning == {}
+    mails = g.sent()
+    assert "You resigned." in text_of(to(mails, "cy@example.net")[0])
+    for a in ("ann@example.org", "bob@example.org", OBSERVER, OPERATOR):
+        assert "Cy resigned from the game." in text_of(to(mails, a)[0])
+    # Cy gets no more status mails
+    g.play(2)
+    assert to(g.sent(), "cy@example.net") == []
+
+
+def test_resign_confirm_without_resign_is_refused(g):
+    g.sent()
+    g.order("Ann", "resign confirm")
+    g.run()
+    (reply,) = g.sent()
+    assert "counts only within a day" in text_of(reply)
+    assert g.load().resigned == []
+
+
+def test_digest_on_mails_only_what_concerns_the_player(g):
+    start_all(g)
+    g.order("Ann", "digest on")
+    g.run()
+    assert g.load().digest == ["Ann"]
+    g.sent()
+    rec = g.load()
+    order = rec.game.players_order if hasattr(rec.game, "players_order") else None
+    got = []
+    for _ in range(6):
+        before = g.load()
+        g.play(1, seed=len(got) + 11)
+        after = g.load()
+        mails = to(g.sent(), "ann@example.org")
+        concerns = "Ann" in (before.game.to_move, after.game.to_move) or \
+            after.game.dividends_paid > before.game.dividends_paid
+        got.append(bool(mails))
+        assert bool(mails) == concerns, (before.game.to_move, after.game.to_move)
+    assert not all(got)
+    del order
+
+
+# ---------------------------------------------------------------- pbem gm
+
+
+@pytest.fixture
+def cli(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pbem.yaml").write_text(yaml.safe_dump({"operator": OPERATOR}))
+    runner = CliRunner()
+
+    def invoke(*args):
+        return runner.invoke(pbem.main, list(args), catch_exceptions=False)
+
+    r = invoke("new", "ridge", "--seed", "42", "--observer", OBSERVER,
+               *[x for n, a in PLAYERS for x in ("--player", f"{n}={a}")])
+    assert r.exit_code == 0, r.output
+    return invoke
+
+
+def test_pbem_gm_cli_equivalents(cli, tmp_path):
+    r = cli("gm", "ridge", "undo", "500")
+    assert r.exit_code == 1
+    assert "Cannot take back 500 actions: no action was played yet." in r.output
+    r = cli("gm", "ridge", "replace", "Bob", "Dora=ann@example.org")
+    assert r.exit_code == 1 and "ann@example.org already has a part in this game" in r.output
+    r = cli("gm", "ridge", "pause")
+    assert r.exit_code == 1 and '"pause" is no game-master command' in r.output
+    r = cli("gm", "ridge", "secret")
+    data = yaml.safe_load((tmp_path / "games" / "ridge.yaml").read_text())
+    assert r.output.strip() == f"Game ridge: game master {OPERATOR}, secret {data['game_master']['secret']}"
+    r = cli("gm", "ridge", "replace", "Bob", "Dora=dora@example.org")
+    assert r.exit_code == 0 and "gave Bob's seat to Dora" in r.output
+    r = cli("gm", "ridge", "message", "hello", "all")
+    assert r.exit_code == 0 and "Message sent to 4 readers." in r.output
+    r = cli("gm", "ridge", "end", "--reason", "we stop here")
+    assert r.exit_code == 0 and "The game master ended the game (we stop here)." in r.output
+    data = yaml.safe_load((tmp_path / "games" / "ridge.yaml").read_text())
+    assert [e["command"] for e in data["gm_log"]] == ["replace Bob Dora=dora@example.org", "message hello all",
+                                                      "end"]
+    assert all(e["by"].startswith("command line (") for e in data["gm_log"])
+    assert data["players"][1]["address"] == "dora@example.org"
+    r = cli("replay", "ridge")
+    assert r.exit_code == 0 and "game master:" in r.output and "Ended by the game master" in r.output
+    r = cli("gm", "ridge", "help")
+    assert "THE GAME MASTER'S GUIDE" in r.output
