@@ -402,3 +402,84 @@ def test_pbem_gm_cli_equivalents(cli, tmp_path):
     assert r.exit_code == 0 and "game master:" in r.output and "Ended by the game master" in r.output
     r = cli("gm", "ridge", "help")
     assert "THE GAME MASTER'S GUIDE" in r.output
+
+
+# ---------------------------------------------------------------- real servers
+
+
+def test_replacement_through_dovecot_and_aiosmtpd(tmp_path, dovecot, smtp_sink, monkeypatch):
+    """Orders and the game master's mail go into a real Dovecot inbox, the moderator
+    polls it over IMAP and sends through a real aiosmtpd server: Bob's seat goes to
+    Dora, who plays on with her new secret; Bob's old secret no longer works."""
+    from email import policy
+    from email.message import EmailMessage
+    from email.utils import make_msgid
+
+    from moderator.config import load_config
+
+    monkeypatch.setenv("GM_IMAP_PASSWORD", dovecot.password)
+    cfg = tmp_path / "pbem.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "moderator": {"address": "moderator@up.example"},
+        "operator": OPERATOR,
+        "games_dir": "games",
+        "imap": {"host": dovecot.host, "port": dovecot.port, "security": "none",
+                 "username": dovecot.username, "password_env": "GM_IMAP_PASSWORD"},
+        "smtp": {"host": smtp_sink.host, "port": smtp_sink.port, "security": "none"},
+    }))
+    config = load_config(cfg)
+    mod = Moderator(config)
+    mod.create_game("rail", PLAYERS, seed=9, observers=[OBSERVER])
+    store = GameStore(config.games_dir)
+    seen = [0]
+
+    def sent():
+        new = smtp_sink.messages[seen[0]:]
+        seen[0] += len(new)
+        return [m.message for m in new]
+
+    def send(sender, secret, body):
+        msg = EmailMessage(policy=policy.default)
+        msg["From"], msg["To"] = sender, "moderator@up.example"
+        msg["Subject"] = f"Re: [pbem:rail:{secret}] Union Pacific rail"
+        msg["Message-ID"] = make_msgid(domain="players.example")
+        msg.set_content(body)
+        dovecot.append(msg.as_bytes())
+
+    assert len(sent()) == 4  # three welcomes, one observer's welcome
+    rec = store.load("rail")
+    for name, address in PLAYERS:
+        send(address, rec.player_by_name(name).secret, f"start {sorted(rec.game.share_hands[name])[0]}")
+    assert mod.run_cycle().applied == 3
+    sent()
+    old = rec.player_by_name("Bob").secret
+    send(OPERATOR, rec.game_master["secret"], "replace Bob Dora=dora@example.org")
+    mod.run_cycle()
+    mails = sent()
+    rec = store.load("rail")
+    bob = rec.player_by_name("Bob")
+    assert bob.address == "dora@example.org" and bob.secret != old
+    (welcome,) = to(mails, "dora@example.org")
+    assert f"Your secret for this game is: {bob.secret}" in text_of(welcome)
+    (answer,) = to(mails, OPERATOR)
+    assert "DONE: The game master gave Bob's seat to Dora" in text_of(answer)
+    # the old secret, from the new address: refused, nothing applied
+    who = rec.game.to_move
+    while who != "Bob":
+        address = dict(PLAYERS)[who]
+        send(address, rec.player_by_name(who).secret, str(rec.game.random_action(who, random.Random(2))))
+        assert mod.run_cycle().applied == 1
+        rec = store.load("rail")
+        who = rec.game.to_move
+    sent()
+    action = str(rec.game.random_action("Bob", random.Random(4)))
+    send("dora@example.org", old, action)
+    report = mod.run_cycle()
+    assert report.applied == 0 and report.refused == 1
+    (refusal,) = sent()
+    assert "secret missing or wrong" in str(refusal["Subject"])
+    send("dora@example.org", bob.secret, action)
+    assert mod.run_cycle().applied == 1
+    rec = store.load("rail", check=True)
+    assert rec.history[-1]["player"] == "Bob" and rec.history[-1]["order"] == action
+    assert dovecot.messages("INBOX") == []
