@@ -118,20 +118,40 @@ def _option_flags(command):
               help=" or ".join(RULESETS) + ".")
 @click.option("--board", "board_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="A board file (default: the shipped North American board).")
+@click.option("--bot", "bots", multiple=True, metavar="NAME",
+              help="A seat played by the built-in player from the start (after the players "
+                   "in turn order); repeatable. One --player and bots: a solo game.")
+@click.option("--deadline", default="72h", show_default=True,
+              help="Time one move may take, from the mail that asks for it: minutes, hours "
+                   "or days (90m, 48h, 3d), or none.")
+@click.option("--on-missed", type=click.Choice(["bot", "wait"]), default="bot", show_default=True,
+              help="At the deadline: the built-in player moves (bot), or the game waits and "
+                   "the game master is told (wait).")
+@click.option("--abandon-after", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Missed moves in a row after which the seat is abandoned (the built-in "
+                   "player keeps it; the game master is asked for a replacement).")
 @click.option("--gm", "gm", default=None, metavar="ADDRESS",
               help="The game master's address (default: the configuration's operator).")
 @click.option("--observer", "observers", multiple=True, metavar="ADDRESS",
               help="An address that gets the public status mails (repeatable).")
 @_option_flags
 @click.pass_context
-def new(ctx, game, players, seed, ruleset, board_path, gm, observers, **flags):
+def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed, abandon_after, gm, observers,
+        **flags):
     """Create GAME and mail every player a welcome with their secret and hand."""
+    from moderator.moderation.deadlines import parse_duration
+
     from moderator.mail.transport import TransportError
     from moderator.moderation.cycle import Moderator
 
     if ruleset not in RULESETS:
         raise click.BadParameter(f"{ruleset!r}; choose {' or '.join(RULESETS)}", param_hint="--ruleset")
     parsed = [_parse_player(p) for p in players]
+    try:
+        seconds = parse_duration(deadline, allow_none=True)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--deadline") from None
+    settings = {"deadline": seconds, "on_missed": on_missed, "abandon_after": abandon_after}
     options = {k: bool(flags.get(k)) for k in OPTIONS}
     if seed is None:
         import secrets
@@ -139,8 +159,8 @@ def new(ctx, game, players, seed, ruleset, board_path, gm, observers, **flags):
         seed = secrets.randbelow(2**31)
     moderator = Moderator(_config(ctx))
     try:
-        record = moderator.create_game(game, parsed, seed, ruleset, options, board_path, gm=gm,
-                                       observers=observers)
+        record = moderator.create_game(game, parsed, seed, ruleset, options, board_path, settings, bots,
+                                       gm=gm, observers=observers)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     except TransportError as exc:
@@ -148,12 +168,14 @@ def new(ctx, game, players, seed, ruleset, board_path, gm, observers, **flags):
     click.echo(f"Created game {record.id} ({ruleset}, seed {seed}) in {moderator.store.path(game)}.")
     waiting = {e.meta.get("player") for e in moderator.spool.entries()
                if e.meta.get("kind") == "welcome" and e.meta.get("game") == record.id}
-    sent = [f"{p.name} <{p.address}>" for p in record.players if p.name not in waiting]
-    queued = [f"{p.name} <{p.address}>" for p in record.players if p.name in waiting]
+    sent = [f"{p.name} <{p.address}>" for p in record.players if p.address and p.name not in waiting]
+    queued = [f"{p.name} <{p.address}>" for p in record.players if p.address and p.name in waiting]
     if sent:
         click.echo("Welcome mails sent to: " + ", ".join(sent))
     if queued:
         click.echo("Welcome mails waiting in the spool (the next `pbem run` sends them): " + ", ".join(queued))
+    if bots:
+        click.echo("Played by the built-in player: " + ", ".join(bots) + " (moves in each `pbem run`).")
 
 
 @main.command()
@@ -162,12 +184,31 @@ def new(ctx, game, players, seed, ruleset, board_path, gm, observers, **flags):
               help="Seconds between cycles with --loop.")
 @click.option("--archive", "archive_dir", type=click.Path(file_okay=False), default=None,
               metavar="DIR", help="After each cycle, update the static archive site in DIR.")
+@click.option("--now", "now", default=None, metavar="TIMESTAMP",
+              help="Run one cycle as if it were TIMESTAMP (ISO 8601, e.g. 2026-12-24T18:00:00+00:00; "
+                   "UTC when no offset): for tests and for simulating a game over weeks. "
+                   "Not with --loop.")
 @click.pass_context
-def run(ctx, loop, interval, archive_dir):
-    """Poll the inbox once: apply orders, answer, send status mails."""
+def run(ctx, loop, interval, archive_dir, now):
+    """Poll the inbox once: apply orders, answer, run the game clocks (deadlines,
+    reminders, the built-in player's moves), send status mails."""
     from moderator.moderation.cycle import Moderator
 
-    moderator = Moderator(_config(ctx))
+    kwargs = {}
+    if now is not None:
+        from datetime import datetime, timezone
+
+        if loop:
+            raise click.BadParameter("--now sets the clock for one cycle; leave out --loop", param_hint="--now")
+        try:
+            fixed = datetime.fromisoformat(now.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise click.BadParameter(f"{now!r} is not an ISO 8601 time, e.g. 2026-12-24T18:00:00+00:00",
+                                     param_hint="--now") from None
+        if fixed.tzinfo is None:
+            fixed = fixed.replace(tzinfo=timezone.utc)
+        kwargs["clock"] = lambda: fixed
+    moderator = Moderator(_config(ctx), **kwargs)
     while True:
         report = moderator.run_cycle()
         click.echo(report.summary())

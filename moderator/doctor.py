@@ -97,9 +97,9 @@ def _parse_time(text: str | None) -> datetime | None:
 #: Every template the code renders: the mails (``render(NAME)``) and the named
 #: refusals and notices (``word(DOMAIN, ...)``, ``words/DOMAIN.txt``).
 TEMPLATE_FILES = (
-    "help.txt", "history.txt", "notice.txt", "position.txt", "reply.txt", "rules.txt",
-    "status.txt", "welcome.txt", "words/illegal.txt", "words/notices.txt",
-    "words/orders.txt",
+    "gm_help.txt", "gm_notice.txt", "gm_reply.txt", "help.txt", "history.txt", "notice.txt",
+    "observer.txt", "position.txt", "reply.txt", "rules.txt", "status.txt", "welcome.txt",
+    "words/clock.txt", "words/gm.txt", "words/illegal.txt", "words/notices.txt", "words/orders.txt",
 )
 
 

@@ -25,8 +25,12 @@ FIXTURES = Path(__file__).parent / "fixtures" / "games"
 FILES = sorted(FIXTURES.glob("v*/*.yaml"))
 DOC = ROOT / "docs" / "game-file.md"
 
-NO_OPTIONS = {k: False for k in OPTIONS}
-ALL_OPTIONS = {k: True for k in OPTIONS}
+V1_OPTIONS = ("spread_dividends", "up_only_by_swap", "hidden_money", "dead_track_redraw")
+NO_OPTIONS = {k: False for k in V1_OPTIONS}
+ALL_OPTIONS = {k: True for k in V1_OPTIONS}
+NO_OPTIONS_V2 = {k: False for k in OPTIONS}
+"""The options as a file of each format writes them (format 2 added ``hints``;
+a format-1 file loads with ``hints`` off)."""
 
 # id -> facts read from the file: players, ruleset, options, board ("default" or
 # "custom"), phase, history entries, turn, dividends paid, money (the standings of a
@@ -57,6 +61,19 @@ EXPECTED = {
         players=["Ann", "Bob"], ruleset="first-edition", options=NO_OPTIONS, board="default",
         phase="over", history=75, turn=73, dividends_paid=3,
         money={"(imaginary player)": 75, "Ann": 56, "Bob": 28}, winners=["(imaginary player)"],
+    ),
+    # format 2: written by the clock (tests/fixtures/make_v2_games.py)
+    "v2-solo-bots-finished": dict(
+        players=["Ann", "Bella", "Bert"], ruleset="first-edition", options=NO_OPTIONS_V2, board="default",
+        phase="over", history=123, turn=120, dividends_paid=4,
+        money={"Ann": 207, "Bert": 176, "Bella": 138}, winners=["Ann"],
+        bot_moves=123, bots=["Ann", "Bella", "Bert"],
+    ),
+    "v2-deadlines-3p": dict(
+        players=["Ann", "Bob", "Cy"], ruleset="first-edition", options=NO_OPTIONS_V2, board="default",
+        phase="play", history=30, turn=27, dividends_paid=1,
+        money={"Ann": 17, "Bob": 16, "Cy": 14}, winners=[],
+        bot_moves=5, bots=[],
     ),
 }
 
@@ -92,6 +109,10 @@ def test_the_file_says_what_we_expect(path):
         assert [p for p, m in state["money"].items() if m == top] == facts["winners"]
         assert sorted(state["money"].values(), reverse=True) == list(facts["money"].values())
     assert data["log_length"] == data["notified"]
+    if data["format"] >= 2:
+        assert sum(h.get("by") == "bot" for h in data["history"]) == facts["bot_moves"]
+        assert [p["name"] for p in data["players"] if p["bot"]] == facts["bots"]
+        assert all(h["message_id"] is None for h in data["history"] if h.get("by") == "bot")
 
 
 @pytest.mark.parametrize("path", FILES, ids=_id)
@@ -102,7 +123,7 @@ def test_the_store_loads_with_full_replay_and_comparison(path):
     assert record.id == _id(path)
     assert [p.name for p in record.players] == facts["players"]
     assert game.ruleset == facts["ruleset"]
-    assert game.options == facts["options"]
+    assert game.options == {**NO_OPTIONS_V2, **facts["options"]}
     assert game.phase == facts["phase"]
     assert game.turn == facts["turn"]
     assert game.dividends_paid == facts["dividends_paid"]

@@ -40,7 +40,7 @@ def test_new_writes_game_and_welcomes(cli, tmp_path):
     data = yaml.safe_load((tmp_path / "games" / "ridge.yaml").read_text())
     assert data["seed"] == 7 and data["ruleset"] == "second-edition"
     assert data["options"] == {"spread_dividends": False, "up_only_by_swap": False,
-                               "hidden_money": True, "dead_track_redraw": False}
+                               "hidden_money": True, "dead_track_redraw": False, "hints": False}
     assert [p["name"] for p in data["players"]] == ["Ann", "Bob", "Cy"]
     assert all(len(p["secret"]) == 8 for p in data["players"])
     outbox = mailbox.Maildir(str(tmp_path / "mail" / "outbox"), create=False)
@@ -49,7 +49,7 @@ def test_new_writes_game_and_welcomes(cli, tmp_path):
         with outbox.get_file(key) as fh:
             msg = BytesParser(policy=policy.default).parse(fh)
         body = msg.get_body(preferencelist=("plain",)).get_content()
-        assert "Options: spread_dividends off, up_only_by_swap off, hidden_money on, dead_track_redraw off." in body
+        assert "Options: spread_dividends off, up_only_by_swap off, hidden_money on, dead_track_redraw off, hints off." in body
         assert "Ruleset: second-edition." in body
 
 

@@ -15,6 +15,7 @@ from moderator.config import Config
 from moderator.mail.read import parse_subject_tag
 from moderator.moderation import gm
 from moderator.moderation.cycle import Moderator
+from moderator.moderation.deadlines import game_master_address
 from moderator.rules.engine import Game
 from moderator.rules.notation import parse_action
 from moderator.store.gamefile import GameStore
@@ -72,7 +73,7 @@ def to(mails, address):
 def test_new_game_has_a_game_master_with_own_secret_and_observers_get_a_public_welcome(g):
     rec = g.load()
     assert rec.game_master["address"] is None  # the operator's
-    assert gm.game_master_address(rec, OPERATOR) == OPERATOR
+    assert game_master_address(rec, g.config) == OPERATOR
     assert re.fullmatch(r"[a-km-z2-9]{8}", rec.game_master["secret"])
     assert rec.game_master["secret"] not in {p.secret for p in rec.players}
     assert rec.observers == [OBSERVER]

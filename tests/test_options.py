@@ -32,7 +32,8 @@ def test_docs_name_every_option_and_ruleset(name):
 def test_engine_defaults_come_from_the_table():
     game = Game.new(Board.default(), ["Ann", "Bob", "Cy"], seed=1)
     assert game.options == {"spread_dividends": False, "up_only_by_swap": False,
-                            "hidden_money": False, "dead_track_redraw": False}
+                            "hidden_money": False, "dead_track_redraw": False,
+                            "hints": False}
     assert RULESETS == ("first-edition", "second-edition")
 
 

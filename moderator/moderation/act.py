@@ -231,7 +231,7 @@ def _manage(v: Manage, om: OrderMail, post: Post, store: GameStore, report: Cycl
 
     assert record is not None
     log.info("game %s: mail of the game master %s", record.id, v.by)
-    gm.manage_mail(post, store, om, v.key, record, post.config.operator, post.clock())
+    gm.manage_mail(post, store, om, v.key, record, post.clock())
     report.commands += 1
 
 

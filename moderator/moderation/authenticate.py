@@ -19,7 +19,7 @@ def authenticate(om: OrderMail, key: str, record: GameRecord) -> Player | Verdic
     or ``Refuse(reason="secret_wrong")``."""
     player = record.player_by_address(om.sender)
     if player is None:
-        named = next((p for p in record.players if same_secret(p.secret, om.secret)), None)
+        named = next((p for p in record.players if p.address and same_secret(p.secret, om.secret)), None)
         return Ignore(key=key, reason="sender_unregistered", sender=om.sender, game_id=record.id,
                       warn=named.name if named else None)
     if not same_secret(player.secret, om.secret):

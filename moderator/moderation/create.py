@@ -6,24 +6,30 @@ from datetime import datetime
 from ..mail.read import player_address
 from ..rules.engine import Game
 from ..rules.options import check_setup, ruleset as ruleset_of
-from ..store.gamefile import GameRecord, GameStore, Player, SavedGame, board_ref_for, new_secret
+from ..store.gamefile import (GameRecord, GameStore, Player, SavedGame, board_ref_for, default_clock,
+                              default_settings, new_secret)
 from .notify import status_mail
 from .send import Post
 
 
 def new_game(store: GameStore, game_id: str, players: list[tuple[str, str]], seed: int, created: datetime,
              ruleset: str = "first-edition", options: dict[str, bool] | None = None,
-             board_path: str | None = None, gm: str | None = None,
+             board_path: str | None = None, settings: dict | None = None,
+             bots: list[str] | tuple[str, ...] = (), gm: str | None = None,
              observers: list[str] | tuple[str, ...] = ()) -> GameRecord:
-    """A new game ``game_id`` for ``players`` (``[(name, address)]`` in turn order),
-    dealt with ``seed``; not yet saved.  ``gm``: the game master's address (None:
-    the operator's, ``config.operator``); they get a secret of their own.
-    ``observers``: addresses that get the public status mails.
+    """A new game ``game_id`` for ``players`` (``[(name, address)]`` in turn order)
+    and the seats of the built-in player ``bots`` (names, after the players in turn
+    order; no address, ``Player.bot``), dealt with ``seed``; not yet saved.
+    ``settings``: the clock settings (``default_settings()`` and these keys:
+    ``deadline`` seconds or None, ``on_missed`` ``bot``/``wait``, ``abandon_after``);
+    the wait for the initial investments starts at ``created``.  ``gm``: the game
+    master's address (None: the operator's, ``config.operator``); they get a
+    secret of their own.  ``observers``: addresses that get the public status mails.
 
     Raises ValueError for a bad id, an existing game (also one whose id differs
-    only in case), 1 or 7+ players, a duplicate name or address (players,
-    observers and the game master alike), an unknown ruleset or option, or a
-    board file that does not validate."""
+    only in case), 1 or 7+ seats, no human player, a duplicate name or address
+    (players, observers and the game master alike), an unknown ruleset or option,
+    bad clock settings, or a board file that does not validate."""
     from ..rules.board import check_board
 
     ruleset_of(ruleset)  # ValueError naming the rulesets
@@ -33,8 +39,18 @@ def new_game(store: GameStore, game_id: str, players: list[tuple[str, str]], see
     clash = [g for g in store.ids() if g.lower() == game_id.lower()]
     if clash:  # players type ids in any case; some file systems ignore case too
         raise ValueError(f"game {clash[0]!r} already exists; choose an id that differs in more than case")
-    names = [n for n, _ in players]
+    if not players:
+        raise ValueError("a game needs at least one player by mail (--player) besides the built-in ones")
+    names = [n for n, _ in players] + [str(b).strip() for b in bots]
     options = check_setup(names, ruleset, options)
+    clock_settings = {**default_settings(), **(settings or {})}
+    if clock_settings["on_missed"] not in ("bot", "wait"):
+        raise ValueError(f"on_missed is {clock_settings['on_missed']!r}; choose bot or wait")
+    if not isinstance(clock_settings["abandon_after"], int) or clock_settings["abandon_after"] < 1:
+        raise ValueError("abandon_after must be a whole number of at least 1")
+    deadline = clock_settings["deadline"]
+    if deadline is not None and (not isinstance(deadline, int) or deadline < 60):
+        raise ValueError("the deadline must be at least one minute, or none")
     addresses = []
     for name, raw in players:
         try:
@@ -72,9 +88,12 @@ def new_game(store: GameStore, game_id: str, players: list[tuple[str, str]], see
     return GameRecord(
         id=game_id,
         game=game,
-        players=[Player(n, a, new_secret()) for n, a in zip(names, addresses)],
+        players=[Player(n, a, new_secret()) for n, a in zip(names, addresses)]
+        + [Player(n, "", new_secret(), bot=True) for n in names[len(addresses):]],
         board_ref=board_ref,
         created=created.isoformat(timespec="seconds"),
+        settings=clock_settings,
+        clock=default_clock(created.isoformat(timespec="seconds")),
         game_master={"address": gm_address, "secret": new_secret()},
         observers=watching,
     )
@@ -88,6 +107,8 @@ def welcome(post: Post, store: GameStore, record: GameRecord) -> SavedGame:
     created meanwhile."""
     mails = []
     for p in record.players:
+        if not p.address:  # a seat of the built-in player
+            continue
         msg = status_mail(post, record, p, [], template="welcome.txt")
         record.threads[p.name] = str(msg["Message-ID"])
         mails.append((p, msg))

@@ -27,7 +27,11 @@ Data flows one way, one stage a module::
 6. ``act.act`` carries the verdict out: applies and saves, spools the replies
    under the mail's key (never answered twice), answers commands;
 7. the mail goes to the processed or ignored folder;
-8. ``notify.notify_all`` spools every player of each game the index says owes
+8. ``deadlines.run_clock``: the games whose next clock event has come (the games
+   index's ``deadline``): the built-in player's seats move, reminders, missed
+   deadlines, abandoned seats; a deadline that fell during an outage of the
+   moderator moves by the outage;
+9. ``notify.notify_all`` spools every player of each game the index says owes
    mail one status mail (their own view only), ``send.Post.flush`` sends what
    the spool holds.
 
@@ -50,11 +54,11 @@ from ..render.words import word
 from ..store.bookkeeping import Bookkeeping, BookkeepingError
 from ..store.gamefile import GameRecord, GameStore, Player, SavedGame
 from ..store.spool import Spool
-from . import create, decide, notify, route
+from . import create, deadlines, decide, notify, route
 from .act import act
 from .commands import rules_text
 from .faults import fault
-from .gm import game_master_address
+from .deadlines import game_master_address
 from .inbox import poll
 from .interpret import mail_id
 from .report import CycleReport
@@ -110,6 +114,7 @@ class Moderator:
 
     def _record_saved(self, saved: SavedGame) -> None:
         self.bk.record_saved(saved)
+        self.bk.set_deadline(saved.game_id, deadlines.next_event(saved.data))
 
     def _post(self) -> Post:
         return Post(self.config, self.spool, self.bk, self.clock, self.notice)
@@ -122,22 +127,24 @@ class Moderator:
 
     def create_game(self, game_id: str, players: list[tuple[str, str]], seed: int,
                     ruleset: str = "first-edition", options: dict[str, bool] | None = None,
-                    board_path: str | None = None, gm: str | None = None,
+                    board_path: str | None = None, settings: dict | None = None,
+                    bots: list[str] | tuple[str, ...] = (), gm: str | None = None,
                     observers: list[str] | tuple[str, ...] = ()) -> GameRecord:
         """Create game ``game_id`` for ``players`` (``[(name, address)]`` in turn
-        order), write its file and mail every player a welcome with their secret,
-        hand, the options and the order guide.
+        order) and the built-in player's seats ``bots`` (names), write its file and
+        mail every player a welcome with their secret, hand, the options and the
+        order guide.  ``settings``: the clock settings (see ``create.new_game``).
 
         Raises ValueError (nothing written) for a bad id, an existing game, 1 or 7+
         players, a duplicate name or address, an unknown ruleset or option, or a board
         file that does not validate (see ``create.new_game``); TransportError when
         the welcomes could not be sent (they stay in the spool)."""
         record = create.new_game(self.store, game_id, players, seed, self.clock(), ruleset, options, board_path,
-                                 gm=gm, observers=observers)
+                                 settings, bots, gm=gm, observers=observers)
         # written under the game's lock, indexed after it is released (a cycle
         # holds the database while it waits for a game's lock, never the reverse)
         saved = create.welcome(self._post(), GameStore(self.config.games_dir), record)
-        self.bk.record_saved(saved)
+        self._record_saved(saved)
         self._flush_now("the welcome mails")
         return record
 
@@ -174,7 +181,7 @@ class Moderator:
             post = self._post()
             record = notify.load(post, self.store, game_id)
             ctx = gm.Context(post, self.store, record, by or gm.command_line_user(),
-                             self.clock().isoformat(timespec="seconds"), self.config.operator)
+                             self.clock().isoformat(timespec="seconds"))
             done = gm.execute(ctx, cmd)
         self._flush_now("the game master's mails")
         return done
@@ -189,7 +196,7 @@ class Moderator:
             record = notify.load(self._post(), self.store, game_id)
             if gm.ensure_gm_secret(record):
                 self.store.save(record)
-        return gm.game_master_address(record, self.config.operator), record.game_master["secret"]
+        return game_master_address(record, self.config), record.game_master["secret"]
 
     def run_cycle(self) -> CycleReport:
         """One poll: process every mail in the inbox, spool the status mails, send
@@ -213,10 +220,12 @@ class Moderator:
                 self._sync()
                 bk.prune(self.clock())
                 bk.prune_counts(self.clock())
+                outage_since = self._outage_since()
                 self.notice = self._outage_notice()
                 post = self._post()
                 poll(self.config, self.store, self._inbox, post, report,
                      lambda raw: self._handle(raw, post, report))
+                deadlines.run_clock(post, self.store, report, self.clock(), outage_since)
                 notify.notify_all(post, self.store, report)
                 post.flush(report, self._outbox)
                 # successful: mail came in and went out (a broken game file or a
@@ -245,6 +254,14 @@ class Moderator:
             log.warning("games index: game %s cannot be read: %s", gid, why)
         if found.removed:
             log.info("games index: game file(s) gone: %s", ", ".join(found.removed))
+
+    def _outage_since(self) -> datetime | None:
+        """When the last successful cycle was, if that is longer ago than
+        ``config.outage_after`` seconds (an outage of the moderator), else None."""
+        last = self.bk.last_success()
+        if last is None or (self.clock() - last).total_seconds() <= self.config.outage_after:
+            return None
+        return last
 
     def _outage_notice(self) -> str:
         """The note for this cycle's status mails when no cycle completed for longer
@@ -276,5 +293,5 @@ class Moderator:
         with self.store.lock(game_id):
             record = notify.load(post, self.store, game_id)
             verdict = decide.in_game(om, key, record, answered=answered,
-                                     gm_address=game_master_address(record, self.config.operator))
+                                     gm_address=game_master_address(record, self.config))
             return act(decide.once(verdict, answered=answered), om, post, self.store, report, record)

@@ -40,6 +40,8 @@ from ..render.words import word
 from ..rules.engine import Game
 from ..rules.notation import parse_action, public_order
 from ..store.gamefile import GameRecord, GameStore, Player, new_secret
+from ..config import Config
+from .deadlines import game_master_address
 from .send import Post
 
 GM_COMMANDS = ("replace", "undo", "end", "message", "observe")
@@ -157,13 +159,6 @@ def seat_command(line: str) -> str | None:
 # ---------------------------------------------------------------- who is who
 
 
-def game_master_address(record: GameRecord, operator: str | None) -> str | None:
-    """The game master's address of ``record``'s game: the one given at ``pbem new
-    --gm`` or ``replace``-d, else ``operator`` (``config.operator``), else None."""
-    address = record.game_master.get("address")
-    return canonical_address(address or operator) or None
-
-
 def ensure_gm_secret(record: GameRecord) -> bool:
     """Give the game master a secret if the file had none (older files); returns
     whether it did (then save the record)."""
@@ -173,11 +168,11 @@ def ensure_gm_secret(record: GameRecord) -> bool:
     return True
 
 
-def in_game_addresses(record: GameRecord, operator: str | None) -> set[str]:
+def in_game_addresses(record: GameRecord, config: Config) -> set[str]:
     """Every address that has a part in the game: players, observers, game master."""
-    out = {canonical_address(p.address) for p in record.players}
+    out = {canonical_address(p.address) for p in record.players if p.address}
     out |= {canonical_address(a) for a in record.observers}
-    gm = game_master_address(record, operator)
+    gm = game_master_address(record, config)
     if gm:
         out.add(gm)
     return out
@@ -236,7 +231,7 @@ def tell_everyone(post: Post, record: GameRecord, title: str, text: str, *, obse
     """Spool a notice (``templates/gm_notice.txt``) to every player (not to those
     in ``skip``, nor, unless ``resigned``, to those who resigned) and observer."""
     for p in record.players:
-        if p.name in skip or (p.name in record.resigned and not resigned):
+        if not p.address or p.name in skip or (p.name in record.resigned and not resigned):
             continue
         _to_player(post, record, p, title, render("gm_notice.txt", game_id=record.id, text=text,
                                                   secret=p.secret))
@@ -257,7 +252,7 @@ def _status_to_all(post: Post, record: GameRecord, event: str) -> None:
     for p in record.players:
         for e in post.spool.stale_status(record.id, p.name):
             post.spool.remove(e.name)
-        if p.name in record.resigned:
+        if not p.address or p.name in record.resigned:
             continue
         post.put(status_mail(post, record, p, [event]), kind="status", game=record.id, player=p.name,
                  events=[event], log_from=len(record.game.log), replaces=[])
@@ -312,15 +307,14 @@ def replay_prefix(record: GameRecord, n: int) -> Game:
 @dataclass
 class Context:
     """Who does a command (``by``: an address, or ``command line (USER)``), when
-    (``at``, ISO 8601), the mail it came in (``mail``: its key, or None) and the
-    operator's address (``operator``: the default game master)."""
+    (``at``, ISO 8601), and the mail and line it came in (``mail``: its key, or
+    None)."""
 
     post: Post
     store: GameStore
     record: GameRecord
     by: str
     at: str
-    operator: str | None = None
     mail: str | None = None
     line: int | None = None
 
@@ -351,7 +345,7 @@ def _replace(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
         address = player_address(cmd.args[2])
     except ValueError:
         raise GmRefusal("gm_bad_address", address=cmd.args[2]) from None
-    if address in in_game_addresses(record, ctx.operator):
+    if address in in_game_addresses(record, ctx.post.config):
         raise GmRefusal("gm_address_in_game", address=address)
     name = cmd.args[1]
     old = seat.address
@@ -416,7 +410,7 @@ def _observe(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
         address = player_address(cmd.args[0])
     except ValueError:
         raise GmRefusal("gm_bad_address", address=cmd.args[0]) from None
-    if address in in_game_addresses(record, ctx.operator):
+    if address in in_game_addresses(record, ctx.post.config):
         raise GmRefusal("gm_address_in_game", address=address)
     record.observers.append(address)
     entry["address"] = address
@@ -441,13 +435,12 @@ def command_line_user() -> str:
 
 
 def manage_mail(post: Post, store: GameStore, om: OrderMail, key: str, record: GameRecord,
-                operator: str | None, at: datetime) -> None:
+                at: datetime) -> None:
     """Carry out the game master's mail ``om`` (authenticated; the mail ``key``):
     each line a command, in order; answer them with what was done and what was
     refused (``templates/gm_reply.txt``).  A command of this mail done already
     (an interrupted cycle: ``gm_log`` names the mail and line) is not done again."""
-    ctx = Context(post, store, record, canonical_address(om.sender), at.isoformat(timespec="seconds"),
-                  operator, key)
+    ctx = Context(post, store, record, canonical_address(om.sender), at.isoformat(timespec="seconds"), key)
     done_lines = {e.get("line") for e in record.gm_log if e.get("mail") == key}
     results, guide = [], False
     for i, line in enumerate(om.lines):
@@ -522,7 +515,7 @@ def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player
     store.save(record)
     text = word("gm", "resigned", seat=name)
     tell_everyone(post, record, word("gm", "resigned_title", seat=name), text, skip=(name,))
-    gm = game_master_address(record, post.config.operator)
+    gm = game_master_address(record, post.config)
     if gm and gm not in {canonical_address(p.address) for p in record.players}:
         post.put(post.message(record.id, gm, word("notices", "subject", tag="", game_id=record.id,
                                                    title=word("gm", "resigned_title", seat=name)),

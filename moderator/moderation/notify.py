@@ -76,6 +76,8 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
     # who was on move before these events (a digest reader hears of their own move)
     waiting_before = {h["player"] for h in record.history[len(record.history) - 1:]} if record.history else set()
     for p in record.players:
+        if not p.address:  # a seat of the built-in player gets no mail
+            continue
         # Merge: the new mail names the stale ones it replaces and is written
         # before they are removed (a crash in between drops them unsent).  Events
         # are taken from the game log by position, so a status spooled twice
@@ -98,6 +100,8 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
     for address in record.observers:
         post.put(observer_mail(post, record, address, events), kind="observer", game=record.id)
     for p in record.players:
+        if not p.address:
+            continue
         post.bk.clear_bounce(canonical_address(p.address))
     record.notified = len(record.game.log)
     record.reply_to = {}

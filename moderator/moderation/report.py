@@ -19,6 +19,8 @@ class CycleReport:
     duplicates: int = 0
     sent: int = 0
     deferred: int = 0
+    clock_moves: int = 0
+    reminders: int = 0
     skipped: bool = False
     errors: list[str] = field(default_factory=list)
     inbox_ok: bool = True
@@ -35,5 +37,7 @@ class CycleReport:
         return (
             f"{self.fetched} mail(s): {self.applied} order(s) applied, {self.refused} refused, "
             f"{self.commands} command mail(s), {self.duplicates} duplicate(s), {self.ignored} ignored; "
+            + (f"{self.clock_moves} move(s) by the built-in player, {self.reminders} reminder(s); "
+               if self.clock_moves or self.reminders else "") +
             f"{self.sent} mail(s) sent, {self.deferred} deferred; {len(self.errors)} error(s)"
         )

@@ -69,6 +69,8 @@ OPTION_TABLE: tuple[Option, ...] = (
            "rules: What each player may know"),
     Option("dead_track_redraw", "a dead track card may be discarded and replaced",
            "rules: No legal action (the designer's later rule)"),
+    Option("hints", "players may ask the built-in player for a suggestion (mail command hint)",
+           "none: a service of the moderator, the engine ignores it"),
 )
 
 RULESETS: tuple[str, ...] = tuple(r.name for r in RULESET_TABLE)

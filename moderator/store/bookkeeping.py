@@ -618,7 +618,8 @@ class Bookkeeping:
         KeyError/TypeError/ValueError for a malformed ``data``."""
         stamp = file_stat if isinstance(file_stat, FileStamp) else FileStamp.of(file_stat)
         state = data.get("state") or {}
-        players = [(_canonical(str(p["address"])), str(p["name"])) for p in data.get("players") or []]
+        players = [(_canonical(str(p["address"])), str(p["name"])) for p in data.get("players") or []
+                   if p.get("address")]  # a seat of the built-in player has no address
         notified = int(data.get("notified", 0))
         log_length = int(data.get("log_length", 0))
         phase = state.get("phase") if isinstance(state, dict) else None

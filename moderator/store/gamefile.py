@@ -2,7 +2,7 @@
 
 A game file holds everything needed to replay and check the game::
 
-    format: 1
+    format: 2
     game: ridge
     created: '2026-11-29T14:02:11+00:00'
     board: default                 # or the whole board mapping for a custom board
@@ -11,7 +11,13 @@ A game file holds everything needed to replay and check the game::
     ruleset: first-edition
     options: {spread_dividends: false, ...}
     players:
-      - {name: Ann, address: ann@example.org, secret: k3x9p2qa}
+      - {name: Ann, address: ann@example.org, secret: k3x9p2qa, timezone: null, bot: false,
+         abandoned: false, missed: 0, vacation_used: 0, vacation_from: null,
+         vacation_until: null}                      # format 2: the seat's clock
+    settings: {deadline: 259200, on_missed: bot, abandon_after: 3,
+               vacation_limit: 1209600}              # format 2: the game's clock settings
+    clock: {since: '...', shift: 0, reminded: false, reminded_at: null,
+            overdue_told: false}                     # format 2: the wait for the move
     threads: {Ann: '<...@pbem.localhost>'}   # our first mail to each player
     notified: 12                     # game log entries already sent in status mails
     log_length: 14                   # game log entries in all (notified < log_length:
@@ -61,18 +67,88 @@ from ..rules.engine import Game
 from ..rules.notation import parse_action
 from .files import atomic_write, fsync_dir  # noqa: F401 - re-exported: their old import path
 
-FORMAT = 1
+FORMAT = 2
 """The format version this pbem writes and the newest it reads (the ``format`` key)."""
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
 
-MIGRATIONS: dict[int, Migration] = {}
+DEFAULT_DEADLINE = 72 * 3600
+"""Seconds one move may take in a new game unless ``pbem new --deadline`` says
+otherwise (72 hours)."""
+ON_MISSED = ("bot", "wait")
+"""The missed-move policies: the built-in player moves, or the game waits."""
+DEFAULT_ABANDON_AFTER = 3
+DEFAULT_VACATION_LIMIT = 14 * 86400
+"""Seconds of vacation each player may take in one game, in all (14 days)."""
+
+PLAYER_CLOCK: dict[str, Any] = {
+    "timezone": None, "bot": False, "abandoned": False, "missed": 0,
+    "vacation_used": 0, "vacation_from": None, "vacation_until": None,
+}
+"""The per-player keys of format 2 beside ``name``, ``address``, ``secret``, with the
+value a format-1 player gets: ``timezone`` (IANA name or None), ``bot`` (the seat
+is played by the built-in player), ``abandoned`` (missed ``abandon_after`` moves in
+a row), ``missed`` (moves missed in a row), ``vacation_used`` (seconds of vacation
+taken, counting one under way in full), ``vacation_from``/``vacation_until`` (ISO
+8601, the vacation under way or last taken, or None)."""
+
+
+def default_settings(deadline: int | None = DEFAULT_DEADLINE) -> dict[str, Any]:
+    """A new game's clock settings (the ``settings`` key): ``deadline`` (seconds one
+    move may take, None: no deadline), ``on_missed`` (``bot`` or ``wait``),
+    ``abandon_after`` (missed moves in a row that abandon a seat), ``vacation_limit``
+    (seconds of vacation per player and game)."""
+    return {"deadline": deadline, "on_missed": "bot", "abandon_after": DEFAULT_ABANDON_AFTER,
+            "vacation_limit": DEFAULT_VACATION_LIMIT}
+
+
+def default_clock(since: str | None = None) -> dict[str, Any]:
+    """The clock of a wait that started at ``since`` (ISO 8601; the ``clock`` key):
+    ``since`` (when the mail asking for the move was sent; for the initial
+    investment, the welcome mails), ``shift`` (seconds the deadline moved: outages
+    of the moderator), ``reminded`` (the reminder before the deadline was sent),
+    ``reminded_at`` (the last reminder sent, ISO 8601 or None), ``overdue_told``
+    (the game master was told the deadline passed, policy ``wait``)."""
+    return {"since": since, "shift": 0, "reminded": False, "reminded_at": None, "overdue_told": False}
+
+
+SEATS_DEFAULTS: dict[str, Any] = {
+    "game_master": {"address": None, "secret": None}, "observers": [], "digest": [], "resigned": [],
+    "resigning": {}, "ended": None, "gm_log": [],
+}
+"""The game master's and seats' keys of format 2 with the value a format-1 game
+gets (docs/game-file.md; ``GameRecord`` has them as fields)."""
+
+
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """Format 1 → 2: every player gets the clock keys (``PLAYER_CLOCK``), the game
+    ``settings`` without a deadline (a game created before deadlines existed keeps
+    waiting as it was promised), a ``clock`` whose wait started at ``created``,
+    the option ``hints`` off, and the game master's keys (``SEATS_DEFAULTS``:
+    the operator as game master, no secret yet, no observers, no resignations)."""
+    for p in data.get("players") or []:
+        if isinstance(p, dict):
+            for k, v in PLAYER_CLOCK.items():
+                p.setdefault(k, v)
+    data.setdefault("settings", default_settings(None))
+    for k, v in SEATS_DEFAULTS.items():  # the game master's keys (issue 10)
+        data.setdefault(k, copy.deepcopy(v))
+    data.setdefault("clock", default_clock(str(data.get("created") or "") or None))
+    if isinstance(data.get("options"), dict):
+        data["options"].setdefault("hints", False)
+    keys = ["settings", "clock"]
+    tail = [k for k in ("threads", "notified", "log_length", "reply_to", *SEATS_DEFAULTS, "history", "log",
+                        "state") if k in data]
+    head = [k for k in data if k not in keys and k not in tail]
+    return {k: data[k] for k in [*head, *keys, *tail]}
+
+
+MIGRATIONS: dict[int, Migration] = {1: _v1_to_v2}
 """``{N: function}``: the function turns the mapping of a format-N game file into
 the mapping of format N+1 (it may change the given mapping and return it; ``migrate``
-then sets ``format`` to N+1).  Empty while format 1 is the only format.  A format
-change raises ``FORMAT``, adds the step here, and adds frozen example files in
-``tests/fixtures/games/vN/``; old files are never rewritten on read (a save writes
-the current format)."""
+then sets ``format`` to N+1).  A format change raises ``FORMAT``, adds the step
+here, and adds frozen example files in ``tests/fixtures/games/vN/``; old files are
+never rewritten on read (a save writes the current format)."""
 
 # libyaml's safe loader and dumper when PyYAML was built with it (10-20x faster),
 # else the pure-Python ones; both only build plain data (no arbitrary objects).
@@ -125,11 +201,37 @@ def new_secret() -> str:
 @dataclass
 class Player:
     """A registered player: ``name`` (as in the game), mail ``address`` (compared
-    canonically), and ``secret`` (8 characters, proves the mail is theirs)."""
+    canonically; ``""`` for a seat the built-in player plays from the start), and
+    ``secret`` (8 characters, proves the mail is theirs); the seat's clock (see
+    ``PLAYER_CLOCK``): ``timezone``, ``bot``, ``abandoned``, ``missed``,
+    ``vacation_used`` (seconds), ``vacation_from``, ``vacation_until`` (ISO 8601)."""
 
     name: str
     address: str
     secret: str
+    timezone: str | None = None
+    bot: bool = False
+    abandoned: bool = False
+    missed: int = 0
+    vacation_used: int = 0
+    vacation_from: str | None = None
+    vacation_until: str | None = None
+
+    def to_data(self) -> dict[str, Any]:
+        """The player's mapping in a game file (``players`` entry)."""
+        return {"name": self.name, "address": self.address, "secret": self.secret,
+                "timezone": self.timezone, "bot": self.bot, "abandoned": self.abandoned,
+                "missed": self.missed, "vacation_used": self.vacation_used,
+                "vacation_from": self.vacation_from, "vacation_until": self.vacation_until}
+
+    @classmethod
+    def from_data(cls, d: dict[str, Any]) -> "Player":
+        """The player of a ``players`` entry (current format).  KeyError/TypeError
+        for a malformed entry."""
+        return cls(str(d["name"]), str(d["address"] or ""), str(d["secret"]),
+                   timezone=d.get("timezone"), bot=bool(d.get("bot")), abandoned=bool(d.get("abandoned")),
+                   missed=int(d.get("missed") or 0), vacation_used=int(d.get("vacation_used") or 0),
+                   vacation_from=d.get("vacation_from"), vacation_until=d.get("vacation_until"))
 
 
 @dataclass
@@ -137,7 +239,9 @@ class GameRecord:
     """A game with its players and mail history: what one game file holds.
 
     ``history`` entries are dicts ``{player, order, message_id, received}``, one per
-    action in ``game.history``, in the same order."""
+    action in ``game.history``, in the same order; a move the built-in player made
+    has ``by: bot`` too (and ``message_id`` None).  ``settings`` and ``clock`` are
+    the game's clock (``default_settings``, ``default_clock``)."""
 
     id: str
     game: Game
@@ -148,6 +252,8 @@ class GameRecord:
     history: list[dict[str, Any]] = field(default_factory=list)
     notified: int = 0  # events (game.log entries) already put in spooled status mails
     reply_to: dict[str, str] = field(default_factory=dict)  # player -> order mail to answer
+    settings: dict[str, Any] = field(default_factory=default_settings)
+    clock: dict[str, Any] = field(default_factory=default_clock)
     # the game master and the moderator's seats bookkeeping (issue 10; docs/game-file.md):
     # {address: None (the operator's) or an address, secret}; observers' addresses;
     # players who asked for digests, who resigned (no more mail but the result), who
@@ -187,17 +293,32 @@ class GameRecord:
         """Whether an order from the mail ``message_id`` is already applied."""
         return bool(message_id) and any(h.get("message_id") == message_id for h in self.history)
 
-    def apply(self, player: str, action: Action, message_id: str | None, received: str = "") -> list[str]:
-        """Push ``action`` for ``player`` and record it with the mail's Message-ID.
-        Returns the public events.  Raises IllegalAction with the game unchanged."""
+    def apply(self, player: str, action: Action, message_id: str | None, received: str = "",
+              by: str | None = None) -> list[str]:
+        """Push ``action`` for ``player`` and record it with the mail's Message-ID
+        (None for a move without mail) and ``received`` (ISO 8601: when the
+        moderator read or made it); ``by="bot"`` marks a move the built-in player
+        made.  The seat's run of missed moves ends with a move of its own.  When
+        the game now waits for another move (not a further initial investment),
+        the clock restarts at ``received``.  Returns the public events.  Raises
+        IllegalAction with the game unchanged."""
         before = len(self.game.history)
+        initial = self.game.phase == "initial"
         events = self.game.push(player, action)
         done = self.game.history[before][1]
-        self.history.append(
-            {"player": player, "order": str(done), "message_id": message_id, "received": received}
-        )
+        entry = {"player": player, "order": str(done), "message_id": message_id, "received": received}
+        if by is not None:
+            entry["by"] = by
+        self.history.append(entry)
         if message_id:
             self.reply_to[player] = message_id
+        if by is None:
+            try:
+                self.player_by_name(player).missed = 0
+            except KeyError:
+                pass
+        if not (initial and self.game.phase == "initial"):
+            self.clock = default_clock(received or None)
         return events
 
     @property
@@ -208,7 +329,8 @@ class GameRecord:
     def to_data(self) -> dict[str, Any]:
         """The game file's mapping in the current ``FORMAT``: the keys ``format``,
         ``game``, ``created``, ``board``, ``board_sha256``, ``seed``, ``ruleset``,
-        ``options``, ``players``, ``threads``, ``notified``, ``log_length``,
+        ``options``, ``players``, ``settings``, ``clock``, ``threads``,
+        ``notified``, ``log_length``,
         ``reply_to``, ``history``, ``log`` (the public events, ``game.log``; since
         pbem 0.2), ``state`` in this order (see docs/game-file.md).
         Plain data, independent of the record."""
@@ -222,7 +344,9 @@ class GameRecord:
             "seed": g.seed,
             "ruleset": g.ruleset,
             "options": dict(g.options),
-            "players": [{"name": p.name, "address": p.address, "secret": p.secret} for p in self.players],
+            "players": [p.to_data() for p in self.players],
+            "settings": dict(self.settings),
+            "clock": dict(self.clock),
             "threads": dict(self.threads),
             "notified": self.notified,
             "log_length": len(g.log),
@@ -688,7 +812,9 @@ class GameStore:
                     "(board_sha256 differs)"
                 )
             game = restore_game(data, board) if trusted else replay(data, board)
-            players = [Player(p["name"], p["address"], p["secret"]) for p in data["players"]]
+            players = [Player.from_data(p) for p in data["players"]]
+            settings = {**default_settings(None), **dict(data["settings"])}
+            clock = {**default_clock(), **dict(data["clock"])}
         except StoreError:
             raise
         except Exception as exc:  # noqa: BLE001 - malformed file
@@ -719,6 +845,8 @@ class GameStore:
             history=[dict(h) for h in data.get("history") or []],
             notified=int(data.get("notified", len(game.log))),
             reply_to=dict(data.get("reply_to") or {}),
+            settings=settings,
+            clock=clock,
             **_seats(data),
             source_digest=gf.digest,
             checked=checked,

@@ -1,0 +1,431 @@
+"""The game clock: deadlines, reminders, missed moves and the built-in player's seats.
+
+A stage of the cycle (``cycle.Moderator.run_cycle`` runs it after the inbox and
+before the status mails): ``run_clock`` takes every game the games index says is
+due (``Bookkeeping.games_due``: its ``deadline`` column holds the game's next clock
+event, ``next_event``), and ``tick`` does what is due in it at ``now``:
+
+- a seat of the built-in player (``Player.bot``) the game waits for moves at once
+  (``moderator.players.heuristic.choose``, with a generator seeded from the game's
+  seed and the number of moves made: ``bot_rng``, so a replay is exact); its
+  history entry says ``by: bot``;
+- a player the game waits for is reminded when ``reminder_lead`` is left
+  (24 hours, half the deadline when it is under 48 hours);
+- at the deadline (``due``) the move is missed: with ``on_missed: bot`` the
+  built-in player moves for the player and every player is told; with ``wait`` the
+  game master is told and the wait starts again at the deadline (the player is
+  reminded once a day, and each further deadline is another missed move);
+- after ``abandon_after`` missed moves in a row the seat is abandoned: the game
+  master is asked for a replacement and the built-in player keeps the seat.
+
+Times are ``datetime`` in UTC; the game file keeps ISO 8601 text.  The engine is
+never given a clock: the moderator's ``clock`` gives ``now`` (``pbem run --now``).
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+from ..config import Config
+from ..render.words import word
+from ..store.gamefile import GameRecord, Player
+
+log = logging.getLogger("pbem")
+
+DAY = 86400
+REMINDER_LEAD = 24 * 3600
+"""Seconds before the deadline the reminder is sent (half the deadline when the
+deadline is under twice this)."""
+_DURATION = re.compile(r"\s*(\d{1,7})\s*(m|min|mins|minutes?|h|hours?|d|days?)\s*", re.I)
+
+
+def parse_duration(text: str, *, allow_none: bool = False) -> int | None:
+    """Seconds of a duration written ``90m``, ``48h``, ``3d`` (minutes, hours,
+    days; also ``48 hours``, ``3 days``), or None for ``none`` when
+    ``allow_none``.  Raises ValueError with a sentence naming what is accepted
+    for anything else (also for a zero duration)."""
+    t = str(text).strip().lower()
+    if allow_none and t in ("none", "off", "no"):
+        return None
+    m = _DURATION.fullmatch(t)
+    if not m or int(m.group(1)) == 0:
+        extra = ", or none" if allow_none else ""
+        raise ValueError(f"{text!r} is not a duration: write minutes, hours or days, "
+                         f"e.g. 90m, 48h, 3d{extra}")
+    unit = m.group(2)[0]
+    return int(m.group(1)) * {"m": 60, "h": 3600, "d": DAY}[unit]
+
+
+def format_duration(seconds: int) -> str:
+    """``3d``, ``48h``, ``90m``: the shortest exact way ``parse_duration`` reads."""
+    if seconds % DAY == 0:
+        return f"{seconds // DAY}d"
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 60}m"
+
+
+def check_timezone(name: str) -> str:
+    """``name`` when it is an IANA time zone ``zoneinfo`` knows (e.g.
+    ``Europe/Madrid``, ``UTC``); ValueError otherwise."""
+    name = str(name).strip()
+    if not name or name.startswith("/") or ".." in name or name not in _zones():
+        raise ValueError(f"unknown time zone {name!r}")
+    ZoneInfo(name)
+    return name
+
+
+_ZONES: set[str] = set()
+
+
+def _zones() -> set[str]:
+    if not _ZONES:
+        _ZONES.update(available_timezones())
+    return _ZONES
+
+
+def parse_time(text: str | None) -> datetime | None:
+    """The UTC time of ISO 8601 ``text`` (a naive time is UTC), None for None or
+    ``''``."""
+    if not text:
+        return None
+    when = datetime.fromisoformat(str(text))
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.astimezone(timezone.utc)
+
+
+def iso(when: datetime) -> str:
+    """ISO 8601 with offset, to the second: how the game file writes a time."""
+    return when.astimezone(timezone.utc).isoformat(timespec="seconds")
+
+
+def reminder_lead(deadline: int) -> int:
+    """Seconds before the deadline the reminder goes: 24 hours, or half the
+    deadline when that is under 48 hours."""
+    return REMINDER_LEAD if deadline >= 2 * REMINDER_LEAD else deadline // 2
+
+
+def _waiting(state: dict[str, Any], names: list[str]) -> list[str]:
+    phase = state.get("phase")
+    if phase == "initial":
+        chosen = state.get("initial_choice") or {}
+        return [n for n in names if n not in chosen]
+    if phase == "play":
+        return [names[int(state.get("current", 0))]]
+    return []
+
+
+def _due(settings: dict[str, Any], clock: dict[str, Any], p: dict[str, Any]) -> datetime | None:
+    deadline = settings.get("deadline")
+    since = parse_time(clock.get("since"))
+    if deadline is None or since is None:
+        return None
+    due = since + timedelta(seconds=int(deadline) + int(clock.get("shift") or 0))
+    v_from, v_until = parse_time(p.get("vacation_from")), parse_time(p.get("vacation_until"))
+    if v_from is not None and v_until is not None and v_until > since:
+        due += v_until - max(v_from, since)
+    return due
+
+
+def due(record: GameRecord, player: Player) -> datetime | None:
+    """When ``player``'s move is due in ``record``'s game (UTC): the wait's start
+    (``clock.since``) + ``settings.deadline`` + ``clock.shift`` + the part of the
+    player's vacation after the start; None without a deadline."""
+    return _due(record.settings, record.clock, player.to_data())
+
+
+def next_event(data: dict[str, Any]) -> datetime | None:
+    """When the clock next has something to do in the game file ``data`` (a
+    mapping of the current format): at once (the wait's start) for a seat of the
+    built-in player the game waits for; else the earliest reminder or deadline of
+    the players it waits for; None for a finished game or a game without a
+    deadline and without such a seat.  What the games index keeps as the game's
+    ``deadline``."""
+    players = data.get("players") or []
+    settings, clock = data.get("settings") or {}, data.get("clock") or {}
+    waiting = set(_waiting(data.get("state") or {}, [p["name"] for p in players]))
+    times: list[datetime] = []
+    since = parse_time(clock.get("since")) or datetime(1970, 1, 1, tzinfo=timezone.utc)
+    for p in players:
+        if p["name"] not in waiting:
+            continue
+        if p.get("bot"):
+            times.append(since)
+            continue
+        when = _due(settings, clock, p)
+        if when is None:
+            continue
+        times.append(when)
+        times.append(_reminder_time(settings, clock, p, when))
+    return min(times) if times else None
+
+
+def _reminder_time(settings: dict[str, Any], clock: dict[str, Any], p: dict[str, Any],
+                   when: datetime) -> datetime:
+    """When the next reminder of player ``p`` (mapping) falls, the deadline being
+    ``when``: before the deadline once; in an overdue wait (policy ``wait``) one a
+    day; never during a vacation (the end of the vacation)."""
+    if clock.get("overdue_told"):
+        last = parse_time(clock.get("reminded_at")) or parse_time(clock.get("since")) or when
+        at = last + timedelta(seconds=DAY)
+    elif clock.get("reminded"):
+        return when
+    else:
+        at = when - timedelta(seconds=reminder_lead(int(settings["deadline"])))
+    v_until = parse_time(p.get("vacation_until"))
+    v_from = parse_time(p.get("vacation_from"))
+    if v_from is not None and v_until is not None and v_from <= at < v_until:
+        at = v_until
+    return at
+
+
+def bot_rng(record: GameRecord) -> random.Random:
+    """The generator of the built-in player's next move in ``record``'s game: seeded
+    from the game's seed and the number of moves made (SHA-256 of both), so that
+    the move, once recorded, is the one a replay of the same position would make."""
+    digest = hashlib.sha256(f"pbem-bot:{record.game.seed}:{len(record.game.history)}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def game_master_address(record: GameRecord, config: Config) -> str | None:
+    """The game master's address (canonical), where news for them goes: the one
+    given at ``pbem new --gm`` (``record.game_master["address"]``), else the
+    operator's address from the configuration (``operator``), else None."""
+    from ..mail.read import canonical_address
+
+    return canonical_address(record.game_master.get("address") or config.operator) or None
+
+
+@dataclass
+class Notice:
+    """A mail the clock sends: ``to`` (address), ``player`` (the player's name, None
+    for the game master), ``name`` (its macro in ``templates/words/clock.txt``, the
+    title being ``NAME_title``) and the macro's ``values``."""
+
+    to: str
+    player: str | None
+    name: str
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Tick:
+    """What ``tick`` did: ``moves`` (``[(player, order text, why)]``, why ``bot``
+    for a seat of the built-in player or ``missed``), ``notices`` to send, and
+    ``changed`` (the record must be saved)."""
+
+    moves: list[tuple[str, str, str]] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    changed: bool = False
+
+
+def _times(when: datetime | None, player: Player) -> dict[str, Any]:
+    """The values by which notices name a deadline: ``due_utc`` and, when the
+    player set a time zone, ``due_local`` and ``zone``."""
+    if when is None:
+        return {"due_utc": None, "due_local": None, "zone": None}
+    out = {"due_utc": when.strftime("%Y-%m-%d %H:%M UTC"), "due_local": None, "zone": None}
+    if player.timezone:
+        try:
+            local = when.astimezone(ZoneInfo(player.timezone))
+            out["due_local"] = local.strftime("%Y-%m-%d %H:%M %Z")
+            out["zone"] = player.timezone
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    return out
+
+
+def deadline_values(record: GameRecord, player: Player) -> dict[str, Any]:
+    """For the status mail of ``player``: ``{due_utc, due_local, zone, waiting}``
+    when the game waits for ``player`` and has a deadline (else ``due_utc`` None),
+    ``waiting``: whether it waits for them."""
+    waiting = player.name in record.game.waiting_for()
+    when = due(record, player) if waiting and not player.bot else None
+    return {**_times(when, player), "waiting": waiting}
+
+
+def _expected(record: GameRecord) -> str:
+    return "your initial investment" if record.game.phase == "initial" else "your turn"
+
+
+def _humans(record: GameRecord) -> list[Player]:
+    return [p for p in record.players if p.address]
+
+
+def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
+    """Do in ``record``'s game what the clock owes at ``now`` (UTC): the moves of
+    the built-in player's seats, reminders, missed deadlines, abandoned seats (see
+    the module).  Changes ``record`` (not saved); returns the ``Tick``.  Never
+    raises for a game in any state (a finished game: nothing to do)."""
+    from ..players.heuristic import choose  # only when a move is made
+
+    out = Tick()
+    gm = game_master_address(record, config)
+    stamp = iso(now)
+
+    def move(name: str, why: str) -> None:
+        action = choose(record.game, name, bot_rng(record))
+        record.apply(name, action, None, stamp, by="bot")
+        out.changed = True
+        order = record.history[-1]["order"]
+        if why == "missed":
+            from ..rules.notation import public_order
+
+            for q in _humans(record):
+                shown = order if q.name == name else public_order(order)
+                out.notices.append(Notice(q.address, q.name, "automatic_move",
+                                          {"player": name, "order": shown, "you": q.name == name}))
+        out.moves.append((name, order, why))
+
+    for _ in range(1000):  # bounded: each pass makes a move or restarts a wait
+        waiting = record.game.waiting_for()
+        bots = [n for n in waiting if record.player_by_name(n).bot]
+        if bots:
+            move(bots[0], "bot")
+            continue
+        overdue = []
+        for name in waiting:
+            p = record.player_by_name(name)
+            when = due(record, p)
+            if when is not None and now >= when:
+                overdue.append((p, when))
+        if not overdue:
+            break
+        waits = []
+        for p, when in overdue:
+            p.missed += 1
+            out.changed = True
+            if p.missed >= int(record.settings.get("abandon_after") or 0) > 0:
+                p.abandoned = True
+                p.bot = True
+                for q in _humans(record):
+                    out.notices.append(Notice(q.address, q.name, "abandoned",
+                                              {"player": p.name, "missed": p.missed}))
+                if gm:
+                    out.notices.append(Notice(gm, None, "gm_abandoned",
+                                              {"player": p.name, "missed": p.missed, "game_id": record.id}))
+            elif record.settings.get("on_missed", "bot") == "wait":
+                waits.append((p, when))
+                if gm:
+                    out.notices.append(Notice(gm, None, "gm_missed", {
+                        "player": p.name, "missed": p.missed, "game_id": record.id,
+                        "due_utc": _times(when, p)["due_utc"]}))
+        waiting_names = {p.name for p, _when in waits}
+        for p, _when in overdue:  # policy bot, and abandoned seats: the built-in player moves
+            if p.name not in waiting_names and p.name in record.game.waiting_for():
+                move(p.name, "missed")
+        if waits:  # policy wait: no move; the wait starts again at the deadline
+            record.clock.update(since=iso(max(w for _p, w in waits)), shift=0, reminded=False,
+                                reminded_at=None, overdue_told=True)
+    _remind(record, now, out)
+    return out
+
+
+def _remind(record: GameRecord, now: datetime, out: Tick) -> None:
+    """The reminders owed at ``now`` to the players the game waits for."""
+    deadline = record.settings.get("deadline")
+    if deadline is None:
+        return
+    for name in record.game.waiting_for():
+        p = record.player_by_name(name)
+        if p.bot or not p.address:
+            continue
+        when = due(record, p)
+        if when is None or now >= when:
+            continue
+        at = _reminder_time(record.settings, record.clock, p.to_data(), when)
+        if now < at or (record.clock.get("reminded") and not record.clock.get("overdue_told")):
+            continue
+        out.notices.append(Notice(p.address, p.name, "reminder", {
+            **_times(when, p), "expected": _expected(record), "overdue": bool(record.clock.get("overdue_told")),
+            "missed": p.missed}))
+        record.clock["reminded"] = True
+        record.clock["reminded_at"] = iso(now)
+        out.changed = True
+
+
+def shift_for_outage(record: GameRecord, last: datetime, now: datetime) -> bool:
+    """Move the deadline of the current wait by the outage ``now - last`` (the
+    moderator completed no cycle since ``last``) when a deadline of a player the
+    game waits for fell during it.  Returns whether it moved."""
+    gap = now - last
+    for name in record.game.waiting_for():
+        p = record.player_by_name(name)
+        when = due(record, p)
+        if when is not None and not p.bot and last < when <= now:
+            record.clock["shift"] = int(record.clock.get("shift") or 0) + int(gap.total_seconds())
+            return True
+    return False
+
+
+def run_clock(post: Any, store: Any, report: Any, now: datetime, outage_since: datetime | None = None) -> None:
+    """The cycle's clock stage: ``tick`` every game whose next clock event has
+    come (``Bookkeeping.games_due(now)``), each under its lock and in one
+    bookkeeping transaction; save the games that changed (their status mails
+    follow in ``notify.notify_all``) and spool the clock's notices.
+    ``outage_since``: the last successful cycle when this one ends an outage (a
+    deadline that fell in it moves by its length, ``shift_for_outage``).  One
+    game's error is reported in ``report.errors`` (and to the operator) and the
+    other games go on."""
+    import sqlite3
+
+    from filelock import Timeout
+
+    from ..store.gamefile import StoreError
+    from . import notify
+
+    for gid in post.bk.games_due(now):
+        try:
+            with store.lock(gid), post.bk.transaction():
+                record = notify.load(post, store, gid)
+                shifted = outage_since is not None and shift_for_outage(record, outage_since, now)
+                done = tick(record, now, post.config)
+                if done.changed or shifted:
+                    store.save(record)  # the store's on_save indexes the next event
+                else:
+                    post.bk.set_deadline(gid, next_event(record.to_data()))
+                _send(post, record, done.notices)
+                report.clock_moves += len(done.moves)
+                report.reminders += sum(n.name == "reminder" for n in done.notices)
+                for name, order, why in done.moves:
+                    log.info("game %s: the built-in player moved for %s (%s): %s", gid, name, why, order)
+        except StoreError as exc:
+            report.errors.append(str(exc))
+        except (OSError, Timeout) as exc:
+            report.errors.append(f"game {gid}: clock: {exc or 'game locked'}")
+        except sqlite3.Error:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one game's error must never stop the others
+            log.exception("game %s: the clock failed", gid)
+            report.errors.append(f"game {gid}: the clock failed: {exc!r}")
+            post.tell_operator(word("notices", "alert_game_error", game=gid, problem=repr(exc)))
+
+
+def _send(post: Any, record: GameRecord, notices: list[Notice]) -> None:
+    """Spool ``notices``: to a player in their thread with their subject tag (a
+    reply reaches the game), to the game master without."""
+    from ..mail.read import subject_tag
+
+    for n in notices:
+        title = word("clock", n.name + "_title", **{k: v for k, v in n.values.items() if k == "player"})
+        text = word("clock", n.name, **n.values) + "\n"
+        if n.player is not None:
+            p = record.player_by_name(n.player)
+            tag = subject_tag(record.id, p.secret)
+            root = record.threads.get(p.name)
+            subject = word("notices", "subject", tag=tag, game_id=record.id, title=title)
+            msg = post.message(record.id, n.to, subject, text, in_reply_to=root,
+                               references=[root] if root else [], auto="auto-generated")
+        else:  # the game master: their own tag, so that a reply carries their secret
+            secret = record.game_master.get("secret")
+            subject = word("notices", "subject", tag=subject_tag(record.id, secret) if secret else "",
+                           game_id=record.id, title=title)
+            msg = post.message(record.id, n.to, subject, text, auto="auto-generated")
+        post.put(msg, kind="clock", game=record.id, player=n.player, notice=n.name)
