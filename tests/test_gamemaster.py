@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import re
+from datetime import datetime, timedelta, timezone
 
 import pytest
 import yaml
@@ -15,7 +16,7 @@ from moderator.config import Config
 from moderator.mail.read import parse_subject_tag
 from moderator.moderation import gm
 from moderator.moderation.cycle import Moderator
-from moderator.moderation.deadlines import game_master_address
+from moderator.moderation.deadlines import due, game_master_address
 from moderator.rules.engine import Game
 from moderator.rules.notation import parse_action
 from moderator.store.gamefile import GameStore
@@ -300,7 +301,7 @@ def test_observers_never_see_a_hand_or_a_secret(g):
     before = g.path.read_bytes()
     g.sent()
     g.mail(OBSERVER, "pass; discard plain", subject="Re: Union Pacific ridge",
-           In_Reply_To=str(next(m for m in g.outbox if str(m["To"]) == OBSERVER)["Message-ID"]))
+           In_Reply_To=" ".join(str(next(m for m in g.outbox if str(m["To"]) == OBSERVER)["Message-ID"]).split()))
     g.run()
     assert g.path.read_bytes() == before
     (reply,) = g.sent()
@@ -359,6 +360,120 @@ def test_digest_on_mails_only_what_concerns_the_player(g):
     del order
 
 
+# ---------------------------------------------------------------- the clock
+
+
+T0 = datetime(2031, 5, 4, 12, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def timed(tmp_path):
+    """A game whose clock the test sets (``timed.now[0]``); the initial
+    investments made at T0, so that the first turn's 72-hour wait starts then."""
+    now = [T0]
+    h = GmHarness.__new__(GmHarness)
+    h.config = Config(games_dir=tmp_path / "games", maildir_inbox=tmp_path / "mail" / "inbox",
+                      maildir_outbox=tmp_path / "mail" / "outbox", spool_dir=tmp_path / "spool", operator=OPERATOR)
+    import mailbox
+
+    h.mod = Moderator(h.config, clock=lambda: now[0])
+    h.record = h.mod.create_game("ridge", PLAYERS, seed=42, observers=[OBSERVER])
+    h.inbox = mailbox.Maildir(str(h.config.maildir_inbox), create=True)
+    h.outbox = mailbox.Maildir(str(h.config.maildir_outbox), create=True)
+    h.seen, h.gm_address, h.now = set(), OPERATOR, now
+    start_all(h)
+    h.sent()
+    return h
+
+
+def test_pause_stops_the_clock_and_resume_moves_the_deadline_by_the_pause(timed):
+    rec = timed.load()
+    on_move = rec.player_by_name(rec.game.to_move)
+    assert due(rec, on_move) == T0 + timedelta(hours=72)
+    timed.now[0] = T0 + timedelta(hours=10)
+    assert "paused the game (summer break)" in timed.mod.manage("ridge", "pause summer break")
+    assert due(timed.load(), on_move) is None
+    timed.now[0] = T0 + timedelta(hours=100)  # the deadline passed during the pause: nothing happens
+    timed.run()
+    assert len(timed.load().history) == 3
+    with pytest.raises(gm.GmRefusal, match="gm_already_paused"):
+        timed.mod.manage("ridge", "pause")
+    timed.now[0] = T0 + timedelta(hours=110)
+    timed.mod.manage("ridge", "resume")
+    rec = timed.load()
+    assert rec.settings["paused"] is None and rec.clock["shift"] == 100 * 3600
+    assert due(rec, on_move) == T0 + timedelta(hours=172)
+    timed.now[0] = T0 + timedelta(hours=171)
+    timed.run()
+    assert len(timed.load().history) == 3
+    timed.now[0] = T0 + timedelta(hours=173)
+    timed.run()
+    rec = timed.load()
+    assert len(rec.history) == 4 and rec.history[-1]["by"] == "bot"
+    assert [e["command"] for e in rec.gm_log] == ["pause", "resume"]
+    assert rec.gm_log[0]["at"] == (T0 + timedelta(hours=10)).isoformat()
+
+
+def test_extend_gives_the_player_on_move_more_time_only(timed):
+    rec = timed.load()
+    on_move = rec.game.to_move
+    other = next(p for p, _ in PLAYERS if p != on_move)
+    with pytest.raises(gm.GmRefusal) as refused:
+        timed.mod.manage("ridge", f"extend {other} 24h")
+    assert refused.value.text() == (f"The game does not wait for {other} now (it waits for {on_move}): only the "
+                                    "move the game waits for can be extended.")
+    timed.mod.manage("ridge", f"extend {on_move.lower()} 24h")
+    rec = timed.load()
+    assert due(rec, rec.player_by_name(on_move)) == T0 + timedelta(hours=96)
+    assert rec.gm_log[-1]["command"] == f"extend {on_move} 1d"
+    mails = timed.sent()
+    assert len(mails) == 4  # three players and the observer
+    assert all(f"gave {on_move} 1d more for the move under way" in text_of(m) for m in mails)
+    # the next move's wait is a whole deadline again
+    timed.now[0] = T0 + timedelta(hours=95)
+    timed.run()
+    assert len(timed.load().history) == 3
+    timed.play(1)
+    rec = timed.load()
+    assert due(rec, rec.player_by_name(rec.game.to_move)) == T0 + timedelta(hours=95 + 72)
+
+
+def test_deadline_banana_is_refused_and_deadline_48h_applies(timed):
+    before = timed.path.read_bytes()
+    timed.gm_mail("deadline banana")
+    timed.run()
+    assert timed.path.read_bytes() == before
+    (reply,) = timed.sent()
+    assert ('REFUSED: "banana" is not a duration: write minutes, hours or days, e.g. 90m, 48h, 3d, or none.'
+            in text_of(reply))
+    timed.gm_mail("deadline 48h")
+    timed.run()
+    rec = timed.load()
+    assert rec.settings["deadline"] == 48 * 3600
+    assert due(rec, rec.player_by_name(rec.game.to_move)) == T0 + timedelta(hours=48)
+
+
+def test_eject_gives_the_seat_to_the_built_in_player(timed):
+    rec = timed.load()
+    on_move = rec.game.to_move
+    address = rec.player_by_name(on_move).address
+    timed.mod.manage("ridge", f"eject {on_move}")
+    rec = timed.load()
+    assert rec.player_by_name(on_move).bot and on_move in rec.resigned
+    timed.sent()
+    timed.run()  # the clock moves for the seat at once
+    rec = timed.load()
+    assert rec.history[-1]["player"] == on_move and rec.history[-1]["by"] == "bot"
+    assert to(timed.sent(), address) == []  # no more mail to the ejected player
+    with pytest.raises(gm.GmRefusal, match="gm_already_bot"):
+        timed.mod.manage("ridge", f"eject {on_move}")
+    # replace gives the seat to a person again
+    timed.mod.manage("ridge", f"replace {on_move} Dora=dora@example.org")
+    rec = timed.load()
+    seat = rec.player_by_name(on_move)
+    assert not seat.bot and seat.address == "dora@example.org" and on_move not in rec.resigned
+
+
 # ---------------------------------------------------------------- pbem gm
 
 
@@ -383,8 +498,16 @@ def test_pbem_gm_cli_equivalents(cli, tmp_path):
     assert "Cannot take back 500 actions: no action was played yet." in r.output
     r = cli("gm", "ridge", "replace", "Bob", "Dora=ann@example.org")
     assert r.exit_code == 1 and "ann@example.org already has a part in this game" in r.output
+    r = cli("gm", "ridge", "adjourn")
+    assert r.exit_code == 1 and '"adjourn" is no game-master command' in r.output
+    r = cli("gm", "ridge", "deadline", "banana")
+    assert r.exit_code == 1 and '"banana" is not a duration' in r.output
+    r = cli("gm", "ridge", "deadline", "48h")
+    assert r.exit_code == 0 and "set the deadline to 2d per move" in r.output
     r = cli("gm", "ridge", "pause")
-    assert r.exit_code == 1 and '"pause" is no game-master command' in r.output
+    assert r.exit_code == 0 and "paused the game" in r.output
+    r = cli("gm", "ridge", "resume")
+    assert r.exit_code == 0 and "resumed the game" in r.output
     r = cli("gm", "ridge", "secret")
     data = yaml.safe_load((tmp_path / "games" / "ridge.yaml").read_text())
     assert r.output.strip() == f"Game ridge: game master {OPERATOR}, secret {data['game_master']['secret']}"
@@ -395,8 +518,10 @@ def test_pbem_gm_cli_equivalents(cli, tmp_path):
     r = cli("gm", "ridge", "end", "--reason", "we stop here")
     assert r.exit_code == 0 and "The game master ended the game (we stop here)." in r.output
     data = yaml.safe_load((tmp_path / "games" / "ridge.yaml").read_text())
-    assert [e["command"] for e in data["gm_log"]] == ["replace Bob Dora=dora@example.org", "message hello all",
+    assert [e["command"] for e in data["gm_log"]] == ["deadline 2d", "pause", "resume",
+                                                      "replace Bob Dora=dora@example.org", "message hello all",
                                                       "end"]
+    assert data["settings"]["deadline"] == 48 * 3600 and data["settings"]["paused"] is None
     assert all(e["by"].startswith("command line (") for e in data["gm_log"])
     assert data["players"][1]["address"] == "dora@example.org"
     r = cli("replay", "ridge")

@@ -51,7 +51,7 @@ def test_format_is_2_and_format_1_migrates_to_it():
                                "vacation_used": 0, "vacation_from": None, "vacation_until": None}]
     # a game created before deadlines keeps waiting: no deadline
     assert out["settings"] == {"deadline": None, "on_missed": "bot", "abandon_after": 3,
-                               "vacation_limit": 14 * 86400}
+                               "vacation_limit": 14 * 86400, "paused": None}
     assert out["clock"] == {"since": "2026-11-30T12:00:00+00:00", "shift": 0, "reminded": False,
                             "reminded_at": None, "overdue_told": False}
 

@@ -125,9 +125,10 @@ def _waiting(state: dict[str, Any], names: list[str]) -> list[str]:
 def _due(settings: dict[str, Any], clock: dict[str, Any], p: dict[str, Any]) -> datetime | None:
     deadline = settings.get("deadline")
     since = parse_time(clock.get("since"))
-    if deadline is None or since is None:
+    if deadline is None or since is None or settings.get("paused"):
         return None
-    due = since + timedelta(seconds=int(deadline) + int(clock.get("shift") or 0))
+    extended = int((clock.get("extended") or {}).get(p.get("name"), 0))  # the game master's extend
+    due = since + timedelta(seconds=int(deadline) + int(clock.get("shift") or 0) + extended)
     v_from, v_until = parse_time(p.get("vacation_from")), parse_time(p.get("vacation_until"))
     if v_from is not None and v_until is not None and v_until > since:
         due += v_until - max(v_from, since)
@@ -136,8 +137,10 @@ def _due(settings: dict[str, Any], clock: dict[str, Any], p: dict[str, Any]) -> 
 
 def due(record: GameRecord, player: Player) -> datetime | None:
     """When ``player``'s move is due in ``record``'s game (UTC): the wait's start
-    (``clock.since``) + ``settings.deadline`` + ``clock.shift`` + the part of the
-    player's vacation after the start; None without a deadline."""
+    (``clock.since``) + ``settings.deadline`` + ``clock.shift`` + the game
+    master's extension of this wait for them (``clock.extended``) + the part of
+    the player's vacation after the start; None without a deadline or while the
+    game is paused (``settings.paused``)."""
     return _due(record.settings, record.clock, player.to_data())
 
 
@@ -150,6 +153,8 @@ def next_event(data: dict[str, Any]) -> datetime | None:
     ``deadline``."""
     players = data.get("players") or []
     settings, clock = data.get("settings") or {}, data.get("clock") or {}
+    if settings.get("paused") or data.get("ended"):
+        return None  # paused or ended by the game master: the clock stands still
     waiting = set(_waiting(data.get("state") or {}, [p["name"] for p in players]))
     times: list[datetime] = []
     since = parse_time(clock.get("since")) or datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -267,6 +272,8 @@ def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
     from ..players.heuristic import choose  # only when a move is made
 
     out = Tick()
+    if record.settings.get("paused") or record.ended is not None:
+        return out  # paused or ended by the game master
     gm = game_master_address(record, config)
     stamp = iso(now)
 

@@ -6,9 +6,10 @@ the operator's address from the configuration, ``config.operator``; ``secret``
 proves a mail is theirs, as a player's secret does).  A game master's mail
 carries their address and secret; each line is one command (``parse_gm``)::
 
-    replace Ann Dora=dora@example.org     undo 2 [force] [reason ...]
-    end [reason ...]                      message TEXT
-    observe ADDRESS
+    pause [reason ...]     resume                 deadline 72h | deadline none
+    extend Ann 24h         eject Ann              replace Ann Dora=dora@example.org
+    undo 2 [force] [reason ...]                   end [reason ...]
+    message TEXT           observe ADDRESS
 
 ``pbem gm GAME COMMAND ...`` runs the same commands (``Moderator.manage``).
 ``execute`` carries one out on a loaded, locked game: it changes the record,
@@ -39,12 +40,12 @@ from ..render import MAP_HERE, render
 from ..render.words import word
 from ..rules.engine import Game
 from ..rules.notation import parse_action, public_order
-from ..store.gamefile import GameRecord, GameStore, Player, new_secret
+from ..store.gamefile import GameRecord, GameStore, Player, default_clock, new_secret
 from ..config import Config
-from .deadlines import game_master_address
+from .deadlines import format_duration, game_master_address, parse_duration, parse_time
 from .send import Post
 
-GM_COMMANDS = ("replace", "undo", "end", "message", "observe")
+GM_COMMANDS = ("pause", "resume", "deadline", "extend", "replace", "eject", "undo", "end", "message", "observe")
 """The game master's commands (the first word of a line of their mail)."""
 
 SEAT_COMMANDS = ("resign", "resign confirm", "digest on", "digest off")
@@ -75,9 +76,10 @@ class GmRefusal(GmError):
 @dataclass(frozen=True)
 class GmCommand:
     """One game-master command: ``name`` (of ``GM_COMMANDS``), ``args`` (the
-    words after it: ``replace`` SEAT NAME ADDRESS; ``undo`` N; ``message`` and
-    ``observe`` their text), ``force`` (``undo ... force``), ``reason`` (the
-    free text after ``undo N`` or ``end``)."""
+    words after it: ``replace`` SEAT NAME ADDRESS; ``undo`` N; ``deadline``
+    SECONDS or ``none``; ``extend`` SEAT SECONDS; ``eject`` SEAT; ``message``
+    and ``observe`` their text), ``force`` (``undo ... force``), ``reason`` (the
+    free text after ``undo N``, ``pause`` or ``end``)."""
 
     name: str
     args: tuple[str, ...] = ()
@@ -91,6 +93,10 @@ class GmCommand:
             return f"replace {self.args[0]} {self.args[1]}={self.args[2]}"
         if self.name == "undo":
             return f"undo {self.args[0]}" + (" force" if self.force else "")
+        if self.name == "deadline":
+            return "deadline " + (format_duration(int(self.args[0])) if self.args[0] != "none" else "none")
+        if self.name == "extend":
+            return f"extend {self.args[0]} {format_duration(int(self.args[1]))}"
         return " ".join([self.name, *self.args])
 
 
@@ -105,8 +111,30 @@ def parse_gm(line: str) -> GmCommand:
     tail = line.strip()[len(words[0]):].strip()
     if name not in GM_COMMANDS:
         raise GmError("gm_unknown", line=line)
-    if name == "end":
-        return GmCommand("end", reason=tail)
+    if name in ("end", "pause"):
+        return GmCommand(name, reason=tail)
+    if name == "resume":
+        return GmCommand("resume")
+    if name == "eject":
+        if len(rest) != 1:
+            raise GmError("gm_usage", command=name)
+        return GmCommand("eject", (rest[0],))
+    if name == "deadline":
+        if len(rest) != 1:
+            raise GmError("gm_usage", command=name)
+        try:
+            seconds = parse_duration(rest[0], allow_none=True)
+        except ValueError:
+            raise GmError("gm_bad_duration", text=rest[0], allow_none=True) from None
+        return GmCommand("deadline", ("none" if seconds is None else str(seconds),))
+    if name == "extend":
+        if len(rest) != 2:
+            raise GmError("gm_usage", command=name)
+        try:
+            seconds = parse_duration(rest[1])
+        except ValueError:
+            raise GmError("gm_bad_duration", text=rest[1], allow_none=False) from None
+        return GmCommand("extend", (rest[0], str(seconds)))
     if name == "message":
         if not tail:
             raise GmError("gm_usage", command=name)
@@ -270,6 +298,11 @@ def _seat(record: GameRecord, name: str) -> Player:
     raise GmRefusal("gm_no_such_player", player=name, players=", ".join(p.name for p in record.players))
 
 
+def _named(cmd: GmCommand, seat: Player) -> str:
+    """``cmd``'s canonical text with the seat's name as the game spells it."""
+    return GmCommand(cmd.name, (seat.name, *cmd.args[1:]), cmd.force, cmd.reason).text
+
+
 def undo_limits(record: GameRecord) -> tuple[int, int]:
     """``(all, safe)``: how many actions ``undo`` can take back (the whole
     history), and how many without ``force`` (those since the last dividend)."""
@@ -350,11 +383,16 @@ def _replace(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     name = cmd.args[1]
     old = seat.address
     seat.address, seat.secret = address, new_secret()
+    # a human again: the seat's clock starts afresh (not the built-in player's, not abandoned)
+    seat.bot, seat.abandoned, seat.missed, seat.timezone = False, False, 0, None
+    seat.vacation_used, seat.vacation_from, seat.vacation_until = 0, None, None
+    if seat.name in record.game.waiting_for():
+        record.clock = default_clock(ctx.at)  # the newcomer gets a whole deadline
     for names in (record.resigned, record.digest):
         if seat.name in names:
             names.remove(seat.name)
     record.resigning.pop(seat.name, None)
-    entry.update(player=seat.name, name=name, address=address, old_address=old)
+    entry.update(player=seat.name, name=name, address=address, old_address=old, command=_named(cmd, seat))
     event = word("gm", "replaced", seat=seat.name, newcomer=name)
     for e in post.spool.stale_status(record.id, seat.name):
         post.spool.remove(e.name)
@@ -379,6 +417,7 @@ def _undo(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     record.history = record.history[:-n]
     record.notified = len(game.log)
     record.reply_to = {}
+    record.clock = default_clock(ctx.at)  # the move the game now waits for: a whole deadline
     entry.update(reason=cmd.reason, undone=[dict(h) for h in undone])
     shown = [f"{h['player']}: {public_order(h['order'], game.phase != 'initial')}" for h in undone]
     event = word("gm", "undone", n=n, orders=shown, reason=cmd.reason)
@@ -419,7 +458,76 @@ def _observe(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     return word("gm", "observer_added", address=address)
 
 
-_COMMANDS = {"replace": _replace, "undo": _undo, "end": _end, "message": _message, "observe": _observe}
+def _pause(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
+    record = ctx.record
+    if record.settings.get("paused"):
+        raise GmRefusal("gm_already_paused", since=record.settings["paused"])
+    record.settings["paused"] = ctx.at
+    entry["reason"] = cmd.reason
+    text = word("gm", "paused", reason=cmd.reason)
+    tell_everyone(ctx.post, record, word("gm", "paused_title"), text)
+    return text
+
+
+def _resume(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
+    record = ctx.record
+    paused = parse_time(record.settings.get("paused"))
+    if paused is None:
+        raise GmRefusal("gm_not_paused")
+    now, since = parse_time(ctx.at), parse_time(record.clock.get("since"))
+    if since is not None and now is not None:
+        # the wait under way loses nothing: its deadline moves by the pause
+        record.clock["shift"] = int(record.clock.get("shift") or 0) + \
+            max(0, int((now - max(paused, since)).total_seconds()))
+    record.settings["paused"] = None
+    text = word("gm", "resumed")
+    tell_everyone(ctx.post, record, word("gm", "resumed_title"), text)
+    return text
+
+
+def _deadline(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
+    record = ctx.record
+    seconds = None if cmd.args[0] == "none" else int(cmd.args[0])
+    record.settings["deadline"] = seconds
+    record.clock["reminded"] = False
+    text = word("gm", "deadline_set", duration=format_duration(seconds) if seconds else None)
+    tell_everyone(ctx.post, record, word("gm", "deadline_title"), text)
+    return text
+
+
+def _extend(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
+    record = ctx.record
+    seat = _seat(record, cmd.args[0])
+    waiting = record.game.waiting_for()
+    if seat.name not in waiting:
+        raise GmRefusal("gm_not_waiting", player=seat.name, waiting=", ".join(waiting) or "nobody")
+    seconds = int(cmd.args[1])
+    extended = record.clock.setdefault("extended", {})
+    extended[seat.name] = int(extended.get(seat.name, 0)) + seconds
+    record.clock["reminded"] = False
+    entry.update(player=seat.name, command=_named(cmd, seat))
+    text = word("gm", "extended", player=seat.name, duration=format_duration(seconds))
+    tell_everyone(ctx.post, record, word("gm", "extended_title", player=seat.name), text)
+    return text
+
+
+def _eject(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
+    record = ctx.record
+    seat = _seat(record, cmd.args[0])
+    if seat.bot:
+        raise GmRefusal("gm_already_bot", player=seat.name)
+    seat.bot = True
+    if seat.name not in record.resigned:
+        record.resigned.append(seat.name)  # like a resignation: no more mail but the result
+    record.resigning.pop(seat.name, None)
+    entry.update(player=seat.name, command=_named(cmd, seat))
+    text = word("gm", "ejected", player=seat.name)
+    tell_everyone(ctx.post, record, word("gm", "ejected_title", player=seat.name), text)
+    return text
+
+
+_COMMANDS = {"pause": _pause, "resume": _resume, "deadline": _deadline, "extend": _extend, "eject": _eject,
+             "replace": _replace, "undo": _undo, "end": _end, "message": _message, "observe": _observe}
 
 
 def command_line_user() -> str:
@@ -508,6 +616,7 @@ def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player
         return word("gm", "resign_title"), word("gm", "resign_not_asked")
     record.resigning.pop(name)
     record.resigned.append(name)
+    player.bot = True  # the built-in player takes the seat
     if name in record.digest:
         record.digest.remove(name)
     record.gm_log.append({"by": canonical_address(player.address), "at": now.isoformat(timespec="seconds"),

@@ -97,9 +97,11 @@ def default_settings(deadline: int | None = DEFAULT_DEADLINE) -> dict[str, Any]:
     """A new game's clock settings (the ``settings`` key): ``deadline`` (seconds one
     move may take, None: no deadline), ``on_missed`` (``bot`` or ``wait``),
     ``abandon_after`` (missed moves in a row that abandon a seat), ``vacation_limit``
-    (seconds of vacation per player and game)."""
+    (seconds of vacation per player and game), ``paused`` (when the game master
+    paused the game, ISO 8601, or None: while paused no deadline runs and the
+    built-in player does not move)."""
     return {"deadline": deadline, "on_missed": "bot", "abandon_after": DEFAULT_ABANDON_AFTER,
-            "vacation_limit": DEFAULT_VACATION_LIMIT}
+            "vacation_limit": DEFAULT_VACATION_LIMIT, "paused": None}
 
 
 def default_clock(since: str | None = None) -> dict[str, Any]:
