@@ -609,3 +609,22 @@ def test_replacement_through_dovecot_and_aiosmtpd(tmp_path, dovecot, smtp_sink, 
     rec = store.load("rail", check=True)
     assert rec.history[-1]["player"] == "Bob" and rec.history[-1]["order"] == action
     assert dovecot.messages("INBOX") == []
+
+
+def test_an_ended_game_is_finished_in_the_games_index(g):
+    g.mod.manage("ridge", "end")
+    assert g.mod.bk.games_of("ann@example.org", active_only=True) == []
+    assert [r.game_id for r in g.mod.bk.games_of("ann@example.org")] == ["ridge"]
+
+
+def test_public_export_hides_the_game_master_and_the_observers(g):
+    from moderator.archive.export import export_data
+
+    start_all(g)
+    g.mod.manage("ridge", "undo 1 oops")
+    data = export_data(GameStore(g.config.games_dir).read_data("ridge"))
+    assert data["game_master"] == {"address": "", "secret": ""}
+    assert data["observers"] == [""]
+    (entry,) = data["gm_log"]
+    assert entry["by"] == "" and entry["undone"][0]["order"] == "start (secret initial investment)"
+    assert entry["undone"][0]["message_id"] is None
