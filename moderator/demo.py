@@ -2,8 +2,12 @@
 
 A ``Bot`` plays like a person with a mail client: it reads the status mails the
 moderator sends it (plain text, as rendered), and when it is its move it hits
-Reply, writes one turn on top of the quoted mail and sends it.  It knows nothing of
-the engine: it only reads what the mail says it may do.
+Reply, writes one turn on top of the quoted mail and sends it.  By itself it knows
+nothing of the engine: it only reads what the mail says it may do (the "demo
+player", a simple rule over the legal lines).  Given a ``strategy`` it writes the
+turn that strategy chooses instead: ``run_demo`` (``pbem demo``) gives each seat
+the built-in player (``moderator.players.heuristic``), which decides from what the
+seat may see only, and still sends every turn as a mail.
 
 ``play(moderator, bots, deliver, collect)`` drives a game to its end: it runs
 moderator cycles, hands each bot its new mails (``collect``) and puts the bots' order
@@ -58,6 +62,7 @@ class Bot:
     address: str
     moderator: str
     rng: random.Random
+    strategy: Callable[[str], list[str] | None] | None = field(default=None, repr=False)
     sent: int = 0
     refused: int = 0
     last: EmailMessage | None = field(default=None, repr=False)
@@ -81,6 +86,11 @@ class Bot:
     def decide(self, text: str) -> list[str] | None:
         """Order lines for the status ``text``, or None when it is not our move."""
         lines = text.splitlines()
+        if self.strategy is not None:
+            if "IT IS YOUR MOVE" not in text and "IT IS YOUR TURN" not in text \
+                    and "What is legal now:" not in text:
+                return None
+            return self.strategy(self.name)
         if "IT IS YOUR MOVE" in text:
             starts = [l for l in _section(lines, "Nobody sees the choices") if l.startswith("start ")]
             return [self.rng.choice(starts)] if starts else None
@@ -186,7 +196,9 @@ class MaildirReader:
 
 def run_demo(directory: str | Path, seed: int = 1, game_id: str = "demo") -> dict:
     """Create a 3-player game in ``directory`` (its own ``games/`` and ``mail/``
-    Maildirs, the embedded default transport) and play it to the end with bots.
+    Maildirs, the embedded default transport) and play it to the end with bots
+    that play as the built-in player (``moderator.players.heuristic``), each turn
+    by mail.
 
     Returns ``{"record": GameRecord, "cycles": int, "game_file": Path, "inbox": Path,
     "outbox": Path}``.  Raises ValueError if the game already exists there."""
@@ -202,7 +214,19 @@ def run_demo(directory: str | Path, seed: int = 1, game_id: str = "demo") -> dic
     inbox = mailbox.Maildir(str(config.maildir_inbox), create=True)
     reader = MaildirReader(config.maildir_outbox)
     rng = random.Random(seed)
-    bots = [Bot(n, a, config.moderator_address, random.Random(rng.random())) for n, a in DEMO_PLAYERS]
+
+    def heuristic(name: str) -> list[str] | None:
+        """The built-in player's turn for seat ``name``, as order lines (from the
+        seat's view only: ``choose`` redraws what the seat cannot see)."""
+        from .players.heuristic import choose
+
+        game = moderator.store.load(game_id).game
+        if name not in game.waiting_for():
+            return None
+        return str(choose(game, name, random.Random(f"{seed}:{len(game.history)}"))).split("; ")
+
+    bots = [Bot(n, a, config.moderator_address, random.Random(rng.random()), strategy=heuristic)
+            for n, a in DEMO_PLAYERS]
     moderator.create_game(game_id, [(b.name, b.address) for b in bots], seed=seed)
 
     def deliver(msg: EmailMessage) -> None:

@@ -43,7 +43,11 @@ def export_data(data: dict[str, Any], with_secrets: bool = False) -> dict[str, A
     state = out.get("state") or {}
     over = state.get("phase") == "over"
     names = [p["name"] for p in out.get("players") or []]
-    out["players"] = [{"name": p["name"], "address": "", "secret": ""} for p in out.get("players") or []]
+    # public: who played a seat by the built-in player (everyone was told); not a
+    # player's address, secret, time zone or vacations
+    out["players"] = [{"name": p["name"], "address": "", "secret": "",
+                       **{k: p[k] for k in ("bot", "abandoned") if k in p}}
+                      for p in out.get("players") or []]
     out["reply_to"] = {}
     out["threads"] = {}
     initial_open = state.get("phase", "initial") != "initial"

@@ -39,8 +39,8 @@ def summary(data: dict[str, Any]) -> dict[str, Any]:
     """What ``pbem list`` shows of one game file's mapping (``GameStore.read_data``):
     ``id``, ``ruleset``, ``players`` (names in turn order), ``phase``, ``waiting``
     (the players an order is awaited from), ``since`` (``received`` of the last
-    history entry, else ``created``), ``deadline`` (None: pbem has no deadlines
-    yet), ``dividends``, ``final_dividend``, ``winners`` (empty before the end)."""
+    history entry, else ``created``), ``deadline`` (the earliest deadline of the
+    players awaited, ISO 8601 UTC, or None: no deadline), ``dividends``, ``final_dividend``, ``winners`` (empty before the end)."""
     state = data.get("state") or {}
     names = [p["name"] for p in data.get("players") or []]
     phase = state.get("phase", "initial")
@@ -53,6 +53,9 @@ def summary(data: dict[str, Any]) -> dict[str, Any]:
         waiting = []
     history = data.get("history") or []
     since = (history[-1].get("received") if history else "") or data.get("created") or ""
+    from ..moderation.deadlines import first_due, iso
+
+    due = first_due(data) if phase != "over" else None
     return {
         "id": str(data.get("game")),
         "ruleset": data.get("ruleset", ""),
@@ -60,7 +63,7 @@ def summary(data: dict[str, Any]) -> dict[str, Any]:
         "phase": phase,
         "waiting": waiting,
         "since": str(since),
-        "deadline": None,
+        "deadline": iso(due) if due is not None else None,
         "dividends": int(state.get("dividends_paid", 0)),
         "final_dividend": final_dividend(len(names)),
         "winners": winners_of(state.get("money") or {}) if phase == "over" else [],
@@ -79,7 +82,7 @@ def row(s: dict[str, Any]) -> tuple[str, ...]:
     else:
         move = ", ".join(s["waiting"])
     return (s["id"], s["ruleset"], ", ".join(s["players"]), move, short_time(s["since"]),
-            s["deadline"] or "-", f"{s['dividends']}/{s['final_dividend']}",
+            short_time(s["deadline"] or ""), f"{s['dividends']}/{s['final_dividend']}",
             ", ".join(s["winners"]) or "-")
 
 

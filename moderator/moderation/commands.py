@@ -1,5 +1,6 @@
-"""Answers to the mail commands ``help``, ``status``, ``history``, ``rules`` and
-``secret new`` (one line with only the command; see ``templates/help.txt``).
+"""Answers to the mail commands ``help``, ``status``, ``history``, ``rules``,
+``secret new``, ``hint``, ``timezone ZONE`` and ``vacation 5d|off`` (one line with
+only the command; see ``templates/help.txt``).
 
 Each answer is spooled under the key ``MID#commands`` (``Verdict.commands_key``),
 apart from the key of the order in the same mail, so that a mail's commands are
@@ -76,6 +77,12 @@ def answer_commands(post: Post, store: GameStore, om: OrderMail, key: str, recor
             send(word("notices", "history_title"), _history_text(record, player))
         elif cmd == "rules":
             send(word("notices", "rules_title"), rules_text(gid, record.game))
+        elif cmd == "hint":
+            send(word("clock", "hint_title"), _hint(record, player) + "\n")
+        elif cmd.startswith("timezone "):
+            send(word("clock", "timezone_title"), _timezone(post, store, record, player, cmd[9:]) + "\n")
+        elif cmd.startswith("vacation "):
+            send(word("clock", "vacation_title"), _vacation(post, store, record, player, cmd[9:]) + "\n")
         elif cmd in SEAT_COMMANDS:
             title, text = seat_answer(post, store, record, player, cmd, post.clock())
             send(title, text + "\n")
@@ -84,3 +91,90 @@ def answer_commands(post: Post, store: GameStore, om: OrderMail, key: str, recor
                 rotate_secret(store, record, player)
             text = word("notices", "secret_new", game_id=gid, secret=player.secret) + "\n"
             send(word("notices", "secret_new_title"), text, tag=subject_tag(gid, player.secret))
+
+
+def _hint(record: GameRecord, player: Player) -> str:
+    """The answer to ``hint``: the built-in player's move for ``player`` from their
+    own view (``heuristic.choose``), only with the option ``hints`` and only when
+    the game waits for ``player``; mailed to ``player`` alone."""
+    import hashlib
+    import random
+
+    from ..players.heuristic import choose
+
+    if not record.game.options.get("hints"):
+        return word("clock", "hint_off")
+    if player.name not in record.game.waiting_for():
+        return word("clock", "hint_not_your_move")
+    seed = hashlib.sha256(f"pbem-hint:{record.game.seed}:{len(record.game.history)}:{player.name}".encode())
+    action = choose(record.game, player.name, random.Random(int.from_bytes(seed.digest()[:8], "big")))
+    return word("clock", "hint", order=str(action))
+
+
+def _timezone(post: Post, store: GameStore, record: GameRecord, player: Player, zone: str) -> str:
+    """``timezone ZONE``: set ``player``'s time zone (saved) when ``zone`` is an IANA
+    name ``zoneinfo`` knows; else the refusal, nothing changed."""
+    from zoneinfo import ZoneInfo
+
+    from .deadlines import check_timezone
+
+    try:
+        name = check_timezone(zone)
+    except ValueError:
+        return word("clock", "timezone_unknown", zone=zone)
+    player.timezone = name
+    store.save(record)
+    local = post.clock().astimezone(ZoneInfo(name)).strftime("%Y-%m-%d %H:%M %Z")
+    return word("clock", "timezone_set", zone=name, local_now=local)
+
+
+def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, arg: str) -> str:
+    """``vacation 5d`` (a bare number is days) / ``vacation off``: start or end
+    ``player``'s vacation, within ``settings.vacation_limit`` seconds per game in
+    all, announced to the other players; saved.  A bad length, a vacation over the
+    limit or one under way already is refused with what is left, nothing changed."""
+    from datetime import timedelta
+
+    from .deadlines import Notice, _send, format_duration, iso, parse_duration, parse_time
+
+    now = post.clock()
+    limit = int(record.settings.get("vacation_limit") or 0)
+    until = parse_time(player.vacation_until)
+    on = until is not None and until > now
+    arg = arg.strip().lower()
+    others = [q for q in record.players if q.address and q.name != player.name]
+    if arg in ("off", "end", "over", "back"):
+        if not on:
+            return word("clock", "vacation_none")
+        player.vacation_used = max(0, player.vacation_used - int((until - now).total_seconds()))
+        player.vacation_until = iso(now)
+        store.save(record)
+        _send(post, record, [Notice(q.address, q.name, "vacation_back", {"player": player.name}) for q in others])
+        return word("clock", "vacation_ended", left=_left(limit - player.vacation_used))
+    left = max(0, limit - player.vacation_used)
+    try:
+        seconds = parse_duration(arg + "d" if arg.isdigit() else arg)
+    except ValueError:
+        return word("clock", "vacation_bad", asked=arg, left=_left(left))
+    if on:
+        return word("clock", "vacation_busy", until=until.strftime("%Y-%m-%d %H:%M UTC"))
+    if seconds > left:
+        return word("clock", "vacation_refused", asked=format_duration(seconds), left=_left(left),
+                    limit=_left(limit))
+    end = now + timedelta(seconds=seconds)
+    player.vacation_from, player.vacation_until = iso(now), iso(end)
+    player.vacation_used += seconds
+    store.save(record)
+    shown = end.strftime("%Y-%m-%d %H:%M UTC")
+    _send(post, record, [Notice(q.address, q.name, "vacation_announce", {"player": player.name, "until": shown})
+                         for q in others])
+    return word("clock", "vacation_started", days=format_duration(seconds), until=shown,
+                left=_left(limit - player.vacation_used))
+
+
+def _left(seconds: int) -> str:
+    """A vacation length as the answers give it: whole days when exact (``9d``),
+    else hours or minutes (``format_duration``); ``0d`` for none."""
+    from .deadlines import format_duration
+
+    return format_duration(seconds) if seconds > 0 else "0d"

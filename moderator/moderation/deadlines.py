@@ -144,6 +144,17 @@ def due(record: GameRecord, player: Player) -> datetime | None:
     return _due(record.settings, record.clock, player.to_data())
 
 
+def first_due(data: dict[str, Any]) -> datetime | None:
+    """The earliest deadline of the players (not the built-in player's seats) the
+    game file ``data`` waits for, or None (no deadline, nobody waited for)."""
+    players = data.get("players") or []
+    settings, clock = data.get("settings") or {}, data.get("clock") or {}
+    waiting = set(_waiting(data.get("state") or {}, [p["name"] for p in players]))
+    times = [_due(settings, clock, p) for p in players if p["name"] in waiting and not p.get("bot")]
+    times = [t for t in times if t is not None]
+    return min(times) if times else None
+
+
 def next_event(data: dict[str, Any]) -> datetime | None:
     """When the clock next has something to do in the game file ``data`` (a
     mapping of the current format): at once (the wait's start) for a seat of the
@@ -176,14 +187,19 @@ def _reminder_time(settings: dict[str, Any], clock: dict[str, Any], p: dict[str,
                    when: datetime) -> datetime:
     """When the next reminder of player ``p`` (mapping) falls, the deadline being
     ``when``: before the deadline once; in an overdue wait (policy ``wait``) one a
-    day; never during a vacation (the end of the vacation)."""
-    if clock.get("overdue_told"):
-        last = parse_time(clock.get("reminded_at")) or parse_time(clock.get("since")) or when
-        at = last + timedelta(seconds=DAY)
+    day, the first a day after the missed deadline or the usual lead before the
+    next one, whichever comes first; never during a vacation (at its end)."""
+    lead = timedelta(seconds=reminder_lead(int(settings["deadline"])))
+    if clock.get("overdue_told"):  # a day after the last one, and before the next missed move
+        last = parse_time(clock.get("reminded_at"))
+        if clock.get("reminded") and last is not None:
+            at = last + timedelta(seconds=DAY)
+        else:
+            at = min(parse_time(clock.get("since")) + timedelta(seconds=DAY), when - lead)
     elif clock.get("reminded"):
         return when
     else:
-        at = when - timedelta(seconds=reminder_lead(int(settings["deadline"])))
+        at = when - lead
     v_until = parse_time(p.get("vacation_until"))
     v_from = parse_time(p.get("vacation_from"))
     if v_from is not None and v_until is not None and v_from <= at < v_until:
@@ -340,6 +356,7 @@ def _remind(record: GameRecord, now: datetime, out: Tick) -> None:
     deadline = record.settings.get("deadline")
     if deadline is None:
         return
+    clock = dict(record.clock)  # as before this cycle's reminders: one wait, all its players
     for name in record.game.waiting_for():
         p = record.player_by_name(name)
         if p.bot or not p.address:
@@ -347,8 +364,8 @@ def _remind(record: GameRecord, now: datetime, out: Tick) -> None:
         when = due(record, p)
         if when is None or now >= when:
             continue
-        at = _reminder_time(record.settings, record.clock, p.to_data(), when)
-        if now < at or (record.clock.get("reminded") and not record.clock.get("overdue_told")):
+        at = _reminder_time(record.settings, clock, p.to_data(), when)
+        if now < at or (clock.get("reminded") and not clock.get("overdue_told")):
             continue
         out.notices.append(Notice(p.address, p.name, "reminder", {
             **_times(when, p), "expected": _expected(record), "overdue": bool(record.clock.get("overdue_told")),
@@ -415,13 +432,21 @@ def run_clock(post: Any, store: Any, report: Any, now: datetime, outage_since: d
             post.tell_operator(word("notices", "alert_game_error", game=gid, problem=repr(exc)))
 
 
+def _for_macro(name: str, values: dict[str, Any]) -> dict[str, Any]:
+    """The ``values`` the macro ``name`` of ``templates/words/clock.txt`` takes."""
+    from ..render import environment
+
+    macro = getattr(environment().get_template("words/clock.txt").module, name)
+    return {k: v for k, v in values.items() if k in macro.arguments}
+
+
 def _send(post: Any, record: GameRecord, notices: list[Notice]) -> None:
     """Spool ``notices``: to a player in their thread with their subject tag (a
     reply reaches the game), to the game master without."""
     from ..mail.read import subject_tag
 
     for n in notices:
-        title = word("clock", n.name + "_title", **{k: v for k, v in n.values.items() if k == "player"})
+        title = word("clock", n.name + "_title", **_for_macro(n.name + "_title", n.values))
         text = word("clock", n.name, **n.values) + "\n"
         if n.player is not None:
             p = record.player_by_name(n.player)

@@ -46,6 +46,7 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
     ctx["bounce"] = post.bk.bounce(canonical_address(player.address))
     ctx["map_here"] = MAP_HERE
     ctx["board_lines"] = board_text(record.game)
+    ctx["deadline"] = _deadline_line(record, player)
     text = render(template, **ctx)
     subject = status_subject(ctx)
     if template == "welcome.txt":
@@ -59,6 +60,19 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
         images=[(make_msgid(idstring=f"map.{record.id}", domain=post.domain)[1:-1],
                  render_map(record.game, player.name), MAP_ALT)],
     )
+
+
+def _deadline_line(record: GameRecord, player: Player) -> str:
+    """The status mail's line saying by when ``player``'s move is due (UTC, and in
+    their time zone when set), or ``""`` when the game does not wait for them or
+    has no deadline."""
+    from .deadlines import deadline_values
+
+    values = deadline_values(record, player)
+    if not values["due_utc"]:
+        return ""
+    return word("clock", "deadline", due_utc=values["due_utc"], due_local=values["due_local"],
+                zone=values["zone"])
 
 
 def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:

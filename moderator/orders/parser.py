@@ -79,6 +79,7 @@ from .vocabulary import (
     COMMAND_ALIASES,
     COMMAND_FILLERS,
     COMMANDS,
+    ARG_COMMANDS,
     CONNECTORS,
     DISCARD_VERBS,
     FILLERS,
@@ -277,13 +278,27 @@ def _split_verbs(tokens: list[str]) -> list[list[str]]:
     return [p for p in parts if p]
 
 
+_VACATION_ARG = re.compile(r"(?i)off|end|over|back|\d+\s*[a-z]*")
+
+
 def command(line: str) -> str | None:
     """The mail command if ``line`` is one: one of COMMANDS (``"Help!"``, ``"status
-    please"``, ``"- rules"``, ``"?"``) or ``"secret new"`` (``"new secret"``); else
-    None."""
+    please"``, ``"- rules"``, ``"?"``), ``"secret new"`` (``"new secret"``), or a
+    command of ARG_COMMANDS with its argument as written: ``"timezone
+    Europe/Madrid"`` (any one word: a wrong zone is answered), ``"vacation 5d"``,
+    ``"vacation off"`` (a number with a unit, or off); else None."""
     if len(line.split()) > 4:
         return None
     text = _clean(line).strip(" .,!:;")
+    parts = text.split()
+    if parts and parts[0].lower() in ARG_COMMANDS:
+        name = ARG_COMMANDS[parts[0].lower()]
+        arg = " ".join(parts[1:]).strip(" .,!:;")
+        if name == "timezone" and len(parts) == 2:
+            return f"timezone {arg}"
+        if name == "vacation" and arg and _VACATION_ARG.fullmatch(arg):
+            return f"vacation {arg.lower()}"
+        return None
     if text.strip("?") == "":
         return "help" if text else None
     words = [_low(t) for t in _tokens(text.strip("?"))]

@@ -22,10 +22,15 @@ from ..rules.components import COMPANIES, JOKER, TRACK_TYPES, UP, company_abbr
 
 # ============================================================== commands
 
-COMMANDS = ("help", "status", "history", "rules")
+COMMANDS = ("help", "status", "history", "rules", "hint")
 """Mail commands that are not moves (answered by the moderator loop)."""
 
-COMMAND_ALIASES = {"?": "help", "rule": "rules", "log": "history"}
+COMMAND_ALIASES = {"?": "help", "rule": "rules", "log": "history", "suggest": "hint",
+                   "suggestion": "hint"}
+
+ARG_COMMANDS = {"timezone": "timezone", "tz": "timezone", "vacation": "vacation", "holiday": "vacation"}
+"""Mail commands with one argument (``timezone Europe/Madrid``, ``vacation 5d``,
+``vacation off``): the first word, in any case, and the command it names."""
 """Other words for a command."""
 
 COMMAND_FILLERS = {"send", "show", "the", "a", "game"}
