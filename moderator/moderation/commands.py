@@ -142,7 +142,7 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
     until = parse_time(player.vacation_until)
     on = until is not None and until > now
     arg = arg.strip().lower()
-    others = [q for q in record.players if q.address and q.name != player.name]
+    others = [q for q in record.players if q.address and q.name != player.name and q.name not in record.resigned]
     if arg in ("off", "end", "over", "back"):
         if not on:
             return word("clock", "vacation_none")

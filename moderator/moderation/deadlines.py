@@ -277,7 +277,9 @@ def _expected(record: GameRecord) -> str:
 
 
 def _humans(record: GameRecord) -> list[Player]:
-    return [p for p in record.players if p.address]
+    """The players the clock's announcements go to: those with an address who did
+    not resign or were not ejected (they get no mail but the final result)."""
+    return [p for p in record.players if p.address and p.name not in record.resigned]
 
 
 def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
@@ -302,6 +304,8 @@ def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
             from ..rules.notation import public_order
 
             for q in _humans(record):
+                if q.name in record.digest and q.name != name:
+                    continue  # digest on: another player's automatic move does not concern them
                 shown = order if q.name == name else public_order(order)
                 out.notices.append(Notice(q.address, q.name, "automatic_move",
                                           {"player": name, "order": shown, "you": q.name == name}))
