@@ -311,7 +311,7 @@ def test_observers_never_see_a_hand_or_a_secret(g):
 def test_resign_then_confirm_gives_up_the_seat_and_stops_the_mail(g):
     start_all(g)
     g.sent()
-    g.order("Cy", "resign")
+    g.order("Cy", "I resign from this game, sorry.")
     g.run()
     (asked,) = g.sent()
     assert 'send "resign confirm" by' in text_of(asked)
@@ -327,6 +327,15 @@ def test_resign_then_confirm_gives_up_the_seat_and_stops_the_mail(g):
     # Cy gets no more status mails
     g.play(2)
     assert to(g.sent(), "cy@example.net") == []
+
+
+@pytest.mark.parametrize("line, command", [
+    ("resign", "resign"), ("I resign from this game, sorry.", "resign"), ("Resign, confirmed.", "resign confirm"),
+    ("resign confirm", "resign confirm"), ("Digest on", "digest on"), ("digest off.", "digest off"),
+    ("I resign Bob", None), ("resignation", None), ("digest", None), ("build KCC DEN-KCY", None),
+])
+def test_seat_commands_are_read_from_short_lines(line, command):
+    assert gm.seat_command(line) == command
 
 
 def test_resign_confirm_without_resign_is_refused(g):

@@ -168,20 +168,25 @@ def looks_like_gm(line: str) -> bool:
     return True
 
 
+_RESIGN_FILLERS = {"i", "from", "this", "the", "game", "sorry", "please", "now", "hereby", "herewith",
+                   "want", "to", "do", "confirm", "confirmed", "yes", "s", "m"}
+"""Words a resignation line may carry beside ``resign`` ("I resign from this game,
+sorry."): anything else makes the line no seat command."""
+
+
 def seat_command(line: str) -> str | None:
-    """The seat command on ``line`` (one of ``SEAT_COMMANDS``; ``"Resign, confirm."``
-    reads ``resign confirm``), or None."""
+    """The seat command on ``line`` (one of ``SEAT_COMMANDS``), or None:
+    ``digest on``/``digest off``; ``resign``, also in a short sentence ("I resign
+    from this game, sorry."); ``resign confirm`` when such a line says
+    ``confirm`` ("Resign, confirmed.", "yes, I confirm: resign")."""
     words = re.findall(r"[a-z]+", line.lower())
-    if not words or len(words) > 3 or line.count(" ") > 3:
+    if not words or len(words) > 8:
         return None
-    text = " ".join(words)
-    if text in ("resign", "i resign"):
-        return "resign"
-    if text in ("resign confirm", "confirm resign", "resign confirmed", "i confirm resign"):
-        return "resign confirm"
-    if text in ("digest on", "digest off"):
-        return text
-    return None
+    if words in (["digest", "on"], ["digest", "off"]):
+        return " ".join(words)
+    if "resign" not in words or any(w not in _RESIGN_FILLERS and w != "resign" for w in words):
+        return None
+    return "resign confirm" if {"confirm", "confirmed"} & set(words) else "resign"
 
 
 # ---------------------------------------------------------------- who is who
