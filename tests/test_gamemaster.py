@@ -195,7 +195,7 @@ def test_replace_gives_a_new_secret_and_welcome_and_the_old_secret_stops_working
     start_all(g)
     g.sent()
     old_secret = g.secret("Bob")
-    g.gm_mail("replace Bob Dora=Dora <dora@example.org>".replace("Dora <dora@example.org>", "dora@example.org"))
+    g.gm_mail("replace Bob Dora=dora@example.org")
     g.run()
     rec = g.load()
     bob = rec.player_by_name("Bob")
@@ -277,7 +277,6 @@ def test_message_reaches_players_and_observers(g):
 
 
 def test_observers_never_see_a_hand_or_a_secret(g):
-    g.mail_observer = None
     start_all(g)
     g.gm_mail("observe late@example.net")
     g.run()
@@ -353,8 +352,6 @@ def test_digest_on_mails_only_what_concerns_the_player(g):
     g.run()
     assert g.load().digest == ["Ann"]
     g.sent()
-    rec = g.load()
-    order = rec.game.players_order if hasattr(rec.game, "players_order") else None
     got = []
     for _ in range(6):
         before = g.load()
@@ -365,8 +362,7 @@ def test_digest_on_mails_only_what_concerns_the_player(g):
             after.game.dividends_paid > before.game.dividends_paid
         got.append(bool(mails))
         assert bool(mails) == concerns, (before.game.to_move, after.game.to_move)
-    assert not all(got)
-    del order
+    assert not all(got) and any(got)
 
 
 # ---------------------------------------------------------------- the clock

@@ -259,21 +259,25 @@ def observer_mail(post: Post, record: GameRecord, address: str, events: list[str
                                  render_map(record.game, None), "Map of the board (public view)")])
 
 
-def tell_everyone(post: Post, record: GameRecord, title: str, text: str, *, observers: bool = True,
-                  skip: tuple[str, ...] = (), resigned: bool = False) -> None:
+def tell_everyone(post: Post, record: GameRecord, title: str, text: str, *,
+                  skip: tuple[str, ...] = (), resigned: bool = False) -> int:
     """Spool a notice (``templates/gm_notice.txt``) to every player (not to those
-    in ``skip``, nor, unless ``resigned``, to those who resigned) and observer."""
+    in ``skip``, nor, unless ``resigned``, to those who resigned; not to a seat
+    without an address) and observer.  Returns how many mails were spooled."""
+    n = 0
     for p in record.players:
         if not p.address or p.name in skip or (p.name in record.resigned and not resigned):
             continue
+        n += 1
         _to_player(post, record, p, title, render("gm_notice.txt", game_id=record.id, text=text,
                                                   secret=p.secret))
-    if observers:
-        for address in record.observers:
-            subject = word("notices", "subject", tag="", game_id=record.id, title=title)
-            post.put(post.message(record.id, address, subject,
-                                  render("gm_notice.txt", game_id=record.id, text=text, secret=None),
-                                  auto="auto-generated"), kind="gm", game=record.id)
+    for address in record.observers:
+        subject = word("notices", "subject", tag="", game_id=record.id, title=title)
+        post.put(post.message(record.id, address, subject,
+                              render("gm_notice.txt", game_id=record.id, text=text, secret=None),
+                              auto="auto-generated"), kind="gm", game=record.id)
+        n += 1
+    return n
 
 
 def _status_to_all(post: Post, record: GameRecord, event: str) -> None:
@@ -443,9 +447,8 @@ def _end(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
 
 def _message(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     text = word("gm", "message", text=cmd.args[0])
-    tell_everyone(ctx.post, ctx.record, word("gm", "message_title"), text)
-    return word("gm", "message_sent", n=len(ctx.record.players) - len(ctx.record.resigned)
-                + len(ctx.record.observers))
+    n = tell_everyone(ctx.post, ctx.record, word("gm", "message_title"), text)
+    return word("gm", "message_sent", n=n)
 
 
 def _observe(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
