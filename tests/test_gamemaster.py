@@ -633,3 +633,18 @@ def test_public_export_hides_the_game_master_and_the_observers(g):
     (entry,) = data["gm_log"]
     assert entry["by"] == "" and entry["undone"][0]["order"] == "start (secret initial investment)"
     assert entry["undone"][0]["message_id"] is None
+
+
+def test_a_gm_mail_of_several_lines_answers_each_and_a_bad_line_changes_nothing(g):
+    g.sent()
+    g.gm_mail("pause\nadjourn the game\nresume")
+    report = g.run()
+    assert report.errors == []
+    rec = g.load()
+    assert [e["command"] for e in rec.gm_log] == ["pause", "resume"]
+    assert [e["line"] for e in rec.gm_log] == [0, 2]
+    (reply,) = to(g.sent(), OPERATOR)
+    body = text_of(reply)
+    assert body.index("DONE: The game master paused") < body.index('REFUSED: "adjourn the game" is no') \
+        < body.index("DONE: The game master resumed")
+    assert "THE GAME MASTER'S GUIDE" in body  # a refused line brings the guide
