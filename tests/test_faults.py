@@ -256,10 +256,13 @@ def body(msg: EmailMessage) -> str:
 
 
 def normalized(mail, secrets: list[str]) -> tuple[str, str]:
-    """Subject and text of a mail without the (random) player secrets."""
+    """Subject and text of a mail without the (random) player secrets and without
+    the deadline (counted from the wall-clock time of the run that handled the
+    move before)."""
     subject, text = str(mail.message["Subject"]), body(mail.message)
     for s in secrets:
         subject, text = subject.replace(s, "<secret>"), text.replace(s, "<secret>")
+    text = re.sub(r"Your move is due by [^\n]*? UTC[^\n]*\.", "Your move is due by <deadline>.", text)
     return subject, text
 
 

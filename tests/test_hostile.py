@@ -246,6 +246,9 @@ def test_vacation_responder_answered_twice_a_day_then_silence(h, caplog):
     day = datetime(2031, 3, 1, 8, tzinfo=timezone.utc)
     h.mod.clock = lambda: day
     h.sent()
+    rec = h.mod.store.load("ridge")  # 2031 is years past any deadline: no clock here
+    rec.settings["deadline"] = None
+    h.mod.store.save(rec)
     before = h.path.read_bytes()
     answers = []
     with caplog.at_level("INFO", logger="pbem"):

@@ -1101,7 +1101,8 @@ class TestViews:
             new_game(players=list("abcdefg"))
         with pytest.raises(ValueError):
             new_game(players=["a", "a"])
-        assert set(OPTIONS) == {"spread_dividends", "up_only_by_swap", "hidden_money", "dead_track_redraw"}
+        assert set(OPTIONS) == {"spread_dividends", "up_only_by_swap", "hidden_money", "dead_track_redraw",
+                                "hints"}
 
 
 def test_up_payout_table_and_errors():
