@@ -1,7 +1,10 @@
 """pbem: the play-by-email moderator for Union Pacific (command line).
 
     pbem demo                         play a 3-player demo game on local mail folders
-    pbem new GAME --player NAME=ADDRESS ... [--seed N] [--ruleset R] [options]
+    pbem new GAME --player NAME=ADDRESS ... [--seed N] [--ruleset R] [--gm ADDRESS]
+             [--observer ADDRESS ...] [options]
+    pbem gm GAME COMMAND ...          a game master's command (undo, replace, end,
+                                      message, observe; "help", "secret")
     pbem run [--loop --interval SECONDS]
     pbem replay GAME                  check that seed + history give the recorded state
     pbem rules GAME                   print the ruleset and options of a game
@@ -150,9 +153,14 @@ def _option_flags(command):
 @click.option("--abandon-after", type=click.IntRange(min=1), default=3, show_default=True,
               help="Missed moves in a row after which the seat is abandoned (the built-in "
                    "player keeps it; the game master is asked for a replacement).")
+@click.option("--gm", "gm", default=None, metavar="ADDRESS",
+              help="The game master's address (default: the configuration's operator).")
+@click.option("--observer", "observers", multiple=True, metavar="ADDRESS",
+              help="An address that gets the public status mails (repeatable).")
 @_option_flags
 @click.pass_context
-def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed, abandon_after, **flags):
+def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed, abandon_after, gm, observers,
+        **flags):
     """Create GAME and mail every player a welcome with their secret and hand."""
     from moderator.moderation.deadlines import parse_duration
 
@@ -174,7 +182,8 @@ def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed
         seed = secrets.randbelow(2**31)
     moderator = Moderator(_config(ctx))
     try:
-        record = moderator.create_game(game, parsed, seed, ruleset, options, board_path, settings, bots)
+        record = moderator.create_game(game, parsed, seed, ruleset, options, board_path, settings, bots,
+                                       gm=gm, observers=observers)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     except TransportError as exc:
@@ -243,6 +252,53 @@ def replay(ctx, game):
     """Replay GAME's seed + history and compare with the recorded state."""
     record = _load(ctx, game)
     click.echo(f"Game {game}: {len(record.history)} orders replayed; the state matches the file.")
+    for e in record.gm_log:
+        click.echo(f"  game master: {e.get('at', '?')} {e.get('by', '?')}: {e.get('command', '?')}"
+                   + (f" ({e['reason']})" if e.get("reason") else ""))
+    if record.ended:
+        click.echo(f"Ended by the game master at {record.ended.get('at')}.")
+
+
+@main.command(context_settings={"ignore_unknown_options": True})
+@click.argument("game")
+@click.argument("words", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.option("--force", is_flag=True, help="undo: take back a paid dividend too.")
+@click.option("--reason", default="", help="undo, end: the reason told to everyone.")
+@click.pass_context
+def gm(ctx, game, words, force, reason):
+    """A game master's COMMAND on GAME, as by mail: replace PLAYER NAME=ADDRESS,
+    undo N, end, message TEXT, observe ADDRESS; "help" prints the guide,
+    "secret" the game master's address and secret."""
+    from moderator.mail.transport import TransportError
+    from moderator.moderation import gm as gm_
+    from moderator.moderation.cycle import Moderator
+    from moderator.store.gamefile import StoreError
+
+    words = list(words)
+    if "--force" in words:
+        words.remove("--force")
+        force = True
+    if words == ["help"]:
+        click.echo(gm_.gm_help())
+        return
+    moderator = Moderator(_config(ctx))
+    try:
+        if words == ["secret"]:
+            address, secret = moderator.gm_secret(game)
+            click.echo(f"Game {game}: game master {address or '(none: set operator in the configuration)'}, "
+                       f"secret {secret}")
+            return
+        if words and words[0].lower() == "undo" and force and "force" not in [w.lower() for w in words[1:3]]:
+            words.insert(2, "force")
+        if reason and words and words[0].lower() in ("undo", "end"):
+            words.append(reason)
+        click.echo(moderator.manage(game, " ".join(words)))
+    except gm_.GmError as exc:
+        raise click.ClickException(exc.text()) from None
+    except (StoreError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    except TransportError as exc:
+        raise click.ClickException(f"done, but sending the mails failed (they wait in the spool): {exc}")
 
 
 @main.command()

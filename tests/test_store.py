@@ -38,15 +38,20 @@ def test_format_is_2_and_format_1_migrates_to_it():
             "threads": {}, "notified": 0, "log_length": 0, "reply_to": {}, "history": [], "state": {}}
     out = migrate(data)
     assert list(out) == ["format", "game", "created", "options", "players", "settings", "clock",
-                         "threads", "notified", "log_length", "reply_to", "history", "state"]
+                         "threads", "notified", "log_length", "reply_to", "game_master", "observers", "digest",
+                         "resigned", "resigning", "ended", "gm_log", "history", "state"]
     assert out["format"] == 2
+    # the operator is the game master, without a secret until `pbem gm GAME secret`
+    assert out["game_master"] == {"address": None, "secret": None}
+    assert (out["observers"], out["digest"], out["resigned"], out["resigning"], out["ended"], out["gm_log"]) == \
+        ([], [], [], {}, None, [])
     assert out["options"] == {"hidden_money": True, "hints": False}
     assert out["players"] == [{"name": "Ann", "address": "a@example.org", "secret": "abcdefgh",
                                "timezone": None, "bot": False, "abandoned": False, "missed": 0,
                                "vacation_used": 0, "vacation_from": None, "vacation_until": None}]
     # a game created before deadlines keeps waiting: no deadline
     assert out["settings"] == {"deadline": None, "on_missed": "bot", "abandon_after": 3,
-                               "vacation_limit": 14 * 86400}
+                               "vacation_limit": 14 * 86400, "paused": None}
     assert out["clock"] == {"since": "2026-11-30T12:00:00+00:00", "shift": 0, "reminded": False,
                             "reminded_at": None, "overdue_told": False}
 

@@ -7,6 +7,10 @@ full check.  Without it, what no player may know of another is removed:
 
 * every player's ``address`` and ``secret`` become ``''``; the Message-IDs of the
   mails (``history[].message_id``, ``reply_to``, ``threads``) are dropped (null, ``{}``);
+* the game master's ``address`` and ``secret`` become ``''``, the observers'
+  addresses ``''``; in ``gm_log`` the addresses (``by``, ``address``,
+  ``old_address``) become ``''`` and the orders taken back by ``undo``
+  (``undone``) are treated as ``history`` is;
 * in ``state``, the hands (``track_hands``, ``share_hands``), the shares
   returned in UP swaps (``returned``), the order of the decks (``track_deck``,
   ``stack``; emptied) and, while the game is in its initial phase, the initial
@@ -50,6 +54,20 @@ def export_data(data: dict[str, Any], with_secrets: bool = False) -> dict[str, A
     out["history"] = [{**h, "message_id": None,
                        "order": h.get("order") if over else public_order(str(h.get("order", "")), initial_open)}
                       for h in out.get("history") or []]
+    if "game_master" in out:
+        out["game_master"] = {"address": "", "secret": ""}
+    if "observers" in out:
+        out["observers"] = ["" for _ in out["observers"] or []]
+    log = []
+    for e in out.get("gm_log") or []:
+        e = {**e, **{k: "" for k in ("by", "address", "old_address") if k in e}}
+        if "undone" in e:
+            e["undone"] = [{**h, "message_id": None,
+                            "order": h.get("order") if over else public_order(str(h.get("order", "")), initial_open)}
+                           for h in e["undone"] or []]
+        log.append(e)
+    if "gm_log" in out:
+        out["gm_log"] = log
     if not over:
         out["seed"] = None
     for key in ("track_hands", "share_hands", "returned"):

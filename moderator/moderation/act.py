@@ -23,7 +23,8 @@ from . import commands, notify
 from .decide import illegal
 from .report import CycleReport
 from .send import ORDERLESS_PER_DAY, WARNINGS_PER_DAY, Post, ThreadOf, thread_of
-from .verdict import ALREADY_APPLIED, Answer, Apply, Duplicate, Ignore, RecordBounce, Refuse, Verdict
+from .verdict import (ALREADY_APPLIED, Answer, Apply, Decline, Duplicate, Ignore, Manage, RecordBounce, Refuse,
+                      Verdict)
 
 log = logging.getLogger("pbem")
 
@@ -237,7 +238,28 @@ def _commands(v: Duplicate | Refuse | Apply | Answer, om: OrderMail, post: Post,
         report.duplicates += 1
 
 
+def _manage(v: Manage, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
+            record: GameRecord | None) -> None:
+    from . import gm
+
+    assert record is not None
+    log.info("game %s: mail of the game master %s", record.id, v.by)
+    gm.manage_mail(post, store, om, v.key, record, post.clock())
+    report.commands += 1
+
+
+def _decline(v: Decline, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
+             record: GameRecord | None) -> None:
+    report.refused += 1
+    log.info("game %s: mail of %s not taken: %s", v.game_id, v.to, v.reason)
+    thread = None
+    if record is not None and v.player is not None:
+        thread = thread_of(record, record.player_by_name(v.player))
+    post.reply(om, v.reply_key, v.to, v.game_id, word("gm", v.reason + "_title"), word("gm", v.reason),
+               player=thread)
+
+
 _ACTIONS: dict[type, Callable[..., None]] = {
     Ignore: _ignore, RecordBounce: _bounce, Duplicate: _duplicate,
-    Refuse: _refuse, Apply: _apply, Answer: _answer,
+    Refuse: _refuse, Apply: _apply, Answer: _answer, Manage: _manage, Decline: _decline,
 }

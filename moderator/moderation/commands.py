@@ -18,6 +18,7 @@ from ..rules.engine import Game
 from ..rules.options import OPTION_HELP, ruleset as ruleset_of
 from ..store.gamefile import GameRecord, GameStore, Player, new_secret
 from .notify import status_mail
+from .gm import SEAT_COMMANDS, seat_answer
 from .send import Post, thread_of
 from ..rules.notation import public_order
 
@@ -70,7 +71,7 @@ def answer_commands(post: Post, store: GameStore, om: OrderMail, key: str, recor
         # the per-cycle limit of answers to one address (``Post.allow``); the new
         # secret is always sent (the player could not play without it)
         if (cmd != "status" or not skip_status) and not post.allow(player.address, cmd,
-                                                                   count_only=cmd == "secret new"):
+                                                                   count_only=cmd == "secret new" or cmd in SEAT_COMMANDS):
             continue
         if cmd == "help":
             send(render("help.txt", game_id=gid, moderator_address=post.config.moderator_address,
@@ -89,6 +90,9 @@ def answer_commands(post: Post, store: GameStore, om: OrderMail, key: str, recor
             send(_timezone(post, store, record, player, cmd[9:]) + "\n")
         elif cmd.startswith("vacation "):
             send(_vacation(post, store, record, player, cmd[9:]) + "\n")
+        elif cmd in SEAT_COMMANDS:
+            _, text = seat_answer(post, store, record, player, cmd, post.clock())
+            send(text + "\n")
         elif cmd == "secret new":
             send(word("notices", "secret_new", game_id=gid, secret=player.secret) + "\n")
 
@@ -142,7 +146,7 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
     until = parse_time(player.vacation_until)
     on = until is not None and until > now
     arg = arg.strip().lower()
-    others = [q for q in record.players if q.address and q.name != player.name]
+    others = [q for q in record.players if q.address and q.name != player.name and q.name not in record.resigned]
     if arg in ("off", "end", "over", "back"):
         if not on:
             return word("clock", "vacation_none")

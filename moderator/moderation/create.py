@@ -15,18 +15,21 @@ from .send import Post
 def new_game(store: GameStore, game_id: str, players: list[tuple[str, str]], seed: int, created: datetime,
              ruleset: str = "first-edition", options: dict[str, bool] | None = None,
              board_path: str | None = None, settings: dict | None = None,
-             bots: list[str] | tuple[str, ...] = ()) -> GameRecord:
+             bots: list[str] | tuple[str, ...] = (), gm: str | None = None,
+             observers: list[str] | tuple[str, ...] = ()) -> GameRecord:
     """A new game ``game_id`` for ``players`` (``[(name, address)]`` in turn order)
     and the seats of the built-in player ``bots`` (names, after the players in turn
     order; no address, ``Player.bot``), dealt with ``seed``; not yet saved.
     ``settings``: the clock settings (``default_settings()`` and these keys:
     ``deadline`` seconds or None, ``on_missed`` ``bot``/``wait``, ``abandon_after``);
-    the wait for the initial investments starts at ``created``.
+    the wait for the initial investments starts at ``created``.  ``gm``: the game
+    master's address (None: the operator's, ``config.operator``); they get a
+    secret of their own.  ``observers``: addresses that get the public status mails.
 
     Raises ValueError for a bad id, an existing game (also one whose id differs
-    only in case), 1 or 7+ seats, no human player, a duplicate name or address, an
-    unknown ruleset or option, bad clock settings, or a board file that does not
-    validate."""
+    only in case), 1 or 7+ seats, no human player, a duplicate name or address
+    (players, observers and the game master alike), an unknown ruleset or option,
+    bad clock settings, or a board file that does not validate."""
     from ..rules.board import check_board
 
     ruleset_of(ruleset)  # ValueError naming the rulesets
@@ -57,6 +60,23 @@ def new_game(store: GameStore, game_id: str, players: list[tuple[str, str]], see
     if len(set(addresses)) != len(addresses):
         dup = next(a for a in addresses if addresses.count(a) > 1)
         raise ValueError(f"two players have the same address {dup}")
+    gm_address = None
+    if gm is not None:
+        try:
+            gm_address = player_address(gm)
+        except ValueError as exc:
+            raise ValueError(f"{exc} (--gm)") from None
+    watching = []
+    for raw in observers:
+        try:
+            watching.append(player_address(raw))
+        except ValueError as exc:
+            raise ValueError(f"{exc} (--observer)") from None
+    everyone = addresses + watching + ([gm_address] if gm_address else [])
+    if len(set(everyone)) != len(everyone):
+        dup = next(a for a in everyone if everyone.count(a) > 1)
+        raise ValueError(f"the address {dup} is given twice (players, observers and the game master "
+                         "need addresses of their own)")
     try:
         board_ref, board = board_ref_for(board_path)
     except (OSError, ValueError) as exc:
@@ -74,6 +94,8 @@ def new_game(store: GameStore, game_id: str, players: list[tuple[str, str]], see
         created=created.isoformat(timespec="seconds"),
         settings=clock_settings,
         clock=default_clock(created.isoformat(timespec="seconds")),
+        game_master={"address": gm_address, "secret": new_secret()},
+        observers=watching,
     )
 
 
@@ -90,11 +112,20 @@ def welcome(post: Post, store: GameStore, record: GameRecord) -> SavedGame:
         msg = status_mail(post, record, p, [], template="welcome.txt")
         record.threads[p.name] = str(msg["Message-ID"])
         mails.append((p, msg))
+    from .gm import observer_mail
+    from ..render.words import word
+
+    for address in record.observers:
+        mails.append((None, observer_mail(post, record, address, [word("gm", "observing", game_id=record.id)],
+                                          welcome=True)))
     record.notified = len(record.game.log)
     with store.lock(record.id):
         if store.exists(record.id):
             raise ValueError(f"game {record.id!r} already exists")
         saved = store.write(record)
         for p, msg in mails:
-            post.put(msg, kind="welcome", game=record.id, player=p.name)
+            if p is None:
+                post.put(msg, kind="observer", game=record.id)
+            else:
+                post.put(msg, kind="welcome", game=record.id, player=p.name)
     return saved

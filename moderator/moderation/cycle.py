@@ -62,6 +62,7 @@ from . import create, deadlines, decide, notify, route, spooled
 from .act import act
 from .commands import rules_text
 from .faults import fault
+from .deadlines import game_master_address
 from .inbox import poll
 from .interpret import mail_id
 from .report import CycleReport
@@ -186,7 +187,8 @@ class Moderator:
     def create_game(self, game_id: str, players: list[tuple[str, str]], seed: int,
                     ruleset: str = "first-edition", options: dict[str, bool] | None = None,
                     board_path: str | None = None, settings: dict | None = None,
-                    bots: list[str] | tuple[str, ...] = ()) -> GameRecord:
+                    bots: list[str] | tuple[str, ...] = (), gm: str | None = None,
+                    observers: list[str] | tuple[str, ...] = ()) -> GameRecord:
         """Create game ``game_id`` for ``players`` (``[(name, address)]`` in turn
         order) and the built-in player's seats ``bots`` (names), write its file and
         mail every player a welcome with their secret, hand, the options and the
@@ -197,17 +199,24 @@ class Moderator:
         file that does not validate (see ``create.new_game``); TransportError when
         the welcomes could not be sent (they stay in the spool)."""
         record = create.new_game(self.store, game_id, players, seed, self.clock(), ruleset, options, board_path,
-                                 settings, bots)
+                                 settings, bots, gm=gm, observers=observers)
         # written under the game's lock, indexed after it is released (a cycle
         # holds the database while it waits for a game's lock, never the reverse)
         saved = create.welcome(self._post(), GameStore(self.config.games_dir), record)
         self._record_saved(saved)
+        self._flush_now("the welcome mails")
+        return record
+
+    def _flush_now(self, what: str) -> None:
+        """Send what the spool holds now (outside a cycle); when a cycle is
+        running, it sends them.  Raises TransportError when sending failed (the
+        mails stay in the spool)."""
         lock = FileLock(str(self.spool.dir / "cycle.lock"))
         try:
             lock.acquire(timeout=10)
         except Timeout:
-            log.warning("a cycle is running; it sends the welcome mails")
-            return record
+            log.warning("a cycle is running; it sends %s", what)
+            return
         report = CycleReport()
         try:
             post = self._post()
@@ -218,7 +227,38 @@ class Moderator:
             lock.release()
         if report.errors:
             raise TransportError("; ".join(report.errors))
-        return record
+
+    def manage(self, game_id: str, line: str, by: str | None = None) -> str:
+        """Carry out the game-master command ``line`` (``gm.parse_gm``: ``undo 2
+        force reason``, ``replace Ann Dora=dora@example.org`` ...) on game
+        ``game_id`` as the command line's ``pbem gm``, save, and send the
+        announcements.  ``by``: who, for the game file (default ``command line
+        (USER)``).  Returns the confirmation.  Raises ``gm.GmError`` (a line that
+        is no command, or a command refused: the game is unchanged), StoreError,
+        ValueError (bad id), TransportError (the mails stay in the spool)."""
+        from . import gm
+
+        cmd = gm.parse_gm(line)
+        with self.store.lock(game_id):
+            post = self._post()
+            record = notify.load(post, self.store, game_id)
+            ctx = gm.Context(post, self.store, record, by or gm.command_line_user(),
+                             self.clock().isoformat(timespec="seconds"))
+            done = gm.execute(ctx, cmd)
+        self._flush_now("the game master's mails")
+        return done
+
+    def gm_secret(self, game_id: str) -> tuple[str | None, str]:
+        """The game master's address (None: no operator configured and none given)
+        and secret of ``game_id``, giving them a secret first when the game file
+        has none (files older than game masters).  Raises StoreError, ValueError."""
+        from . import gm
+
+        with self.store.lock(game_id):
+            record = notify.load(self._post(), self.store, game_id)
+            if gm.ensure_gm_secret(record):
+                self.store.save(record)
+        return game_master_address(record, self.config), record.game_master["secret"]
 
     def run_cycle(self) -> CycleReport:
         """One poll: process every mail in the inbox, spool the status mails, send
@@ -325,5 +365,6 @@ class Moderator:
             return act(decide.once(verdict, answered=answered), om, post, self.store, report)
         with self.store.lock(game_id):
             record = notify.load(post, self.store, game_id)
-            verdict = decide.in_game(om, key, record, answered=answered)
+            verdict = decide.in_game(om, key, record, answered=answered,
+                                     gm_address=game_master_address(record, self.config))
             return act(decide.once(verdict, answered=answered), om, post, self.store, report, record)

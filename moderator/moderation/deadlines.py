@@ -125,9 +125,10 @@ def _waiting(state: dict[str, Any], names: list[str]) -> list[str]:
 def _due(settings: dict[str, Any], clock: dict[str, Any], p: dict[str, Any]) -> datetime | None:
     deadline = settings.get("deadline")
     since = parse_time(clock.get("since"))
-    if deadline is None or since is None:
+    if deadline is None or since is None or settings.get("paused"):
         return None
-    due = since + timedelta(seconds=int(deadline) + int(clock.get("shift") or 0))
+    extended = int((clock.get("extended") or {}).get(p.get("name"), 0))  # the game master's extend
+    due = since + timedelta(seconds=int(deadline) + int(clock.get("shift") or 0) + extended)
     v_from, v_until = parse_time(p.get("vacation_from")), parse_time(p.get("vacation_until"))
     if v_from is not None and v_until is not None and v_until > since:
         due += v_until - max(v_from, since)
@@ -136,8 +137,10 @@ def _due(settings: dict[str, Any], clock: dict[str, Any], p: dict[str, Any]) -> 
 
 def due(record: GameRecord, player: Player) -> datetime | None:
     """When ``player``'s move is due in ``record``'s game (UTC): the wait's start
-    (``clock.since``) + ``settings.deadline`` + ``clock.shift`` + the part of the
-    player's vacation after the start; None without a deadline."""
+    (``clock.since``) + ``settings.deadline`` + ``clock.shift`` + the game
+    master's extension of this wait for them (``clock.extended``) + the part of
+    the player's vacation after the start; None without a deadline or while the
+    game is paused (``settings.paused``)."""
     return _due(record.settings, record.clock, player.to_data())
 
 
@@ -161,6 +164,8 @@ def next_event(data: dict[str, Any]) -> datetime | None:
     ``deadline``."""
     players = data.get("players") or []
     settings, clock = data.get("settings") or {}, data.get("clock") or {}
+    if settings.get("paused") or data.get("ended"):
+        return None  # paused or ended by the game master: the clock stands still
     waiting = set(_waiting(data.get("state") or {}, [p["name"] for p in players]))
     times: list[datetime] = []
     since = parse_time(clock.get("since")) or datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -211,9 +216,12 @@ def bot_rng(record: GameRecord) -> random.Random:
 
 
 def game_master_address(record: GameRecord, config: Config) -> str | None:
-    """Where news for the game's game master goes: the operator's address from the
-    configuration (``operator``), or None when none is configured."""
-    return config.operator
+    """The game master's address (canonical), where news for them goes: the one
+    given at ``pbem new --gm`` (``record.game_master["address"]``), else the
+    operator's address from the configuration (``operator``), else None."""
+    from ..mail.read import canonical_address
+
+    return canonical_address(record.game_master.get("address") or config.operator) or None
 
 
 @dataclass
@@ -269,7 +277,9 @@ def _expected(record: GameRecord) -> str:
 
 
 def _humans(record: GameRecord) -> list[Player]:
-    return [p for p in record.players if p.address]
+    """The players the clock's announcements go to: those with an address who did
+    not resign or were not ejected (they get no mail but the final result)."""
+    return [p for p in record.players if p.address and p.name not in record.resigned]
 
 
 def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
@@ -280,6 +290,8 @@ def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
     from ..players.heuristic import choose  # only when a move is made
 
     out = Tick()
+    if record.settings.get("paused") or record.ended is not None:
+        return out  # paused or ended by the game master
     gm = game_master_address(record, config)
     stamp = iso(now)
 
@@ -292,6 +304,8 @@ def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
             from ..rules.notation import public_order
 
             for q in _humans(record):
+                if q.name in record.digest and q.name != name:
+                    continue  # digest on: another player's automatic move does not concern them
                 shown = order if q.name == name else public_order(order)
                 out.notices.append(Notice(q.address, q.name, "automatic_move",
                                           {"player": name, "order": shown, "you": q.name == name}))
@@ -433,7 +447,9 @@ def _for_macro(name: str, values: dict[str, Any]) -> dict[str, Any]:
 def _send(post: Any, record: GameRecord, notices: list[Notice]) -> None:
     """Spool ``notices``: to a player in their thread (the game's one Subject; the
     title is the first line of the text, and the Message-ID carries their token,
-    so a reply authenticates), to the game master under a Subject with the title."""
+    so a reply authenticates), to the game master under a Subject with the title
+    (and their token, ``gm.gm_token``)."""
+    from .gm import gm_token
     from .send import thread_of
 
     for n in notices:
@@ -446,7 +462,7 @@ def _send(post: Any, record: GameRecord, notices: list[Notice]) -> None:
             msg = post.message(record.id, n.to, thread.subject, text, in_reply_to=root,
                                references=[root] if root else [], auto="auto-generated",
                                token=thread.token)
-        else:
+        else:  # the game master: the token of their secret, so that a reply proves them
             subject = word("notices", "subject", game_id=record.id, title=title)
-            msg = post.message(record.id, n.to, subject, text, auto="auto-generated")
+            msg = post.message(record.id, n.to, subject, text, auto="auto-generated", token=gm_token(record))
         post.put(msg, kind="clock", game=record.id, player=n.player, notice=n.name)

@@ -20,14 +20,17 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from ..mail.read import OrderMail
+from ..mail.read import OrderMail, canonical_address
 from ..rules.engine import IllegalAction
 from ..store.gamefile import GameRecord, Player
 from .authenticate import authenticate
 from .route import referenced_game
 from ..orders.parser import command
 from .interpret import Orders, interpret, looks_like_order
-from .verdict import ALREADY_APPLIED, ANSWERED, Answer, Apply, Duplicate, Ignore, RecordBounce, Refuse, Verdict
+from ..mail.threads import carries_token
+from .route import same_secret
+from .verdict import (ALREADY_APPLIED, ANSWERED, Answer, Apply, Decline, Duplicate, Ignore, Manage,
+                      RecordBounce, Refuse, Verdict)
 
 Lookup = Callable[[str], bool]
 """``answered(key)``: was the mail (part) ``key`` answered; ``plays(address)``:
@@ -80,9 +83,33 @@ def no_game(om: OrderMail, key: str, game_id: str | None, *, plays: Lookup,
                   values={"game_id": game_id, "games": list(games)})
 
 
-def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup) -> Verdict:
-    """The verdict on mail ``om`` (mail id ``key``) to ``record``'s game."""
+def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup,
+            gm_address: str | None = None) -> Verdict:
+    """The verdict on mail ``om`` (mail id ``key``) to ``record``'s game.
+    ``gm_address``: the game master's (``gm.game_master_address``): their mail
+    with their secret is ``Manage``-d; an observer's mail is ``Decline``-d."""
+    from .gm import looks_like_gm, seat_command
+
+    sender = canonical_address(om.sender)
+    if gm_address and sender == gm_address:
+        secret = record.game_master.get("secret")
+        if same_secret(secret, om.secret) or (secret and carries_token([om.in_reply_to, *om.references],
+                                                                      record.id, secret)):
+            return Manage(key=key, game_id=record.id, by=sender)
+        if record.player_by_address(om.sender) is None:
+            return Decline(key=key, reason="gm_secret_wrong", to=sender, game_id=record.id)
+    if record.player_by_address(om.sender) is None and sender in {canonical_address(a) for a in record.observers}:
+        return Decline(key=key, reason="observer_no_orders", to=sender, game_id=record.id)
     who = authenticate(om, key, record)
+    if isinstance(who, Player):
+        if record.ended is not None:
+            return Decline(key=key, reason="game_ended_no_orders", to=who.address, game_id=record.id,
+                           player=who.name)
+        if who.name in record.resigned:
+            return Decline(key=key, reason="resigned_no_orders", to=who.address, game_id=record.id,
+                           player=who.name)
+        if any(looks_like_gm(l) and not seat_command(l) and not command(l) for l in om.lines):
+            return Decline(key=key, reason="gm_only", to=who.address, game_id=record.id, player=who.name)
     if isinstance(who, Refuse) and not any(command(l) or looks_like_order(l) for l in om.lines):
         # no order and no command (a vacation responder that drops the tag): limited per day
         return replace(who, orderless=True)

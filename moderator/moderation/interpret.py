@@ -2,7 +2,8 @@
 
 ``mail_id`` names a mail (RFC 5322 Message-ID, else ``OrderMail.delivery_key``);
 ``interpret`` splits the order lines of an ``OrderMail`` into commands (``help``,
-``status``, ``history``, ``rules``, ``secret new``) and order lines, and parses
+``status``, ``history``, ``rules``, ``secret new``; the seat commands
+``resign``, ``resign confirm``, ``digest on|off`` of ``gm.seat_command``) and order lines, and parses
 the order lines into one action with the board's names (``parse_turn``).
 Nothing here reads or writes a file.
 """
@@ -88,8 +89,13 @@ def interpret(lines: Iterable[str], board: Board, kinds: Iterable[str] = ()) -> 
     kinds = list(kinds)
     if len(kinds) != len(lines):
         kinds = [KIND_TEXT] * len(lines)
-    commands = tuple(dict.fromkeys(c for c in (command(l) for l in lines) if c))
-    pairs = [(l, k) for l, k in zip(lines, kinds) if command(l) is None]
+    from .gm import seat_command  # resign, digest (the players' seat commands)
+
+    def any_command(line: str) -> str | None:
+        return command(line) or seat_command(line)
+
+    commands = tuple(dict.fromkeys(c for c in (any_command(l) for l in lines) if c))
+    pairs = [(l, k) for l, k in zip(lines, kinds) if any_command(l) is None]
     orders = tuple(l for l, _ in pairs)
     order_kinds = tuple(k for _, k in pairs)
     if not orders:

@@ -87,10 +87,13 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
     mails (merged with any older unsent status mail to the same player), then
     mark them notified and save: the one save of an order (``act``) or of a game
     that owed mail (``notify_all``).  Returns False (nothing spooled, nothing
-    saved) when there was nothing new.
+    saved) when there was nothing new.  A player who resigned gets none until
+    the end; one with ``digest on`` only when the events concern them
+    (``gm.receives_status``); every observer gets the public status mail
+    (``gm.observer_mail``).
 
     The order of the writes is what keeps a crash from losing or repeating a
-    status mail: (1) every player's mail is spooled in one batch
+    status mail: (1) every player's and observer's mail is spooled in one batch
     (``Spool.add_many``), each naming the stale ones it replaces and the log
     entries it tells (``log_from``, ``log_to``); (2) the game file is saved with
     ``notified`` = ``log_to``; (3) the stale mails are removed.  A crash before
@@ -99,12 +102,16 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
     a crash after (2) leaves stale mails that the spool drops as replaced.  If
     the save fails, the new mails are removed again and the error raised.
     Raises OSError/StoreError as ``GameStore.save``."""
+    from .gm import observer_mail, receives_status
+
     events = record.unnotified
     if not events:
         return False
     end = len(record.game.log)
     stale = spooled.view(post.spool).stale_status(record.id)  # one listing for every player
     draws = record.game.stack_draws()  # one replay; each player's own draws since their last mail
+    # who was on move before these events (a digest reader hears of their own move)
+    waiting_before = {h["player"] for h in record.history[len(record.history) - 1:]} if record.history else set()
     batch, replaced = [], []
     for p in record.players:
         if not p.address:  # a seat of the built-in player gets no mail
@@ -119,11 +126,17 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
         else:  # entries spooled by an older version
             start = record.notified
             mine = [ev for _, m in older for ev in m.get("events") or []] + events
+        if not older and not receives_status(record, p, mine, waiting_before):
+            continue  # resigned, or digest on and nothing concerns them
         meta = {"kind": "status", "game": record.id, "player": p.name, "events": mine, "answers": None,
                 "log_from": start, "log_to": end, "replaces": [name for name, _ in older]}
         drawn = [(share, swapped) for at, who, share, swapped in draws if who == p.name and at >= start]
         batch.append((status_mail(post, record, p, mine, record.reply_to.get(p.name), drawn=drawn), meta))
         replaced += older
+    for address in record.observers:
+        batch.append((observer_mail(post, record, address, events),
+                      {"kind": "observer", "game": record.id, "player": None, "events": events,
+                       "answers": None, "log_from": record.notified, "log_to": end}))
     names = post.spool.add_many(batch, post.clock())
     notified, reply_to = record.notified, record.reply_to
     record.notified = end
@@ -159,7 +172,8 @@ def sweep(post: Post) -> list[str]:
             meta = json.loads(meta_path.read_text())
         except (OSError, ValueError):
             continue
-        if not isinstance(meta, dict) or meta.get("kind") != "status" or not isinstance(meta.get("log_to"), int):
+        if not isinstance(meta, dict) or meta.get("kind") not in ("status", "observer") or \
+                not isinstance(meta.get("log_to"), int):
             continue
         entry = post.bk.game(str(meta.get("game")))
         if entry is None or entry.error is not None or meta["log_to"] <= entry.log_length:

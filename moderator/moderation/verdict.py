@@ -188,3 +188,31 @@ class Answer(Verdict):
     player: str
     commands: tuple[str, ...] = ()
     repeat_commands: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Manage(Verdict):
+    """A mail of ``game_id``'s game master (their address and secret): carry out
+    its lines as game-master commands (``moderation/gm.py``) and answer them."""
+
+    game_id: str
+    by: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Decline(Verdict):
+    """Answer ``to`` that the mail is not taken, with the notice ``reason`` of
+    ``templates/words/gm.txt`` (its title ``reason + "_title"``): ``gm_only`` (a
+    player wrote a game-master command), ``observer_no_orders``,
+    ``gm_secret_wrong``, ``resigned_no_orders``, ``game_ended_no_orders``.
+    ``player``: the authenticated player it answers (None: the answer is kept
+    apart from the duplicate record, as ``Refuse.reply_key``)."""
+
+    reason: str
+    to: str
+    game_id: str
+    player: str | None = None
+
+    @property
+    def reply_key(self) -> str:
+        return self.key if self.player is not None else self.key + UNAUTHENTICATED

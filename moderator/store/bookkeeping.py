@@ -621,7 +621,7 @@ class Bookkeeping:
                     digest: str | None, needs_check: bool = False) -> None:
         """Index game ``game_id`` from its file's mapping ``data`` (a game file's
         mapping in the current format: ``players``, ``notified``, ``log_length``,
-        ``state.phase``), the file's stamp (a ``FileStamp`` or ``os.stat_result``)
+        ``state.phase``; ``over`` when its game master ended it), the file's stamp (a ``FileStamp`` or ``os.stat_result``)
         and ``digest``: the sha256 of the bytes the moderator wrote (trusted by
         later loads), or None.  ``needs_check`` flags the game for a full replay.
         Replaces the game's row and players; keeps its ``deadline``.  Raises
@@ -633,6 +633,8 @@ class Bookkeeping:
         notified = int(data.get("notified", 0))
         log_length = int(data.get("log_length", 0))
         phase = state.get("phase") if isinstance(state, dict) else None
+        if data.get("ended"):
+            phase = "over"  # ended by its game master: finished for routing and listing
         self._put_game(game_id, stamp, digest, needs_check, phase, notified, log_length, None, players)
 
     def record_saved(self, saved: SavedGame) -> None:

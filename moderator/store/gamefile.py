@@ -97,9 +97,11 @@ def default_settings(deadline: int | None = DEFAULT_DEADLINE) -> dict[str, Any]:
     """A new game's clock settings (the ``settings`` key): ``deadline`` (seconds one
     move may take, None: no deadline), ``on_missed`` (``bot`` or ``wait``),
     ``abandon_after`` (missed moves in a row that abandon a seat), ``vacation_limit``
-    (seconds of vacation per player and game)."""
+    (seconds of vacation per player and game), ``paused`` (when the game master
+    paused the game, ISO 8601, or None: while paused no deadline runs and the
+    built-in player does not move)."""
     return {"deadline": deadline, "on_missed": "bot", "abandon_after": DEFAULT_ABANDON_AFTER,
-            "vacation_limit": DEFAULT_VACATION_LIMIT}
+            "vacation_limit": DEFAULT_VACATION_LIMIT, "paused": None}
 
 
 def default_clock(since: str | None = None) -> dict[str, Any]:
@@ -112,22 +114,33 @@ def default_clock(since: str | None = None) -> dict[str, Any]:
     return {"since": since, "shift": 0, "reminded": False, "reminded_at": None, "overdue_told": False}
 
 
+SEATS_DEFAULTS: dict[str, Any] = {
+    "game_master": {"address": None, "secret": None}, "observers": [], "digest": [], "resigned": [],
+    "resigning": {}, "ended": None, "gm_log": [],
+}
+"""The game master's and seats' keys of format 2 with the value a format-1 game
+gets (docs/game-file.md; ``GameRecord`` has them as fields)."""
+
+
 def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     """Format 1 → 2: every player gets the clock keys (``PLAYER_CLOCK``), the game
     ``settings`` without a deadline (a game created before deadlines existed keeps
     waiting as it was promised), a ``clock`` whose wait started at ``created``,
-    and the option ``hints`` off."""
+    the option ``hints`` off, and the game master's keys (``SEATS_DEFAULTS``:
+    the operator as game master, no secret yet, no observers, no resignations)."""
     for p in data.get("players") or []:
         if isinstance(p, dict):
             for k, v in PLAYER_CLOCK.items():
                 p.setdefault(k, v)
     data.setdefault("settings", default_settings(None))
+    for k, v in SEATS_DEFAULTS.items():  # the game master's keys (issue 10)
+        data.setdefault(k, copy.deepcopy(v))
     data.setdefault("clock", default_clock(str(data.get("created") or "") or None))
     if isinstance(data.get("options"), dict):
         data["options"].setdefault("hints", False)
     keys = ["settings", "clock"]
-    tail = [k for k in data if k not in keys and k in ("threads", "notified", "log_length",
-                                                        "reply_to", "history", "log", "state")]
+    tail = [k for k in ("threads", "notified", "log_length", "reply_to", *SEATS_DEFAULTS, "history", "log",
+                        "state") if k in data]
     head = [k for k in data if k not in keys and k not in tail]
     return {k: data[k] for k in [*head, *keys, *tail]}
 
@@ -243,6 +256,18 @@ class GameRecord:
     reply_to: dict[str, str] = field(default_factory=dict)  # player -> order mail to answer
     settings: dict[str, Any] = field(default_factory=default_settings)
     clock: dict[str, Any] = field(default_factory=default_clock)
+    # the game master and the moderator's seats bookkeeping (issue 10; docs/game-file.md):
+    # {address: None (the operator's) or an address, secret}; observers' addresses;
+    # players who asked for digests, who resigned (no more mail but the result), who
+    # asked to resign {player: when}; the end a game master called {by, at, standings};
+    # and the game master's actions, oldest first ({by, at, command, ...})
+    game_master: dict[str, Any] = field(default_factory=lambda: {"address": None, "secret": None})
+    observers: list[str] = field(default_factory=list)
+    digest: list[str] = field(default_factory=list)
+    resigned: list[str] = field(default_factory=list)
+    resigning: dict[str, str] = field(default_factory=dict)
+    ended: dict[str, Any] | None = None
+    gm_log: list[dict[str, Any]] = field(default_factory=list)
     # how it was loaded (not part of the file): the sha256 of the bytes read, and
     # whether the history was replayed and compared with ``state`` (False when a
     # trusted digest let ``GameStore.load`` skip the comparison); None/False for a
@@ -328,6 +353,13 @@ class GameRecord:
             "notified": self.notified,
             "log_length": len(g.log),
             "reply_to": dict(self.reply_to),
+            "game_master": dict(self.game_master),
+            "observers": list(self.observers),
+            "digest": list(self.digest),
+            "resigned": list(self.resigned),
+            "resigning": dict(self.resigning),
+            "ended": dict(self.ended) if self.ended is not None else None,
+            "gm_log": [dict(e) for e in self.gm_log],
             "history": [dict(h) for h in self.history],
             "log": list(g.log),
             "state": g.to_dict(),
@@ -817,6 +849,7 @@ class GameStore:
             reply_to=dict(data.get("reply_to") or {}),
             settings=settings,
             clock=clock,
+            **_seats(data),
             source_digest=gf.digest,
             checked=checked,
         )
@@ -957,6 +990,34 @@ def _json_exact(data: dict[str, Any]) -> bool:
     plain = (str, int, type(None))
     return history is None or (type(history) is list and all(
         type(h) is dict and all(type(k) is str and type(v) in plain for k, v in h.items()) for h in history))
+
+
+def _seats(data: dict[str, Any]) -> dict[str, Any]:
+    """The game master's and seats' keys of a game file as ``GameRecord`` fields
+    (``game_master``, ``observers``, ``digest``, ``resigned``, ``resigning``,
+    ``ended``, ``gm_log``); a file without them (written before issue 10) gets
+    their defaults: the operator as game master without a secret yet (``pbem gm
+    GAME secret`` gives one), nothing else.
+    Raises StoreError for a key of the wrong shape."""
+    gm = data.get("game_master")
+    if gm is None:
+        gm = {"address": None, "secret": None}
+    if not isinstance(gm, dict) or not (gm.get("secret") is None or isinstance(gm.get("secret"), str)) or \
+            not (gm.get("address") is None or isinstance(gm.get("address"), str)):
+        raise StoreError(f"game_master must be a mapping {{address, secret}}, not {gm!r}")
+    out: dict[str, Any] = {"game_master": {"address": gm.get("address"), "secret": gm["secret"]}}
+    for key, kind in (("observers", list), ("digest", list), ("resigned", list), ("resigning", dict),
+                      ("gm_log", list)):
+        value = data.get(key)
+        value = kind() if value is None else value
+        if not isinstance(value, kind):
+            raise StoreError(f"{key} must be a {kind.__name__}, not {value!r}")
+        out[key] = copy.deepcopy(value)
+    ended = data.get("ended")
+    if ended is not None and not isinstance(ended, dict):
+        raise StoreError(f"ended must be a mapping or null, not {ended!r}")
+    out["ended"] = dict(ended) if ended is not None else None
+    return out
 
 
 def load_board_ref(ref: Any) -> Board:

@@ -1,0 +1,653 @@
+"""The game master: their commands by mail and on the command line (``pbem gm``),
+the players' seat commands (``resign``, ``digest``), and observers.
+
+Every game has a game master (``GameRecord.game_master``: ``address`` None means
+the operator's address from the configuration, ``config.operator``; ``secret``
+proves a mail is theirs, as a player's secret does).  A game master's mail
+carries their address and secret; each line is one command (``parse_gm``)::
+
+    pause [reason ...]     resume                 deadline 72h | deadline none
+    extend Ann 24h         eject Ann              replace Ann Dora=dora@example.org
+    undo 2 [force] [reason ...]                   end [reason ...]
+    message TEXT           observe ADDRESS
+
+``pbem gm GAME COMMAND ...`` runs the same commands (``Moderator.manage``).
+``execute`` carries one out on a loaded, locked game: it changes the record,
+appends an entry ``{by, at, command, ...}`` to ``record.gm_log`` (the game
+file's ``gm_log``, docs/game-file.md) and spools the announcements; a refusal
+raises ``GmRefusal`` (a name of ``templates/words/gm.txt``) with the game
+unchanged.  ``undo`` replays the history without its last N actions
+(``store.gamefile.replay``'s way: the strict notation through the engine), so
+that the game is exactly the game that never had them.
+
+Players' seat commands (a line of its own, like ``help``): ``resign`` then
+``resign confirm`` within a day (``RESIGN_WINDOW``); ``digest on`` / ``digest
+off``.  Observers (``record.observers``) get the public status mails (no hand,
+no secret; ``templates/observer.txt``) and no orders are taken from them.
+"""
+from __future__ import annotations
+
+import getpass
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+from email.utils import make_msgid
+from typing import Any
+
+from ..mail.read import OrderMail, canonical_address, player_address
+from ..mail.threads import thread_token
+from ..render import MAP_HERE, render
+from ..render.words import word
+from ..rules.engine import Game
+from ..rules.notation import parse_action, public_order
+from ..store.gamefile import GameRecord, GameStore, Player, default_clock, new_secret
+from ..config import Config
+from .deadlines import format_duration, game_master_address, parse_duration, parse_time
+from .send import Post, thread_of
+
+GM_COMMANDS = ("pause", "resume", "deadline", "extend", "replace", "eject", "undo", "end", "message", "observe")
+"""The game master's commands (the first word of a line of their mail)."""
+
+SEAT_COMMANDS = ("resign", "resign confirm", "digest on", "digest off")
+"""The players' seat commands (``seat_command``)."""
+
+RESIGN_WINDOW = timedelta(days=1)
+"""``resign confirm`` must follow ``resign`` within this time."""
+
+
+class GmError(ValueError):
+    """A game master's line that is no command: ``code`` names why (a macro of
+    ``templates/words/gm.txt``), ``values`` its values."""
+
+    def __init__(self, code: str, **values: Any):
+        super().__init__(code)
+        self.code = code
+        self.values = values
+
+    def text(self) -> str:
+        """The worded reason (``templates/words/gm.txt``)."""
+        return word("gm", self.code, **self.values)
+
+
+class GmRefusal(GmError):
+    """A game master's command that cannot be done now (the game is unchanged)."""
+
+
+@dataclass(frozen=True)
+class GmCommand:
+    """One game-master command: ``name`` (of ``GM_COMMANDS``), ``args`` (the
+    words after it: ``replace`` SEAT NAME ADDRESS; ``undo`` N; ``deadline``
+    SECONDS or ``none``; ``extend`` SEAT SECONDS; ``eject`` SEAT; ``message``
+    and ``observe`` their text), ``force`` (``undo ... force``), ``reason`` (the
+    free text after ``undo N``, ``pause`` or ``end``)."""
+
+    name: str
+    args: tuple[str, ...] = ()
+    force: bool = False
+    reason: str = ""
+
+    @property
+    def text(self) -> str:
+        """The canonical text, as recorded in ``gm_log`` (``command``)."""
+        if self.name == "replace":
+            return f"replace {self.args[0]} {self.args[1]}={self.args[2]}"
+        if self.name == "undo":
+            return f"undo {self.args[0]}" + (" force" if self.force else "")
+        if self.name == "deadline":
+            return "deadline " + (format_duration(int(self.args[0])) if self.args[0] != "none" else "none")
+        if self.name == "extend":
+            return f"extend {self.args[0]} {format_duration(int(self.args[1]))}"
+        return " ".join([self.name, *self.args])
+
+
+def parse_gm(line: str) -> GmCommand:
+    """The game-master command on ``line`` (case of the command word ignored).
+    Raises GmError: ``gm_unknown`` (no such command), ``gm_usage`` (its
+    arguments are wrong; values: ``command``)."""
+    words = line.strip().split()
+    if not words:
+        raise GmError("gm_unknown", line=line)
+    name, rest = words[0].lower().strip(":"), words[1:]
+    tail = line.strip()[len(words[0]):].strip()
+    if name not in GM_COMMANDS:
+        raise GmError("gm_unknown", line=line)
+    if name in ("end", "pause"):
+        return GmCommand(name, reason=tail)
+    if name == "resume":
+        return GmCommand("resume")
+    if name == "eject":
+        if len(rest) != 1:
+            raise GmError("gm_usage", command=name)
+        return GmCommand("eject", (rest[0],))
+    if name == "deadline":
+        if len(rest) != 1:
+            raise GmError("gm_usage", command=name)
+        try:
+            seconds = parse_duration(rest[0], allow_none=True)
+        except ValueError:
+            raise GmError("gm_bad_duration", text=rest[0], allow_none=True) from None
+        return GmCommand("deadline", ("none" if seconds is None else str(seconds),))
+    if name == "extend":
+        if len(rest) != 2:
+            raise GmError("gm_usage", command=name)
+        try:
+            seconds = parse_duration(rest[1])
+        except ValueError:
+            raise GmError("gm_bad_duration", text=rest[1], allow_none=False) from None
+        return GmCommand("extend", (rest[0], str(seconds)))
+    if name == "message":
+        if not tail:
+            raise GmError("gm_usage", command=name)
+        return GmCommand("message", (tail,))
+    if name == "observe":
+        if len(rest) != 1:
+            raise GmError("gm_usage", command=name)
+        return GmCommand("observe", (rest[0],))
+    if name == "replace":
+        if len(rest) != 2 or rest[1].count("=") != 1:
+            raise GmError("gm_usage", command=name)
+        new_name, address = (x.strip() for x in rest[1].split("="))
+        if not new_name or not address:
+            raise GmError("gm_usage", command=name)
+        return GmCommand("replace", (rest[0], new_name, address))
+    # undo N [force] [reason ...]
+    if not rest or not re.fullmatch(r"\d{1,6}", rest[0]):
+        raise GmError("gm_usage", command=name)
+    force = len(rest) > 1 and rest[1].lower() in ("force", "--force")
+    reason = " ".join(rest[2:] if force else rest[1:])
+    return GmCommand("undo", (str(int(rest[0])),), force=force, reason=reason)
+
+
+def looks_like_gm(line: str) -> bool:
+    """Whether a player's line is a game-master command (``parse_gm`` reads it):
+    such a line is refused with ``gm_only``, not read as an order."""
+    try:
+        parse_gm(line)
+    except GmError:
+        return False
+    return True
+
+
+_RESIGN_FILLERS = {"i", "from", "this", "the", "game", "sorry", "please", "now", "hereby", "herewith",
+                   "want", "to", "do", "confirm", "confirmed", "yes", "s", "m"}
+"""Words a resignation line may carry beside ``resign`` ("I resign from this game,
+sorry."): anything else makes the line no seat command."""
+
+
+def seat_command(line: str) -> str | None:
+    """The seat command on ``line`` (one of ``SEAT_COMMANDS``), or None:
+    ``digest on``/``digest off``; ``resign``, also in a short sentence ("I resign
+    from this game, sorry."); ``resign confirm`` when such a line says
+    ``confirm`` ("Resign, confirmed.", "yes, I confirm: resign")."""
+    words = re.findall(r"[a-z]+", line.lower())
+    if not words or len(words) > 8:
+        return None
+    if words in (["digest", "on"], ["digest", "off"]):
+        return " ".join(words)
+    if "resign" not in words or any(w not in _RESIGN_FILLERS and w != "resign" for w in words):
+        return None
+    return "resign confirm" if {"confirm", "confirmed"} & set(words) else "resign"
+
+
+# ---------------------------------------------------------------- who is who
+
+
+def ensure_gm_secret(record: GameRecord) -> bool:
+    """Give the game master a secret if the file had none (older files); returns
+    whether it did (then save the record)."""
+    if record.game_master.get("secret"):
+        return False
+    record.game_master["secret"] = new_secret()
+    return True
+
+
+def in_game_addresses(record: GameRecord, config: Config) -> set[str]:
+    """Every address that has a part in the game: players, observers, game master."""
+    out = {canonical_address(p.address) for p in record.players if p.address}
+    out |= {canonical_address(a) for a in record.observers}
+    gm = game_master_address(record, config)
+    if gm:
+        out.add(gm)
+    return out
+
+
+def receives_status(record: GameRecord, player: Player, events: list[str], waiting_before: set[str]) -> bool:
+    """Whether ``player`` gets the status mail with ``events``: never after they
+    resigned (but the end: the final result); with ``digest on`` only when it
+    concerns them (their move, now or just before, a dividend, the end)."""
+    over = record.game.phase == "over" or record.ended is not None
+    if player.name in record.resigned:
+        return over
+    if player.name not in record.digest:
+        return True
+    waiting = set(record.game.waiting_for())
+    return over or player.name in waiting or player.name in waiting_before or \
+        any(e.startswith("Dividend ") for e in events)
+
+
+# ---------------------------------------------------------------- mails
+
+
+def gm_token(record: GameRecord) -> str | None:
+    """The token (``mail.threads.thread_token``) of the game master's secret for
+    the Message-IDs of mails to them, so that their reply proves them as a
+    player's does; None while they have no secret."""
+    secret = record.game_master.get("secret")
+    return thread_token(record.id, secret) if secret else None
+
+
+def _to_player(post: Post, record: GameRecord, player: Player, title: str, text: str,
+               answers: str | None = None) -> None:
+    """A notice to ``player`` in their thread (one Subject per game and player; the
+    title is the text's first line)."""
+    thread = thread_of(record, player)
+    text = f"Union Pacific, game {record.id}: {title}\n\n" + text.partition("\n")[2].lstrip("\n")
+    post.put(post.message(record.id, player.address, thread.subject, text, in_reply_to=thread.thread,
+                          references=[thread.thread] if thread.thread else [], auto="auto-generated",
+                          token=thread.token),
+             kind="gm", game=record.id, player=player.name, answers=answers)
+
+
+def observer_mail(post: Post, record: GameRecord, address: str, events: list[str],
+                  welcome: bool = False) -> EmailMessage:
+    """The public status mail to observer ``address``: the position and the map as
+    anybody may see them (``Game.public_view``; no hand, no secret) and ``events``
+    (``templates/observer.txt``)."""
+    from ..render.board_map import board_text, render_map
+    from ..render import headline as _headline
+
+    view = record.game.public_view()
+    view_for_headline = {**view, "you": {"on_move": False}}
+    ctx = {"game_id": record.id, "view": view, "you": None, "hand_after_choice": [], "events": list(events),
+           "welcome": welcome, "notice": post.notice, "map_here": MAP_HERE,
+           "board_lines": board_text(record.game), "ended": record.ended,
+           "headline": word("gm", "ended_headline") if record.ended else _headline(view_for_headline)}
+    text = render("observer.txt", **ctx)
+    subject = word("notices", "subject", game_id=record.id,
+                   title=word("gm", "observer_title", headline=ctx["headline"]))
+    return post.message(record.id, address, subject, text, auto="auto-generated",
+                        images=[(make_msgid(idstring=f"map.{record.id}", domain=post.domain)[1:-1],
+                                 render_map(record.game, None), "Map of the board (public view)")])
+
+
+def tell_everyone(post: Post, record: GameRecord, title: str, text: str, *,
+                  skip: tuple[str, ...] = (), resigned: bool = False) -> int:
+    """Spool a notice (``templates/gm_notice.txt``) to every player (not to those
+    in ``skip``, nor, unless ``resigned``, to those who resigned; not to a seat
+    without an address) and observer.  Returns how many mails were spooled."""
+    n = 0
+    for p in record.players:
+        if not p.address or p.name in skip or (p.name in record.resigned and not resigned):
+            continue
+        n += 1
+        _to_player(post, record, p, title, render("gm_notice.txt", game_id=record.id, text=text,
+                                                  secret=p.secret))
+    for address in record.observers:
+        subject = word("notices", "subject", game_id=record.id, title=title)
+        post.put(post.message(record.id, address, subject,
+                              render("gm_notice.txt", game_id=record.id, text=text, secret=None),
+                              auto="auto-generated"), kind="gm", game=record.id)
+        n += 1
+    return n
+
+
+def _status_to_all(post: Post, record: GameRecord, event: str) -> None:
+    """A fresh status mail to every player who gets mail, and to the observers,
+    with ``event`` on top (the position changed outside the order flow: undo);
+    older unsent status mails of the game are dropped."""
+    from .notify import status_mail
+
+    for p in record.players:
+        for e in post.spool.stale_status(record.id, p.name):
+            post.spool.remove(e.name)
+        if not p.address or p.name in record.resigned:
+            continue
+        post.put(status_mail(post, record, p, [event]), kind="status", game=record.id, player=p.name,
+                 events=[event], log_from=len(record.game.log), replaces=[])
+    for address in record.observers:
+        post.put(observer_mail(post, record, address, [event]), kind="observer", game=record.id)
+
+
+# ---------------------------------------------------------------- commands
+
+
+def _seat(record: GameRecord, name: str) -> Player:
+    for p in record.players:
+        if p.name.lower() == name.lower():
+            return p
+    raise GmRefusal("gm_no_such_player", player=name, players=", ".join(p.name for p in record.players))
+
+
+def _named(cmd: GmCommand, seat: Player) -> str:
+    """``cmd``'s canonical text with the seat's name as the game spells it."""
+    return GmCommand(cmd.name, (seat.name, *cmd.args[1:]), cmd.force, cmd.reason).text
+
+
+def undo_limits(record: GameRecord) -> tuple[int, int]:
+    """``(all, safe)``: how many actions ``undo`` can take back (the whole
+    history), and how many without ``force`` (those since the last dividend)."""
+    g = record.game
+    counts = _dividends_after_each(record)
+    safe = 0
+    for c in reversed(counts[:-1]):
+        if c != g.dividends_paid:
+            break
+        safe += 1
+    return len(record.history), safe
+
+
+def _dividends_after_each(record: GameRecord) -> list[int]:
+    """Dividends paid after 0, 1, ..., all actions of the history (one replay)."""
+    g = record.game
+    game = Game.new(g.board, [p.name for p in record.players], g.seed, g.ruleset, dict(g.options))
+    out = [game.dividends_paid]
+    for h in record.history:
+        game.push(h["player"], parse_action(h["order"]))
+        out.append(game.dividends_paid)
+    return out
+
+
+def replay_prefix(record: GameRecord, n: int) -> Game:
+    """The game of ``record`` replayed without its last ``n`` actions (the strict
+    notation through the engine, as a game file is replayed)."""
+    g = record.game
+    game = Game.new(g.board, [p.name for p in record.players], g.seed, g.ruleset, dict(g.options))
+    for h in record.history[:len(record.history) - n]:
+        game.push(h["player"], parse_action(h["order"]))
+    return game
+
+
+@dataclass
+class Context:
+    """Who does a command (``by``: an address, or ``command line (USER)``), when
+    (``at``, ISO 8601), and the mail and line it came in (``mail``: its key, or
+    None)."""
+
+    post: Post
+    store: GameStore
+    record: GameRecord
+    by: str
+    at: str
+    mail: str | None = None
+    line: int | None = None
+
+
+def execute(ctx: Context, cmd: GmCommand) -> str:
+    """Carry out ``cmd`` on ``ctx.record`` (loaded and locked by the caller), save
+    the game file, spool the announcements; returns the confirmation for the game
+    master (``templates/words/gm.txt``).  Raises GmRefusal with the game
+    unchanged; OSError when the file cannot be saved."""
+    record = ctx.record
+    if record.ended is not None:
+        raise GmRefusal("gm_game_ended")
+    entry: dict[str, Any] = {"by": ctx.by, "at": ctx.at, "command": cmd.text}
+    if ctx.mail:
+        entry["mail"], entry["line"] = ctx.mail, ctx.line
+    done = _COMMANDS[cmd.name](ctx, cmd, entry)
+    record.gm_log.append(entry)
+    ctx.store.save(record)
+    return done
+
+
+def _replace(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
+    from .notify import status_mail
+
+    record, post = ctx.record, ctx.post
+    seat = _seat(record, cmd.args[0])
+    try:
+        address = player_address(cmd.args[2])
+    except ValueError:
+        raise GmRefusal("gm_bad_address", address=cmd.args[2]) from None
+    if address in in_game_addresses(record, ctx.post.config):
+        raise GmRefusal("gm_address_in_game", address=address)
+    name = cmd.args[1]
+    old = seat.address
+    seat.address, seat.secret = address, new_secret()
+    # a human again: the seat's clock starts afresh (not the built-in player's, not abandoned)
+    seat.bot, seat.abandoned, seat.missed, seat.timezone = False, False, 0, None
+    seat.vacation_used, seat.vacation_from, seat.vacation_until = 0, None, None
+    if seat.name in record.game.waiting_for():
+        record.clock = default_clock(ctx.at)  # the newcomer gets a whole deadline
+    for names in (record.resigned, record.digest):
+        if seat.name in names:
+            names.remove(seat.name)
+    record.resigning.pop(seat.name, None)
+    entry.update(player=seat.name, name=name, address=address, old_address=old, command=_named(cmd, seat))
+    event = word("gm", "replaced", seat=seat.name, newcomer=name)
+    for e in post.spool.stale_status(record.id, seat.name):
+        post.spool.remove(e.name)
+    msg = status_mail(post, record, seat, [event], template="welcome.txt")
+    record.threads[seat.name] = str(msg["Message-ID"])
+    post.put(msg, kind="welcome", game=record.id, player=seat.name)
+    tell_everyone(post, record, word("gm", "replaced_title", seat=seat.name), event, skip=(seat.name,))
+    return event
+
+
+def _undo(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
+    record = ctx.record
+    n = int(cmd.args[0])
+    total, safe = undo_limits(record)
+    if n < 1 or n > total:
+        raise GmRefusal("gm_undo_too_many", n=n, total=total, safe=safe)
+    if n > safe and not cmd.force:
+        raise GmRefusal("gm_undo_dividend", n=n, safe=safe)
+    game = replay_prefix(record, n)
+    undone = record.history[-n:]
+    record.game = game
+    record.history = record.history[:-n]
+    record.notified = len(game.log)
+    record.reply_to = {}
+    record.clock = default_clock(ctx.at)  # the move the game now waits for: a whole deadline
+    entry.update(reason=cmd.reason, undone=[dict(h) for h in undone])
+    shown = [f"{h['player']}: {public_order(h['order'], game.phase != 'initial')}" for h in undone]
+    event = word("gm", "undone", n=n, orders=shown, reason=cmd.reason)
+    _status_to_all(ctx.post, record, event)
+    return event
+
+
+def _end(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
+    record = ctx.record
+    standings = record.game.standings()
+    record.ended = {"by": ctx.by, "at": ctx.at, "standings": [[pl, p, m] for pl, p, m in standings],
+                    "reason": cmd.reason}
+    entry["reason"] = cmd.reason
+    text = word("gm", "ended", standings=standings, reason=cmd.reason)
+    tell_everyone(ctx.post, record, word("gm", "ended_title"), text, resigned=True)
+    return text
+
+
+def _message(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
+    text = word("gm", "message", text=cmd.args[0])
+    n = tell_everyone(ctx.post, ctx.record, word("gm", "message_title"), text)
+    return word("gm", "message_sent", n=n)
+
+
+def _observe(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
+    record = ctx.record
+    try:
+        address = player_address(cmd.args[0])
+    except ValueError:
+        raise GmRefusal("gm_bad_address", address=cmd.args[0]) from None
+    if address in in_game_addresses(record, ctx.post.config):
+        raise GmRefusal("gm_address_in_game", address=address)
+    record.observers.append(address)
+    entry["address"] = address
+    text = word("gm", "observing", game_id=record.id)
+    ctx.post.put(observer_mail(ctx.post, record, address, [text], welcome=True), kind="observer", game=record.id)
+    return word("gm", "observer_added", address=address)
+
+
+def _pause(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
+    record = ctx.record
+    if record.settings.get("paused"):
+        raise GmRefusal("gm_already_paused", since=record.settings["paused"])
+    record.settings["paused"] = ctx.at
+    entry["reason"] = cmd.reason
+    text = word("gm", "paused", reason=cmd.reason)
+    tell_everyone(ctx.post, record, word("gm", "paused_title"), text)
+    return text
+
+
+def _resume(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
+    record = ctx.record
+    paused = parse_time(record.settings.get("paused"))
+    if paused is None:
+        raise GmRefusal("gm_not_paused")
+    now, since = parse_time(ctx.at), parse_time(record.clock.get("since"))
+    if since is not None and now is not None:
+        # the wait under way loses nothing: its deadline moves by the pause
+        record.clock["shift"] = int(record.clock.get("shift") or 0) + \
+            max(0, int((now - max(paused, since)).total_seconds()))
+    record.settings["paused"] = None
+    text = word("gm", "resumed")
+    tell_everyone(ctx.post, record, word("gm", "resumed_title"), text)
+    return text
+
+
+def _deadline(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
+    record = ctx.record
+    seconds = None if cmd.args[0] == "none" else int(cmd.args[0])
+    record.settings["deadline"] = seconds
+    record.clock["reminded"] = False
+    text = word("gm", "deadline_set", duration=format_duration(seconds) if seconds else None)
+    tell_everyone(ctx.post, record, word("gm", "deadline_title"), text)
+    return text
+
+
+def _extend(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
+    record = ctx.record
+    seat = _seat(record, cmd.args[0])
+    waiting = record.game.waiting_for()
+    if seat.name not in waiting:
+        raise GmRefusal("gm_not_waiting", player=seat.name, waiting=", ".join(waiting) or "nobody")
+    seconds = int(cmd.args[1])
+    extended = record.clock.setdefault("extended", {})
+    extended[seat.name] = int(extended.get(seat.name, 0)) + seconds
+    record.clock["reminded"] = False
+    entry.update(player=seat.name, command=_named(cmd, seat))
+    text = word("gm", "extended", player=seat.name, duration=format_duration(seconds))
+    tell_everyone(ctx.post, record, word("gm", "extended_title", player=seat.name), text)
+    return text
+
+
+def _eject(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
+    record = ctx.record
+    seat = _seat(record, cmd.args[0])
+    if seat.bot:
+        raise GmRefusal("gm_already_bot", player=seat.name)
+    seat.bot = True
+    if seat.name not in record.resigned:
+        record.resigned.append(seat.name)  # like a resignation: no more mail but the result
+    record.resigning.pop(seat.name, None)
+    entry.update(player=seat.name, command=_named(cmd, seat))
+    text = word("gm", "ejected", player=seat.name)
+    tell_everyone(ctx.post, record, word("gm", "ejected_title", player=seat.name), text)
+    return text
+
+
+_COMMANDS = {"pause": _pause, "resume": _resume, "deadline": _deadline, "extend": _extend, "eject": _eject,
+             "replace": _replace, "undo": _undo, "end": _end, "message": _message, "observe": _observe}
+
+
+def command_line_user() -> str:
+    """``by`` of a command given on the command line: ``command line (USER)``."""
+    try:
+        user = getpass.getuser()
+    except Exception:  # noqa: BLE001 - no user name in this environment
+        user = "?"
+    return f"command line ({user})"
+
+
+# ---------------------------------------------------------------- by mail
+
+
+def manage_mail(post: Post, store: GameStore, om: OrderMail, key: str, record: GameRecord,
+                at: datetime) -> None:
+    """Carry out the game master's mail ``om`` (authenticated; the mail ``key``):
+    each line a command, in order; answer them with what was done and what was
+    refused (``templates/gm_reply.txt``).  A command of this mail done already
+    (an interrupted cycle: ``gm_log`` names the mail and line) is not done again."""
+    ctx = Context(post, store, record, canonical_address(om.sender), at.isoformat(timespec="seconds"), key)
+    done_lines = {e.get("line") for e in record.gm_log if e.get("mail") == key}
+    results, guide = [], False
+    for i, line in enumerate(om.lines):
+        if line.strip().strip("?!.").lower() == "help":
+            guide = True
+            continue
+        try:
+            cmd = parse_gm(line)
+        except GmError as exc:
+            results.append({"line": line, "ok": False, "text": exc.text()})
+            continue
+        if i in done_lines:
+            results.append({"line": line, "ok": True, "text": word("gm", "done_before")})
+            continue
+        ctx.line = i
+        try:
+            text = execute(ctx, cmd)
+        except GmRefusal as exc:
+            results.append({"line": line, "ok": False, "text": exc.text()})
+            continue
+        results.append({"line": line, "ok": True, "text": text})
+    if not results and not guide:
+        results.append({"line": "", "ok": False, "text": word("gm", "gm_nothing")})
+    if any(not r["ok"] for r in results):
+        guide = True
+    text = render("gm_reply.txt", game_id=record.id, results=results, guide=gm_help() if guide else "")
+    subject = word("notices", "subject", game_id=record.id, title=word("gm", "reply_title"))
+    post.put(post.answer(om, record.id, canonical_address(om.sender), subject, text, token=gm_token(record)),
+             answers=key)
+
+
+def gm_help() -> str:
+    """The game master's guide (``templates/gm_help.txt``)."""
+    return render("gm_help.txt")
+
+
+# ---------------------------------------------------------------- seat commands
+
+
+def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player, cmd: str,
+                now: datetime) -> tuple[str, str]:
+    """Carry out a player's seat command (``SEAT_COMMANDS``) and save; returns the
+    title and text of the answer to them.  ``resign confirm`` within
+    ``RESIGN_WINDOW`` of ``resign`` gives the seat up (announced to everyone, the
+    game master too); without it, or later, it is refused."""
+    name = player.name
+    if cmd == "digest on" or cmd == "digest off":
+        on = cmd == "digest on"
+        if on and name not in record.digest:
+            record.digest.append(name)
+        elif not on and name in record.digest:
+            record.digest.remove(name)
+        store.save(record)
+        return word("gm", "digest_title"), word("gm", "digest", on=on)
+    if cmd == "resign":
+        record.resigning[name] = now.isoformat(timespec="seconds")
+        store.save(record)
+        until = (now + RESIGN_WINDOW).isoformat(timespec="seconds")
+        return word("gm", "resign_title"), word("gm", "resign_asked", until=until)
+    asked = record.resigning.get(name)
+    if asked is None or now - datetime.fromisoformat(asked) > RESIGN_WINDOW:
+        record.resigning.pop(name, None)
+        store.save(record)
+        return word("gm", "resign_title"), word("gm", "resign_not_asked")
+    record.resigning.pop(name)
+    record.resigned.append(name)
+    player.bot = True  # the built-in player takes the seat
+    if name in record.digest:
+        record.digest.remove(name)
+    record.gm_log.append({"by": canonical_address(player.address), "at": now.isoformat(timespec="seconds"),
+                          "command": "resign", "player": name})
+    store.save(record)
+    text = word("gm", "resigned", seat=name)
+    tell_everyone(post, record, word("gm", "resigned_title", seat=name), text, skip=(name,))
+    gm = game_master_address(record, post.config)
+    if gm and gm not in {canonical_address(p.address) for p in record.players}:
+        post.put(post.message(record.id, gm, word("notices", "subject", game_id=record.id,
+                                                   title=word("gm", "resigned_title", seat=name)),
+                              render("gm_notice.txt", game_id=record.id, text=text, secret=None),
+                              token=gm_token(record)),
+                 kind="gm", game=record.id)
+    return word("gm", "resign_title"), word("gm", "resign_done")
