@@ -189,6 +189,11 @@ def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed
     except TransportError as exc:
         raise click.ClickException(f"game {game} was created, but mailing the welcomes failed: {exc}")
     click.echo(f"Created game {record.id} ({ruleset}, seed {seed}) in {moderator.store.path(game)}.")
+    if moderator.config.imap is None:  # local Maildirs: the inbox is there for the first orders
+        try:
+            moderator.config.open_inbox().close()
+        except TransportError as exc:
+            click.echo(f"warning: the inbox cannot be made: {exc}", err=True)
     waiting = {e.meta.get("player") for e in moderator.spool.entries()
                if e.meta.get("kind") == "welcome" and e.meta.get("game") == record.id}
     sent = [f"{p.name} <{p.address}>" for p in record.players if p.address and p.name not in waiting]

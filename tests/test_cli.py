@@ -45,6 +45,9 @@ def test_new_writes_game_and_welcomes(cli, tmp_path):
     assert all(len(p["secret"]) == 8 for p in data["players"])
     outbox = mailbox.Maildir(str(tmp_path / "mail" / "outbox"), create=False)
     assert len(outbox) == 3
+    # the local inbox is there for the first order mails, before any `pbem run`
+    assert len(mailbox.Maildir(str(tmp_path / "mail" / "inbox"), create=False)) == 0
+    assert {"cur", "new", "tmp"} <= {p.name for p in (tmp_path / "mail" / "inbox").iterdir()}
     for key in outbox.keys():
         with outbox.get_file(key) as fh:
             msg = BytesParser(policy=policy.default).parse(fh)

@@ -492,3 +492,28 @@ def test_pbem_list_shows_the_deadline_of_the_move_awaited(tmp_path, monkeypatch)
     cells = lambda gid: [c.strip() for c in rows[gid] if c.strip()]  # noqa: E731
     assert cells("v2-deadlines-3p")[4:7] == ["2026-12-11 06:00", "2026-12-12 06:00", "1/4"]
     assert cells("v2-solo-bots-finished")[3:7] == ["over", "2026-12-06 12:00", "-", "4/4"]
+
+
+def test_an_automatic_initial_investment_stays_secret_while_others_choose(tmp_path):
+    """The built-in player's initial investment for a silent player is told to the
+    others only as a secret choice while the initial phase lasts (rules: What each
+    player may know); the silent player reads their own share."""
+    h = Clocked(tmp_path, players=THREE, settings={"deadline": 24 * 3600})
+    h.move("Ann")
+    h.run(T0 + H)
+    h.sent()
+    h.run(T0 + 24 * H)  # Bob and Cy missed: the built-in player chooses for both
+    rec = h.load()
+    starts = {e["player"]: e["order"] for e in rec.history if e.get("by") == "bot"}
+    assert sorted(starts) == ["Bob", "Cy"] and rec.game.phase == "play"
+    mails = h.sent()
+    about_bob = [m for m in titled(mails, "automatic move for Bob")]
+    assert sorted(str(m["To"]) for m in about_bob) == ["ann@example.org", "bob@example.org", "cy@example.net"]
+    # when Bob's share was chosen, Cy had not chosen: nobody else may read it
+    for m in about_bob:
+        text = body(m)
+        if str(m["To"]) == "bob@example.org":
+            assert f"moved for you: {starts['Bob']}." in text
+        else:
+            assert "moved for them: start (secret initial investment)." in text
+            assert starts["Bob"] not in text.split("automatic")[0]

@@ -35,7 +35,7 @@ def _history_text(record: GameRecord, player: Player) -> str:
     over = record.game.phase != "initial"
     hist = [
         {"player": h["player"],
-         "order": h["order"] if h["player"] == player.name else public_order(h["order"]),
+         "order": h["order"] if h["player"] == player.name else public_order(h["order"], over),
          "public": over or h["player"] == player.name}
         for h in record.history
     ]

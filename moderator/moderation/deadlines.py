@@ -306,7 +306,7 @@ def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
             for q in _humans(record):
                 if q.name in record.digest and q.name != name:
                     continue  # digest on: another player's automatic move does not concern them
-                shown = order if q.name == name else public_order(order)
+                shown = order if q.name == name else public_order(order, record.game.phase != "initial")
                 out.notices.append(Notice(q.address, q.name, "automatic_move",
                                           {"player": name, "order": shown, "you": q.name == name}))
         out.moves.append((name, order, why))

@@ -215,7 +215,7 @@ def _discard(parts: list[str], text: str) -> str | None:
     return _one_of(kind, _KINDS, "a track card after 'discard'", text)
 
 
-def public_order(order: str, initial_open: bool = True) -> str:
+def public_order(order: str, initial_open: bool) -> str:
     """An order text (the strict notation) as every player may read it: the share
     returned in an UP swap is secret (``swap (a share) for UP``), and so is an
     initial investment while the game is still in its initial phase
