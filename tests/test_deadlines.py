@@ -31,6 +31,7 @@ from moderator.rules.board import Board
 from moderator.rules.engine import Game
 from moderator.rules.notation import parse_action
 from moderator.store.gamefile import GameStore
+from moderator.mail.threads import thread_token
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 H = timedelta(hours=1)
@@ -211,9 +212,11 @@ def test_silent_player_is_reminded_then_the_bot_moves_until_abandoned(tmp_path):
     assert h.now - T0 > timedelta(days=14)
     cy = rec.player_by_name("Cy")
     assert cy.abandoned and cy.bot and cy.missed == 3
-    # to the game master with their own tag, so that their reply is a game master's mail
-    tag = f"[pbem:ridge:{rec.game_master['secret']}]"
-    assert [str(m["Subject"]) for m in gm_mails] == [f"{tag} Union Pacific ridge: find a replacement for Cy"]
+    # to the game master with the token of their secret, so that their reply is a
+    # game master's mail; no secret in the Subject
+    assert [str(m["Subject"]) for m in gm_mails] == ["Union Pacific ridge: find a replacement for Cy"]
+    token = thread_token("ridge", rec.game_master["secret"])
+    assert f".{token}.pbem.ridge@" in str(gm_mails[0]["Message-ID"])
     assert "Cy missed 3 moves in a row, and the seat is marked abandoned" in body(gm_mails[0])
     by_bot = [e for e in rec.history if e.get("by") == "bot"]
     assert {e["player"] for e in by_bot} == {"Cy"}
@@ -329,7 +332,7 @@ def test_policy_wait_tells_the_game_master_and_reminds_daily(tmp_path):
     assert rec.player_by_name("Bob").missed == 1
     mails = h.sent()
     assert [(str(m["To"]), str(m["Subject"])) for m in mails] == [
-        ("gm@example.org", f"[pbem:ridge:{rec.game_master['secret']}] Union Pacific ridge: Bob missed a deadline")]
+        ("gm@example.org", "Union Pacific ridge: Bob missed a deadline")]
     assert "Bob missed the deadline of 2026-12-02 12:00 UTC (1 in a row)" in body(mails[0])
     assert rec.clock["since"] == "2026-12-02T12:00:00+00:00" and rec.clock["overdue_told"]
     h.run(T0 + 36 * H - timedelta(minutes=1))
