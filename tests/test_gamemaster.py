@@ -13,14 +13,14 @@ from click.testing import CliRunner
 
 import pbem
 from moderator.config import Config
-from moderator.mail.read import parse_subject_tag
+from moderator.mail.threads import thread_token
 from moderator.moderation import gm
 from moderator.moderation.cycle import Moderator
 from moderator.moderation.deadlines import due, game_master_address
 from moderator.rules.engine import Game
 from moderator.rules.notation import parse_action
 from moderator.store.gamefile import GameStore
-from test_cycle import PLAYERS, Harness, start_all, text_of
+from test_cycle import PLAYERS, Harness, start_all, text_of, title_of
 
 OPERATOR = "op@example.com"
 OBSERVER = "watcher@example.com"
@@ -106,7 +106,8 @@ def test_game_master_command_from_a_player_is_refused_and_changes_nothing(g):
     assert g.path.read_bytes() == before
     (reply,) = g.sent()
     assert str(reply["To"]) == "ann@example.org"
-    assert str(reply["Subject"]).endswith("game-master command refused")
+    assert str(reply["Subject"]) == "Union Pacific ridge (Ann)"  # the player's one thread
+    assert title_of(reply).endswith("game-master command refused")
     assert "Only the game master can give that command." in text_of(reply)
 
 
@@ -207,7 +208,8 @@ def test_replace_gives_a_new_secret_and_welcome_and_the_old_secret_stops_working
     mails = g.sent()
     (welcome,) = to(mails, "dora@example.org")
     body = text_of(welcome)
-    assert parse_subject_tag(str(welcome["Subject"])) == ("ridge", bob.secret)
+    assert str(welcome["Subject"]) == "Union Pacific ridge (Bob)"  # the seat's thread, no secret
+    assert f".{thread_token('ridge', bob.secret)}.pbem.ridge@" in str(welcome["Message-ID"])
     assert f"Your secret for this game is: {bob.secret}" in body
     assert "Track cards: " + ", ".join(sorted(rec.game.track_hands["Bob"])) in body
     assert "gave Bob's seat to Dora" in body
@@ -219,7 +221,7 @@ def test_replace_gives_a_new_secret_and_welcome_and_the_old_secret_stops_working
     report = g.run()
     assert report.refused == 1 and report.ignored == 1
     (refusal,) = g.sent()
-    assert str(refusal["To"]) == "dora@example.org" and "secret missing or wrong" in str(refusal["Subject"])
+    assert str(refusal["To"]) == "dora@example.org" and "secret missing or wrong" in title_of(refusal)
     # the new player carries on with the new secret
     rec = g.load()
     while rec.game.to_move != "Bob":
@@ -608,7 +610,7 @@ def test_replacement_through_dovecot_and_aiosmtpd(tmp_path, dovecot, smtp_sink, 
     report = mod.run_cycle()
     assert report.applied == 0 and report.refused == 1
     (refusal,) = sent()
-    assert "secret missing or wrong" in str(refusal["Subject"])
+    assert "secret missing or wrong" in title_of(refusal)
     send("dora@example.org", bob.secret, action)
     assert mod.run_cycle().applied == 1
     rec = store.load("rail", check=True)
