@@ -95,6 +95,8 @@ SECTIONS = {
     "spool": "The spool", "spool/failed": "The spool", "bounced addresses": "Bounced addresses",
     "cycle lock": "The cycle lock", "disk space": "Disk space",
     "last successful cycle": "The last successful cycle", "moderator state": "The bookkeeping database",
+    "IMAP folders": "Mail servers", "IMAP IDLE": "Mail servers",
+    "OAuth2": "Mail providers", "sender": "Mail providers", "daily sending limit": "Mail providers",
 }
 
 
@@ -504,7 +506,7 @@ def check_imap(config: Config) -> list[Check]:
         return [check_maildir_inbox(config)]
     i = config.imap
     subject = f"IMAP {i.host}:{i.port} ({i.security})"
-    if i.password is None:
+    if i.password is None and i.auth != "oauth2":
         return [Check(NOTE, subject, f"not checked: ${i.password_env} is not set", "Configuration")]
     try:
         found = config.probe_inbox()
@@ -590,7 +592,7 @@ def check_smtp(config: Config) -> Check:
         return Check(FAIL, f"Maildir outbox {path}", "is not writable")
     s = config.smtp
     subject = f"SMTP {s.host}:{s.port} ({s.security})"
-    if s.username and s.password is None:
+    if s.username and s.password is None and s.auth != "oauth2":
         return Check(NOTE, subject, f"not checked: ${s.password_env} is not set", "Configuration")
     try:
         found = config.probe_outbox()

@@ -7,6 +7,8 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import os
+import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -69,10 +71,18 @@ def doctor(cfg):
     return result.exit_code, result.output.splitlines()
 
 
+OPERATIONS = (Path(__file__).resolve().parent.parent / "docs" / "operations.md").read_text()
+SECTION = re.compile(r"  \[docs/operations\.md: ([^\]]+)\]$")
+
+
 def line(lines, start):
+    """The one report line starting with ``start``, without the section of
+    docs/operations.md it names (checked here: one of the page's headings)."""
     found = [x for x in lines if x.startswith(start)]
     assert len(found) == 1, lines
-    return found[0]
+    named = SECTION.search(found[0])
+    assert named and f"\n## {named.group(1)}\n" in OPERATIONS, found[0]
+    return found[0][:named.start()]
 
 
 def test_imap_with_its_own_ca_unknown_then_trusted_by_ca_file(tmp_path, dovecot, monkeypatch):
@@ -170,7 +180,7 @@ def test_oauth_sign_in_reported_and_its_failure_named(tmp_path):
         ok = line(lines, "OK    OAuth2")
         assert ok.startswith(f"OK    OAuth2 (google): signed in as up@example.org on 2026-11-30 10:00 UTC "
                              f"({token_file}); access token valid until ")
-        assert line(lines, "OK    SMTP").endswith("login as 'up@example.org' works; no mail sent")
+        assert line(lines, "OK    SMTP").endswith("login as 'up@example.org' works; no mail sent"), lines
         assert sink.logins == ["up@example.org"]
         ts.refresh_tokens.clear()
         write_private_json(token_file, {"version": 1, "provider": "google", "refresh_token": "rt-good"})
@@ -201,7 +211,7 @@ def test_daily_limit_holds_mails_for_the_next_day(tmp_path):
         report = mod.run_cycle()
         assert (report.sent, report.deferred, report.held, report.ok) == (0, 0, 1, True)
         assert report.summary().endswith("0 mail(s) sent, 0 deferred, 1 held for the next day by the "
-                                         "daily sending limit; 0 error(s)")
+                                         "daily sending limit, 1 waiting in the spool; 0 error(s)")
         assert len(sink.messages) == 2
         # the next UTC day: sent
         now[0] += timedelta(hours=3)

@@ -291,10 +291,15 @@ def record_sent(post: Post, result: SendResult, report: CycleReport, now: dateti
     if result.server_failure is not None:
         if post.bk.smtp_failing_since() is None:
             post.bk.set_smtp_failing_since(now)
-        log.error("SMTP server failure: %s", result.server_failure)
-        report.errors.append(f"SMTP server failure: {result.server_failure}; "
-                             f"{result.deferred} mail(s) kept in the spool")
-        post.tell_operator(word("operator", "alert_smtp_server", reason=result.server_failure))
+        # a batch that failed as a whole (connect, TLS, login) in words; else the
+        # spool's own words (every recipient refused alike)
+        reasons = list(dict.fromkeys(deferral_reason(err) for _, err in recorder.deferred())) \
+            if recorder is not None else []
+        why = reasons[0] if len(reasons) == 1 else result.server_failure
+        text = f"SMTP server failure: {why}; {result.deferred} mail(s) kept in the spool"
+        log.error("%s", text)
+        report.errors.append(text)
+        post.tell_operator(word("operator", "alert_smtp_server", reason=why))
         return
     if result.sent or result.failed:
         post.bk.set_smtp_failing_since(None)  # the server answers
