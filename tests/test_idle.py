@@ -158,4 +158,4 @@ def test_doctor_says_whether_idle_is_offered(dovecot, dovecot_without_idle, tmp_
         (tmp_path / "games").mkdir(exist_ok=True)
         result = CliRunner().invoke(pbem.main, ["--config", str(tmp_path / "pbem.yaml"), "doctor"],
                                     catch_exceptions=False)
-        assert expected in result.output.splitlines(), result.output
+        assert expected + "  [docs/operations.md: Mail servers]" in result.output.splitlines(), result.output
