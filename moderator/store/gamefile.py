@@ -64,6 +64,7 @@ from . import GAME_ID_PATTERN
 from ..rules.actions import Action
 from ..rules.board import DEFAULT_BOARD_PATH, Board
 from ..rules.engine import Game
+from ..rules.history import History
 from ..rules.notation import parse_action
 from .files import atomic_write, fsync_dir  # noqa: F401 - re-exported: their old import path
 
@@ -529,27 +530,27 @@ def restore_game(data: dict[str, Any], board: Board) -> Game:
     ``data`` is the file's mapping in the current format (as ``read_data`` gives
     it), ``board`` the board it names (already checked against ``board_sha256``).
     When the file keeps its public ``log`` (files written by pbem 0.2 and later),
-    the game is rebuilt from ``state`` with ``Game.from_dict`` and the history
-    read with the strict notation, without running the engine over the history:
-    a load costs about the same at turn 150 as at turn 1.  An older file (no
+    the game is rebuilt from ``state`` with ``Game.from_dict``, without running
+    the engine over the history, and its history is a ``History`` of the orders'
+    strict notation, read on first use (the moderator wrote them as ``str(action)``
+    of actions it applied): a load costs about the same at turn 150 as at turn 1.  An older file (no
     ``log``) is replayed (``replay``): the log exists nowhere else.
 
-    Raises StoreError for a history entry that cannot be read (or, by replay, does
-    not apply) and for a ``log`` whose length is not ``log_length``;
+    Raises StoreError for a history entry without a player and an order text (by
+    replay: one that cannot be read or does not apply) and for a ``log`` whose length is not ``log_length``;
     ValueError/KeyError/TypeError for a malformed state or setup data."""
     log = data.get("log")
     if log is None:
         return replay(data, board)
     if "log_length" in data and data["log_length"] != len(log):
         raise StoreError(f"the file's log has {len(log)} entries, but log_length says {data['log_length']}")
-    history = []
+    texts = []
     for i, h in enumerate(data.get("history") or []):
-        try:
-            history.append((h["player"], parse_action(h["order"])))
-        except Exception as exc:  # noqa: BLE001 - any failure is a corrupt history
-            raise StoreError(
-                f"history entry {i + 1} ({h.get('player')}: {h.get('order')!r}) cannot be read: {exc}"
-            ) from exc
+        order = h.get("order") if isinstance(h, dict) else None
+        if not isinstance(order, str) or not isinstance(h.get("player"), str):
+            raise StoreError(f"history entry {i + 1} ({h!r}) cannot be read: not a player and an order")
+        texts.append((h["player"], order))
+    history = History(texts)
     return Game.from_dict(
         data["state"], board=board, players=[p["name"] for p in data["players"]], seed=data["seed"],
         ruleset=data["ruleset"], options=data.get("options") or {}, log=log, history=history,
