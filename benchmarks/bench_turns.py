@@ -126,13 +126,14 @@ def one_cycle(directory: Path, base: bytes, digest: str, rng: random.Random,
     rec2 = GameRecord("g", game, record.players, data["board"], history=[dict(h) for h in data["history"]])
     _, t["apply"] = timed(lambda: rec2.apply(p, rec2.game.random_action(p, random.Random(0)), "<x@y>"))
     out, t["to_data"] = timed(rec2.to_data)
+    texts = None
     if snap is None:
         text, t["dump"] = timed(lambda: gamefile._dump(out))
     else:  # unchanged list entries keep their text
-        (text, _), t["dump"] = timed(lambda: store._dump_reusing(path, out, digest))
+        (text, texts), t["dump"] = timed(lambda: store._dump_reusing(path, out, digest))
     _, t["write"] = timed(lambda: atomic_write(path, text.encode("utf-8")))
     if snap is not None:
-        _, t["snapshot"] = timed(lambda: store._write_snapshot("g", digest, out))
+        _, t["snapshot"] = timed(lambda: store._write_snapshot("g", digest, out, texts))
     _, t["sha256"] = timed(lambda: hashlib.sha256(raw).hexdigest())
     return t
 
