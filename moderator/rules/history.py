@@ -29,7 +29,7 @@ class History:
     __slots__ = ("_texts", "_read", "_added")
 
     def __init__(self, texts: list[tuple[str, str]]):
-        self._texts = [(str(p), t) for p, t in texts]
+        self._texts = list(texts)
         self._read: list[tuple[str, Action]] | None = None
         self._added: list[tuple[str, Action]] = []
 

@@ -534,24 +534,20 @@ def restore_game(data: dict[str, Any], board: Board) -> Game:
     the game is rebuilt from ``state`` with ``Game.from_dict``, without running
     the engine over the history, and its history is a ``History`` of the orders'
     strict notation, read on first use (the moderator wrote them as ``str(action)``
-    of actions it applied): a load costs about the same at turn 150 as at turn 1.  An older file (no
-    ``log``) is replayed (``replay``): the log exists nowhere else.
+    of actions it applied): a load costs about the same at turn 150 as at turn 1.
+    An older file (no ``log``) is replayed (``replay``): the log exists nowhere
+    else.
 
-    Raises StoreError for a history entry without a player and an order text (by
-    replay: one that cannot be read or does not apply) and for a ``log`` whose length is not ``log_length``;
-    ValueError/KeyError/TypeError for a malformed state or setup data."""
+    Raises StoreError for a ``log`` whose length is not ``log_length`` and (by
+    replay) for a history entry that cannot be read or does not apply;
+    ValueError/KeyError/TypeError for a malformed state, setup data or history
+    entry (reading an order later raises ``NotationError``, see ``History``)."""
     log = data.get("log")
     if log is None:
         return replay(data, board)
     if "log_length" in data and data["log_length"] != len(log):
         raise StoreError(f"the file's log has {len(log)} entries, but log_length says {data['log_length']}")
-    texts = []
-    for i, h in enumerate(data.get("history") or []):
-        order = h.get("order") if isinstance(h, dict) else None
-        if not isinstance(order, str) or not isinstance(h.get("player"), str):
-            raise StoreError(f"history entry {i + 1} ({h!r}) cannot be read: not a player and an order")
-        texts.append((h["player"], order))
-    history = History(texts)
+    history = History([(h["player"], h["order"]) for h in data.get("history") or []])
     return Game.from_dict(
         data["state"], board=board, players=[p["name"] for p in data["players"]], seed=data["seed"],
         ruleset=data["ruleset"], options=data.get("options") or {}, log=log, history=history,
@@ -959,7 +955,7 @@ class GameStore:
             for n in lens[key]:
                 split.append(text[pos:pos + n])
                 pos += n
-            if not text.startswith(f"{follows}:", pos) or not all(t.startswith("- ") for t in split):
+            if not text.startswith(f"{follows}:", pos):
                 return None  # not the texts this snapshot was made with
             texts[key] = (items, split, json_texts[key])
         memo = _split_state(text, marshal.loads(marshal.dumps(data.get("state"))))
