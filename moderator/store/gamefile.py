@@ -55,6 +55,7 @@ import re
 import secrets
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, Callable
 
@@ -886,10 +887,15 @@ class GameStore:
                 texts[key] = ([], [], [])
                 continue
             old_items, old_texts, old_json = old.get(key, ([], [], []))
-            n = len(old_items)
-            out, js = [], []
-            for i, item in enumerate(items):
-                if i < n and old_items[i] == item:
+            n = min(len(old_items), len(items))
+            if items[:n] == old_items[:n]:  # the usual case: entries added at the end
+                out, js = old_texts[:n], old_json[:n]
+            else:
+                out, js = [], []
+                n = 0
+            for i in range(n, len(items)):
+                item = items[i]
+                if i < len(old_items) and old_items[i] == item:
                     out.append(old_texts[i])
                     js.append(old_json[i])
                 else:
@@ -951,10 +957,9 @@ class GameStore:
             if pos < 0:
                 return None
             pos += len(key) + 3
-            split = []
-            for n in lens[key]:
-                split.append(text[pos:pos + n])
-                pos += n
+            ends = list(accumulate(lens[key], initial=pos))
+            split = [text[a:b] for a, b in zip(ends, ends[1:])]
+            pos = ends[-1]
             if not text.startswith(f"{follows}:", pos):
                 return None  # not the texts this snapshot was made with
             texts[key] = (items, split, json_texts[key])
