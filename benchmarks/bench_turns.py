@@ -18,9 +18,9 @@ Ends with lines ``NAME: VALUE``: ``turn150_vs_turn1`` (the ratio of the median
 cycle CPU times, the target is at most 1.2) and the breakdown per file
 (``parse``: YAML parse, or with the snapshot ``GameStore.read_file`` (JSON and
 the texts of the list entries); ``copy``: the copy ``read_file`` hands out; ``restore``:
-``restore_game`` (``Game.from_dict`` and the strict notation); ``apply``;
+``restore_game`` (``Game.from_dict``; the orders' strict notation is read on first use); ``apply``;
 ``to_data``; ``dump``: the YAML dump, with unchanged list entries reused;
-``write``: the atomic write; ``snapshot``: writing the JSON snapshot), plus the
+``write``: the atomic write; ``snapshot``: writing the JSON snapshot, unchanged entries' JSON reused), plus the
 file sizes.  ``--no-snapshot`` measures the store as it was before the snapshot
 (a parse and a whole dump every time).  ``--replay`` also times the full replay and comparison (``pbem replay``,
 hand-edited files) for comparison.
