@@ -13,6 +13,7 @@ import copy
 import random
 import re
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 
 import test_properties as tp
 from game_helpers import default_board, freeze
-from moderator.rules.engine import Game
+from moderator.rules.engine import Game, _plain_copy
 from moderator.rules.history import History
 from moderator.store import gamefile
 from moderator.store.gamefile import GameRecord, GameStore, Player, StoreError
@@ -174,6 +175,8 @@ BAD_STATES = {
     "train lost": lambda s: s["box"].update(KCC=s["box"]["KCC"] + 1),
     "unknown share": lambda s: s["display"].__setitem__(0, "XYZ"),
     "money of a stranger": lambda s: s["money"].update(Zed=3),
+    "payout not a mapping": lambda s: s["payouts"].append(["KCC", 3]),
+    "payout key not text": lambda s: s["payouts"].append({1: "KCC"}),
     "not a mapping": None,
 }
 
@@ -347,3 +350,19 @@ def test_check_log_names_the_first_differing_entry():
     with pytest.raises(StoreError, match="not a list"):
         gamefile.check_log("a", ["a"])
     gamefile.check_log(["a"], ["a"])
+
+
+def test_a_restored_game_copies_its_plain_state():
+    # the state handed to from_dict is copied, never kept (a marshal round trip
+    # for plain data, part by part for anything else)
+    g = _mid_game()
+    state = g.to_dict()
+    h = restored(g, state)
+    assert h.payouts == state["payouts"] and h.payouts is not state["payouts"]
+    assert state["payouts"]  # the mid game paid a dividend
+    state["payouts"][0]["changed"] = True
+    assert "changed" not in h.payouts[0]
+    mixed = {"a": [1, "x", None, True, 2.5], "c": Counter(k=2)}
+    out = _plain_copy(mixed)
+    assert out == mixed and type(out["c"]) is Counter and out["a"] is not mixed["a"]
+    assert type(out["a"][3]) is bool
