@@ -18,9 +18,9 @@ Ends with lines ``NAME: VALUE``: ``turn150_vs_turn1`` (the ratio of the median
 cycle CPU times, the target is at most 1.2) and the breakdown per file
 (``parse``: YAML parse, or with the snapshot ``GameStore.read_file`` (JSON and
 the texts of the list entries); ``copy``: the copy ``read_file`` hands out; ``restore``:
-``restore_game`` (``Game.from_dict`` and the strict notation); ``apply``;
+``restore_game`` (``Game.from_dict``; the orders' strict notation is read on first use); ``apply``;
 ``to_data``; ``dump``: the YAML dump, with unchanged list entries reused;
-``write``: the atomic write; ``snapshot``: writing the JSON snapshot), plus the
+``write``: the atomic write; ``snapshot``: writing the JSON snapshot, unchanged entries' JSON reused), plus the
 file sizes.  ``--no-snapshot`` measures the store as it was before the snapshot
 (a parse and a whole dump every time).  ``--replay`` also times the full replay and comparison (``pbem replay``,
 hand-edited files) for comparison.
@@ -126,13 +126,14 @@ def one_cycle(directory: Path, base: bytes, digest: str, rng: random.Random,
     rec2 = GameRecord("g", game, record.players, data["board"], history=[dict(h) for h in data["history"]])
     _, t["apply"] = timed(lambda: rec2.apply(p, rec2.game.random_action(p, random.Random(0)), "<x@y>"))
     out, t["to_data"] = timed(rec2.to_data)
+    texts = None
     if snap is None:
         text, t["dump"] = timed(lambda: gamefile._dump(out))
     else:  # unchanged list entries keep their text
-        (text, _), t["dump"] = timed(lambda: store._dump_reusing(path, out, digest))
+        (text, texts), t["dump"] = timed(lambda: store._dump_reusing(path, out, digest))
     _, t["write"] = timed(lambda: atomic_write(path, text.encode("utf-8")))
     if snap is not None:
-        _, t["snapshot"] = timed(lambda: store._write_snapshot("g", digest, out))
+        _, t["snapshot"] = timed(lambda: store._write_snapshot("g", digest, out, texts))
     _, t["sha256"] = timed(lambda: hashlib.sha256(raw).hexdigest())
     return t
 

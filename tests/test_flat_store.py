@@ -88,9 +88,16 @@ def test_empty_lists_and_an_unusual_key_order(tmp_path):
 def test_trusted_load_uses_the_snapshot_and_gives_what_the_parse_gives(tmp_path, monkeypatch):
     store = GameStore(tmp_path)
     saved = store.write(record(7, 80))
-    snap = json.loads(store.snapshot_path("g").read_text(encoding="utf-8"))
-    assert snap["digest"] == saved.digest and snap["dump"] == gamefile.DUMP_ID
-    assert snap["data"] == parsed(saved.path)
+    text = store.snapshot_path("g").read_text(encoding="utf-8")
+    assert json.loads(text.partition("\n")[0])["dump"] == gamefile.DUMP_ID
+    digest, data, lens, _json = gamefile.read_snapshot(text)
+    assert digest == saved.digest and data == parsed(saved.path)
+    # one line per list entry, and the length of each entry's YAML text
+    assert len(text.splitlines()) == 1 + len(data["history"]) + len(data["log"])
+    yaml_text = saved.path.read_text(encoding="utf-8")
+    start = yaml_text.index("\nhistory:\n") + len("\nhistory:\n")
+    assert yaml_text[start:start + sum(lens["history"])] == gamefile._dump(
+        {"history": data["history"]})[len("history:\n"):]
     calls = []
     real = yaml.load
     monkeypatch.setattr(gamefile.yaml, "load", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
@@ -126,15 +133,15 @@ def test_a_damaged_or_stale_snapshot_is_ignored(tmp_path, damage):
     text = snap_path.read_text(encoding="utf-8")
     if damage == "torn":
         snap_path.write_text(text[: len(text) // 2], encoding="utf-8")
-    elif damage == "stale":
-        snap = json.loads(text)
-        snap["digest"] = "0" * 64
-        snap_path.write_text(json.dumps(snap), encoding="utf-8")
-    elif damage == "other-dumper":
-        snap = json.loads(text)
-        snap["dump"] = "another"
-        snap["data"]["state"]["money"]["Ann"] += 1
-        snap_path.write_text(json.dumps(snap), encoding="utf-8")
+    elif damage in ("stale", "other-dumper"):
+        line, _, rest = text.partition("\n")
+        head = json.loads(line)
+        if damage == "stale":
+            head["digest"] = "0" * 64
+        else:
+            head["dump"] = "another"
+            head["data"]["state"]["money"]["Ann"] += 1
+        snap_path.write_text(json.dumps(head) + "\n" + rest, encoding="utf-8")
     elif damage == "missing":
         snap_path.unlink()
     else:
@@ -147,7 +154,7 @@ def test_a_damaged_or_stale_snapshot_is_ignored(tmp_path, damage):
     rec.apply(p, rec.game.random_action(p, random.Random(0)), "<x@example.org>", "")
     again = fresh.write(rec)
     assert again.path.read_text(encoding="utf-8") == gamefile._dump(rec.to_data())
-    assert json.loads(snap_path.read_text(encoding="utf-8"))["digest"] == again.digest
+    assert gamefile.read_snapshot(snap_path.read_text(encoding="utf-8"))[0] == again.digest
 
 
 def test_fixture_files_load_and_save_as_a_whole_dump(tmp_path):
@@ -165,4 +172,12 @@ def test_fixture_files_load_and_save_as_a_whole_dump(tmp_path):
 def test_snapshot_is_not_written_for_data_json_cannot_give_back(tmp_path):
     store = GameStore(tmp_path)
     store._write_snapshot("g", "0" * 64, {"a": {1: "int key"}})
+    assert not store.snapshot_path("g").exists()
+    rec = record(10, 30)
+    saved = store.write(rec)
+    assert store.snapshot_path("g").exists()
+    rec.history[-1]["by"] = ("a", "tuple")  # JSON would give back a list
+    data = rec.to_data()
+    text, texts = store._dump_reusing(saved.path, data, saved.digest)
+    store._write_snapshot("g", "1" * 64, data, texts)
     assert not store.snapshot_path("g").exists()

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import copy
 import random
+import re
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,8 @@ from hypothesis import strategies as st
 
 import test_properties as tp
 from game_helpers import default_board, freeze
-from moderator.rules.engine import Game
+from moderator.rules.engine import Game, _plain_copy
+from moderator.rules.history import History
 from moderator.store import gamefile
 from moderator.store.gamefile import GameRecord, GameStore, Player, StoreError
 
@@ -172,6 +175,8 @@ BAD_STATES = {
     "train lost": lambda s: s["box"].update(KCC=s["box"]["KCC"] + 1),
     "unknown share": lambda s: s["display"].__setitem__(0, "XYZ"),
     "money of a stranger": lambda s: s["money"].update(Zed=3),
+    "payout not a mapping": lambda s: s["payouts"].append(["KCC", 3]),
+    "payout key not text": lambda s: s["payouts"].append({1: "KCC"}),
     "not a mapping": None,
 }
 
@@ -267,14 +272,42 @@ def test_a_trusted_file_without_a_log_is_replayed(tmp_path, monkeypatch):
     assert trusted == checked
 
 
-def test_a_trusted_load_still_reads_orders_strictly(tmp_path):
+def test_a_trusted_load_reads_orders_strictly_on_first_use(tmp_path):
+    # the digest vouches for the bytes, so the orders are read when first needed
+    # (strictly: an entry that is not strict notation is named then); any load
+    # without that digest reads and replays them at once
     store, rec = _record(tmp_path)
     data = store.read_data("ridge")
-    data["history"][3]["order"] = data["history"][3]["order"].upper()
+    bad = data["history"][3]["order"].upper()
+    data["history"][3]["order"] = bad
     store.path("ridge").write_text(gamefile._dump(data), encoding="utf-8")
     digest = store.read_file("ridge").digest
+    trusted = store.load("ridge", trusted_digest=digest)
+    assert len(trusted.game.history) == len(rec.game.history)
+    with pytest.raises(ValueError, match=f"history entry 4 .*{re.escape(repr(bad))}"):
+        list(trusted.game.history)
     with pytest.raises(StoreError, match="history entry 4"):
-        store.load("ridge", trusted_digest=digest)
+        store.load("ridge")
+
+
+def test_a_restored_history_reads_its_orders_once_and_keeps_new_moves(tmp_path):
+    store, rec = _record(tmp_path)
+    data = store.read_data("ridge")
+    game = gamefile.restore_game(data, default_board())
+    h = game.history
+    assert isinstance(h, History) and h._read is None
+    assert len(h) == len(rec.game.history) == len(data["history"])
+    assert list(h.players()) == [p for p, _a in rec.game.history]
+    p = game.waiting_for()[0]
+    action = game.random_action(p, random.Random(3))
+    game.push(p, action)
+    assert h[len(data["history"])] == (p, action) and h[-1] == (p, action)
+    assert h._read is None  # the new move and the length needed no parse
+    assert h == [*rec.game.history, (p, action)] and h._read is not None
+    assert [str(a) for _p, a in h] == [x["order"] for x in data["history"]] + [str(action)]
+    c = game.copy()
+    c.push(*next((q, c.random_action(q, random.Random(4))) for q in c.waiting_for()))
+    assert len(c.history) == len(h) + 1 and len(game.history) == len(h)
 
 
 def test_a_trusted_load_refuses_a_log_of_the_wrong_length(tmp_path):
@@ -317,3 +350,19 @@ def test_check_log_names_the_first_differing_entry():
     with pytest.raises(StoreError, match="not a list"):
         gamefile.check_log("a", ["a"])
     gamefile.check_log(["a"], ["a"])
+
+
+def test_a_restored_game_copies_its_plain_state():
+    # the state handed to from_dict is copied, never kept (a marshal round trip
+    # for plain data, part by part for anything else)
+    g = _mid_game()
+    state = g.to_dict()
+    h = restored(g, state)
+    assert h.payouts == state["payouts"] and h.payouts is not state["payouts"]
+    assert state["payouts"]  # the mid game paid a dividend
+    state["payouts"][0]["changed"] = True
+    assert "changed" not in h.payouts[0]
+    mixed = {"a": [1, "x", None, True, 2.5], "c": Counter(k=2)}
+    out = _plain_copy(mixed)
+    assert out == mixed and type(out["c"]) is Counter and out["a"] is not mixed["a"]
+    assert type(out["a"][3]) is bool

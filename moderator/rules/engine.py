@@ -25,6 +25,7 @@ thousands of BUILD x take x swap combinations; ``legal_actions`` lists them all.
 from __future__ import annotations
 
 import copy as _copy
+import marshal as _marshal
 import random
 import types
 import typing
@@ -52,6 +53,7 @@ from .components import (
     company_value,
 )
 from .dividends import company_payout, up_payout
+from .history import History
 from .legal import LegalActions, LegalSummary, starts as _starts, without as _without
 from .network import Network
 
@@ -151,13 +153,21 @@ def _load_placed(saved: dict[SectionId, list[CompanyId | None]], board: Board) -
 
 def _plain_copy(value: Any) -> Any:
     """A deep copy of plain data (dicts, lists, text, numbers), as
-    ``copy.deepcopy`` makes it, in a fraction of its time; any other object
-    (a ``Counter``, a tuple) is copied by ``copy.deepcopy``."""
+    ``copy.deepcopy`` makes it, in a fraction of its time (a ``marshal`` round
+    trip, which builds exactly these types again); any other object (a
+    ``Counter``, an action) is copied by ``copy.deepcopy``."""
+    try:
+        return _marshal.loads(_marshal.dumps(value))
+    except ValueError:  # not plain data: part by part
+        return _plain_parts(value)
+
+
+def _plain_parts(value: Any) -> Any:
     t = type(value)
     if t is dict:
-        return {k: _plain_copy(v) for k, v in value.items()}
+        return {k: _plain_parts(v) for k, v in value.items()}
     if t is list:
-        return [_plain_copy(v) for v in value]
+        return [_plain_parts(v) for v in value]
     if t is str or t is int or value is None or t is bool or t is float:
         return value
     return _copy.deepcopy(value)
@@ -198,6 +208,9 @@ def _fits(tp: Any) -> Any:
 
         def test(v: Any) -> bool:
             return isinstance(v, tuple) and len(v) == len(parts) and all(t(x) for t, x in zip(parts, v))
+    elif origin is dict and args[1] is Any and args[0] is str:
+        def test(v: Any) -> bool:  # the common plain record: only the keys to test
+            return isinstance(v, dict) and all(type(k) is str for k in v)
     elif origin is dict:
         key, val = _fits(args[0]), _fits(args[1])
 
@@ -300,6 +313,11 @@ def _state(default: Any = MISSING, *, factory: Any = MISSING, copy: Any = _same,
     return field(metadata=metadata)
 
 
+def _copy_history(history: Any) -> Any:
+    """A copy of a game's history: a list, or a ``History`` (kept unread)."""
+    return history.copy() if isinstance(history, History) else list(history)
+
+
 @dataclass
 class Game:
     """The whole state of one game.
@@ -341,7 +359,9 @@ class Game:
     money: dict[str, int] = _state(factory=dict, copy=dict)  # millions; option hidden_money hides it
     payouts: list[dict[str, Any]] = _state(factory=list, copy=_plain_copy)
     log: list[str] = _state(factory=list, copy=list, save=False)
-    history: list[tuple[PlayerName, Action]] = _state(factory=list, copy=list, save=False, visible="hidden")
+    # a list, or a ``History`` (a restored game: the recorded entries read on first use)
+    history: list[tuple[PlayerName, Action]] = _state(factory=list, copy=_copy_history, save=False,
+                                                      visible="hidden")
     _network: Network | None = field(default=None, init=False, repr=False, compare=False)
 
     # ================================================================= setup
@@ -1218,7 +1238,7 @@ class Game:
         ruleset: str,
         options: dict[str, bool],
         log: list[str],
-        history: list[tuple[PlayerName, Action]],
+        history: list[tuple[PlayerName, Action]] | History,
     ) -> "Game":
         """The game whose ``to_dict()`` is ``state``, with the fields that
         ``to_dict`` does not save given here: the inverse of ``to_dict``, so that a
@@ -1229,7 +1249,9 @@ class Game:
         the unsaved ones are the arguments or their defaults (``dividends_pending``
         is 0 between actions); the network's caches are rebuilt lazily.  Pure: the
         arguments are copied, never kept or changed.  ``state`` must hold exactly
-        the saved keys.
+        the saved keys.  ``history`` is a list of ``(player, action)`` or a
+        ``History`` of strict notation texts, read on first use (its players are
+        checked now).
 
         Raises ValueError for a malformed state or setup: a missing or unknown key,
         a value of the wrong shape (by the field's type), players or ruleset or
@@ -1250,7 +1272,8 @@ class Game:
             "options": options, "log": log, "history": history,
         }
         for name, value in given.items():
-            _check_shape(value, _HINTS[name], name)
+            if not (name == "history" and isinstance(value, History)):  # its actions: read on use
+                _check_shape(value, _HINTS[name], name)
         opts = check_setup(players, ruleset, options)
         kwargs: dict[str, Any] = {}
         for f in _COPIED:
@@ -1306,7 +1329,9 @@ class Game:
             raise bad("a share is not a company's or UP")
         if not set(self.stack) <= shares | {DIVIDEND} or len(self.display) not in (0, 4):
             raise bad("the stack or the display holds an unknown card")
-        for i, (player, _action) in enumerate(self.history):
+        history = self.history
+        names = history.players() if isinstance(history, History) else (p for p, _a in history)
+        for i, player in enumerate(names):
             if player not in players:
                 raise bad(f"history entry {i + 1} is by {player!r}, not a player")
 

@@ -34,9 +34,10 @@ checks the board digest, replays ``seed`` + ``history`` through the engine with 
 strict notation and compares the result with ``state`` (and with ``log`` when the
 file keeps it): a mismatch raises ``StoreError`` (never a guess).  A file the
 moderator itself wrote, unchanged since (its digest is trusted), is restored from
-``state`` and ``log`` without a replay (``restore_game``), and without a YAML parse when the
-JSON snapshot ``write`` left (``games/.snapshots/GAME.json``, a cache keyed by the
-file's digest) matches; a save reuses the text of the entries of ``history``,
+``state`` and ``log`` without a replay (``restore_game``; its orders are read
+on first use), and without a YAML parse when the JSON snapshot ``write`` left
+(``games/.snapshots/GAME.json``, a cache keyed by the file's digest) matches; a
+save reuses the text of the entries of ``history``,
 ``log`` and the growing parts of ``state`` that did not change, writing exactly
 the bytes of a whole dump.  Only the safe YAML loader is used (libyaml's
 ``CSafeLoader`` when present).  Writes are atomic (``moderator.store.files``) under
@@ -54,6 +55,7 @@ import re
 import secrets
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, Callable
 
@@ -64,6 +66,7 @@ from . import GAME_ID_PATTERN
 from ..rules.actions import Action
 from ..rules.board import DEFAULT_BOARD_PATH, Board
 from ..rules.engine import Game
+from ..rules.history import History
 from ..rules.notation import parse_action
 from .files import atomic_write, fsync_dir  # noqa: F401 - re-exported: their old import path
 
@@ -561,27 +564,23 @@ def restore_game(data: dict[str, Any], board: Board) -> Game:
     ``data`` is the file's mapping in the current format (as ``read_data`` gives
     it), ``board`` the board it names (already checked against ``board_sha256``).
     When the file keeps its public ``log`` (files written by pbem 0.2 and later),
-    the game is rebuilt from ``state`` with ``Game.from_dict`` and the history
-    read with the strict notation, without running the engine over the history:
-    a load costs about the same at turn 150 as at turn 1.  An older file (no
-    ``log``) is replayed (``replay``): the log exists nowhere else.
+    the game is rebuilt from ``state`` with ``Game.from_dict``, without running
+    the engine over the history, and its history is a ``History`` of the orders'
+    strict notation, read on first use (the moderator wrote them as ``str(action)``
+    of actions it applied): a load costs about the same at turn 150 as at turn 1.
+    An older file (no ``log``) is replayed (``replay``): the log exists nowhere
+    else.
 
-    Raises StoreError for a history entry that cannot be read (or, by replay, does
-    not apply) and for a ``log`` whose length is not ``log_length``;
-    ValueError/KeyError/TypeError for a malformed state or setup data."""
+    Raises StoreError for a ``log`` whose length is not ``log_length`` and (by
+    replay) for a history entry that cannot be read or does not apply;
+    ValueError/KeyError/TypeError for a malformed state, setup data or history
+    entry (reading an order later raises ``NotationError``, see ``History``)."""
     log = data.get("log")
     if log is None:
         return replay(data, board)
     if "log_length" in data and data["log_length"] != len(log):
         raise StoreError(f"the file's log has {len(log)} entries, but log_length says {data['log_length']}")
-    history = []
-    for i, h in enumerate(data.get("history") or []):
-        try:
-            history.append((h["player"], parse_action(h["order"])))
-        except Exception as exc:  # noqa: BLE001 - any failure is a corrupt history
-            raise StoreError(
-                f"history entry {i + 1} ({h.get('player')}: {h.get('order')!r}) cannot be read: {exc}"
-            ) from exc
+    history = History([(h["player"], h["order"]) for h in data.get("history") or []])
     return Game.from_dict(
         data["state"], board=board, players=[p["name"] for p in data["players"]], seed=data["seed"],
         ruleset=data["ruleset"], options=data.get("options") or {}, log=log, history=history,
@@ -667,14 +666,17 @@ class GameStore:
     the number of game files."""
 
     SNAPSHOTS = ".snapshots"
-    """``DIR/.snapshots/GAME.json``: what ``write`` wrote, as JSON (``digest`` of the
-    game file's bytes, ``dump`` = ``DUMP_ID``, ``data``), so that a trusted load
-    (``load(trusted_digest=...)`` of the bytes the moderator wrote) skips the YAML
-    parse.  A cache, never the record: written after the game file, without fsync;
-    used only when the game file's bytes hash to both the trusted digest and the
-    snapshot's digest (a file edited by hand, restored or written by another tool
-    is parsed, and fully checked by ``load``); a missing, torn or stale snapshot
-    is ignored."""
+    """``DIR/.snapshots/GAME.json``: what ``write`` wrote, as JSON lines
+    (``_snapshot_text``: the ``digest`` of the game file's bytes, ``dump`` =
+    ``DUMP_ID``, the mapping without its lists, the length of each list entry's
+    YAML text; then one line per entry of ``history`` and ``log``), so that a
+    trusted load (``load(trusted_digest=...)`` of the bytes the moderator wrote)
+    skips the YAML parse and the next ``write`` reuses the text of the unchanged
+    entries.  A cache, never the record: written after the game file, without
+    fsync; used only when the game file's bytes hash to both the trusted digest
+    and the snapshot's digest (a file edited by hand, restored or written by
+    another tool is parsed, and fully checked by ``load``); a missing, torn or
+    stale snapshot is ignored."""
 
     def __init__(self, directory: str | os.PathLike[str],
                  on_save: Callable[[SavedGame], None] | None = None):
@@ -879,7 +881,7 @@ class GameStore:
                           FileStamp.of(os.stat(path)))
         if texts is not None:
             self._remember_texts(path, saved.digest, texts)
-        self._write_snapshot(record.id, saved.digest, data)
+        self._write_snapshot(record.id, saved.digest, data, texts)
         record.source_digest = saved.digest
         if self.on_save is not None:
             self.on_save(saved)
@@ -887,53 +889,69 @@ class GameStore:
 
 
     # -- flat cost: item texts reused, parses skipped ---------------------------
-    def _remember_texts(self, path: Path, digest: str, texts: dict[str, tuple[list, list[str]]]) -> None:
+    def _remember_texts(self, path: Path, digest: str, texts: dict[str, Any]) -> None:
         self._texts[path] = (digest, texts)
         self._texts.move_to_end(path)
         while len(self._texts) > self.PARSE_CACHE:
             self._texts.popitem(last=False)
 
     def _dump_reusing(self, path: Path, data: dict[str, Any], source_digest: str | None
-                      ) -> tuple[str, dict[str, tuple[list, list[str]]] | None]:
+                      ) -> tuple[str, dict[str, Any] | None]:
         """``_dump(data)``, byte for byte, made from the dump of the keys other
         than ``history`` and ``log`` and the text of each of their entries: an
         entry equal to the one at the same place in the file the record was loaded
         from (``source_digest``; texts remembered by this store) keeps its text,
-        the others are dumped.  Returns the text and the entries' texts (None when
-        ``data`` does not have the usual key order: then a plain ``_dump``)."""
+        the others are dumped.  Returns the text and the entries' texts: for each
+        list ``(items, YAML texts, JSON texts)`` (a JSON text None for an entry
+        JSON does not give back exactly), and the memo of ``state``
+        (``_state_text``); None when ``data`` does not have the usual key order:
+        then a plain ``_dump``."""
         keys = list(data)
         if keys[-3:] != ["history", "log", "state"] or not all(isinstance(data[k], list) for k in _LISTS):
             return _dump(data), None
         known = self._texts.get(path)
         old = known[1] if known is not None and known[0] == source_digest else {}
         parts = [_dump({k: data[k] for k in keys[:-3]})]
-        texts: dict[str, tuple[list, list[str]]] = {}
+        texts: dict[str, Any] = {}
         for key in _LISTS:
             items = data[key]
             if not items:
                 parts.append(f"{key}: []\n")
-                texts[key] = ([], [])
+                texts[key] = ([], [], [])
                 continue
-            old_items, old_texts = old.get(key, ([], []))
-            n = len(old_items)
-            out = [old_texts[i] if i < n and old_items[i] == item else _item_text(key, item)
-                   for i, item in enumerate(items)]
+            old_items, old_texts, old_json = old.get(key, ([], [], []))
+            n = min(len(old_items), len(items))
+            if items[:n] == old_items[:n]:  # the usual case: entries added at the end
+                out, js = old_texts[:n], old_json[:n]
+            else:
+                out, js = [], []
+                n = 0
+            for i in range(n, len(items)):
+                item = items[i]
+                if i < len(old_items) and old_items[i] == item:
+                    out.append(old_texts[i])
+                    js.append(old_json[i])
+                else:
+                    out.append(_item_text(key, item))
+                    js.append(_item_json(key, item))
             parts.append(f"{key}:\n")
             parts.extend(out)
-            texts[key] = (items, out)
+            texts[key] = (items, out, js)
         state_text, texts["state"] = _state_text(data["state"], old.get("state") or {})
         parts.append(state_text)
         return "".join(parts), texts
 
-    def _write_snapshot(self, game_id: str, digest: str, data: dict[str, Any]) -> None:
-        """Write the snapshot of what was just written (best effort: a cache).  Only
-        when JSON gives back exactly ``data`` (no keys that are not strings, no
-        tuples), as the YAML parse of the file would."""
+    def _write_snapshot(self, game_id: str, digest: str, data: dict[str, Any],
+                        texts: dict[str, Any] | None = None) -> None:
+        """Write the snapshot of what was just written (best effort: a cache; see
+        ``SNAPSHOTS``) from the texts ``_dump_reusing`` made (``texts``): the JSON
+        of an unchanged list entry is reused.  Only when JSON gives back exactly
+        ``data`` (no keys that are not strings, no tuples), as the YAML parse of
+        the file would; else (and without ``texts``) the snapshot is removed."""
         path = self.snapshot_path(game_id)
         try:
-            text = json.dumps({"digest": digest, "dump": DUMP_ID, "data": data},
-                              ensure_ascii=False, allow_nan=False)
-            if not _json_exact(data):
+            text = _snapshot_text(digest, data, texts) if texts is not None else None
+            if text is None:
                 path.unlink(missing_ok=True)
                 return
             path.parent.mkdir(exist_ok=True)
@@ -948,48 +966,106 @@ class GameStore:
 
     def _snapshot(self, game_id: str, digest: str, raw: bytes) -> dict[str, Any] | None:
         """The mapping of the game file whose bytes ``raw`` hash to ``digest``, from
-        its snapshot, or None (no snapshot, another digest or dumper, unreadable).
-        Remembers the text of the file's list entries for ``write``."""
+        its snapshot, or None (no snapshot, another digest or dumper, torn,
+        unreadable).  Remembers the texts of the file's list entries for
+        ``write``.  Called by ``load`` only, which copies what it keeps of the
+        lists (the remembered entries are the mapping's own)."""
         try:
-            snap = json.loads(self.snapshot_path(game_id).read_text(encoding="utf-8"))
-            if snap.get("digest") != digest or snap.get("dump") != DUMP_ID:
-                return None
-            data = snap["data"]
-            if not isinstance(data, dict) or data.get("format") != FORMAT:
-                return None
-        except (OSError, ValueError, AttributeError, KeyError, TypeError):
+            snap = read_snapshot(self.snapshot_path(game_id).read_text(encoding="utf-8"))
+        except OSError:
             return None
-        if all(isinstance(data.get(k), list) for k in _LISTS):
-            text = raw.decode("utf-8")
-            texts = {}
-            for key in _LISTS:
-                split = _split_items(text, key, len(data[key])) if data[key] else []
-                if split is None:
-                    break
-                # copies: the caller may change ``data``; marshal copies plain data fast
-                texts[key] = (marshal.loads(marshal.dumps(data[key])), split)
-            else:
-                memo = _split_state(text, marshal.loads(marshal.dumps(data.get("state"))))
-                if memo is not None:
-                    texts["state"] = memo
-                self._remember_texts(self.path(game_id), digest, texts)
+        if snap is None or snap[0] != digest:
+            return None
+        data, lens, json_texts = snap[1], snap[2], snap[3]
+        if data.get("format") != FORMAT:
+            return None
+        text = raw.decode("utf-8")
+        texts: dict[str, Any] = {}
+        for key, follows in zip(_LISTS, (*_LISTS[1:], "state")):
+            items = data[key]
+            if not items:
+                texts[key] = ([], [], [])
+                continue
+            pos = text.find(f"\n{key}:\n")
+            if pos < 0:
+                return None
+            pos += len(key) + 3
+            ends = list(accumulate(lens[key], initial=pos))
+            split = [text[a:b] for a, b in zip(ends, ends[1:])]
+            pos = ends[-1]
+            if not text.startswith(f"{follows}:", pos):
+                return None  # not the texts this snapshot was made with
+            texts[key] = (items, split, json_texts[key])
+        memo = _split_state(text, marshal.loads(marshal.dumps(data.get("state"))))
+        if memo is not None:
+            texts["state"] = memo
+        self._remember_texts(self.path(game_id), digest, texts)
         return data
 
 
-def _json_exact(data: dict[str, Any]) -> bool:
-    """Whether JSON gives back exactly ``data`` (a game file's mapping): the
-    growing lists checked item by item for their plain shapes (``log``: text;
-    ``history``: mappings of text to text, whole numbers or null), the rest by a
-    round trip through JSON, whose cost does not grow with the game."""
-    rest = {k: v for k, v in data.items() if k not in _LISTS}
-    if json.loads(json.dumps(rest, ensure_ascii=False, allow_nan=False)) != rest:
-        return False
-    log, history = data.get("log"), data.get("history")
-    if log is not None and not (type(log) is list and all(type(x) is str for x in log)):
-        return False
-    plain = (str, int, type(None))
-    return history is None or (type(history) is list and all(
-        type(h) is dict and all(type(k) is str and type(v) in plain for k, v in h.items()) for h in history))
+def _item_json(key: str, item: Any) -> str | None:
+    """The JSON text of one entry of the list ``key`` when JSON gives it back
+    exactly (``log``: text; ``history``: a mapping of text to text, whole numbers
+    or null), else None."""
+    if key == "log":
+        ok = type(item) is str
+    else:
+        ok = type(item) is dict and all(type(k) is str and type(v) in _PLAIN for k, v in item.items())
+    return json.dumps(item, ensure_ascii=False, allow_nan=False) if ok else None
+
+
+_PLAIN = (str, int, type(None))
+
+
+def _snapshot_text(digest: str, data: dict[str, Any], texts: dict[str, Any]) -> str | None:
+    """The snapshot of a game file (``GameStore.SNAPSHOTS``): a first line, the
+    JSON of ``{"digest", "dump", "data", "items"}`` (``data`` without the entries of
+    ``history`` and ``log``, null in their place; ``items``: the length in
+    characters of each entry's YAML text in the game file, by list), then one
+    line per entry of ``history``, then of ``log``, each its JSON (``texts`` as
+    ``_dump_reusing`` made them).  None when JSON does not give back ``data``."""
+    rest = {k: (None if k in _LISTS else v) for k, v in data.items()}
+    head = json.dumps({"digest": digest, "dump": DUMP_ID, "data": rest,
+                       "items": {k: [len(t) for t in texts[k][1]] for k in _LISTS}},
+                      ensure_ascii=False, allow_nan=False)
+    if json.loads(head)["data"] != rest:
+        return None
+    lines = [head]
+    for key in _LISTS:
+        js = texts[key][2]
+        if any(j is None for j in js):
+            return None
+        lines.extend(js)
+    lines.append("")
+    return "\n".join(lines)
+
+
+def read_snapshot(text: str) -> tuple[str, dict[str, Any], dict[str, list[int]], dict[str, list[str]]] | None:
+    """A snapshot's ``(digest, data, YAML text lengths, JSON texts)`` (see
+    ``_snapshot_text``; ``data`` whole again, with its lists), or None when it is
+    not a complete snapshot made by this dumper (``DUMP_ID``)."""
+    lines = text.split("\n")  # compact JSON never holds a raw line feed
+    try:
+        head = json.loads(lines[0])
+        if head.get("dump") != DUMP_ID:
+            return None
+        data, lens = head["data"], head["items"]
+        if not isinstance(data, dict) or not all(isinstance(lens.get(k), list) for k in _LISTS):
+            return None
+        pos, json_texts = 1, {}
+        for key in _LISTS:
+            n = len(lens[key])
+            js = lines[pos:pos + n]
+            pos += n
+            data[key] = json.loads("[" + ",".join(js) + "]") if n else []
+            json_texts[key] = js
+            if len(data[key]) != n:
+                return None
+        if len(lines) != pos + 1 or lines[pos] != "" or not isinstance(head["digest"], str):
+            return None  # torn, or more than it says
+    except (ValueError, AttributeError, KeyError, TypeError):
+        return None
+    return head["digest"], data, lens, json_texts
 
 
 def _seats(data: dict[str, Any]) -> dict[str, Any]:
