@@ -650,3 +650,97 @@ def test_a_gm_mail_of_several_lines_answers_each_and_a_bad_line_changes_nothing(
     assert body.index("DONE: The game master paused") < body.index('REFUSED: "adjourn the game" is no') \
         < body.index("DONE: The game master resumed")
     assert "THE GAME MASTER'S GUIDE" in body  # a refused line brings the guide
+
+
+def test_missed_deadline_then_replacement_through_dovecot_and_aiosmtpd(tmp_path, dovecot, smtp_sink,
+                                                                       monkeypatch):
+    """Issue 10 through real servers: the orders come from a Dovecot inbox over IMAP
+    and the mails leave through aiosmtpd; Bob stays silent past his deadline, the
+    built-in player moves for him (marked in the history, every player told),
+    then the game master gives the seat to Dora, who plays on; the file replays."""
+    from email import policy
+    from email.message import EmailMessage
+    from email.utils import make_msgid
+
+    from moderator.config import load_config
+
+    monkeypatch.setenv("GM_IMAP_PASSWORD", dovecot.password)
+    cfg = tmp_path / "pbem.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "moderator": {"address": "moderator@up.example"},
+        "operator": OPERATOR,
+        "games_dir": str(tmp_path / "games"),
+        "spool_dir": str(tmp_path / "spool"),
+        "imap": {"host": dovecot.host, "port": dovecot.port, "security": "none",
+                 "username": dovecot.username, "password_env": "GM_IMAP_PASSWORD"},
+        "smtp": {"host": smtp_sink.host, "port": smtp_sink.port, "security": "none"},
+    }))
+    now = [datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)]
+    mod = Moderator(load_config(cfg), clock=lambda: now[0])
+    mod.create_game("late", PLAYERS, seed=11, settings={"deadline": 24 * 3600})
+    store = GameStore(tmp_path / "games")
+    seen = [0]
+
+    def sent():
+        new = smtp_sink.messages[seen[0]:]
+        seen[0] += len(new)
+        return [m.message for m in new]
+
+    def send(sender, secret, body):
+        msg = EmailMessage(policy=policy.default)
+        msg["From"], msg["To"] = sender, "moderator@up.example"
+        msg["Subject"] = "orders"
+        msg["Message-ID"] = make_msgid(domain="players.example")
+        msg.set_content(f"game: late\nsecret: {secret}\n{body}\n")
+        dovecot.append(msg.as_bytes())
+
+    def cycle(hours=1):
+        now[0] += timedelta(hours=hours)
+        report = mod.run_cycle()
+        assert report.ok, report.errors
+        return report
+
+    rec = store.load("late")
+    for name, address in PLAYERS:
+        send(address, rec.player_by_name(name).secret, f"start {sorted(rec.game.share_hands[name])[0]}")
+    assert cycle().applied == 3
+    rec = store.load("late")
+    while rec.game.to_move != "Bob":  # the others play until Bob is on move
+        who = rec.game.to_move
+        send(dict(PLAYERS)[who], rec.player_by_name(who).secret,
+             str(rec.game.random_action(who, random.Random(len(rec.history)))))
+        assert cycle().applied == 1
+        rec = store.load("late")
+    sent()
+    moves = len(rec.history)
+    cycle(23)  # Bob's deadline: 24 hours after the mail that asked for his move
+    assert len(store.load("late").history) == moves
+    cycle(1)
+    rec = store.load("late")
+    assert rec.history[moves]["player"] == "Bob" and rec.history[moves]["by"] == "bot"
+    assert rec.player_by_name("Bob").missed == 1
+    told = [m for m in sent() if "automatic move for Bob" in text_of(m)]
+    assert sorted(str(m["To"]).lower() for m in told) == sorted(a.lower() for _, a in PLAYERS)
+    # the game master gives the silent seat to Dora
+    old = rec.player_by_name("Bob").secret
+    send(OPERATOR, rec.game_master["secret"], "replace Bob Dora=dora@example.org")
+    cycle()
+    rec = store.load("late")
+    bob = rec.player_by_name("Bob")
+    assert bob.address == "dora@example.org" and bob.secret != old
+    assert not bob.bot and bob.missed == 0
+    (welcome,) = to(sent(), "dora@example.org")
+    assert f"Your secret for this game is: {bob.secret}" in text_of(welcome)
+    while rec.game.to_move != "Bob":
+        who = rec.game.to_move
+        send(dict(PLAYERS)[who], rec.player_by_name(who).secret,
+             str(rec.game.random_action(who, random.Random(len(rec.history)))))
+        assert cycle().applied == 1
+        rec = store.load("late")
+    action = str(rec.game.random_action("Bob", random.Random(5)))
+    send("dora@example.org", bob.secret, action)
+    assert cycle().applied == 1
+    rec = store.load("late", check=True)  # the whole file replays, the bot's move included
+    assert rec.history[-1] == {"player": "Bob", "order": action, "message_id": rec.history[-1]["message_id"],
+                               "received": rec.history[-1]["received"]}
+    assert dovecot.messages("INBOX") == []
