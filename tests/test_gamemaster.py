@@ -315,7 +315,8 @@ def test_resign_then_confirm_gives_up_the_seat_and_stops_the_mail(g):
     g.order("Cy", "I resign from this game, sorry.")
     g.run()
     (asked,) = g.sent()
-    assert 'send "resign confirm" by' in text_of(asked)
+    asked_at = datetime.fromisoformat(g.load().resigning["Cy"]) + timedelta(days=1)
+    assert f'send "resign confirm" by {asked_at:%Y-%m-%d %H:%M} UTC.' in text_of(asked)
     assert g.load().resigned == []
     g.order("Cy", "resign confirm")
     g.run()

@@ -30,7 +30,7 @@ from __future__ import annotations
 import getpass
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from email.message import EmailMessage
 from email.utils import make_msgid
 from typing import Any
@@ -626,7 +626,7 @@ def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player
     if cmd == "resign":
         record.resigning[name] = now.isoformat(timespec="seconds")
         store.save(record)
-        until = (now + RESIGN_WINDOW).isoformat(timespec="seconds")
+        until = (now + RESIGN_WINDOW).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M")  # as the deadlines
         return word("gm", "resign_title"), word("gm", "resign_asked", until=until)
     asked = record.resigning.get(name)
     if asked is None or now - datetime.fromisoformat(asked) > RESIGN_WINDOW:
