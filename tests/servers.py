@@ -137,6 +137,36 @@ class StoredMessage:
     raw: bytes
 
 
+class PrivateServer:
+    """What the private test servers (Dovecot, Courier, Postfix) share: a
+    temporary directory ``_dir``, ``start()``/``stop(timeout=...)`` supplied by
+    the server, a stop at interpreter exit while running, and use as a context
+    manager (``with Dovecot() as d: ...``)."""
+
+    _dir: Path | None = None
+
+    def cleanup(self) -> None:
+        """Stop and delete the temporary directory."""
+        self.stop()
+        atexit.unregister(self._stop_at_exit)
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def _stop_at_exit(self) -> None:
+        try:
+            self.stop(timeout=5)
+        except Exception:  # pragma: no cover - best effort at interpreter exit
+            pass
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.cleanup()
+
+
 class ImapAccounts:
     """What the test IMAP servers share: reaching an account (plain IMAP on
     :attr:`port` of :attr:`host`, :attr:`username`/:attr:`password`) to look
@@ -202,7 +232,7 @@ class ImapAccounts:
             client.logout()
 
 
-class Dovecot(ImapAccounts):
+class Dovecot(PrivateServer, ImapAccounts):
     """A private Dovecot IMAP server on 127.0.0.1, run as root.
 
     ``Dovecot(tls=None, password="secret", imap_capability=None)``
@@ -448,27 +478,6 @@ class Dovecot(ImapAccounts):
         subprocess.run(["doveadm", "-c", str(self.config_path), "kick", username or self.username],
                        check=True, stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
 
-    def cleanup(self) -> None:
-        """Stop and delete the temporary directory."""
-        self.stop()
-        atexit.unregister(self._stop_at_exit)
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
-
-    def _stop_at_exit(self) -> None:
-        try:
-            self.stop(timeout=5)
-        except Exception:  # pragma: no cover - best effort at interpreter exit
-            pass
-
-    def __enter__(self) -> "Dovecot":
-        self.start()
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.cleanup()
-
     # -- accounts and mail --------------------------------------------------
 
     def new_user(self, prefix: str = "user") -> str:
@@ -523,7 +532,7 @@ COURIER_BINARIES = ("/usr/sbin/couriertcpd", COURIER_IMAPLOGIN, COURIER_IMAPD,
 COURIER_CAPABILITY = "IMAP4rev1 UIDPLUS CHILDREN NAMESPACE THREAD=ORDEREDSUBJECT THREAD=REFERENCES SORT QUOTA IDLE"
 
 
-class Courier(ImapAccounts):
+class Courier(PrivateServer, ImapAccounts):
     """A private Courier-IMAP server on 127.0.0.1, run as root (plain IMAP only).
 
     ``Courier(password="secret", imap_capability=COURIER_CAPABILITY)``
@@ -704,27 +713,6 @@ class Courier(ImapAccounts):
         self.stop()
         self.start()
 
-    def cleanup(self) -> None:
-        """Stop and delete the temporary directory."""
-        self.stop()
-        atexit.unregister(self._stop_at_exit)
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
-
-    def _stop_at_exit(self) -> None:
-        try:
-            self.stop(timeout=5)
-        except Exception:  # pragma: no cover - best effort at interpreter exit
-            pass
-
-    def __enter__(self) -> "Courier":
-        self.start()
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.cleanup()
-
     def new_user(self, prefix: str = "user") -> str:
         """Add a never-used account, switch :attr:`username` to it and return its name."""
         username = f"{prefix}{next(self._users)}"
@@ -744,7 +732,7 @@ class Courier(ImapAccounts):
 POSTFIX_HINT = "run `bash .ci/run` (or `apt-get install -y postfix`)"
 
 
-class Postfix:
+class Postfix(PrivateServer):
     """A private Postfix on 127.0.0.1 delivering into a :class:`Dovecot`'s Maildirs.
 
     ``Postfix(dovecot, tls, mailboxes)``: ``dovecot`` must have been made
@@ -894,27 +882,6 @@ class Postfix:
                 os.kill(pid, signal.SIGKILL)
                 break
             time.sleep(0.02)
-
-    def cleanup(self) -> None:
-        """Stop and delete the temporary directory."""
-        self.stop()
-        atexit.unregister(self._stop_at_exit)
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
-
-    def _stop_at_exit(self) -> None:
-        try:
-            self.stop(timeout=5)
-        except Exception:  # pragma: no cover - best effort at interpreter exit
-            pass
-
-    def __enter__(self) -> "Postfix":
-        self.start()
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.cleanup()
 
     def wait_delivered(self, timeout: float = 30) -> None:
         """Wait until no mail is in the queue (every accepted mail delivered).

@@ -30,13 +30,11 @@ from click.testing import CliRunner
 import pbem
 from moderator.archive.site import build_site
 from moderator.store.gamefile import GameStore, migrate
+from browser import needs_chromium, run_chromium
 
 html5lib = pytest.importorskip("html5lib")
 
 FIXTURES = Path(__file__).parent / "fixtures" / "games" / "v1"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 LIST_ALL = """\
 GAME                  RULESET         PLAYERS                 MOVE  SINCE             DEADLINE  DIVIDENDS  WINNER
@@ -331,7 +329,6 @@ def test_export_to_file_and_unknown_game(cli, tmp_path):
 
 
 # ------------------------------------------------------------------ the site in a browser
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 
 PROBE = """<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>probe</title></head><body style="margin:0">
@@ -374,10 +371,7 @@ window.addEventListener("load", function () {
 
 
 def chromium(*args: str, tmp: Path) -> subprocess.CompletedProcess:
-    profile = tmp / "profile"
-    profile.mkdir(exist_ok=True)
-    return subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
-                          capture_output=True, text=True, timeout=120)
+    return run_chromium(*args, tmp=tmp, timeout=120)
 
 
 def probe(directory: Path, names: list[str], tmp: Path) -> tuple[dict, str]:

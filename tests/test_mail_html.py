@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from email.message import EmailMessage
 from pathlib import Path
@@ -22,15 +21,12 @@ from pathlib import Path
 import pytest
 
 from moderator.render.words import word
+from browser import needs_chromium, run_chromium
 from test_status_map import Table, start_all
 
 html5lib = pytest.importorskip("html5lib")
 
 ARTIFACTS = Path(__file__).parent / "artifacts" / "mail"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars"]
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 
 
 def html_of(msg: EmailMessage) -> str:
@@ -200,10 +196,7 @@ window.addEventListener("load", function () {
 
 
 def chromium(*args: str, tmp: Path) -> subprocess.CompletedProcess:
-    profile = tmp / "profile"
-    profile.mkdir(exist_ok=True)
-    return subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
-                          capture_output=True, text=True, timeout=180)
+    return run_chromium("--hide-scrollbars", *args, tmp=tmp)
 
 
 @needs_chromium
