@@ -48,15 +48,19 @@ def environment():
     ones), autoescaping ``.html``; undefined variables fail."""
     import jinja2
 
+    from .. import i18n
     from ..render import template_loader
 
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=template_loader(),
         autoescape=jinja2.select_autoescape(["html"], default_for_string=False, default=False),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        extensions=["jinja2.ext.i18n"],
     )
+    i18n.install(env)
+    return env
 
 
 def templates_digest(env) -> str:

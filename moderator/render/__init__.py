@@ -27,6 +27,7 @@ try:
 except ImportError:  # Python 3.10
     from importlib.abc import Traversable
 
+from .. import i18n
 from ..rules.components import COMPANIES, UP
 from ..rules.engine import Game
 from ..rules.options import IMAGINARY, ruleset as ruleset_of
@@ -92,15 +93,19 @@ def template_loader() -> jinja2.BaseLoader:
 
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    """The Jinja environment (plain text: no autoescape; undefined variables fail)."""
-    return jinja2.Environment(
+    """The Jinja environment (plain text: no autoescape; undefined variables fail;
+    ``{% trans %}`` in the language in force, ``moderator.i18n.speaking``)."""
+    env = jinja2.Environment(
         loader=template_loader(),
         autoescape=False,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        extensions=["jinja2.ext.i18n"],
     )
+    i18n.install(env)
+    return env
 
 
 def render(name: str, **context: Any) -> str:
@@ -116,14 +121,18 @@ MAP_HERE = "\x00pbem-map\x00"
 @lru_cache(maxsize=1)
 def html_environment() -> jinja2.Environment:
     """The Jinja environment of the HTML parts (``templates/mail/*.html``):
-    autoescaped; undefined variables fail."""
-    return jinja2.Environment(
+    autoescaped; undefined variables fail; ``{% trans %}`` in the language in
+    force (``moderator.i18n.speaking``)."""
+    env = jinja2.Environment(
         loader=template_loader(),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        extensions=["jinja2.ext.i18n"],
     )
+    i18n.install(env)
+    return env
 
 
 def render_html(name: str, **context: Any) -> str:
