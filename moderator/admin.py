@@ -213,6 +213,7 @@ def set_address(config: Config, game_id: str, player: str, address: str,
     new = player_address(address)
     with cycle_lock(config), Bookkeeping.in_spool(config.spool_dir) as bk:
         store = GameStore(config.games_dir, on_save=bk.record_saved)
+        store.require(game_id)
         with store.lock(game_id):
             record = store.load(game_id)
             names = {p.name.lower(): p for p in record.players}
@@ -273,6 +274,7 @@ def repair(config: Config, game_id: str, write: bool = False) -> Repair:
 
     with cycle_lock(config), Bookkeeping.in_spool(config.spool_dir) as bk:
         store = GameStore(config.games_dir, on_save=bk.record_saved)
+        store.require(game_id)
         with store.lock(game_id):
             data = store.read_data(game_id)
             try:

@@ -745,3 +745,18 @@ def test_missed_deadline_then_replacement_through_dovecot_and_aiosmtpd(tmp_path,
     assert rec.history[-1] == {"player": "Bob", "order": action, "message_id": rec.history[-1]["message_id"],
                                "received": rec.history[-1]["received"]}
     assert dovecot.messages("INBOX") == []
+
+
+def test_a_command_naming_no_game_leaves_no_lock_file(cli, tmp_path):
+    """`pbem gm nosuch ...`, `pbem gm nosuch secret` and `pbem player set-address
+    nosuch ...` fail naming the missing file, and leave no nosuch.yaml.lock behind
+    (found by a new user: the lock was taken before the file was looked for)."""
+    games = tmp_path / "games"
+    before = sorted(p.name for p in games.iterdir())
+    for args in (("gm", "nosuch", "pause"), ("gm", "nosuch", "secret"),
+                 ("player", "set-address", "nosuch", "Ann", "ann2@example.org")):
+        r = cli(*args)
+        assert r.exit_code == 1
+        assert f"no game 'nosuch' (no file {games / 'nosuch.yaml'})" in r.output
+    assert sorted(p.name for p in games.iterdir()) == before
+    assert "nosuch.yaml.lock" not in before

@@ -239,6 +239,7 @@ class Moderator:
         from . import gm
 
         cmd = gm.parse_gm(line)
+        self.store.require(game_id)
         with self.store.lock(game_id):
             post = self._post()
             record = notify.load(post, self.store, game_id)
@@ -254,6 +255,7 @@ class Moderator:
         has none (files older than game masters).  Raises StoreError, ValueError."""
         from . import gm
 
+        self.store.require(game_id)
         with self.store.lock(game_id):
             record = notify.load(self._post(), self.store, game_id)
             if gm.ensure_gm_secret(record):

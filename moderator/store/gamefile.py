@@ -712,6 +712,15 @@ class GameStore:
         except ValueError:
             return False
 
+    def require(self, game_id: str) -> None:
+        """Raise StoreError (``no game 'ID' (no file PATH)``, as ``load`` would)
+        when game ``game_id`` has no file: checked before taking its lock, so a
+        command naming no game leaves no ``GAME.yaml.lock`` behind.  ValueError
+        for an invalid id."""
+        path = self.path(game_id)
+        if not path.exists():
+            raise StoreError(f"no game {game_id!r} (no file {path})")
+
     def ids(self) -> list[str]:
         """Ids of every game file (``*.yaml`` named by a valid id) in the directory,
         sorted; ``[]`` when the directory does not exist."""
