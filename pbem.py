@@ -366,8 +366,8 @@ def _archive(ctx: click.Context, out: str, force: bool = False) -> bool:
 
 
 @main.command("list")
-@click.option("--active", "which", flag_value="active", help="Only games not over.")
-@click.option("--finished", "which", flag_value="finished", help="Only finished games.")
+@click.option("--active", "which", flag_value="active", help="Only games not over and not ended by the game master.")
+@click.option("--finished", "which", flag_value="finished", help="Only finished games (over, or ended by the game master).")
 @click.pass_context
 def list_(ctx, which):
     """One line per game: id, ruleset, players, whose move and since when, the

@@ -760,3 +760,18 @@ def test_a_command_naming_no_game_leaves_no_lock_file(cli, tmp_path):
         assert f"no game 'nosuch' (no file {games / 'nosuch.yaml'})" in r.output
     assert sorted(p.name for p in games.iterdir()) == before
     assert "nosuch.yaml.lock" not in before
+
+
+def test_pbem_list_says_ended_and_sorts_the_game_as_finished(cli, tmp_path):
+    """A game the game master ended waits for nobody: `pbem list` says "ended
+    (REASON)" with no deadline, `--active` leaves it out and `--finished` lists it."""
+    r = cli("gm", "ridge", "end", "--reason", "we stop here")
+    assert r.exit_code == 0, r.output
+    lines = cli("list").output.splitlines()
+    assert lines[0].split() == ["GAME", "RULESET", "PLAYERS", "MOVE", "SINCE", "DEADLINE", "DIVIDENDS", "WINNER"]
+    cells = [c for c in lines[1].split("  ") if c.strip()]
+    assert [c.strip() for c in cells][3] == "ended (we stop here)"
+    # more than two players: the fourth dividend ends a game (rules: Game end)
+    assert len(PLAYERS) > 2 and [c.strip() for c in cells][5:] == ["-", "0/4", "-"]
+    assert cli("list", "--active").output == "No games.\n"
+    assert cli("list", "--finished").output.splitlines()[1] == lines[1]

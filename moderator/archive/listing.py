@@ -40,7 +40,10 @@ def summary(data: dict[str, Any]) -> dict[str, Any]:
     ``id``, ``ruleset``, ``players`` (names in turn order), ``phase``, ``waiting``
     (the players an order is awaited from), ``since`` (``received`` of the last
     history entry, else ``created``), ``deadline`` (the earliest deadline of the
-    players awaited, ISO 8601 UTC, or None: no deadline), ``dividends``, ``final_dividend``, ``winners`` (empty before the end)."""
+    players awaited, ISO 8601 UTC, or None: no deadline), ``dividends``, ``final_dividend``, ``winners`` (empty before the end),
+    ``ended`` (the game master ended the game: the ``ended`` mapping's ``reason``,
+    ``''`` when none was given; None for a game not ended so).  An ended game
+    waits for nobody and has no deadline (docs/game-file.md: ``ended``)."""
     state = data.get("state") or {}
     names = [p["name"] for p in data.get("players") or []]
     phase = state.get("phase", "initial")
@@ -51,11 +54,14 @@ def summary(data: dict[str, Any]) -> dict[str, Any]:
         waiting = [names[int(state.get("current", 0))]] if names else []
     else:
         waiting = []
+    ended = data.get("ended")
+    if ended:
+        waiting = []
     history = data.get("history") or []
     since = (history[-1].get("received") if history else "") or data.get("created") or ""
     from ..moderation.deadlines import first_due, iso
 
-    due = first_due(data) if phase != "over" else None
+    due = first_due(data) if phase != "over" and not ended else None
     return {
         "id": str(data.get("game")),
         "ruleset": data.get("ruleset", ""),
@@ -67,6 +73,7 @@ def summary(data: dict[str, Any]) -> dict[str, Any]:
         "dividends": int(state.get("dividends_paid", 0)),
         "final_dividend": final_dividend(len(names)),
         "winners": winners_of(state.get("money") or {}) if phase == "over" else [],
+        "ended": str(ended.get("reason") or "") if isinstance(ended, dict) else None,
     }
 
 
@@ -75,7 +82,9 @@ HEADER = ("GAME", "RULESET", "PLAYERS", "MOVE", "SINCE", "DEADLINE", "DIVIDENDS"
 
 def row(s: dict[str, Any]) -> tuple[str, ...]:
     """The columns of one game's line."""
-    if s["phase"] == "over":
+    if s.get("ended") is not None:
+        move = f"ended ({s['ended']})" if s["ended"] else "ended"
+    elif s["phase"] == "over":
         move = "over"
     elif s["phase"] == "initial":
         move = "start: " + ", ".join(s["waiting"])
@@ -96,7 +105,8 @@ def table(rows: Iterable[tuple[str, ...]]) -> list[str]:
 
 def list_games(store: GameStore, which: str = "all") -> tuple[list[str], list[str]]:
     """``(lines, errors)`` for ``pbem list``: the table of every game (``which``:
-    ``all``, ``active`` — not over — or ``finished``), sorted by id, and one error
+    ``all``, ``active`` — not over, not ended — or ``finished``: over or ended by
+    the game master), sorted by id, and one error
     message per file that cannot be read."""
     rows, errors = [], []
     for gid in store.ids():
@@ -105,9 +115,10 @@ def list_games(store: GameStore, which: str = "all") -> tuple[list[str], list[st
         except (StoreError, ValueError, KeyError, TypeError, IndexError) as exc:
             errors.append(f"{gid}: {exc}")
             continue
-        if which == "active" and s["phase"] == "over":
+        done = s["phase"] == "over" or s["ended"] is not None
+        if which == "active" and done:
             continue
-        if which == "finished" and s["phase"] != "over":
+        if which == "finished" and not done:
             continue
         rows.append(row(s))
     return (table(rows) if rows else []), errors
