@@ -225,17 +225,9 @@ def run(ctx, loop, interval, archive_dir, now):
 
     kwargs = {}
     if now is not None:
-        from datetime import datetime, timezone
-
         if loop:
             raise click.BadParameter("--now sets the clock for one cycle; leave out --loop", param_hint="--now")
-        try:
-            fixed = datetime.fromisoformat(now.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise click.BadParameter(f"{now!r} is not an ISO 8601 time, e.g. 2026-12-24T18:00:00+00:00",
-                                     param_hint="--now") from None
-        if fixed.tzinfo is None:
-            fixed = fixed.replace(tzinfo=timezone.utc)
+        fixed = _timestamp(now)
         kwargs["clock"] = lambda: fixed
     moderator = Moderator(_config(ctx), **kwargs)
     while True:
@@ -546,13 +538,30 @@ def auth_status(ctx):
                f"access token valid until {_when(found['expiry'])}.")
 
 
+def _timestamp(text: str):
+    """``--now TIMESTAMP`` as an aware ``datetime``: ISO 8601, UTC when no offset;
+    click.BadParameter otherwise."""
+    from datetime import datetime, timezone
+
+    try:
+        fixed = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not an ISO 8601 time, e.g. 2026-12-24T18:00:00+00:00",
+                                 param_hint="--now") from None
+    return fixed if fixed.tzinfo is not None else fixed.replace(tzinfo=timezone.utc)
+
+
 @main.command()
+@click.option("--now", "now", default=None, metavar="TIMESTAMP",
+              help="Check as if it were TIMESTAMP (ISO 8601; UTC when no offset), e.g. after "
+                   "cycles run with `pbem run --now`.")
 @click.pass_context
-def doctor(ctx):
+def doctor(ctx, now):
     """Check configuration, game files, mail servers, spool and lock (changes nothing)."""
     from moderator.doctor import run_doctor
 
-    sys.exit(run_doctor(ctx.obj.get("config"), echo=click.echo))
+    sys.exit(run_doctor(ctx.obj.get("config"), echo=click.echo,
+                        now=_timestamp(now) if now is not None else None))
 
 
 # ---------------------------------------------------------------- operator commands

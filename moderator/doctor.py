@@ -848,10 +848,25 @@ def check_state(config: Config, now: datetime) -> list[Check]:
         out.append(Check(NOTE, "last successful cycle", "none yet"))
     else:
         gap = (now - last).total_seconds()
-        status = FAIL if gap > config.outage_after else OK
-        out.append(Check(status, "last successful cycle",
-                         f"{last.isoformat(timespec='seconds')}, {_ago(gap)} ago (outage_after: {hours:g} hours)"
-                         + ("; the next status mails will say that the moderator was away" if status == FAIL else "")))
+        if gap < -60:
+            # a cycle run with `pbem run --now` ahead of this clock
+            out.append(Check(NOTE, "last successful cycle",
+                             f"{last.isoformat(timespec='seconds')}, {_ago(-gap)} after this check's clock "
+                             f"({now.isoformat(timespec='seconds')}): a cycle was run with --now ahead of "
+                             "the real time; `pbem doctor --now TIMESTAMP` checks at that time"))
+        else:
+            status = FAIL if gap > config.outage_after else OK
+            out.append(Check(status, "last successful cycle",
+                             f"{last.isoformat(timespec='seconds')}, {_ago(gap)} ago (outage_after: {hours:g} hours)"
+                             + ("; the next status mails will say that the moderator was away"
+                                if status == FAIL else "")))
+    return out + _memory_rest(state, now)
+
+
+def _memory_rest(state, now: datetime) -> list[Check]:
+    """The memory checks after the last successful cycle: SMTP failing, bounced
+    addresses, handled mails not moved out of the inbox."""
+    out = []
     failing = state.smtp_failing_since
     if failing is not None:
         out.append(Check(FAIL, "outgoing mail",

@@ -320,3 +320,25 @@ def test_a_cycle_notes_when_it_took_the_lock(setup):
     owner = json.loads((config.spool_dir / "cycle.owner").read_text())
     assert owner["pid"] == os.getpid()
     assert before <= datetime.fromisoformat(owner["at"]) <= datetime.now(timezone.utc)
+
+
+def test_a_last_cycle_ahead_of_the_clock_is_said_so_not_zero_seconds_ago(tmp_path):
+    """A cycle run with `pbem run --now` in the future, then `pbem doctor` on the real
+    clock: the doctor says the cycle is ahead of its clock (not "0 seconds ago"), and
+    with the same --now the check is the usual one (found by a new user)."""
+    from moderator.config import Config
+    from moderator.doctor import check_state
+    from moderator.store.state import ModeratorState
+
+    config = Config(games_dir=tmp_path / "games", spool_dir=tmp_path / "spool")
+    ran = datetime(2031, 3, 20, 0, tzinfo=timezone.utc)
+    old = ModeratorState.load(tmp_path / "spool" / "moderator.yaml")
+    old.last_success = ran.isoformat(timespec="seconds")
+    old.save()
+    earlier = ran - timedelta(days=2, hours=12)
+    assert [c.line() for c in check_state(config, earlier)][0] == (
+        "NOTE  last successful cycle: 2031-03-20T00:00:00+00:00, 2.5 days after this check's clock "
+        "(2031-03-17T12:00:00+00:00): a cycle was run with --now ahead of the real time; "
+        "`pbem doctor --now TIMESTAMP` checks at that time  [docs/operations.md: The last successful cycle]")
+    assert [c.line() for c in check_state(config, ran + timedelta(hours=1))][0].startswith(
+        "OK    last successful cycle: 2031-03-20T00:00:00+00:00, 60 minutes ago")
