@@ -140,7 +140,18 @@ def render_html(name: str, **context: Any) -> str:
     return html_environment().get_template(name).render(**context)
 
 
-_HEADING = re.compile(r"^[A-Z][A-Z0-9 ,'()/&:.=*-]*[A-Z):]$")
+_HEADING = re.compile(r"^[^\W\d_][\w ,'()/&:.=*-]*(?:[^\W\d_]|[):])$")
+"""A heading line's shape; with ``_is_heading`` its letters are capitals in any
+alphabet (``CÓMO RESPONDER``, ``JAK ODPOVĚDĚT``): translated headings stay headings."""
+
+
+def _is_heading(line: str) -> bool:
+    """``line`` (not indented) is a heading: the ``_HEADING`` shape, more than three
+    letters, none of them lower case, no ``_``.  Scripts without capitals (Chinese)
+    never make a heading this way."""
+    letters = [c for c in line if c.isalpha()]
+    return (bool(_HEADING.match(line)) and "_" not in line and len(letters) > 3
+            and all(c.isupper() for c in letters))
 _ITEM = re.compile(r"^\s+(?:[-*>]\s)?")
 _REFLOW = 60
 """A line of a text paragraph at least this long was wrapped by the template:
@@ -167,7 +178,7 @@ def text_blocks(text: str) -> list[dict[str, Any]]:
             elif set(line.strip()) == {"-"} and len(line.strip()) > 8:
                 blocks.append({"kind": "rule"})
                 lines.pop(0)
-            elif not line[:1].isspace() and _HEADING.match(line) and sum(c.isalpha() for c in line) > 3:
+            elif not line[:1].isspace() and _is_heading(line):
                 blocks.append({"kind": "heading", "text": line.rstrip(":")})
                 lines.pop(0)
             elif line[:1].isspace():
@@ -348,15 +359,18 @@ def invested_counts(view: dict[str, Any]) -> dict[str, int]:
 
 def headline(view: dict[str, Any]) -> str:
     """The first line of a status mail (not its Subject, which is the same for the
-    whole game): whose move it is and the turn, or the end."""
+    whole game): whose move it is and the turn, or the end, worded by
+    ``templates/words/headlines.txt`` in the language in force."""
+    from .words import word
+
     if view["phase"] == "over":
-        return "game over"
+        return word("headlines", "game_over")
     if view["phase"] == "initial":
         if view["you"]["on_move"]:
-            return "choose your initial investment"
-        return "waiting for initial investments"
+            return word("headlines", "choose_initial")
+        return word("headlines", "waiting_initial")
     if view["you"]["on_move"]:
-        return f"your turn (turn {view['turn'] + 1})"
-    return f"{view['to_move']} to move (turn {view['turn'] + 1})"
+        return word("headlines", "your_turn", turn=view["turn"] + 1)
+    return word("headlines", "to_move", player=view["to_move"], turn=view["turn"] + 1)
 
 

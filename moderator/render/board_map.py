@@ -564,6 +564,8 @@ def board_text(game: Any, width: int = 64) -> list[str]:
     hand): per company its network (the cities it reaches from its home
     station) and the sections it could build on next with their free space types;
     then a legend of the city ids.  Lines of at most about ``width`` characters."""
+    from .words import word  # worded in templates/words/board.txt (translated)
+
     board: Board = game.board
     net = game.network
     lines: list[str] = []
@@ -572,16 +574,18 @@ def board_text(game: Any, width: int = 64) -> list[str]:
         if route is None:
             continue
         left = game.box.get(abbr, 0)
-        lines.append(f"{abbr} ({company.name}), home {route.home}: "
-                     f"{left} train{'' if left == 1 else 's'} left, value {game.value(abbr)}")
-        lines.extend(_wrap_items("  network: ", sorted(net.network_cities(abbr)), width, " "))
+        lines.append(word("board", "company", company=abbr, full_name=company.name, home=route.home,
+                          count=left, value=game.value(abbr)))
+        lines.extend(_wrap_items(f"  {word('board', 'network')} ", sorted(net.network_cities(abbr)), width, " "))
         nxt = buildable(game, abbr)
         if nxt:
-            lines.extend(_wrap_items("  next: ", [f"{sid} ({'/'.join(ts)})" for sid, ts in nxt], width))
+            lines.extend(_wrap_items(f"  {word('board', 'next')} ",
+                                     [f"{sid} ({'/'.join(ts)})" for sid, ts in nxt], width))
         else:
-            lines.append("  next: nothing" if left else "  next: no trains left")
+            lines.append("  " + word("board", "next_nothing" if left else "next_no_trains"))
     lines.append("")
-    lines.extend(_wrap_items("Cities: ", [f"{cid} {name}" for cid, name in city_legend(board)], width))
+    lines.extend(_wrap_items(f"{word('board', 'cities')} ",
+                             [f"{cid} {name}" for cid, name in city_legend(board)], width))
     return lines
 
 
