@@ -50,6 +50,7 @@ def environment():
 
     from .. import i18n
     from ..render import template_loader
+    from ..render.events import event_text
 
     env = jinja2.Environment(
         loader=template_loader(),
@@ -60,6 +61,7 @@ def environment():
         extensions=["jinja2.ext.i18n"],
     )
     i18n.install(env)
+    env.filters["event"] = event_text
     return env
 
 

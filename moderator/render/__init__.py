@@ -28,6 +28,7 @@ except ImportError:  # Python 3.10
     from importlib.abc import Traversable
 
 from .. import i18n
+from .events import event_text
 from ..rules.components import COMPANIES, UP
 from ..rules.engine import Game
 from ..rules.options import IMAGINARY, ruleset as ruleset_of
@@ -105,6 +106,7 @@ def environment() -> jinja2.Environment:
         extensions=["jinja2.ext.i18n"],
     )
     i18n.install(env)
+    env.filters["event"] = event_text
     return env
 
 
@@ -132,6 +134,7 @@ def html_environment() -> jinja2.Environment:
         extensions=["jinja2.ext.i18n"],
     )
     i18n.install(env)
+    env.filters["event"] = event_text
     return env
 
 
