@@ -22,7 +22,8 @@ accents).  Each entry maps a class to ``{English word: [words of the language]}`
   ``invest``, ``discard``, ``pass``, ``start``, ``redraw``);
 - ``commands``: mail commands (``help``, ``status``, ``history``, ``rules``,
   ``legal``, ``hint``, ``timezone``, ``vacation``, ``resign``, ``confirm``,
-  ``digest``, ``language``, and ``on``/``off`` for ``digest on``);
+  ``digest``, ``language``, ``on``/``off`` for ``digest on``, and ``days``/``hours``
+  for ``vacation 5 days``);
 - ``cards``: track cards (``plain``, ``black``, ``white``, ``black-white``,
   ``joker``) and ``as`` (``joker as white``);
 - ``words``: the other order words (``stack``, ``display``, ``none``, ``drawn``,
@@ -75,7 +76,7 @@ CANONICAL: dict[str, dict[str, str]] = {
         "help": "Hilfe", "status": "Stand", "history": "Verlauf", "rules": "Regeln",
         "legal": "Züge", "hint": "Tipp", "timezone": "Zeitzone", "vacation": "Urlaub",
         "resign": "aufgeben", "confirm": "bestätigen", "digest": "Sammelmail",
-        "language": "Sprache", "on": "an", "off": "aus",
+        "language": "Sprache", "on": "einschalten", "off": "ausschalten",
     },
     "cs": {
         "build": "postav", "take": "vezmi", "swap": "vyměň", "invest": "investuj",
@@ -193,7 +194,9 @@ WORDS: dict[str, dict[str, object]] = {
             "confirm": ["confirmar", "confirmo", "confirma"],
             "digest": ["resumen", "resumenes"],
             "language": ["idioma", "lengua"],
-            "on": ["activar", "activo", "activado"], "off": ["desactivar", "desactivo", "desactivado"],
+            "on": ["activar", "activo", "activado"],
+            "off": ["desactivar", "desactivo", "desactivado", "fin", "vuelvo", "he vuelto"],
+            "days": ["dias", "dia"], "hours": ["horas", "hora"],
         },
         "cards": {
             "plain": ["lisa", "liso", "lisas", "sin rayas", "sin raya", "normal", "simple"],
@@ -258,7 +261,9 @@ WORDS: dict[str, dict[str, object]] = {
             "confirm": ["bestatigen", "bestatige", "bestatigt"],
             "digest": ["sammelmail", "zusammenfassung"],
             "language": ["sprache"],
-            "on": ["an"], "off": ["aus"],
+            "on": ["einschalten", "anschalten", "aktivieren"],
+            "off": ["aus", "ausschalten", "deaktivieren", "ende", "zuruck"],
+            "days": ["tage", "tag", "tagen"], "hours": ["stunden", "stunde"],
         },
         "cards": {
             "plain": ["einfach", "einfache", "ohne streifen", "normal", "normale", "blank",
@@ -325,7 +330,8 @@ WORDS: dict[str, dict[str, object]] = {
             "confirm": ["potvrdit", "potvrzuji", "potvrzuju"],
             "digest": ["souhrn"],
             "language": ["jazyk"],
-            "on": ["zapnout", "zapnuto"], "off": ["vypnout", "vypnuto"],
+            "on": ["zapnout", "zapnuto"], "off": ["vypnout", "vypnuto", "konec"],
+            "days": ["dni", "dny", "dnu"], "hours": ["hodin", "hodiny", "hodina", "hod"],
         },
         "cards": {
             "plain": ["obycejna", "obycejnou", "obycejne", "obycejny", "bez pruhu",
@@ -383,7 +389,8 @@ WORDS: dict[str, dict[str, object]] = {
             "timezone": ["时区"], "vacation": ["休假", "度假", "请假"],
             "resign": ["认输", "投降", "退出"], "confirm": ["确认"],
             "digest": ["摘要", "汇总"], "language": ["语言"],
-            "on": ["开", "打开", "开启"], "off": ["关", "关闭"],
+            "on": ["开", "打开", "开启"], "off": ["关", "关闭", "结束"],
+            "days": ["天"], "hours": ["小时"],
         },
         "cards": {
             "plain": ["无条纹", "无纹", "普通", "素色", "灰色"],

@@ -70,9 +70,11 @@ import unicodedata
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .. import i18n
 from ..rules.actions import DRAWN, Action, Build, Invest, Pass, Start, Take
 from ..rules.board import Board, section_id
 from ..rules.components import COMPANIES, JOKER, TRACK_TYPES, UP
+from .lexicon import Lexicon, canonical, fold, format_action, language_of, lexicon, suggestions
 from .vocabulary import (
     BUILD_FILLERS,
     BUILD_VERBS,
@@ -111,7 +113,7 @@ from .vocabulary import (
 )
 
 __all__ = ["MAX_LINE", "COMMANDS", "CARDS", "OrderError", "NoOrderFound", "card_word",
-           "command", "parse_turn"]
+           "command", "parse_turn", "format_action"]
 
 MAX_LINE = 400
 """Order lines longer than this many characters are refused unread."""
@@ -239,11 +241,15 @@ def _low(tok: str) -> str:
     return tok.lower().strip(".!?")
 
 
-def _pieces(line: str) -> list[str]:
+def _pieces(line: str, lex: Lexicon | None = None, cities: CityIndex | None = None) -> list[str]:
     """The order parts of one line: split on ``;`` and ``|``, each stripped of
-    bullets and of punctuation at its ends."""
+    bullets and of punctuation at its ends; the words of ``lex``'s language read
+    as English (:meth:`Lexicon.translate <moderator.orders.lexicon.Lexicon.translate>`)."""
     out = []
-    for piece in _PIECE_RE.split(_clean(line)):
+    text = _clean(line)
+    if lex is not None:
+        text = _clean(lex.translate(text, cities))
+    for piece in _PIECE_RE.split(text):
         piece = _BULLET_RE.sub("", piece.strip()).strip(" .,!?:")
         if piece:
             out.append(piece)
@@ -284,15 +290,24 @@ def _split_verbs(tokens: list[str]) -> list[list[str]]:
 _VACATION_ARG = re.compile(r"(?i)off|end|over|back|\d+\s*[a-z]*")
 
 
-def command(line: str) -> str | None:
+def command(line: str, language: str | None = None) -> str | None:
     """The mail command if ``line`` is one: one of COMMANDS (``"Help!"``, ``"status
     please"``, ``"- rules"``, ``"?"``), ``"secret new"`` (``"new secret"``), or a
     command of ARG_COMMANDS with its argument as written: ``"timezone
     Europe/Madrid"`` (any one word: a wrong zone is answered), ``"vacation 5d"``,
-    ``"vacation off"`` (a number with a unit, or off); else None."""
+    ``"vacation off"`` (a number with a unit, or off); else None.
+
+    The command's words may also be those of ``language`` (default: the language
+    in force, :func:`moderator.i18n.current`): ``"ayuda"``, ``"Hilfe"``,
+    ``"nápověda"``, ``"帮助"`` are ``"help"``, ``"vacaciones 5 días"`` is
+    ``"vacation 5 days"``; the command is returned in English words."""
     if len(line.split()) > 4:
         return None
-    text = _clean(line).strip(" .,!:;")
+    text = _clean(line)
+    lex = lexicon(language_of(language))
+    if lex.pattern is not None:
+        text = _clean(lex.translate(text))
+    text = text.strip(" .,!:;")
     parts = text.split()
     if parts and parts[0].lower() in ARG_COMMANDS:
         name = ARG_COMMANDS[parts[0].lower()]
@@ -790,7 +805,7 @@ def _unknown(tokens: list[str], board: Board) -> _Why:
     word = tokens[0]
     low = _low(word)
     text = " ".join(tokens)
-    cmd = command(text)
+    cmd = command(text, i18n.DEFAULT)
     if cmd:
         return _why("command_alone", command=cmd)
     if low in ("stack", "top") and len(tokens) <= 2:
@@ -808,8 +823,9 @@ def _unknown(tokens: list[str], board: Board) -> _Why:
             pass
         else:
             return _why("verb_first", order=str(build))
-    near = difflib.get_close_matches(low, sorted(VERBS | set(COMMANDS)), n=1, cutoff=0.7)
-    return _why("unknown_order", word=word, suggestion=near[0] if near else None)
+    words = suggestions(i18n.current())
+    near = difflib.get_close_matches(fold(low), sorted(words), n=1, cutoff=0.7)
+    return _why("unknown_order", word=word, suggestion=words[near[0]] if near else None)
 
 
 # ============================================================== turns
@@ -826,7 +842,7 @@ def _is_prose(tokens: list[str], board: Board) -> bool:
     delay!", "Grüße, Cy", a bare signature): no verb, no company, track card, city,
     number or order word.  A line with any of those is read (and refused if wrong),
     so a mistyped order is never skipped silently."""
-    if command(" ".join(tokens)):
+    if command(" ".join(tokens), i18n.DEFAULT):
         return False  # a command inside an order line is pointed out
     for tok in tokens:
         low = _low(tok)
@@ -836,14 +852,58 @@ def _is_prose(tokens: list[str], board: Board) -> bool:
     return True
 
 
-def parse_turn(lines: list[str], board: Board) -> Action:
+def parse_turn(lines: list[str], board: Board, language: str | None = None) -> Action:
     """Read the order lines of one mail into one action.
 
     ``lines`` are order lines; mail commands (``help``, ``status`` ...; see
     ``command``), ``game:``/``secret:`` lines, greetings and sign-offs ("Hi all",
     "Thanks, Bob") and lines of plain words (``_is_prose``) are skipped.  Raises OrderError naming the line and what would be
     understood when a line cannot be read or the lines do not make one turn (e.g. a
-    build together with an invest)."""
+    build together with an invest).
+
+    ``language`` (default: the language in force, :func:`moderator.i18n.current`)
+    is the player's: its order words are read as well as the English ones
+    (:mod:`moderator.orders.lexicon`; ``construir KCC DEN-KCY negra; tomar pila``),
+    and the orders a refusal suggests are written in its canonical words
+    (:func:`format_action`)."""
+    lang = language_of(language)
+    with i18n.speaking(lang):
+        try:
+            return _parse_turn(lines, board, lang)
+        except OrderError as exc:
+            if lang != i18n.DEFAULT:
+                exc.values = _localized(exc.code, exc.values, board, lang)
+            raise
+
+
+def _localized(code: str, values: dict[str, Any], board: Board, lang: str) -> dict[str, Any]:
+    """The values of a refusal with the orders and words it suggests in ``lang``'s
+    canonical words: an order (``verb_first``), the readings of a build, a command,
+    a track card to write."""
+    out = dict(values)
+
+    def order(text: str) -> str:
+        try:
+            return format_action(_parse_turn([text], board, i18n.DEFAULT), lang)
+        except OrderError:  # not a whole action: word by word
+            return " ".join(canonical(w, lang) for w in text.split())
+
+    if code == "verb_first":
+        out["order"] = order(values["order"])
+    elif code == "ambiguous_build":
+        out["readings"] = [order(r) for r in values["readings"]]
+    elif code == "command_alone":
+        out["command"] = " ".join(canonical(w, lang) for w in values["command"].split())
+    elif code in ("card_alone", "as_without_joker") and "card" in values:
+        out["card"] = canonical(values["card"], lang)
+    return out
+
+
+def _parse_turn(lines: list[str], board: Board, lang: str) -> Action:
+    lex = lexicon(lang)
+    if lex.pattern is None:
+        lex = None
+    cities = city_index(board)
     parts = _Parts()
     signed_off = False
     for raw in lines:
@@ -851,9 +911,9 @@ def parse_turn(lines: list[str], board: Board) -> Action:
             raise OrderError("line_too_long", str(raw)[:60] + "...", length=len(str(raw)))
     for raw in lines:
         for line in str(raw).splitlines() or [""]:
-            if command(line) or _KEY_LINE_RE.match(line):
+            if command(line, lang) or _KEY_LINE_RE.match(line):
                 continue
-            for piece in _pieces(line):
+            for piece in _pieces(line, lex, cities):
                 for sub in _split_verbs(_tokens(piece)):
                     if _is_chatter(sub):
                         signed_off = signed_off or _low(sub[0]) in SIGN_OFFS
