@@ -28,7 +28,7 @@ accents).  Each entry maps a class to ``{English word: [words of the language]}`
   ``joker``) and ``as`` (``joker as white``);
 - ``words``: the other order words (``stack``, ``display``, ``none``, ``drawn``,
   ``for`` (``swap MRR for UP``), ``to``/``and``/``from`` between cities,
-  ``then``), and whole English phrases (``no swap``, ``take none``);
+  ``then``, ``between``), and whole English phrases (``no swap``, ``take none``);
 - ``numbers`` and ``ordinals``: ``{word: n}`` (counts of shares, places 1-4 of
   the face-up display);
 - ``quiet``: words that mean nothing in an order (articles, "share", "card",
@@ -38,10 +38,11 @@ accents).  Each entry maps a class to ``{English word: [words of the language]}`
 :data:`CITIES` gives city names in the language's own form, only where it differs
 from the board's English name (real exonyms: Nueva York; every city in Chinese).
 
-Rules of the table (tests/test_order_languages.py checks them): no word of a
-language names a company or a city of the default board (``DEN`` is not German
-``den``, ``POR`` not Spanish ``por``, so those are written as phrases: ``por UP``);
-a word stands for one English meaning only.
+Rules of the table (tests/test_order_languages.py checks them): a word stands for
+one English meaning only; no word names a company.  A word that is also a city's id
+or part of a city's name (German ``den``, Spanish ``por``, ``el``, ``la``, ``paso``)
+is read as the city where it is written as one (``DEN``, ``por-sea``, ``El Paso``,
+``LA SFO``; :func:`moderator.orders.lexicon.Lexicon.translate`), else as the word.
 """
 from __future__ import annotations
 
@@ -212,8 +213,9 @@ WORDS: dict[str, dict[str, object]] = {
             "display": ["boca arriba", "visible", "visibles", "expuesta", "posicion", "fila"],
             "none": ["nada", "ninguna", "ninguno"],
             "drawn": ["robada", "robado", "recien robada", "sacada"],
-            "for": ["por up", "por union pacific"],
+            "for": ["por"],
             "to": ["hasta"], "and": ["y", "e", "tambien"], "from": ["desde"],
+            "between": ["entre"],
             "then": ["luego", "despues", "y luego", "entonces"],
             "no swap": ["sin cambiar", "no cambio", "sin cambio", "no cambiar"],
         },
@@ -222,9 +224,9 @@ WORDS: dict[str, dict[str, object]] = {
         "ordinals": {"primera": 1, "primero": 1, "segunda": 2, "segundo": 2, "tercera": 3,
                      "tercero": 3, "cuarta": 4, "cuarto": 4, "1a": 1, "2a": 2, "3a": 3,
                      "4a": 4, "1o": 1, "2o": 2, "3o": 3, "4o": 4},
-        "quiet": ["el", "la", "los", "las", "un", "una", "unas", "unos", "de", "del", "mi",
+        "quiet": ["el", "la", "los", "las", "a", "un", "una", "unas", "unos", "de", "del", "mi",
                   "mis", "accion", "acciones", "carta", "cartas", "tarjeta", "tarjetas",
-                  "vias", "via", "tramo", "tren", "con", "en", "al", "usando", "compania",
+                  "vias", "via", "tramo", "tren", "con", "en", "al", "para", "usando", "compania",
                   "quiero", "yo", "voy a", "jugada", "turno", "ordenes", "orden", "mano",
                   "por favor", "porfa", "pf", "ahora", "pues", "bueno", "vale"],
         "greetings": ["hola", "buenas", "buenos dias", "buenas tardes", "saludos", "un saludo",
@@ -243,8 +245,9 @@ WORDS: dict[str, dict[str, object]] = {
                      "zuruckgeben", "gib zuruck"],
             "invest": ["investieren", "investiere", "investier", "investition", "lege aus",
                        "auslegen"],
-            "discard": ["abwerfen", "abwerfe", "wirf ab", "werfe ab", "ablegen", "lege ab",
-                        "leg ab", "wegwerfen", "verwerfen"],
+            "discard": ["abwerfen", "abwerfe", "wirf ab", "werfe ab", "wirf", "werfe",
+                        "ablegen", "lege ab", "leg ab", "lege", "leg", "wegwerfen",
+                        "verwerfen"],
             "pass": ["passen", "passe", "pass", "aussetzen"],
             "start": ["starten", "starte", "start", "startinvestition", "startaktie",
                       "beginnen", "beginne", "anfangen"],
@@ -266,14 +269,15 @@ WORDS: dict[str, dict[str, object]] = {
             "days": ["tage", "tag", "tagen"], "hours": ["stunden", "stunde"],
         },
         "cards": {
-            "plain": ["einfach", "einfache", "ohne streifen", "normal", "normale", "blank",
-                      "leer", "grau", "graue"],
-            "black": ["schwarz", "schwarze", "schwarzen", "schwarzes"],
-            "white": ["weiss", "weisse", "weissen", "weisses"],
+            "plain": ["einfach", "einfache", "einfachen", "einfacher", "einfaches",
+                      "ohne streifen", "normal", "normale", "normalen", "blank", "leer",
+                      "leere", "grau", "graue", "grauen"],
+            "black": ["schwarz", "schwarze", "schwarzen", "schwarzes", "schwarzer", "schwarzem"],
+            "white": ["weiss", "weisse", "weissen", "weisses", "weisser", "weissem"],
             "black-white": ["schwarz-weiss", "schwarzweiss", "schwarz-weisse",
                             "schwarzweisse", "schwarz und weiss", "schwarz/weiss",
                             "weiss-schwarz", "sw"],
-            "joker": ["joker", "jokerkarte"],
+            "joker": ["joker", "jokerkarte", "jokers"],
             "as": ["als"],
         },
         "words": {
@@ -282,7 +286,8 @@ WORDS: dict[str, dict[str, object]] = {
             "none": ["nichts", "keine", "keinen"],
             "drawn": ["gezogene", "gezogen", "gerade gezogene", "neu gezogene"],
             "for": ["gegen"],
-            "to": ["nach"], "and": ["und", "sowie"], "from": ["von"],
+            "to": ["nach", "zu"], "and": ["und", "sowie"], "from": ["von"],
+            "between": ["zwischen"],
             "then": ["dann", "danach", "und dann"],
             "no swap": ["kein tausch", "nicht tauschen", "tausche nicht"],
         },
@@ -291,11 +296,12 @@ WORDS: dict[str, dict[str, object]] = {
         "ordinals": {"erste": 1, "ersten": 1, "erster": 1, "zweite": 2, "zweiten": 2,
                      "zweiter": 2, "dritte": 3, "dritten": 3, "dritter": 3, "vierte": 4,
                      "vierten": 4, "vierter": 4},
-        "quiet": ["der", "die", "das", "dem", "des", "ein", "eine", "einen", "einer", "eines",
+        "quiet": ["der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einer", "eines",
                   "mein", "meine", "aktie", "aktien", "karte", "karten", "streckenkarte",
                   "streckenkarten", "gleiskarte", "gleiskarten", "strecke", "zug", "mit",
                   "auf", "im", "fur", "gesellschaft", "ich", "mochte", "will", "wurde",
-                  "gerne", "jetzt", "also", "bitte", "spielzug", "hand", "aus der hand"],
+                  "gerne", "jetzt", "also", "bitte", "spielzug", "hand", "aus der hand", "ab", "vom",
+                  "zum", "zur"],
         "greetings": ["hallo", "moin", "servus", "gruss", "grusse", "viele grusse",
                       "liebe grusse", "lg", "vg", "mfg", "danke", "vielen dank", "tschuss",
                       "ciao", "guten tag", "liebe", "lieber", "hi"],
@@ -313,7 +319,7 @@ WORDS: dict[str, dict[str, object]] = {
             "invest": ["investuj", "investovat", "investuji", "investuju", "vyloz", "vylozit",
                        "vylozim", "investice"],
             "discard": ["odhod", "odhodit", "odhodim", "zahod", "zahodit", "zahodim", "odloz",
-                        "odlozit", "odlozim"],
+                        "odlozit", "odlozim", "zahazuji", "zahazuju", "odhazuji", "odhazuju"],
             "pass": ["pas", "pasuji", "pasuju", "pasovat"],
             "start": ["zacni", "zacit", "zacinam", "pocatecni", "pocatecni investice", "start",
                       "startovni"],
@@ -349,9 +355,11 @@ WORDS: dict[str, dict[str, object]] = {
             "display": ["nabidka", "nabidky", "nabidku", "nabidce", "vylozena", "vylozenou",
                         "vylozene", "licem nahoru", "pozice"],
             "none": ["nic", "zadnou", "zadna"],
+            "take none": ["nic neberu", "neberu nic", "neberu", "nic nevezmu", "nevezmu nic",
+                          "nevezmu"],
             "drawn": ["liznutou", "liznuta", "taženou", "tazenou", "prave liznutou"],
             "for": ["za"],
-            "to": ["do"], "and": ["i"], "from": ["z", "ze", "od"],
+            "to": ["do"], "and": ["i"], "from": ["z", "ze", "od"], "between": ["mezi"],
             "then": ["pak", "potom", "a pak", "a potom"],
             "no swap": ["bez vymeny", "nevymenuji", "nevymenuju", "nemenim"],
         },

@@ -96,21 +96,25 @@ def _city_word(found: str, m: re.Match, cities: CityIndex | None) -> bool:
     """Whether the word ``found`` (matched by ``m`` in a line) is part of a city's
     name there, so not to be read as a word of the language: with the word before
     or after it, it makes (the start of) a city's name on the board of ``cities``
-    (Spanish ``el`` and ``paso`` in ``El Paso``), or it is a city's id or short
-    name (``LA``) written in capitals or next to ``-`` or ``/``."""
+    (Spanish ``el`` and ``paso`` in ``El Paso``); or it is a city's id or short
+    name (``LA``, ``POR``) written in capitals, next to ``-`` or ``/``, or next to
+    another city (``por SEA``)."""
     if " " in found or _is_cjk(found[0]):
         return False
     low = found.lower()
     text = m.string
     before, after = text[:m.start()].rstrip(), text[m.end():]
-    glued = after.lstrip()[:1] in ("-", "/") or before[-1:] in ("-", "/")
+    nxt = re.split(r"[-/,;.]", after.split()[0])[0] if after.split() else ""
+    prv = re.split(r"[-/,;.]", before.split()[-1])[-1] if before.split() else ""
     if low in CITY_ALIASES or (cities is not None and low in cities.names):
-        if glued or (found.isupper() and len(found) > 1):
+        if after.lstrip()[:1] in ("-", "/") or before[-1:] in ("-", "/"):
+            return True
+        if found.isupper() and len(found) > 1:
+            return True
+        if cities is not None and any(w and cities.find(w, short=False)[0] for w in (nxt, prv)):
             return True
     if cities is None:
         return False
-    nxt = re.split(r"[-/,;.]", after.split()[0])[0] if after.split() else ""
-    prv = re.split(r"[-/,;.]", before.split()[-1])[-1] if before.split() else ""
     for key in (norm(f"{low} {nxt}") if nxt else "", norm(f"{prv} {low}") if prv else ""):
         if key and (key in cities.names or key in cities.prefix):
             return True

@@ -74,6 +74,7 @@ from .. import i18n
 from ..rules.actions import DRAWN, Action, Build, Invest, Pass, Start, Take
 from ..rules.board import Board, section_id
 from ..rules.components import COMPANIES, JOKER, TRACK_TYPES, UP
+from .languages import CANONICAL
 from .lexicon import Lexicon, canonical, fold, format_action, language_of, lexicon, suggestions
 from .vocabulary import (
     BUILD_FILLERS,
@@ -896,7 +897,16 @@ def _localized(code: str, values: dict[str, Any], board: Board, lang: str) -> di
         out["command"] = " ".join(canonical(w, lang) for w in values["command"].split())
     elif code in ("card_alone", "as_without_joker") and "card" in values:
         out["card"] = canonical(values["card"], lang)
+    for key in ("word", "text"):
+        # a word of the player's language is quoted in its canonical form, not as
+        # the English word it was read as ('weiß', not 'white')
+        if isinstance(values.get(key), str) and values[key].lower() in CANONICAL_WORDS:
+            out[key] = canonical(values[key].lower(), lang)
     return out
+
+
+CANONICAL_WORDS = frozenset(w for words in CANONICAL.values() for w in words)
+"""The English words that have a canonical word in some language (``build``, ``white`` ...)."""
 
 
 def _parse_turn(lines: list[str], board: Board, lang: str) -> Action:
@@ -914,7 +924,10 @@ def _parse_turn(lines: list[str], board: Board, lang: str) -> Action:
             if command(line, lang) or _KEY_LINE_RE.match(line):
                 continue
             for piece in _pieces(line, lex, cities):
-                for sub in _split_verbs(_tokens(piece)):
+                tokens = _tokens(piece)
+                if lex is not None:
+                    tokens = _verb_last(tokens)
+                for sub in _split_verbs(tokens):
                     if _is_chatter(sub):
                         signed_off = signed_off or _low(sub[0]) in SIGN_OFFS
                         continue
@@ -924,6 +937,23 @@ def _parse_turn(lines: list[str], board: Board, lang: str) -> Action:
                         continue
                     _parse_part(sub, board, parts, raw)
     return _combine(parts, lines)
+
+
+def _verb_last(tokens: list[str]) -> list[str]:
+    """The words of an order written verb last, as German and Czech do ("Weiß
+    abwerfen", "2 KCC investieren", "Stapel nehmen"), verb first; other words as
+    they are.  Only a part with one verb, at its end, after an order word
+    (a company, track card, number or ``stack``...), so "ich muss leider passen"
+    stays a line of chatter and a pass."""
+    if len(tokens) < 2 or _low(tokens[-1]) not in VERBS:
+        return tokens
+    head = tokens[:-1]
+    if any(_low(t) in VERBS for t in head):
+        return tokens
+    if not any(_low(t) in ORDER_WORDS or card_word(t) or company_of(t) or _count(t) is not None
+               for t in head):
+        return tokens
+    return tokens[-1:] + head
 
 
 def _combine(parts: _Parts, lines: list[str]) -> Action:
