@@ -179,6 +179,7 @@ _TRANSLATE = str.maketrans({
     **{c: " - " for c in "\u2192\u21d2\u27f6\u2794\u279c\u279d\u279e\u27f9\u2194"},
     **{c: "" for c in "\u200b\u200c\u200d\u2060\ufeff\u00ad"},
     "\u3001": ",", "\u3002": ".", "\uff61": ".", "\uff64": ",", "\u00d7": "x",
+    "\u00bf": " ", "\u00a1": " ",  # Spanish opening marks: "¿Ayuda?", "¡Hola!"
     "\t": " ",
 })
 
@@ -880,7 +881,9 @@ def parse_turn(lines: list[str], board: Board, language: str | None = None) -> A
 def _localized(code: str, values: dict[str, Any], board: Board, lang: str) -> dict[str, Any]:
     """The values of a refusal with the orders and words it suggests in ``lang``'s
     canonical words: an order (``verb_first``), the readings of a build, a command,
-    a track card to write."""
+    the name of an order (``follows_build``: ``tomar``), a track card to write, a
+    word of the language the player wrote (quoted as its canonical word).  Values a
+    template compares (``order`` of the share refusals) stay English."""
     out = dict(values)
 
     def order(text: str) -> str:
@@ -895,6 +898,8 @@ def _localized(code: str, values: dict[str, Any], board: Board, lang: str) -> di
         out["readings"] = [order(r) for r in values["readings"]]
     elif code == "command_alone":
         out["command"] = " ".join(canonical(w, lang) for w in values["command"].split())
+    elif code in ("repeated_order", "start_alone", "build_or", "follows_build"):
+        out["order"] = canonical(values["order"], lang)  # shown, never compared
     elif code in ("card_alone", "as_without_joker") and "card" in values:
         out["card"] = canonical(values["card"], lang)
     for key in ("word", "text"):
