@@ -422,3 +422,24 @@ def test_words_that_are_city_words_are_guarded(lang, board):
     city_words |= {w.lower() for c in board.cities.values() for w in re.split(r"\W+", c.name) if w}
     found = sorted(k for k in lexicon(lang).english if k in city_words)
     assert found == {"es": ["el", "la", "los", "paso", "por"], "de": ["den"], "cs": [], "zh": []}[lang]
+
+
+@pytest.mark.parametrize("line, section", [
+    ("Stavím KCC z Denveru do Kansas City černou", "DEN-KCY"),
+    ("postav ESL z New Yorku do Bostonu bílou", "BOS-NYC"),
+    ("postav KCC z Chicaga do St. Louis černou", "CHI-STL"),
+    ("postav WW ze Seattlu do Portlandu bílou", "POR-SEA"),
+    ("postav EPRG z El Pasa do Phoenixu bílou", "ELP-PHX"),
+    ("postav KCC z Omahy do Denveru černou", "DEN-OMA"),
+])
+def test_czech_city_names_in_other_cases(line, section, board):
+    assert parse_turn([line], board, language="cs").section == section
+
+
+def test_czech_city_name_not_recognised_is_suggested(board):
+    """Franciska (c to k) is not the name with another ending: the refusal names
+    the city."""
+    with pytest.raises(OrderError) as info:
+        parse_turn(["postav DM ze San Franciska do Los Angeles bílou"], board, language="cs")
+    assert info.value.code == "unknown_city"
+    assert info.value.values["suggestion"] == {"id": "SFO", "name": "San Francisco"}

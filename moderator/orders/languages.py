@@ -462,3 +462,13 @@ CITIES: dict[str, dict[str, str]] = {
 }
 """Per language, city names in the language's form -> the English name boards use.
 Only real exonyms (German and Czech use the English names of these cities)."""
+
+CITY_CASE_ENDINGS: dict[str, tuple[str, ...]] = {
+    "cs": ("ovi", "em", "ou", "u", "e", "a", "y", "i"),
+}
+"""Per language that declines city names, the endings a city's name may take
+(Czech ``z Denveru``, ``do Chicaga``, ``New Yorku``, ``San Franciska``): a word the
+board does not know is read as the city whose name it is with one of these endings
+in place of the name's last letter(s) (at most two letters more or fewer), when
+exactly one city's name fits."""
+

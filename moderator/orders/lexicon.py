@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from ..i18n import DEFAULT, LANGUAGES, current, normalize
 from ..rules.actions import DRAWN, Action, Build, Invest, Pass, Start, Take
 from ..rules.components import JOKER
-from .languages import CANONICAL, CITIES, WORDS
+from .languages import CANONICAL, CITIES, CITY_CASE_ENDINGS, WORDS
 from .vocabulary import CITY_ALIASES, CityIndex, norm
 
 _ENGLISH_NUMBERS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six",
@@ -89,7 +89,43 @@ class Lexicon:
                 return found
             return f" {english} " if english else " "
 
-        return self.pattern.sub(replace, text)
+        text = self.pattern.sub(replace, text)
+        endings = CITY_CASE_ENDINGS.get(self.language)
+        if endings and cities is not None:
+            text = _declined_cities(text, cities, endings, self.english)
+        return text
+
+
+_LATIN_WORD_RE = re.compile(r"(?<![\w'])[^\W\d_]{4,}(?![\w'])")
+
+
+def _declined_cities(text: str, cities: CityIndex, endings: tuple[str, ...],
+                     words: dict[str, str]) -> str:
+    """``text`` with city names in another grammatical case read as the board's
+    names (Czech ``Denveru`` → ``Denver``, ``New Yorku`` → ``New York``, ``San
+    Franciska`` → ``San Francisco``); see :data:`CITY_CASE_ENDINGS`."""
+    names = {norm(c.name): c.name for c in cities.board.cities.values()}
+
+    def replace(m: re.Match) -> str:
+        word = m.group(0)
+        low = word.lower()
+        if low in words or low in cities.names or low in cities.prefix or low in CITY_ALIASES:
+            return word
+        before = m.string[:m.start()].split()
+        prev = norm(before[-1]) if before else ""
+        for ending in endings:
+            if not low.endswith(ending) or len(low) - len(ending) < 3:
+                continue
+            stem = norm(low[:-len(ending)])
+            for key in ((prev + stem) if prev else "", stem):
+                if not key:
+                    continue
+                found = {n for n in names if n.startswith(key) and len(n) - len(key) <= 2}
+                if len(found) == 1:
+                    return names[found.pop()].split()[-1]
+        return word
+
+    return _LATIN_WORD_RE.sub(replace, text)
 
 
 def _city_word(found: str, m: re.Match, cities: CityIndex | None) -> bool:
