@@ -443,3 +443,20 @@ def test_czech_city_name_not_recognised_is_suggested(board):
         parse_turn(["postav DM ze San Franciska do Los Angeles bílou"], board, language="cs")
     assert info.value.code == "unknown_city"
     assert info.value.values["suggestion"] == {"id": "SFO", "name": "San Francisco"}
+
+
+_ALPHABET = st.sampled_from(list("abcdeilnorstuyzáéíñóúčďěňřšťůýžßäöü建造拿弃过白黑色股票堆场上第二两丹佛纽约 -,;.:/|0123456789KCDENY\u3000\uff0c\uff1b"))
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(_ALPHABET, max_size=60) | st.lists(st.sampled_from(
+    [w for words in WORDS["es"]["verbs"].values() for w in words] + ["KCC", "DEN-KCY", "2", "los", "la", "paso",
+     "建造", "不拿", "丹佛", "den", "por", "Denveru"]), max_size=8).map(" ".join))
+def test_any_text_is_read_or_refused(lang, text, board):
+    """Whatever a mail holds, the reader answers with an action or a named refusal."""
+    try:
+        parse_turn([text], board, language=lang)
+    except OrderError as exc:
+        assert re.fullmatch(r"[a-z][a-z0-9_]*", exc.code)
+    command(text, lang)

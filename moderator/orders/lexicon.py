@@ -104,7 +104,7 @@ def _declined_cities(text: str, cities: CityIndex, endings: tuple[str, ...],
     """``text`` with city names in another grammatical case read as the board's
     names (Czech ``Denveru`` → ``Denver``, ``New Yorku`` → ``New York``, ``San
     Franciska`` → ``San Francisco``); see :data:`CITY_CASE_ENDINGS`."""
-    names = {norm(c.name): c.name for c in cities.board.cities.values()}
+    names = cities.full
 
     def replace(m: re.Match) -> str:
         word = m.group(0)
@@ -138,6 +138,9 @@ def _city_word(found: str, m: re.Match, cities: CityIndex | None) -> bool:
     if " " in found or _is_cjk(found[0]):
         return False
     low = found.lower()
+    if low not in CITY_ALIASES and (cities is None or (low not in cities.names
+                                                       and low not in cities.words)):
+        return False  # no city's id, short name or name word: the usual case, quickly
     text = m.string
     before, after = text[:m.start()].rstrip(), text[m.end():]
     nxt = re.split(r"[-/,;.]", after.split()[0])[0] if after.split() else ""
@@ -191,12 +194,17 @@ def _entries(language: str) -> dict[str, str]:
 def _pattern(entries: dict[str, str]) -> re.Pattern:
     """One regular expression matching any of ``entries``, longest first; words of
     letters match whole (not inside another word), Chinese words anywhere."""
-    alts = []
+    whole, anywhere = [], []
     for key in sorted(entries, key=lambda k: (-len(k), k)):
         body = r"\s+".join(re.escape(part) for part in key.split(" "))
-        head = "" if _is_cjk(key[0]) else r"(?<![\w'])"
-        tail = "" if _is_cjk(key[-1]) else r"(?![\w'])"
-        alts.append(head + body + tail)
+        if _is_cjk(key[0]) and _is_cjk(key[-1]):
+            anywhere.append(body)
+        else:
+            whole.append(body)
+    alts = []
+    if whole:  # the boundaries once, around all words of letters: fast to fail
+        alts.append(r"(?<![\w'])(?:" + "|".join(whole) + r")(?![\w'])")
+    alts.extend(anywhere)
     return re.compile("|".join(alts), re.IGNORECASE)
 
 
