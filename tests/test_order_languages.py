@@ -460,3 +460,27 @@ def test_any_text_is_read_or_refused(lang, text, board):
     except OrderError as exc:
         assert re.fullmatch(r"[a-z][a-z0-9_]*", exc.code)
     command(text, lang)
+
+
+@pytest.mark.parametrize("lang, line, expected", [
+    ("es", "me rindo", "resign"),
+    ("es", "Abandono la partida, confirmado", "resign confirm"),
+    ("es", "resumen desactivar", "digest off"),
+    ("de", "Ich gebe auf", "resign"),
+    ("de", "aufgeben, bestätigt", "resign confirm"),
+    ("de", "Sammelmail einschalten", "digest on"),
+    ("cs", "vzdávám se", "resign"),
+    ("cs", "souhrn vypnout", "digest off"),
+    ("zh", "认输", "resign"),
+    ("zh", "认输，确认", "resign confirm"),
+    ("zh", "摘要 开", "digest on"),
+    ("es", "resign", "resign"),
+    ("es", "construir KCC DEN-KCY negra", None),
+    ("en", "me rindo", None),
+])
+def test_seat_commands_in_the_language_in_force(lang, line, expected):
+    """gm.seat_command (resign, digest) reads the words of the language in force."""
+    from moderator.moderation.gm import seat_command
+
+    with i18n.speaking(lang):
+        assert seat_command(line) == expected

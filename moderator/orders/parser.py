@@ -114,7 +114,7 @@ from .vocabulary import (
 )
 
 __all__ = ["MAX_LINE", "COMMANDS", "CARDS", "OrderError", "NoOrderFound", "card_word",
-           "command", "parse_turn", "format_action"]
+           "command", "english", "parse_turn", "format_action"]
 
 MAX_LINE = 400
 """Order lines longer than this many characters are refused unread."""
@@ -329,6 +329,18 @@ def command(line: str, language: str | None = None) -> str | None:
         return None
     word = COMMAND_ALIASES.get(words[0], words[0])
     return word if word in COMMANDS else None
+
+
+def english(line: str, language: str | None = None) -> str:
+    """``line`` with the words of ``language`` (default: the language in force) read
+    as the English words they stand for, cleaned as order lines are (accents,
+    full-width forms): what a reader of English command words reads in any language
+    (``"me rindo, confirmado"`` → ``"resign , confirm"``).  ``line`` itself in
+    English."""
+    lex = lexicon(language_of(language))
+    if lex.pattern is None:
+        return line
+    return _SPACES_RE.sub(" ", lex.translate(_clean(line))).strip()
 
 
 # ============================================================== suggestions
