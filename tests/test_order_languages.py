@@ -333,6 +333,9 @@ def test_forgiving_input(lang, line, expected, board):
     ("cs", "Promiňte, že píšu pozdě."),
     ("zh", "抱歉来晚了"),
     ("zh", "我明白了"),
+    ("zh", "不过我今天很忙，明天再看"),
+    ("zh", "我抽空再看一下"),
+    ("zh", "我放弃思考"),
 ])
 def test_chatter_is_not_an_order(lang, line, board):
     """Lines of plain words in the language are skipped, not read as orders."""
