@@ -487,3 +487,8 @@ def test_seat_commands_in_the_language_in_force(lang, line, expected):
 
     with i18n.speaking(lang):
         assert seat_command(line) == expected
+
+
+def test_languages_are_those_pbem_speaks():
+    assert set(LANGUAGES) == set(i18n.LANGUAGES) - {i18n.DEFAULT}
+    assert set(WORDS) == set(CANONICAL) == set(CITIES) == set(EXAMPLES) == set(LANGUAGES)

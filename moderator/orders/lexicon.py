@@ -25,11 +25,25 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ..i18n import DEFAULT, LANGUAGES, current, normalize
+from ..i18n import DEFAULT, current, normalize
 from ..rules.actions import DRAWN, Action, Build, Invest, Pass, Start, Take
 from ..rules.components import JOKER
 from .languages import CANONICAL, CITIES, CITY_CASE_ENDINGS, WORDS
-from .vocabulary import CITY_ALIASES, CityIndex, norm
+from .vocabulary import (
+    BUILD_VERBS,
+    CITY_ALIASES,
+    COMMANDS,
+    DISCARD_VERBS,
+    INVEST_VERBS,
+    PASS_VERBS,
+    REDRAW_VERBS,
+    START_VERBS,
+    SWAP_VERBS,
+    TAKE_VERBS,
+    VERBS,
+    CityIndex,
+    norm,
+)
 
 _ENGLISH_NUMBERS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six",
                     7: "seven", 8: "eight", 9: "nine", 10: "ten"}
@@ -297,9 +311,6 @@ def suggestions(language: str) -> dict[str, str]:
     to what it suggests: every verb and command of ``language`` (and of English)
     to that language's canonical word for it (``"contruir"`` is nearest
     ``"construir"``, suggested as ``construir``; ``"tomer"`` as ``tomar``)."""
-    from .vocabulary import COMMANDS, VERBS, BUILD_VERBS, TAKE_VERBS, SWAP_VERBS, \
-        INVEST_VERBS, DISCARD_VERBS, PASS_VERBS, START_VERBS, REDRAW_VERBS
-
     english_verb = {}
     for name, words in (("build", BUILD_VERBS), ("take", TAKE_VERBS), ("swap", SWAP_VERBS),
                         ("invest", INVEST_VERBS), ("discard", DISCARD_VERBS),
@@ -318,5 +329,3 @@ def suggestions(language: str) -> dict[str, str]:
                     out[fold(w)] = canonical(english, language)
     return out
 
-
-assert set(WORDS) <= set(LANGUAGES) and set(CANONICAL) <= set(LANGUAGES)
