@@ -179,8 +179,12 @@ def seat_command(line: str) -> str | None:
     """The seat command on ``line`` (one of ``SEAT_COMMANDS``), or None:
     ``digest on``/``digest off``; ``resign``, also in a short sentence ("I resign
     from this game, sorry."); ``resign confirm`` when such a line says
-    ``confirm`` ("Resign, confirmed.", "yes, I confirm: resign")."""
-    words = re.findall(r"[a-z]+", line.lower())
+    ``confirm`` ("Resign, confirmed.", "yes, I confirm: resign").  In the words of
+    the language in force too (``Resumen desactivar``, ``Ich gebe auf``, ``认输``;
+    :func:`moderator.orders.parser.english`)."""
+    from ..orders.parser import english
+
+    words = re.findall(r"[a-z]+", english(line).lower())
     if not words or len(words) > 8:
         return None
     if words in (["digest", "on"], ["digest", "off"]):

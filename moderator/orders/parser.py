@@ -70,9 +70,12 @@ import unicodedata
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .. import i18n
 from ..rules.actions import DRAWN, Action, Build, Invest, Pass, Start, Take
 from ..rules.board import Board, section_id
 from ..rules.components import COMPANIES, JOKER, TRACK_TYPES, UP
+from .languages import CANONICAL
+from .lexicon import Lexicon, canonical, fold, format_action, language_of, lexicon, suggestions
 from .vocabulary import (
     BUILD_FILLERS,
     BUILD_VERBS,
@@ -111,7 +114,7 @@ from .vocabulary import (
 )
 
 __all__ = ["MAX_LINE", "COMMANDS", "CARDS", "OrderError", "NoOrderFound", "card_word",
-           "command", "parse_turn"]
+           "command", "english", "parse_turn", "format_action"]
 
 MAX_LINE = 400
 """Order lines longer than this many characters are refused unread."""
@@ -176,6 +179,7 @@ _TRANSLATE = str.maketrans({
     **{c: " - " for c in "\u2192\u21d2\u27f6\u2794\u279c\u279d\u279e\u27f9\u2194"},
     **{c: "" for c in "\u200b\u200c\u200d\u2060\ufeff\u00ad"},
     "\u3001": ",", "\u3002": ".", "\uff61": ".", "\uff64": ",", "\u00d7": "x",
+    "\u00bf": " ", "\u00a1": " ",  # Spanish opening marks: "¿Ayuda?", "¡Hola!"
     "\t": " ",
 })
 
@@ -239,11 +243,15 @@ def _low(tok: str) -> str:
     return tok.lower().strip(".!?")
 
 
-def _pieces(line: str) -> list[str]:
+def _pieces(line: str, lex: Lexicon | None = None, cities: CityIndex | None = None) -> list[str]:
     """The order parts of one line: split on ``;`` and ``|``, each stripped of
-    bullets and of punctuation at its ends."""
+    bullets and of punctuation at its ends; the words of ``lex``'s language read
+    as English (:meth:`Lexicon.translate <moderator.orders.lexicon.Lexicon.translate>`)."""
     out = []
-    for piece in _PIECE_RE.split(_clean(line)):
+    text = _clean(line)
+    if lex is not None:
+        text = _clean(lex.translate(text, cities))
+    for piece in _PIECE_RE.split(text):
         piece = _BULLET_RE.sub("", piece.strip()).strip(" .,!?:")
         if piece:
             out.append(piece)
@@ -284,15 +292,24 @@ def _split_verbs(tokens: list[str]) -> list[list[str]]:
 _VACATION_ARG = re.compile(r"(?i)off|end|over|back|\d+\s*[a-z]*")
 
 
-def command(line: str) -> str | None:
+def command(line: str, language: str | None = None) -> str | None:
     """The mail command if ``line`` is one: one of COMMANDS (``"Help!"``, ``"status
     please"``, ``"- rules"``, ``"?"``), ``"secret new"`` (``"new secret"``), or a
     command of ARG_COMMANDS with its argument as written: ``"timezone
     Europe/Madrid"`` (any one word: a wrong zone is answered), ``"vacation 5d"``,
-    ``"vacation off"`` (a number with a unit, or off); else None."""
+    ``"vacation off"`` (a number with a unit, or off); else None.
+
+    The command's words may also be those of ``language`` (default: the language
+    in force, :func:`moderator.i18n.current`): ``"ayuda"``, ``"Hilfe"``,
+    ``"nápověda"``, ``"帮助"`` are ``"help"``, ``"vacaciones 5 días"`` is
+    ``"vacation 5 days"``; the command is returned in English words."""
     if len(line.split()) > 4:
         return None
-    text = _clean(line).strip(" .,!:;")
+    text = _clean(line)
+    lex = lexicon(language_of(language))
+    if lex.pattern is not None:
+        text = _clean(lex.translate(text))
+    text = text.strip(" .,!:;")
     parts = text.split()
     if parts and parts[0].lower() in ARG_COMMANDS:
         name = ARG_COMMANDS[parts[0].lower()]
@@ -312,6 +329,18 @@ def command(line: str) -> str | None:
         return None
     word = COMMAND_ALIASES.get(words[0], words[0])
     return word if word in COMMANDS else None
+
+
+def english(line: str, language: str | None = None) -> str:
+    """``line`` with the words of ``language`` (default: the language in force) read
+    as the English words they stand for, cleaned as order lines are (accents,
+    full-width forms): what a reader of English command words reads in any language
+    (``"me rindo, confirmado"`` → ``"resign , confirm"``).  ``line`` itself in
+    English."""
+    lex = lexicon(language_of(language))
+    if lex.pattern is None:
+        return line
+    return _SPACES_RE.sub(" ", lex.translate(_clean(line))).strip()
 
 
 # ============================================================== suggestions
@@ -790,7 +819,7 @@ def _unknown(tokens: list[str], board: Board) -> _Why:
     word = tokens[0]
     low = _low(word)
     text = " ".join(tokens)
-    cmd = command(text)
+    cmd = command(text, i18n.DEFAULT)
     if cmd:
         return _why("command_alone", command=cmd)
     if low in ("stack", "top") and len(tokens) <= 2:
@@ -808,8 +837,9 @@ def _unknown(tokens: list[str], board: Board) -> _Why:
             pass
         else:
             return _why("verb_first", order=str(build))
-    near = difflib.get_close_matches(low, sorted(VERBS | set(COMMANDS)), n=1, cutoff=0.7)
-    return _why("unknown_order", word=word, suggestion=near[0] if near else None)
+    words = suggestions(i18n.current())
+    near = difflib.get_close_matches(fold(low), sorted(words), n=1, cutoff=0.7)
+    return _why("unknown_order", word=word, suggestion=words[near[0]] if near else None)
 
 
 # ============================================================== turns
@@ -826,7 +856,7 @@ def _is_prose(tokens: list[str], board: Board) -> bool:
     delay!", "Grüße, Cy", a bare signature): no verb, no company, track card, city,
     number or order word.  A line with any of those is read (and refused if wrong),
     so a mistyped order is never skipped silently."""
-    if command(" ".join(tokens)):
+    if command(" ".join(tokens), i18n.DEFAULT):
         return False  # a command inside an order line is pointed out
     for tok in tokens:
         low = _low(tok)
@@ -836,14 +866,71 @@ def _is_prose(tokens: list[str], board: Board) -> bool:
     return True
 
 
-def parse_turn(lines: list[str], board: Board) -> Action:
+def parse_turn(lines: list[str], board: Board, language: str | None = None) -> Action:
     """Read the order lines of one mail into one action.
 
     ``lines`` are order lines; mail commands (``help``, ``status`` ...; see
     ``command``), ``game:``/``secret:`` lines, greetings and sign-offs ("Hi all",
     "Thanks, Bob") and lines of plain words (``_is_prose``) are skipped.  Raises OrderError naming the line and what would be
     understood when a line cannot be read or the lines do not make one turn (e.g. a
-    build together with an invest)."""
+    build together with an invest).
+
+    ``language`` (default: the language in force, :func:`moderator.i18n.current`)
+    is the player's: its order words are read as well as the English ones
+    (:mod:`moderator.orders.lexicon`; ``construir KCC DEN-KCY negra; tomar pila``),
+    and the orders a refusal suggests are written in its canonical words
+    (:func:`format_action`)."""
+    lang = language_of(language)
+    with i18n.speaking(lang):
+        try:
+            return _parse_turn(lines, board, lang)
+        except OrderError as exc:
+            if lang != i18n.DEFAULT:
+                exc.values = _localized(exc.code, exc.values, board, lang)
+            raise
+
+
+def _localized(code: str, values: dict[str, Any], board: Board, lang: str) -> dict[str, Any]:
+    """The values of a refusal with the orders and words it suggests in ``lang``'s
+    canonical words: an order (``verb_first``), the readings of a build, a command,
+    the name of an order (``follows_build``: ``tomar``), a track card to write, a
+    word of the language the player wrote (quoted as its canonical word).  Values a
+    template compares (``order`` of the share refusals) stay English."""
+    out = dict(values)
+
+    def order(text: str) -> str:
+        try:
+            return format_action(_parse_turn([text], board, i18n.DEFAULT), lang)
+        except OrderError:  # not a whole action: word by word
+            return " ".join(canonical(w, lang) for w in text.split())
+
+    if code == "verb_first":
+        out["order"] = order(values["order"])
+    elif code == "ambiguous_build":
+        out["readings"] = [order(r) for r in values["readings"]]
+    elif code == "command_alone":
+        out["command"] = " ".join(canonical(w, lang) for w in values["command"].split())
+    elif code in ("repeated_order", "start_alone", "build_or", "follows_build"):
+        out["order"] = canonical(values["order"], lang)  # shown, never compared
+    elif code in ("card_alone", "as_without_joker") and "card" in values:
+        out["card"] = canonical(values["card"], lang)
+    for key in ("word", "text"):
+        # a word of the player's language is quoted in its canonical form, not as
+        # the English word it was read as ('weiß', not 'white')
+        if isinstance(values.get(key), str) and values[key].lower() in CANONICAL_WORDS:
+            out[key] = canonical(values[key].lower(), lang)
+    return out
+
+
+CANONICAL_WORDS = frozenset(w for words in CANONICAL.values() for w in words)
+"""The English words that have a canonical word in some language (``build``, ``white`` ...)."""
+
+
+def _parse_turn(lines: list[str], board: Board, lang: str) -> Action:
+    lex = lexicon(lang)
+    if lex.pattern is None:
+        lex = None
+    cities = city_index(board)
     parts = _Parts()
     signed_off = False
     for raw in lines:
@@ -851,10 +938,13 @@ def parse_turn(lines: list[str], board: Board) -> Action:
             raise OrderError("line_too_long", str(raw)[:60] + "...", length=len(str(raw)))
     for raw in lines:
         for line in str(raw).splitlines() or [""]:
-            if command(line) or _KEY_LINE_RE.match(line):
+            if command(line, lang) or _KEY_LINE_RE.match(line):
                 continue
-            for piece in _pieces(line):
-                for sub in _split_verbs(_tokens(piece)):
+            for piece in _pieces(line, lex, cities):
+                tokens = _tokens(piece)
+                if lex is not None:
+                    tokens = _verb_last(tokens)
+                for sub in _split_verbs(tokens):
                     if _is_chatter(sub):
                         signed_off = signed_off or _low(sub[0]) in SIGN_OFFS
                         continue
@@ -864,6 +954,23 @@ def parse_turn(lines: list[str], board: Board) -> Action:
                         continue
                     _parse_part(sub, board, parts, raw)
     return _combine(parts, lines)
+
+
+def _verb_last(tokens: list[str]) -> list[str]:
+    """The words of an order written verb last, as German and Czech do ("Weiß
+    abwerfen", "2 KCC investieren", "Stapel nehmen"), verb first; other words as
+    they are.  Only a part with one verb, at its end, after an order word
+    (a company, track card, number or ``stack``...), so "ich muss leider passen"
+    stays a line of chatter and a pass."""
+    if len(tokens) < 2 or _low(tokens[-1]) not in VERBS:
+        return tokens
+    head = tokens[:-1]
+    if any(_low(t) in VERBS for t in head):
+        return tokens
+    if not any(_low(t) in ORDER_WORDS or card_word(t) or company_of(t) or _count(t) is not None
+               for t in head):
+        return tokens
+    return tokens[-1:] + head
 
 
 def _combine(parts: _Parts, lines: list[str]) -> Action:

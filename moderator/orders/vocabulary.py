@@ -199,7 +199,9 @@ class CityIndex:
     ``names`` maps the board's ids and full names (by :func:`norm`) to ids;
     ``aliases`` the :data:`CITY_ALIASES` the board has a city for (and no city
     of that id or name); ``prefix`` the first word(s) of each name to the ids
-    whose names start so. ``parts`` is a cache the parser keeps its readings of
+    whose names start so; ``full`` the names (by :func:`norm`) to the names as
+    written, ``words`` every lower-case word of a name (``el``, ``paso``).
+    ``parts`` is a cache the parser keeps its readings of
     order parts on this board in (they depend on the words and the board only).
     """
 
@@ -220,6 +222,9 @@ class CityIndex:
             words = [w for w in (norm(w) for w in c.name.split()) if w]
             for k in range(1, len(words)):
                 self.prefix.setdefault("".join(words[:k]), set()).add(c.id)
+        self.full: dict[str, str] = {norm(c.name): c.name for c in board.cities.values()}
+        self.words: frozenset[str] = frozenset(
+            w for c in board.cities.values() for w in re.split(r"[^a-z0-9]+", c.name.lower()) if w)
         self.cache: dict[str, tuple[str | None, list[str]]] = {}
         self.parts: dict[tuple[str, ...], list[tuple[str, object]]] = {}
 
