@@ -50,6 +50,7 @@ def environment():
 
     from .. import i18n
     from ..render import template_loader
+    from ..orders.lexicon import localize
     from ..render.events import event_text
 
     env = jinja2.Environment(
@@ -62,6 +63,7 @@ def environment():
     )
     i18n.install(env)
     env.filters["event"] = event_text
+    env.filters["order"] = localize
     return env
 
 

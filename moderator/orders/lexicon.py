@@ -329,3 +329,34 @@ def suggestions(language: str) -> dict[str, str]:
                     out[fold(w)] = canonical(english, language)
     return out
 
+
+
+_ORDER_WORDS = ("build", "take", "swap", "invest", "discard", "pass", "start", "redraw", "stack",
+                "display", "drawn", "plain", "black", "white", "black-white", "joker", "as")
+
+
+def localize(order: str, language: str | None = None) -> str:
+    """An order written in the game's notation (``str(action)``, the English the
+    moderator lists and keeps: ``build KCC DEN-KCY white; take stack``) as
+    ``language`` writes it (default: the language in force), for the lists of
+    legal orders and the history a player reads: through :func:`format_action`
+    where the text is one whole action, else word by word (``redraw white``,
+    ``take stack``, ``swap KCC``): the order words to the canonical ones; company
+    abbreviations, sections and anything else as they are.  ``order`` itself in
+    English.  Never raises."""
+    lang = language_of(language)
+    if lang == DEFAULT or lang not in CANONICAL:
+        return order
+    from ..rules.notation import NotationError, parse_action
+
+    try:
+        return format_action(parse_action(order), lang)
+    except (NotationError, ValueError, TypeError):
+        pass
+    parts = []
+    for part in order.split("; "):
+        if part.strip() == "take none":
+            parts.append(canonical("take none", lang))
+            continue
+        parts.append(" ".join(canonical(w, lang) if w in _ORDER_WORDS else w for w in part.split(" ")))
+    return "; ".join(parts)

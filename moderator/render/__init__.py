@@ -29,6 +29,7 @@ except ImportError:  # Python 3.10
 
 from .. import i18n
 from .events import event_text
+from ..orders.lexicon import localize
 from ..rules.components import COMPANIES, UP
 from ..rules.engine import Game
 from ..rules.options import IMAGINARY, ruleset as ruleset_of
@@ -107,6 +108,7 @@ def environment() -> jinja2.Environment:
     )
     i18n.install(env)
     env.filters["event"] = event_text
+    env.filters["order"] = localize
     return env
 
 
@@ -135,6 +137,7 @@ def html_environment() -> jinja2.Environment:
     )
     i18n.install(env)
     env.filters["event"] = event_text
+    env.filters["order"] = localize
     return env
 
 
