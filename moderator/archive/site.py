@@ -39,7 +39,8 @@ from ..rules.notation import public_order  # noqa: F401 (used by the pages; re-e
 
 MANIFEST = "manifest.json"
 SITE_FORMAT = 1
-TEMPLATE_NAMES = ("base.html", "index.html", "stats.html", "game.html", "move.html", "style.css")
+TEMPLATE_NAMES = ("base.html", "index.html", "stats.html", "game.html", "move.html", "titles.html",
+                  "style.css")
 
 
 def environment():

@@ -341,7 +341,7 @@ def localize(order: str, language: str | None = None) -> str:
     ``language`` writes it (default: the language in force), for the lists of
     legal orders and the history a player reads: through :func:`format_action`
     where the text is one whole action, else word by word (``redraw white``,
-    ``take stack``, ``swap KCC``): the order words to the canonical ones; company
+    ``take stack``, ``KCC: DEN-KCY (white)``): the order words to the canonical ones; company
     abbreviations, sections and anything else as they are.  ``order`` itself in
     English.  Never raises."""
     lang = language_of(language)
@@ -353,10 +353,11 @@ def localize(order: str, language: str | None = None) -> str:
         return format_action(parse_action(order), lang)
     except (NotationError, ValueError, TypeError):
         pass
-    parts = []
-    for part in order.split("; "):
-        if part.strip() == "take none":
-            parts.append(canonical("take none", lang))
-            continue
-        parts.append(" ".join(canonical(w, lang) if w in _ORDER_WORDS else w for w in part.split(" ")))
-    return "; ".join(parts)
+    text = re.sub(r"\btake none\b", canonical("take none", lang), order)
+    return _ENGLISH_WORD.sub(lambda m: canonical(m.group(), lang) if m.group() in _ORDER_WORDS else m.group(),
+                             text)
+
+
+_ENGLISH_WORD = re.compile(r"(?<![\w-])[a-z]+(?:-[a-z]+)*(?![\w-])")
+"""A lower-case word of the notation (``black-white`` whole); company abbreviations
+and section ids are upper case and never match."""

@@ -109,7 +109,22 @@ def environment() -> jinja2.Environment:
     i18n.install(env)
     env.filters["event"] = event_text
     env.filters["order"] = localize
+    env.filters["card"] = card_text
     return env
+
+
+TRACK_TYPES = ("plain", "black", "white", "black-white", "joker")
+
+
+def card_text(card: Any) -> str:
+    """A track card type (``plain``, ``black``, ``white``, ``black-white``,
+    ``joker``) as the language in force names it (the catalogue's ``track card``
+    values, which templates/words/illegal.txt uses too); anything else as it is.
+    The Jinja filter ``card``."""
+    text = str(card)
+    if text in TRACK_TYPES:
+        return i18n.pgettext_("track card", text)
+    return text
 
 
 def render(name: str, **context: Any) -> str:
@@ -138,6 +153,7 @@ def html_environment() -> jinja2.Environment:
     i18n.install(env)
     env.filters["event"] = event_text
     env.filters["order"] = localize
+    env.filters["card"] = card_text
     return env
 
 
