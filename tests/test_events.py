@@ -116,3 +116,17 @@ def test_another_language_gets_the_catalogue_wording():
     with i18n.speaking("es"):
         assert events.event_text(line) == expected
     assert expected != line
+
+
+def test_the_rulesets_and_options_are_worded_as_the_tables_say():
+    """words/options.txt gives, in English, exactly the text of RULESET_TABLE and
+    OPTION_TABLE (moderator/rules/options.py), for every ruleset and option."""
+    from moderator.render import environment
+    from moderator.rules.options import OPTION_TABLE, RULESET_TABLE
+
+    module = environment().get_template("words/options.txt").module
+    for r in RULESET_TABLE:
+        assert str(module.summary(r.name)).strip() == r.summary
+    for o in OPTION_TABLE:
+        assert str(module.help(o.name)).strip() == o.help
+    assert str(module.help("no_such_option", "as given")).strip() == "as given"
