@@ -363,6 +363,9 @@ class Game:
     history: list[tuple[PlayerName, Action]] = _state(factory=list, copy=_copy_history, save=False,
                                                       visible="hidden")
     _network: Network | None = field(default=None, init=False, repr=False, compare=False)
+    # ``(player, action, len(log))`` of the action ``random_action`` drew last: it is
+    # complete and legal while the position is the same, so ``push`` need not check it
+    _drawn: tuple[PlayerName, Action, int] | None = field(default=None, init=False, repr=False, compare=False)
 
     # ================================================================= setup
     @classmethod
@@ -477,8 +480,10 @@ class Game:
     def invalidate(self) -> None:
         """Drop the network's derived caches (networks, placements, free spaces).
         Needed only after changing ``placed``, ``board`` or ``box`` directly, as
-        tests do."""
+        tests do; it also forgets the action ``random_action`` drew last (checked
+        again by ``push``)."""
         self._network = None
+        self._drawn = None
 
     def placements(self, company: CompanyId) -> list[tuple[SectionId, TrackType]]:
         """Every ``(section id, space track type)`` where a train of ``company`` may
@@ -563,8 +568,14 @@ class Game:
     def random_action(self, player: PlayerName, rng: random.Random | None = None) -> Action | None:
         """A uniformly random member of ``legal_actions(player)`` drawn with ``rng``
         (``random.Random``; the module generator if None), or None when ``player``
-        has nothing to do now.  Cheap: the combinations are counted, not listed."""
-        return LegalActions(self, player).random(rng)
+        has nothing to do now.  Cheap: the combinations are counted, not listed.
+
+        The action drawn is legal in this position by construction: pushed next,
+        unchanged and by ``player``, it is applied without being resolved again
+        (changing the game's fields directly in between needs ``invalidate()``)."""
+        action = LegalActions(self, player).random(rng)
+        self._drawn = (player, action, len(self.log)) if action is not None else None
+        return action
 
     def legal_summary(self, player: PlayerName, cards: list[TrackType] | None = None) -> LegalSummary:
         """The short structured summary of what ``player`` may order now
@@ -846,8 +857,13 @@ class Game:
         resolved (complete) action.
 
         Raises IllegalAction, leaving the game unchanged, when the action is illegal.
+        The action ``random_action`` just drew for ``player`` in this position is
+        legal and complete already: it is not resolved again.
         """
-        action = self.resolve(player, action)
+        drawn = self._drawn
+        if drawn is None or drawn[1] is not action or drawn[0] != player or drawn[2] != len(self.log):
+            action = self.resolve(player, action)
+        self._drawn = None
         start = len(self.log)
         if isinstance(action, Start):
             self.initial_choice[player] = action.share
