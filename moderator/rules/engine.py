@@ -392,6 +392,7 @@ class Game:
             abbr: c.trains - (len(board.companies[abbr].starts) if abbr in board.companies else 0)
             for abbr, c in COMPANIES.items()
         }
+        g._network = Network.new_game(board, g.placed, g.box)
         # 2. track cards
         deck = _track_deck()
         _rng(seed, "track").shuffle(deck)

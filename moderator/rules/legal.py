@@ -89,19 +89,20 @@ class _Plan:
     """The legal turn actions of the player on move, counted in blocks (one block
     per redraw choice) without listing them.
 
-    ``per_build`` is the number of (draw, swap) pairs after a BUILD; ``takes``
+    ``options`` are the share draws (``Game.share_options``), ``per_build`` the
+    number of (draw, swap) pairs after a BUILD; ``takes``
     pairs each share draw with its swap choices (``None`` first), made when first
     asked; ``blocks`` are ``(redraw, builds, n_builds, n_invests, n_passes,
     discards)`` where ``builds`` lists ``(track type, cards that build on it,
     placements of that type over all companies with trains left)``; ``total``
     the number of legal actions counted."""
 
-    __slots__ = ("game", "player", "per_build", "blocks", "total", "_takes")
+    __slots__ = ("game", "player", "options", "per_build", "blocks", "total", "_takes")
 
-    def __init__(self, game: "Game", player: PlayerName, per_build: int,
+    def __init__(self, game: "Game", player: PlayerName, options: list[Take], per_build: int,
                  blocks: list[tuple[str | None, list[tuple[str, list[str], int]], int, int, int, list[str | None]]],
                  total: int) -> None:
-        self.game, self.player = game, player
+        self.game, self.player, self.options = game, player, options
         self.per_build, self.blocks, self.total = per_build, blocks, total
         self._takes: list[tuple[Take, list[str | None]]] | None = None
 
@@ -123,7 +124,8 @@ def plan(game: "Game", player: PlayerName) -> _Plan:
     # the (draw, swap) pairs, counted as ``take_swaps`` lists them
     up = game.up_pile
     per_build = 0
-    for take in game.share_options(player):
+    options = game.share_options(player)
+    for take in options:
         source = take.source
         if source == "up":
             per_build += 1 if up <= 1 else 2 + k - (UP in kinds)
@@ -160,7 +162,7 @@ def plan(game: "Game", player: PlayerName) -> _Plan:
         nb, ni = w * per_build, n_inv * len(discards)
         blocks.append((r, builds, nb, ni, n_pass, discards))
         total += nb + ni + n_pass
-    return _Plan(game, player, per_build, blocks, total)
+    return _Plan(game, player, options, per_build, blocks, total)
 
 
 def action_at(game: "Game", player: PlayerName, p: _Plan, i: int) -> Action:
@@ -177,8 +179,8 @@ def action_at(game: "Game", player: PlayerName, p: _Plan, i: int) -> Action:
                     break
                 w -= n * len(cl)
             c, sid = game.network.placement_at(t, q)
-            take, swap = _take_swap_at(game, player, j)
-            return Build(c, sid, card, t if card == JOKER else None, take, swap, r)
+            take, swap = _take_swap_at(game, player, p.options, j)
+            return Build.trusted(c, sid, card, t if card == JOKER else None, take, swap, r)
         i -= nb
         if i < ni:
             v, k = divmod(i, len(discards))
@@ -190,12 +192,12 @@ def action_at(game: "Game", player: PlayerName, p: _Plan, i: int) -> Action:
     raise IndexError("action index out of range")
 
 
-def _take_swap_at(game: "Game", player: PlayerName, j: int) -> tuple[Take, str | None]:
-    """The ``j``-th (draw, swap) pair of ``take_swaps(game, player)``, without
-    listing the others' swaps."""
+def _take_swap_at(game: "Game", player: PlayerName, options: list[Take], j: int) -> tuple[Take, str | None]:
+    """The ``j``-th (draw, swap) pair of ``take_swaps(game, player)`` (``options``:
+    ``game.share_options(player)``), without listing the others' swaps."""
     up = game.up_pile
     kinds = set(game.share_hands[player])
-    for take in game.share_options(player):
+    for take in options:
         source = take.source
         if up - (source == "up") <= 0:
             if j == 0:

@@ -31,7 +31,7 @@ class _Tables:
     (``TRACK_TYPES`` order first); ``home`` company -> its home city's bit (None
     for a company the board does not list)."""
 
-    __slots__ = ("sids", "index", "city_ids", "cindex", "at", "links", "types", "home", "memo")
+    __slots__ = ("sids", "index", "city_ids", "cindex", "at", "links", "types", "home", "memo", "start")
 
     def __init__(self, board: Board) -> None:
         self.sids = tuple(sorted(board.sections))
@@ -61,6 +61,7 @@ class _Tables:
             self.types[c] = tuple(t for t in TRACK_TYPES if t in kinds) + tuple(sorted(kinds - set(TRACK_TYPES)))
             self.home[c] = self.cindex[route.home] if route else None
         self.memo: dict[int, tuple[str, ...]] = {}
+        self.start: _Derived | None = None  # the caches of a new game (``Network.new_game``)
 
     def ids(self, mask: int) -> tuple[str, ...]:
         """The section ids of the section set ``mask``, sorted (memoised)."""
@@ -159,6 +160,19 @@ class Network:
         n = Network(self.board, placed, box)
         if self._d is not None:
             n._d = self._d.copy()
+        return n
+
+    @classmethod
+    def new_game(cls, board: Board, placed: dict[SectionId, list[CompanyId | None]],
+                 box: dict[CompanyId, int]) -> "Network":
+        """The network of a new game (``Game.new``): ``placed`` holds no train and
+        ``box`` every company's trains but those on its starting spaces.  Its
+        caches are a copy of the ones computed for the board's first new game."""
+        n = cls(board, placed, box)
+        start = n._t.start
+        if start is None:
+            start = n._t.start = n._compute()
+        n._d = start.copy()
         return n
 
     # ================================================================= caches
