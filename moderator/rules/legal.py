@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 
 _SORTED_TYPES = tuple(sorted(TRACK_TYPES))
+_new = object.__new__
 
 
 def without(cards: list[str], card: str) -> list[str]:
@@ -344,15 +345,14 @@ def _company_builds(tables, near: int, avail: dict[str, int], company: CompanyId
     return {sid: tuple(sections[sid]) for sid in sorted(sections)}
 
 
-_OWN_BITS: dict[tuple[str, ...], int] = {}
-
-
-def _own_bits(own: tuple[str, ...]) -> int:
-    """The bits of the fit key (``LegalSummary.of``) that the track types ``own``
-    of a company can use (memoised)."""
-    bits = _OWN_BITS.get(own)
-    if bits is None:
-        bits = _OWN_BITS[own] = sum(3 << 2 * k for k, t in enumerate(_SORTED_TYPES) if t in own)
+def _live_bits(tables, near: int, avail: dict[str, int], company: CompanyId) -> int:
+    """The bits of the fit key (``LegalSummary.of``: two per track type, types
+    sorted) of the types ``company`` has a placement on, ignoring its box."""
+    own = tables.types[company]
+    bits = 0
+    for k, t in enumerate(_SORTED_TYPES):
+        if t in own and near & avail.get(t, 0):
+            bits |= 3 << 2 * k
     return bits
 
 
@@ -419,29 +419,45 @@ class LegalSummary:
             box = network.box
             memos = network.memos()
             tables, near, avail = network.candidates()
-            types = tables.types
             for company in COMPANIES:
                 if box.get(company, 0) <= 0:
                     continue
                 memo = memos[company]
-                own = key & _own_bits(types[company])  # the held cards this company can use
+                live = memo.get(None)  # kept with the builds: the types it has placements on
+                if live is None:
+                    live = memo[None] = _live_bits(tables, near[company], avail, company)
+                own = key & live  # the held cards that build for this company
+                if not own:
+                    continue
                 got = memo.get(own)
                 if got is None:
                     got = memo[own] = _company_builds(tables, near[company], avail, company, fit)
-                if got:
-                    builds[company] = dict(got)
+                builds[company] = dict(got)
         takes: tuple[Take, ...] = ()
         swaps: dict[Take, tuple[str, ...]] = {}
-        if builds:
-            for take, choices in take_swaps(game, player):
-                takes += (take,)
-                swaps[take] = tuple(s for s in choices if s is not None)
-        invest = tuple(sorted(set(game.share_hands[player])))
+        shares = game.share_hands[player]
+        if builds:  # the draws and their swaps, as ``take_swaps`` gives them
+            kinds = set(shares)
+            base = tuple(sorted(kinds))
+            up = game.up_pile
+            options = game.share_options(player)
+            takes = tuple(options)
+            for take in options:
+                source = take.source
+                if up - (source == "up") <= 0:
+                    swaps[take] = ()
+                    continue
+                extra = take.company if source == "display" else (UP if source == "up" else None)
+                swaps[take] = base if extra is None or extra in kinds else tuple(sorted(kinds | {extra}))
+        invest = tuple(sorted(set(shares)))
         passes: tuple[Pass, ...] = ()
         if not builds and not invest:
             passes = tuple(Pass(d) for d in sorted(held)) or (Pass(None),)
-        return cls(player, game.phase, True, (), tuple(game.dead_cards(player)), builds, takes, swaps,
-                   invest, passes)
+        redraw = tuple(game.dead_cards(player)) if game.options["dead_track_redraw"] else ()
+        s = _new(cls)  # every field given: without the frozen dataclass's checked assignments
+        s.__dict__.update(player=player, phase=game.phase, on_move=True, starts=(), redraw=redraw,
+                          builds=builds, takes=takes, swaps=swaps, invest=invest, passes=passes)
+        return s
 
     def build_actions(self, first: CompanyId | None = None) -> list[Build]:
         """The builds as incomplete ``Build`` actions (no draw), one per company,
