@@ -883,7 +883,8 @@ class Game:
                 self._discard(player, action.discard)
                 what = f", discarding a {action.discard} track card" if action.discard else ""
                 self.log.append(f"{player} can neither build nor invest and passes{what}.")
-            self._pay_pending()
+            if self.dividends_pending:  # announced by a dividend card drawn
+                self._pay_pending()
             if self.phase == "play" and self._stalled():
                 self._finish_stalled()
             if self.phase == "play":
@@ -1035,7 +1036,8 @@ class Game:
             self.log.append(f"{player} could draw no share.")
         if got is not None:
             hand.append(got)
-        self._pay_pending()
+        if self.dividends_pending:
+            self._pay_pending()
         if a.swap is not None:
             returned = got if a.swap == DRAWN else a.swap
             if self.phase == "over":

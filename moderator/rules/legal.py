@@ -418,19 +418,23 @@ class LegalSummary:
         if fit:
             box = network.box
             memos = network.memos()
-            tables, near, avail = network.candidates()
+            near = None
             for company in COMPANIES:
                 if box.get(company, 0) <= 0:
                     continue
                 memo = memos[company]
                 live = memo.get(None)  # kept with the builds: the types it has placements on
                 if live is None:
+                    if near is None:
+                        tables, near, avail = network.candidates()
                     live = memo[None] = _live_bits(tables, near[company], avail, company)
                 own = key & live  # the held cards that build for this company
                 if not own:
                     continue
                 got = memo.get(own)
                 if got is None:
+                    if near is None:
+                        tables, near, avail = network.candidates()
                     got = memo[own] = _company_builds(tables, near[company], avail, company, fit)
                 builds[company] = dict(got)
         takes: tuple[Take, ...] = ()

@@ -27,11 +27,13 @@ class _Tables:
     a set read from its lowest bit gives sorted ids); ``index`` id -> bit;
     ``city_ids`` and ``cindex`` the same for cities; ``at`` city bit -> set of the
     sections touching it; ``links`` city bit -> ``((section bit, other city bit),
-    ...)``, sections by id; ``types`` company -> the track types it may use
-    (``TRACK_TYPES`` order first); ``home`` company -> its home city's bit (None
-    for a company the board does not list)."""
+    ...)``, sections by id; ``ends`` section bit -> its two city bits; ``types``
+    company -> the track types it may use (``TRACK_TYPES`` order first);
+    ``users`` track type -> the companies that may use it; ``home`` company ->
+    its home city's bit (None for a company the board does not list)."""
 
-    __slots__ = ("sids", "index", "city_ids", "cindex", "at", "links", "types", "home", "memo", "start")
+    __slots__ = ("sids", "index", "city_ids", "cindex", "at", "links", "ends", "types", "users", "home",
+                 "memo", "start")
 
     def __init__(self, board: Board) -> None:
         self.sids = tuple(sorted(board.sections))
@@ -45,14 +47,17 @@ class _Tables:
         self.cindex = {c: i for i, c in enumerate(self.city_ids)}
         at = [0] * len(self.city_ids)
         links: list[list[tuple[int, int]]] = [[] for _ in self.city_ids]
+        ends = []
         for i, sid in enumerate(self.sids):
             a, b = (self.cindex[c] for c in board.sections[sid].cities)
+            ends.append((a, b))
             at[a] |= 1 << i
             at[b] |= 1 << i
             links[a].append((i, b))
             links[b].append((i, a))
         self.at = tuple(at)
         self.links = tuple(tuple(x) for x in links)
+        self.ends = tuple(ends)
         self.types: dict[str, tuple[str, ...]] = {}
         self.home: dict[str, int | None] = {}
         for c in COMPANIES:
@@ -60,6 +65,12 @@ class _Tables:
             kinds = route.types if route else frozenset()
             self.types[c] = tuple(t for t in TRACK_TYPES if t in kinds) + tuple(sorted(kinds - set(TRACK_TYPES)))
             self.home[c] = self.cindex[route.home] if route else None
+        kinds = dict.fromkeys(TRACK_TYPES)
+        for sec in board.sections.values():
+            kinds.update(dict.fromkeys(sec.spaces))
+        for own in self.types.values():
+            kinds.update(dict.fromkeys(own))
+        self.users = {t: tuple(c for c, own in self.types.items() if t in own) for t in kinds}
         self.memo: dict[int, tuple[str, ...]] = {}
         self.start: _Derived | None = None  # the caches of a new game (``Network.new_game``)
 
@@ -102,21 +113,22 @@ class _Derived:
     sets are bit sets over ``_Tables``.
 
     ``secs`` company -> sections holding its trains (starting spaces included);
-    ``net`` company -> network cities; ``reach`` company -> sections touching a
-    network city; ``avail`` type -> sections with an empty neutral space of that
-    type; ``free`` type -> empty neutral spaces on the board; ``tot`` type ->
+    ``net`` company -> network cities; ``near`` company -> sections touching a
+    network city that hold none of its trains; ``avail`` type (every type of
+    ``tables.users``) -> sections with an empty neutral space of that type;
+    ``free`` type -> empty neutral spaces on the board; ``tot`` type ->
     placements of that type over the companies with trains in the box.  A
     company may build on ``(section, type)`` when the type is one of its own and
-    the section is in ``reach & ~secs & avail[type]``.  ``lists`` the placements
+    the section is in ``near & avail[type]``.  ``lists`` the placements
     by company and type as sorted section ids, made on demand (None until
     asked, dropped by ``place``); ``memo`` company -> answers its callers derived
     from its placements alone (``Network.memo``), dropped when they change."""
 
-    __slots__ = ("secs", "net", "reach", "avail", "free", "tot", "lists", "memo")
+    __slots__ = ("secs", "net", "near", "avail", "free", "tot", "lists", "memo")
 
     secs: dict[str, int]
     net: dict[str, int]
-    reach: dict[str, int]
+    near: dict[str, int]
     avail: dict[str, int]
     free: dict[str, int]
     tot: dict[str, int]
@@ -126,7 +138,7 @@ class _Derived:
     def copy(self) -> "_Derived":
         """An independent copy."""
         e = _Derived()
-        e.secs, e.net, e.reach = dict(self.secs), dict(self.net), dict(self.reach)
+        e.secs, e.net, e.near = dict(self.secs), dict(self.net), dict(self.near)
         e.avail, e.free, e.tot = dict(self.avail), dict(self.free), dict(self.tot)
         e.lists = self.lists  # never changed in place: dropped and made anew
         e.memo = {c: dict(m) for c, m in self.memo.items()}
@@ -194,7 +206,7 @@ class Network:
         sections = self.board.sections
         d.secs = dict.fromkeys(COMPANIES, 0)
         d.free = dict.fromkeys(TRACK_TYPES, 0)
-        d.avail = dict.fromkeys(TRACK_TYPES, 0)
+        d.avail = dict.fromkeys(T.users, 0)
         for i, sid in enumerate(T.sids):
             bit = 1 << i
             sec = sections[sid]
@@ -208,7 +220,7 @@ class Network:
                     d.avail[t] = d.avail.get(t, 0) | bit
                 elif occ in d.secs:
                     d.secs[occ] |= bit
-        d.net, d.reach = {}, {}
+        d.net, d.near = {}, {}
         d.tot = dict.fromkeys(d.free, 0)
         for c in COMPANIES:
             net = reach = 0
@@ -224,11 +236,11 @@ class Network:
                         if secs >> j & 1 and not net >> y & 1:
                             net |= 1 << y
                             todo.append(y)
-            d.net[c], d.reach[c] = net, reach
+            near = reach & ~d.secs[c]
+            d.net[c], d.near[c] = net, near
             if self.box[c] > 0:
-                cand = reach & ~d.secs[c]
                 for t in T.types[c]:
-                    d.tot[t] = d.tot.get(t, 0) + (cand & d.avail.get(t, 0)).bit_count()
+                    d.tot[t] = d.tot.get(t, 0) + (near & d.avail[t]).bit_count()
         d.lists = None
         d.memo = {c: {} for c in COMPANIES}
         return d
@@ -265,47 +277,44 @@ class Network:
         i = T.index[sid]
         bit = 1 << i
         types = T.types[company]
-        avail, tot = d.avail, d.tot
-        secs = d.secs[company]
-        reach = d.reach[company]
+        avail, tot, all_near = d.avail, d.tot, d.near
+        near = all_near[company]
         if box[company] > 0:  # the company's placements leave the totals; back below
-            cand = reach & ~secs
             for t in types:
-                tot[t] -= (cand & avail.get(t, 0)).bit_count()
+                tot[t] -= (near & avail[t]).bit_count()
         box[company] -= 1
         d.free[space] -= 1
+        memo = d.memo
         if not more:  # the section's last empty space of that type: nobody builds there on it
             avail[space] &= ~bit
-            all_secs, all_reach = d.secs, d.reach
-            memo = d.memo
-            for c, kinds in T.types.items():
-                if c != company and space in kinds and all_reach[c] & ~all_secs[c] & bit:
+            for c in T.users[space]:
+                if all_near[c] & bit and c != company:
                     memo[c] = {}
                     if box[c] > 0:
                         tot[space] -= 1
-        secs |= bit
+        secs = d.secs[company] | bit
         d.secs[company] = secs
+        near &= ~bit
         net = d.net[company]
         at, links = T.at, T.links
         todo = []
-        for x in (T.cindex[c] for c in self.board.sections[sid].cities):
+        for x in T.ends[i]:
             if not net >> x & 1:
                 net |= 1 << x
                 todo.append(x)
         while todo:  # the network grows through the company's trains from the new cities
             x = todo.pop()
-            reach |= at[x]
+            near |= at[x] & ~secs
             for j, y in links[x]:
                 if secs >> j & 1 and not net >> y & 1:
                     net |= 1 << y
                     todo.append(y)
         d.net[company] = net
-        d.reach[company] = reach
-        d.memo[company] = {}
+        all_near[company] = near
+        memo[company] = {}
         if box[company] > 0:
-            cand = reach & ~secs
             for t in types:
-                tot[t] += (cand & avail.get(t, 0)).bit_count()
+                tot[t] += (near & avail[t]).bit_count()
         d.lists = None
 
     # ================================================================= questions
@@ -347,9 +356,8 @@ class Network:
         sets over ``tables(board)`` (bit ``i``: section ``sids[i]``): ``{type:
         mask}`` for each type the company may use, in ``TRACK_TYPES`` order."""
         d = self._derived()
-        cand = d.reach[company] & ~d.secs[company]
-        avail = d.avail
-        return {t: cand & avail.get(t, 0) for t in self._t.types[company]}
+        near, avail = d.near[company], d.avail
+        return {t: near & avail[t] for t in self._t.types[company]}
 
     def candidates(self) -> tuple[_Tables, dict[CompanyId, int], dict[TrackType, int]]:
         """The placements as bit sets, for callers that combine them fast (the
@@ -359,10 +367,9 @@ class Network:
         neutral space of that type; ``company`` may build on ``(section, type)``
         when the type is in ``tables.types[company]``, its box is not empty and
         the section is in ``near[company] & avail[type]`` (rules: BUILD, step 2).
-        ``near`` is a new dict, ``avail`` the cache itself (do not change it)."""
+        Both are the caches themselves (do not change them)."""
         d = self._derived()
-        secs = d.secs
-        return self._t, {c: r & ~secs[c] for c, r in d.reach.items()}, d.avail
+        return self._t, d.near, d.avail
 
     def memos(self) -> dict[CompanyId, dict[Any, Any]]:
         """Per company, a dict where callers keep answers derived from that
@@ -379,11 +386,11 @@ class Network:
         below ``placement_totals()[track_type]``."""
         d = self._derived()
         T = self._t
-        box, secs, reach, types = self.box, d.secs, d.reach, T.types
+        box, near = self.box, d.near
         avail = d.avail.get(track_type, 0)
-        for c in COMPANIES:
-            if box[c] > 0 and track_type in types[c]:
-                m = reach[c] & ~secs[c] & avail
+        for c in T.users.get(track_type, ()):
+            if box[c] > 0:
+                m = near[c] & avail
                 n = m.bit_count()
                 if q < n:
                     for _ in range(q):
@@ -427,7 +434,7 @@ class Network:
             return False
         d = self._d or self._derived()
         i = self._t.index.get(sid)
-        return i is not None and bool((d.reach[company] & ~d.secs[company] & d.avail.get(space, 0)) >> i & 1)
+        return i is not None and bool((d.near[company] & d.avail[space]) >> i & 1)
 
     def why_not(self, company: CompanyId, sid: SectionId, space: TrackType) -> dict[str, Any] | None:
         """Why a train of ``company`` may not go on a ``space``-type space of section
