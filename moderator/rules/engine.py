@@ -1000,14 +1000,16 @@ class Game:
         """BUILD (rules: A turn, BUILD): play the card, place the train, draw the
         share (dividends drawn on the way are paid before the swap; a swap after the
         game ended is not made), then the optional UP swap."""
-        self._discard(player, a.card)
+        self.track_hands[player].remove(a.card)  # the card played: discarded (``_discard``)
+        self.track_discards.insert(0, a.card)
         space = a.space or a.card
         assert space is not None
-        self.network.place(a.company, a.section, space)
+        company = a.company
+        self.network.place(company, a.section, space)
         card = f"joker as {space}" if a.card == JOKER else a.card
         self.log.append(
-            f"{player} built {a.company} on {a.section} ({card} track); "
-            f"{a.company} is worth {self.value(a.company)}."
+            f"{player} built {company} on {a.section} ({card} track); "
+            f"{company} is worth {company_value(COMPANIES[company].trains - self.box[company])}."
         )
         take = a.take
         assert take is not None
@@ -1081,8 +1083,10 @@ class Game:
     def _stalled(self) -> bool:
         """True when the game can never change again: no company can place a train on
         any space whatever the card, and no player holds a share to invest."""
-        if any(self.share_hands[p] for p in self.players):
-            return False
+        hands = self.share_hands
+        for p in self.players:
+            if hands[p]:
+                return False
         return not any(self.network.placement_totals().values())
 
     def _finish_stalled(self) -> None:

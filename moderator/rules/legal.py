@@ -193,6 +193,67 @@ def action_at(game: "Game", player: PlayerName, p: _Plan, i: int) -> Action:
     raise IndexError("action index out of range")
 
 
+def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Action:
+    """``action_at(game, player, p, rnd.randrange(p.total))`` for ``p = plan(game,
+    player)`` when no dead card may be redrawn (one block), counted and drawn in
+    one pass: the hot path of ``random_action``."""
+    hand = game.track_hands[player]
+    shares = game.share_hands[player]
+    kinds = set(shares)
+    k = len(kinds)
+    up = game.up_pile
+    per_build = 0
+    options = game.share_options(player)
+    for take in options:  # as ``plan`` counts them
+        source = take.source
+        if source == "up":
+            per_build += 1 if up <= 1 else 2 + k - (UP in kinds)
+        elif up <= 0:
+            per_build += 1
+        elif source == "display":
+            per_build += 2 + k - (take.company in kinds)
+        else:
+            per_build += 1 + k
+    tot = game.network.placement_totals()
+    held = set(hand)
+    joker = JOKER in held
+    w = 0
+    for t in TRACK_TYPES:
+        n = tot[t]
+        if n and (joker or t in held):
+            w += n + n if joker and t in held else n
+    discards: list[str | None] = sorted(held) or [None]  # type: ignore[assignment]
+    nb = w * per_build
+    ni = (len(shares) + k * (k - 1) // 2) * len(discards)
+    n_pass = len(discards) if w == 0 and not shares else 0
+    total = nb + ni + n_pass
+    i = rnd._randbelow(total) if type(rnd) is _random.Random and total > 0 else rnd.randrange(total)
+    if i < nb:
+        w, j = divmod(i, per_build)
+        for t in TRACK_TYPES:
+            n = tot[t]
+            if n:
+                if t in held:
+                    cl = (t, JOKER) if joker else (t,)
+                elif joker:
+                    cl = (JOKER,)
+                else:
+                    continue
+                if w < n * len(cl):
+                    q, c = divmod(w, len(cl))
+                    card = cl[c]
+                    break
+                w -= n * len(cl)
+        company, sid = game.network.placement_at(t, q)
+        take, swap = _take_swap_at(game, player, options, j)
+        return Build.trusted(company, sid, card, t if card == JOKER else None, take, swap, None)
+    i -= nb
+    if i < ni:
+        v, c = divmod(i, len(discards))
+        return Invest(invests(game, player)[v], discards[c], None)
+    return Pass(discards[i - ni], None)
+
+
 def _take_swap_at(game: "Game", player: PlayerName, options: list[Take], j: int) -> tuple[Take, str | None]:
     """The ``j``-th (draw, swap) pair of ``take_swaps(game, player)`` (``options``:
     ``game.share_options(player)``), without listing the others' swaps."""
@@ -303,6 +364,8 @@ class LegalActions:
             return choices[rnd.randrange(len(choices))] if choices else None
         if not self._on_move():
             return None
+        if not g.options["dead_track_redraw"] or not g.dead_cards(self.player):
+            return _random_turn(g, self.player, rnd)
         p = plan(g, self.player)
         return action_at(g, self.player, p, rnd.randrange(p.total))
 
