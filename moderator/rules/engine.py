@@ -107,6 +107,8 @@ _TAKES: dict[tuple[str, str | None], Take] = {
 }
 """Shared immutable draws (building a frozen dataclass is slow in the hot path)."""
 _TAKE_NONE = [_TAKES[("none", None)]]
+_DISPLAY_TAKES: dict[tuple[str | None, ...], tuple[Take, ...]] = {}
+"""The draws from each face-up display seen so far (at most 12**4 displays)."""
 
 
 def turn_order(players: list[PlayerName], seed: int) -> list[PlayerName]:
@@ -526,7 +528,11 @@ class Game:
     def share_options(self, player: PlayerName | None = None) -> list[Take]:
         """The draws possible after a BUILD now (rules: BUILD, step 3; option
         up_only_by_swap).  ``[Take("none")]`` when no share can be drawn."""
-        out = [_TAKES["display", c] for c in sorted({c for c in self.display if c})]
+        shown = tuple(self.display)
+        takes = _DISPLAY_TAKES.get(shown)
+        if takes is None:
+            takes = _DISPLAY_TAKES[shown] = tuple(_TAKES["display", c] for c in sorted({c for c in shown if c}))
+        out = list(takes)
         if self.stack:
             out.append(_TAKES["stack", None])
         if self.up_pile > 0 and not self.options["up_only_by_swap"]:
@@ -989,12 +995,14 @@ class Game:
     def _four_of_a_kind(self) -> None:
         """Remove four face-up shares of one company and turn up four more, as often
         as it happens (rules: Four of a kind)."""
-        while len(self.display) == 4 and None not in self.display and len(set(self.display)) == 1:
+        d = self.display
+        while len(d) == 4 and d[0] is not None and d[0] == d[1] == d[2] == d[3]:
             company = self.display[0]
             self.removed.extend(self.display)  # type: ignore[arg-type]
             self.log.append(f"Four {company} shares face up: removed from the game and replaced.")
             self.display = [self._draw_stack() for _ in range(4)]
             self.log.append("Face-up shares: " + ", ".join(c or "-" for c in self.display) + ".")
+            d = self.display
 
     def _apply_build(self, player: PlayerName, a: Build) -> None:
         """BUILD (rules: A turn, BUILD): play the card, place the train, draw the
@@ -1121,7 +1129,8 @@ class Game:
             self.money.setdefault(IMAGINARY, 0)
             shown = ", ".join(f"{n} {c}" for c, n in sorted(holdings[IMAGINARY].items())) or "nothing"
             self.log.append(f"The imaginary third player takes the display, the stack and the UP pile: {shown}.")
-        values = {c: self.value(c) for c in COMPANIES}
+        box = self.box
+        values = {c: company_value(co.trains - box[c]) for c, co in COMPANIES.items()}
         by_company: dict[str, dict[str, int]] = {}
         for p, h in holdings.items():
             for company, n in h.items():
@@ -1133,9 +1142,10 @@ class Game:
                 paid[company] = company_payout(by_company[company], values[company])
         if UP in by_company:
             paid[UP] = up_payout(by_company[UP], number)
-        totals: Counter[str] = Counter()
+        totals: dict[str, int] = {}
         for pay in paid.values():
-            totals.update(pay)
+            for p, amount in pay.items():
+                totals[p] = totals.get(p, 0) + amount
         for p, amount in totals.items():
             self.money[p] = self.money.get(p, 0) + amount
         self.payouts.append({
