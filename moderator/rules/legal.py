@@ -250,8 +250,26 @@ def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Actio
     i -= nb
     if i < ni:
         v, c = divmod(i, len(discards))
-        return Invest(invests(game, player)[v], discards[c], None)
+        return Invest(_invest_at(shares, v), discards[c], None)
     return Pass(discards[i - ni], None)
+
+
+def _invest_at(shares: list[ShareKind], v: int) -> tuple[ShareKind, ...]:
+    """``invests(...)[v]`` for the share hand ``shares``, without listing them."""
+    counts: dict[str, int] = {}
+    for s in shares:
+        counts[s] = counts.get(s, 0) + 1
+    kinds = sorted(counts)
+    for a in kinds:
+        if v < counts[a]:
+            return (a,) * (v + 1)
+        v -= counts[a]
+    for i, a in enumerate(kinds):
+        rest = len(kinds) - i - 1
+        if v < rest:
+            return (a, kinds[i + 1 + v])
+        v -= rest
+    raise IndexError("investment index out of range")
 
 
 def _take_swap_at(game: "Game", player: PlayerName, options: list[Take], j: int) -> tuple[Take, str | None]:
