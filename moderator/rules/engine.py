@@ -16,11 +16,13 @@ the sections of the game's rules (the rules reference of the project); docs/rule
 lists every PBEM decision and open point as implemented here.
 
 Speed: the networks of the companies and the spaces each company may build on are
-derived caches of the rail network (``Game.network``, ``moderator.rules.network``),
-updated incrementally when a train is placed and never saved; ``invalidate()`` drops
-them after a direct change of ``placed`` or ``box``.  Counting and
-sampling legal actions (``action_count``, ``random_action``) never materialises the
-thousands of BUILD x take x swap combinations; ``legal_actions`` lists them all.
+derived caches of the rail network (``Game.network``, ``moderator.rules.network``:
+bit sets over the board's sections and cities), updated incrementally when a train
+is placed and never saved; ``invalidate()`` drops them after a direct change of
+``placed`` or ``box``.  Counting and sampling legal actions (``action_count``,
+``random_action``) never materialises the thousands of BUILD x take x swap
+combinations; ``legal_actions`` lists them all.  The action ``random_action`` drew
+is pushed without being resolved again while the position is unchanged.
 """
 from __future__ import annotations
 
