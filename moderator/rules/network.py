@@ -83,7 +83,7 @@ class _Tables:
                 low = m & -m
                 found.append(sids[low.bit_length() - 1])
                 m ^= low
-            if len(self.memo) >= 50_000:  # bounded: a long-running moderator sees many positions
+            if len(self.memo) >= 4096:  # bounded (about 1 MB): a moderator sees many positions
                 self.memo.clear()
             out = self.memo[mask] = tuple(found)
         return out
