@@ -57,11 +57,45 @@ def check_caches(g: Game) -> None:
     d = g.network._d
     if d is None:
         return
-    fresh = Network(g.board, g.placed, g.box)._derived()
-    for name in ("secs", "net", "pset", "tot", "free"):
+    fresh_network = Network(g.board, g.placed, g.box)
+    fresh = fresh_network._derived()
+    for name in ("secs", "net", "near", "avail", "tot", "free"):
         assert getattr(d, name) == getattr(fresh, name), name
+    assert g.network.placement_lists() == fresh_network.placement_lists()
     for c in COMPANIES:
-        assert {t: v for t, v in d.lists[c].items() if v} == {t: v for t, v in fresh.lists[c].items() if v}
+        assert g.network.placements(c) == plain_placements(g, c)
+    if g.phase == "play":  # the summary's builds kept per company equal a fresh summary's
+        fresh_game = g.copy()
+        fresh_game.invalidate()
+        for p in g.players:
+            assert g.legal_summary(p) == fresh_game.legal_summary(p)
+            hand = g.track_hands[p]
+            assert g.legal_summary(p, hand[1:]) == fresh_game.legal_summary(p, hand[1:])
+
+
+def plain_placements(g: Game, company: str) -> list[tuple[str, str]]:
+    """The placements of ``company`` by the plain definition (rules: BUILD, step 2):
+    a depth-first search of its network from its home station through the
+    sections holding its trains, then every empty neutral space of one of its
+    track types on a section touching the network that holds none of its trains."""
+    if g.box[company] <= 0:
+        return []
+    route = g.board.companies[company]
+    own = {sid for sid, sec in g.board.sections.items()
+           if company in sec.starts or company in g.placed[sid]}
+    net, todo = {route.home}, [route.home]
+    while todo:
+        city = todo.pop()
+        for sid in own:
+            a, b = g.board.sections[sid].cities
+            if city in (a, b):
+                other = b if city == a else a
+                if other not in net:
+                    net.add(other)
+                    todo.append(other)
+    return sorted({(sid, t) for sid, sec in g.board.sections.items()
+                   if sid not in own and set(sec.cities) & net
+                   for t, occ in zip(sec.spaces, g.placed[sid]) if occ is None and t in route.types})
 
 
 def check_views(g: Game) -> None:

@@ -16,11 +16,13 @@ the sections of the game's rules (the rules reference of the project); docs/rule
 lists every PBEM decision and open point as implemented here.
 
 Speed: the networks of the companies and the spaces each company may build on are
-derived caches of the rail network (``Game.network``, ``moderator.rules.network``),
-updated incrementally when a train is placed and never saved; ``invalidate()`` drops
-them after a direct change of ``placed`` or ``box``.  Counting and
-sampling legal actions (``action_count``, ``random_action``) never materialises the
-thousands of BUILD x take x swap combinations; ``legal_actions`` lists them all.
+derived caches of the rail network (``Game.network``, ``moderator.rules.network``:
+bit sets over the board's sections and cities), updated incrementally when a train
+is placed and never saved; ``invalidate()`` drops them after a direct change of
+``placed`` or ``box``.  Counting and sampling legal actions (``action_count``,
+``random_action``) never materialises the thousands of BUILD x take x swap
+combinations; ``legal_actions`` lists them all.  The action ``random_action`` drew
+is pushed without being resolved again while the position is unchanged.
 """
 from __future__ import annotations
 
@@ -107,6 +109,8 @@ _TAKES: dict[tuple[str, str | None], Take] = {
 }
 """Shared immutable draws (building a frozen dataclass is slow in the hot path)."""
 _TAKE_NONE = [_TAKES[("none", None)]]
+_DISPLAY_TAKES: dict[tuple[str | None, ...], tuple[Take, ...]] = {}
+"""The draws from each face-up display seen so far (at most 12**4 displays)."""
 
 
 def turn_order(players: list[PlayerName], seed: int) -> list[PlayerName]:
@@ -363,6 +367,9 @@ class Game:
     history: list[tuple[PlayerName, Action]] = _state(factory=list, copy=_copy_history, save=False,
                                                       visible="hidden")
     _network: Network | None = field(default=None, init=False, repr=False, compare=False)
+    # ``(player, action, len(log))`` of the action ``random_action`` drew last: it is
+    # complete and legal while the position is the same, so ``push`` need not check it
+    _drawn: tuple[PlayerName, Action, int] | None = field(default=None, init=False, repr=False, compare=False)
 
     # ================================================================= setup
     @classmethod
@@ -389,6 +396,7 @@ class Game:
             abbr: c.trains - (len(board.companies[abbr].starts) if abbr in board.companies else 0)
             for abbr, c in COMPANIES.items()
         }
+        g._network = Network.new_game(board, g.placed, g.box)
         # 2. track cards
         deck = _track_deck()
         _rng(seed, "track").shuffle(deck)
@@ -477,8 +485,10 @@ class Game:
     def invalidate(self) -> None:
         """Drop the network's derived caches (networks, placements, free spaces).
         Needed only after changing ``placed``, ``board`` or ``box`` directly, as
-        tests do."""
+        tests do; it also forgets the action ``random_action`` drew last (checked
+        again by ``push``)."""
         self._network = None
+        self._drawn = None
 
     def placements(self, company: CompanyId) -> list[tuple[SectionId, TrackType]]:
         """Every ``(section id, space track type)`` where a train of ``company`` may
@@ -520,7 +530,11 @@ class Game:
     def share_options(self, player: PlayerName | None = None) -> list[Take]:
         """The draws possible after a BUILD now (rules: BUILD, step 3; option
         up_only_by_swap).  ``[Take("none")]`` when no share can be drawn."""
-        out = [_TAKES["display", c] for c in sorted({c for c in self.display if c})]
+        shown = tuple(self.display)
+        takes = _DISPLAY_TAKES.get(shown)
+        if takes is None:
+            takes = _DISPLAY_TAKES[shown] = tuple(_TAKES["display", c] for c in sorted({c for c in shown if c}))
+        out = list(takes)
         if self.stack:
             out.append(_TAKES["stack", None])
         if self.up_pile > 0 and not self.options["up_only_by_swap"]:
@@ -563,8 +577,14 @@ class Game:
     def random_action(self, player: PlayerName, rng: random.Random | None = None) -> Action | None:
         """A uniformly random member of ``legal_actions(player)`` drawn with ``rng``
         (``random.Random``; the module generator if None), or None when ``player``
-        has nothing to do now.  Cheap: the combinations are counted, not listed."""
-        return LegalActions(self, player).random(rng)
+        has nothing to do now.  Cheap: the combinations are counted, not listed.
+
+        The action drawn is legal in this position by construction: pushed next,
+        unchanged and by ``player``, it is applied without being resolved again
+        (changing the game's fields directly in between needs ``invalidate()``)."""
+        action = LegalActions(self, player).random(rng)
+        self._drawn = (player, action, len(self.log)) if action is not None else None
+        return action
 
     def legal_summary(self, player: PlayerName, cards: list[TrackType] | None = None) -> LegalSummary:
         """The short structured summary of what ``player`` may order now
@@ -846,8 +866,13 @@ class Game:
         resolved (complete) action.
 
         Raises IllegalAction, leaving the game unchanged, when the action is illegal.
+        The action ``random_action`` just drew for ``player`` in this position is
+        legal and complete already: it is not resolved again.
         """
-        action = self.resolve(player, action)
+        drawn = self._drawn
+        if drawn is None or drawn[1] is not action or drawn[0] != player or drawn[2] != len(self.log):
+            action = self.resolve(player, action)
+        self._drawn = None
         start = len(self.log)
         if isinstance(action, Start):
             self.initial_choice[player] = action.share
@@ -866,7 +891,8 @@ class Game:
                 self._discard(player, action.discard)
                 what = f", discarding a {action.discard} track card" if action.discard else ""
                 self.log.append(f"{player} can neither build nor invest and passes{what}.")
-            self._pay_pending()
+            if self.dividends_pending:  # announced by a dividend card drawn
+                self._pay_pending()
             if self.phase == "play" and self._stalled():
                 self._finish_stalled()
             if self.phase == "play":
@@ -971,25 +997,29 @@ class Game:
     def _four_of_a_kind(self) -> None:
         """Remove four face-up shares of one company and turn up four more, as often
         as it happens (rules: Four of a kind)."""
-        while len(self.display) == 4 and None not in self.display and len(set(self.display)) == 1:
+        d = self.display
+        while len(d) == 4 and d[0] is not None and d[0] == d[1] == d[2] == d[3]:
             company = self.display[0]
             self.removed.extend(self.display)  # type: ignore[arg-type]
             self.log.append(f"Four {company} shares face up: removed from the game and replaced.")
             self.display = [self._draw_stack() for _ in range(4)]
             self.log.append("Face-up shares: " + ", ".join(c or "-" for c in self.display) + ".")
+            d = self.display
 
     def _apply_build(self, player: PlayerName, a: Build) -> None:
         """BUILD (rules: A turn, BUILD): play the card, place the train, draw the
         share (dividends drawn on the way are paid before the swap; a swap after the
         game ended is not made), then the optional UP swap."""
-        self._discard(player, a.card)
+        self.track_hands[player].remove(a.card)  # the card played: discarded (``_discard``)
+        self.track_discards.insert(0, a.card)
         space = a.space or a.card
         assert space is not None
-        self.network.place(a.company, a.section, space)
+        company = a.company
+        self.network.place(company, a.section, space)
         card = f"joker as {space}" if a.card == JOKER else a.card
         self.log.append(
-            f"{player} built {a.company} on {a.section} ({card} track); "
-            f"{a.company} is worth {self.value(a.company)}."
+            f"{player} built {company} on {a.section} ({card} track); "
+            f"{company} is worth {company_value(COMPANIES[company].trains - self.box[company])}."
         )
         take = a.take
         assert take is not None
@@ -1018,7 +1048,8 @@ class Game:
             self.log.append(f"{player} could draw no share.")
         if got is not None:
             hand.append(got)
-        self._pay_pending()
+        if self.dividends_pending:
+            self._pay_pending()
         if a.swap is not None:
             returned = got if a.swap == DRAWN else a.swap
             if self.phase == "over":
@@ -1062,8 +1093,10 @@ class Game:
     def _stalled(self) -> bool:
         """True when the game can never change again: no company can place a train on
         any space whatever the card, and no player holds a share to invest."""
-        if any(self.share_hands[p] for p in self.players):
-            return False
+        hands = self.share_hands
+        for p in self.players:
+            if hands[p]:
+                return False
         return not any(self.network.placement_totals().values())
 
     def _finish_stalled(self) -> None:
@@ -1098,7 +1131,8 @@ class Game:
             self.money.setdefault(IMAGINARY, 0)
             shown = ", ".join(f"{n} {c}" for c, n in sorted(holdings[IMAGINARY].items())) or "nothing"
             self.log.append(f"The imaginary third player takes the display, the stack and the UP pile: {shown}.")
-        values = {c: self.value(c) for c in COMPANIES}
+        box = self.box
+        values = {c: company_value(co.trains - box[c]) for c, co in COMPANIES.items()}
         by_company: dict[str, dict[str, int]] = {}
         for p, h in holdings.items():
             for company, n in h.items():
@@ -1110,9 +1144,10 @@ class Game:
                 paid[company] = company_payout(by_company[company], values[company])
         if UP in by_company:
             paid[UP] = up_payout(by_company[UP], number)
-        totals: Counter[str] = Counter()
+        totals: dict[str, int] = {}
         for pay in paid.values():
-            totals.update(pay)
+            for p, amount in pay.items():
+                totals[p] = totals.get(p, 0) + amount
         for p, amount in totals.items():
             self.money[p] = self.money.get(p, 0) + amount
         self.payouts.append({

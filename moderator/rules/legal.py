@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 
 _SORTED_TYPES = tuple(sorted(TRACK_TYPES))
+_new = object.__new__
 
 
 def without(cards: list[str], card: str) -> list[str]:
@@ -85,40 +86,61 @@ def invests(game: "Game", player: PlayerName) -> list[tuple[ShareKind, ...]]:
     return out
 
 
-@dataclass
 class _Plan:
     """The legal turn actions of the player on move, counted in blocks (one block
     per redraw choice) without listing them.
 
-    ``takes`` pairs each share draw with its swap choices (``None`` first);
-    ``per_build`` is the number of (draw, swap) pairs; ``blocks`` are ``(redraw,
-    builds, n_builds, n_invests, n_passes, discards)`` where ``builds`` lists
-    ``(track type, cards that build on it, placements of that type over all
-    companies with trains left)``."""
+    ``options`` are the share draws (``Game.share_options``), ``per_build`` the
+    number of (draw, swap) pairs after a BUILD; ``takes``
+    pairs each share draw with its swap choices (``None`` first), made when first
+    asked; ``blocks`` are ``(redraw, builds, n_builds, n_invests, n_passes,
+    discards)`` where ``builds`` lists ``(track type, cards that build on it,
+    placements of that type over all companies with trains left)``; ``total``
+    the number of legal actions counted."""
 
-    takes: list[tuple[Take, list[str | None]]]
-    per_build: int
-    blocks: list[tuple[str | None, list[tuple[str, list[str], int]], int, int, int, list[str | None]]]
+    __slots__ = ("game", "player", "options", "per_build", "blocks", "total", "_takes")
+
+    def __init__(self, game: "Game", player: PlayerName, options: list[Take], per_build: int,
+                 blocks: list[tuple[str | None, list[tuple[str, list[str], int]], int, int, int, list[str | None]]],
+                 total: int) -> None:
+        self.game, self.player, self.options = game, player, options
+        self.per_build, self.blocks, self.total = per_build, blocks, total
+        self._takes: list[tuple[Take, list[str | None]]] | None = None
 
     @property
-    def total(self) -> int:
-        """The number of legal actions the plan counts."""
-        return sum(b[2] + b[3] + b[4] for b in self.blocks)
+    def takes(self) -> list[tuple[Take, list[str | None]]]:
+        """``take_swaps`` of the plan's game and player (made once)."""
+        if self._takes is None:
+            self._takes = take_swaps(self.game, self.player)
+        return self._takes
 
 
 def plan(game: "Game", player: PlayerName) -> _Plan:
     """The counted plan of the turn actions of ``player`` (on move, play phase)."""
     hand = game.track_hands[player]
     shares = game.share_hands[player]
-    k = len(set(shares))
+    kinds = set(shares)
+    k = len(kinds)
     n_inv = len(shares) + k * (k - 1) // 2
-    takes = take_swaps(game, player)
+    # the (draw, swap) pairs, counted as ``take_swaps`` lists them
+    up = game.up_pile
     per_build = 0
-    for _take, swaps in takes:
-        per_build += len(swaps)
+    options = game.share_options(player)
+    for take in options:
+        source = take.source
+        if source == "up":
+            per_build += 1 if up <= 1 else 2 + k - (UP in kinds)
+        elif up <= 0:
+            per_build += 1
+        elif source == "display":
+            per_build += 2 + k - (take.company in kinds)
+        else:
+            per_build += 1 + k
     tot = game.network.placement_totals()
     blocks = []
-    for r in (None, *game.dead_cards(player)):
+    total = 0
+    dead = game.dead_cards(player) if game.options["dead_track_redraw"] else ()
+    for r in (None, *dead):
         held = set(hand) if r is None else set(without(hand, r))
         joker = JOKER in held
         builds = []
@@ -127,17 +149,21 @@ def plan(game: "Game", player: PlayerName) -> _Plan:
             n = tot[t]
             if n:
                 if t in held:
-                    cl = [t, JOKER] if joker else [t]
+                    if joker:
+                        builds.append((t, [t, JOKER], n))
+                        w += n + n
+                    else:
+                        builds.append((t, [t], n))
+                        w += n
                 elif joker:
-                    cl = [JOKER]
-                else:
-                    continue
-                builds.append((t, cl, n))
-                w += n * len(cl)
+                    builds.append((t, [JOKER], n))
+                    w += n
         discards: list[str | None] = sorted(held) or [None]  # type: ignore[assignment]
         n_pass = len(discards) if w == 0 and not shares else 0
-        blocks.append((r, builds, w * per_build, n_inv * len(discards), n_pass, discards))
-    return _Plan(takes, per_build, blocks)
+        nb, ni = w * per_build, n_inv * len(discards)
+        blocks.append((r, builds, nb, ni, n_pass, discards))
+        total += nb + ni + n_pass
+    return _Plan(game, player, options, per_build, blocks, total)
 
 
 def action_at(game: "Game", player: PlayerName, p: _Plan, i: int) -> Action:
@@ -153,21 +179,9 @@ def action_at(game: "Game", player: PlayerName, p: _Plan, i: int) -> Action:
                     card = cl[k]
                     break
                 w -= n * len(cl)
-            lists = game.network.placement_lists()
-            box = game.box
-            for c in COMPANIES:
-                if box[c] > 0:
-                    sids = lists[c].get(t, ())
-                    if q < len(sids):
-                        sid = sids[q]
-                        break
-                    q -= len(sids)
-            for take, swaps in p.takes:
-                if j < len(swaps):
-                    swap = swaps[j]
-                    break
-                j -= len(swaps)
-            return Build(c, sid, card, t if card == JOKER else None, take, swap, r)
+            c, sid = game.network.placement_at(t, q)
+            take, swap = _take_swap_at(game, player, p.options, j)
+            return Build.trusted(c, sid, card, t if card == JOKER else None, take, swap, r)
         i -= nb
         if i < ni:
             v, k = divmod(i, len(discards))
@@ -177,6 +191,109 @@ def action_at(game: "Game", player: PlayerName, p: _Plan, i: int) -> Action:
             return Pass(discards[i], r)
         i -= npass
     raise IndexError("action index out of range")
+
+
+def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Action:
+    """``action_at(game, player, p, rnd.randrange(p.total))`` for ``p = plan(game,
+    player)`` when no dead card may be redrawn (one block), counted and drawn in
+    one pass: the hot path of ``random_action``."""
+    hand = game.track_hands[player]
+    shares = game.share_hands[player]
+    kinds = set(shares)
+    k = len(kinds)
+    up = game.up_pile
+    per_build = 0
+    options = game.share_options(player)
+    for take in options:  # as ``plan`` counts them
+        source = take.source
+        if source == "up":
+            per_build += 1 if up <= 1 else 2 + k - (UP in kinds)
+        elif up <= 0:
+            per_build += 1
+        elif source == "display":
+            per_build += 2 + k - (take.company in kinds)
+        else:
+            per_build += 1 + k
+    tot = game.network.placement_totals()
+    held = set(hand)
+    joker = JOKER in held
+    w = 0
+    for t in TRACK_TYPES:
+        n = tot[t]
+        if n and (joker or t in held):
+            w += n + n if joker and t in held else n
+    discards: list[str | None] = sorted(held) or [None]  # type: ignore[assignment]
+    nb = w * per_build
+    ni = (len(shares) + k * (k - 1) // 2) * len(discards)
+    n_pass = len(discards) if w == 0 and not shares else 0
+    total = nb + ni + n_pass
+    i = rnd._randbelow(total) if type(rnd) is _random.Random and total > 0 else rnd.randrange(total)
+    if i < nb:
+        w, j = divmod(i, per_build)
+        for t in TRACK_TYPES:
+            n = tot[t]
+            if n:
+                if t in held:
+                    cl = (t, JOKER) if joker else (t,)
+                elif joker:
+                    cl = (JOKER,)
+                else:
+                    continue
+                if w < n * len(cl):
+                    q, c = divmod(w, len(cl))
+                    card = cl[c]
+                    break
+                w -= n * len(cl)
+        company, sid = game.network.placement_at(t, q)
+        take, swap = _take_swap_at(game, player, options, j)
+        return Build.trusted(company, sid, card, t if card == JOKER else None, take, swap, None)
+    i -= nb
+    if i < ni:
+        v, c = divmod(i, len(discards))
+        return Invest(_invest_at(shares, v), discards[c], None)
+    return Pass(discards[i - ni], None)
+
+
+def _invest_at(shares: list[ShareKind], v: int) -> tuple[ShareKind, ...]:
+    """``invests(...)[v]`` for the share hand ``shares``, without listing them."""
+    counts: dict[str, int] = {}
+    for s in shares:
+        counts[s] = counts.get(s, 0) + 1
+    kinds = sorted(counts)
+    for a in kinds:
+        if v < counts[a]:
+            return (a,) * (v + 1)
+        v -= counts[a]
+    for i, a in enumerate(kinds):
+        rest = len(kinds) - i - 1
+        if v < rest:
+            return (a, kinds[i + 1 + v])
+        v -= rest
+    raise IndexError("investment index out of range")
+
+
+def _take_swap_at(game: "Game", player: PlayerName, options: list[Take], j: int) -> tuple[Take, str | None]:
+    """The ``j``-th (draw, swap) pair of ``take_swaps(game, player)`` (``options``:
+    ``game.share_options(player)``), without listing the others' swaps."""
+    up = game.up_pile
+    kinds = set(game.share_hands[player])
+    for take in options:
+        source = take.source
+        if up - (source == "up") <= 0:
+            if j == 0:
+                return take, None
+            j -= 1
+            continue
+        extra = take.company if source == "display" else (UP if source == "up" else None)
+        n = 2 + len(kinds) - (extra in kinds) if extra is not None else 1 + len(kinds)
+        if j < n:
+            if j == 0:
+                return take, None
+            if extra is not None:
+                kinds.add(extra)
+            return take, sorted(kinds)[j - 1]
+        j -= n
+    raise IndexError("draw index out of range")
 
 
 class LegalActions:
@@ -265,6 +382,8 @@ class LegalActions:
             return choices[rnd.randrange(len(choices))] if choices else None
         if not self._on_move():
             return None
+        if not g.options["dead_track_redraw"] or not g.dead_cards(self.player):
+            return _random_turn(g, self.player, rnd)
         p = plan(g, self.player)
         return action_at(g, self.player, p, rnd.randrange(p.total))
 
@@ -280,6 +399,42 @@ class LegalActions:
 
     def __repr__(self) -> str:
         return f"<LegalActions of {self.player!r}: {self.count()} actions>"
+
+
+def _company_builds(tables, near: int, avail: dict[str, int], company: CompanyId,
+                    fit: list[tuple[str, tuple[str, str]]]) -> dict[SectionId, tuple[tuple[str, str], ...]]:
+    """``LegalSummary.builds`` of one company: ``{section id: ((space type, card),
+    ...)}``, sections sorted, from its placement bit sets (``Network.candidates``)
+    and ``fit``, the ``(type, (type, card))`` of the held cards, types sorted."""
+    ids, own = tables.ids, tables.types[company]
+    per = []
+    for t, f in fit:
+        if t in own:
+            m = near & avail.get(t, 0)
+            if m:
+                per.append((ids(m), f))
+    if len(per) == 1:  # one type fits: its sorted sections, one fit each
+        sids, f = per[0]
+        return dict.fromkeys(sids, (f,))
+    sections: dict[str, list[tuple[str, str]]] = {}
+    for sids, f in per:
+        for sid in sids:
+            if sid in sections:
+                sections[sid].append(f)
+            else:
+                sections[sid] = [f]
+    return {sid: tuple(sections[sid]) for sid in sorted(sections)}
+
+
+def _live_bits(tables, near: int, avail: dict[str, int], company: CompanyId) -> int:
+    """The bits of the fit key (``LegalSummary.of``: two per track type, types
+    sorted) of the types ``company`` has a placement on, ignoring its box."""
+    own = tables.types[company]
+    bits = 0
+    for k, t in enumerate(_SORTED_TYPES):
+        if t in own and near & avail.get(t, 0):
+            bits |= 3 << 2 * k
+    return bits
 
 
 @dataclass(frozen=True)
@@ -330,41 +485,64 @@ class LegalSummary:
         joker = JOKER in held
         network = game.network
         builds: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {}
-        # (space type, card to play) for each type a held card builds on
-        # (the placements cache by type, types in sorted order: a section's fits sorted)
-        fit = [(t, (t, t if t in held else JOKER)) for t in _SORTED_TYPES if joker or t in held]
+        # (space type, card to play) for each type a held card builds on, types
+        # sorted (so a section's fits are sorted); ``key`` tells the fits apart
+        fit = []
+        key = 0
+        for k, t in enumerate(_SORTED_TYPES):
+            if t in held:
+                fit.append((t, (t, t)))
+                key |= 1 << 2 * k
+            elif joker:
+                fit.append((t, (t, JOKER)))
+                key |= 2 << 2 * k
         if fit:
-            lists = network.placement_lists()
             box = network.box
+            memos = network.memos()
+            near = None
             for company in COMPANIES:
                 if box.get(company, 0) <= 0:
                     continue
-                by_type = lists[company]
-                per = [(sids, f) for t, f in fit if (sids := by_type.get(t))]
-                if len(per) == 1:  # one type fits: its sorted sections, one fit each
-                    sids, f = per[0]
-                    builds[company] = dict.fromkeys(sids, (f,))
-                elif per:
-                    sections: dict[str, list[tuple[str, str]]] = {}
-                    for sids, f in per:
-                        for sid in sids:
-                            if sid in sections:
-                                sections[sid].append(f)
-                            else:
-                                sections[sid] = [f]
-                    builds[company] = {sid: tuple(sections[sid]) for sid in sorted(sections)}
+                memo = memos[company]
+                live = memo.get(None)  # kept with the builds: the types it has placements on
+                if live is None:
+                    if near is None:
+                        tables, near, avail = network.candidates()
+                    live = memo[None] = _live_bits(tables, near[company], avail, company)
+                own = key & live  # the held cards that build for this company
+                if not own:
+                    continue
+                got = memo.get(own)
+                if got is None:
+                    if near is None:
+                        tables, near, avail = network.candidates()
+                    got = memo[own] = _company_builds(tables, near[company], avail, company, fit)
+                builds[company] = dict(got)
         takes: tuple[Take, ...] = ()
         swaps: dict[Take, tuple[str, ...]] = {}
-        if builds:
-            for take, choices in take_swaps(game, player):
-                takes += (take,)
-                swaps[take] = tuple(s for s in choices if s is not None)
-        invest = tuple(sorted(set(game.share_hands[player])))
+        shares = game.share_hands[player]
+        if builds:  # the draws and their swaps, as ``take_swaps`` gives them
+            kinds = set(shares)
+            base = tuple(sorted(kinds))
+            up = game.up_pile
+            options = game.share_options(player)
+            takes = tuple(options)
+            for take in options:
+                source = take.source
+                if up - (source == "up") <= 0:
+                    swaps[take] = ()
+                    continue
+                extra = take.company if source == "display" else (UP if source == "up" else None)
+                swaps[take] = base if extra is None or extra in kinds else tuple(sorted(kinds | {extra}))
+        invest = tuple(sorted(set(shares)))
         passes: tuple[Pass, ...] = ()
         if not builds and not invest:
             passes = tuple(Pass(d) for d in sorted(held)) or (Pass(None),)
-        return cls(player, game.phase, True, (), tuple(game.dead_cards(player)), builds, takes, swaps,
-                   invest, passes)
+        redraw = tuple(game.dead_cards(player)) if game.options["dead_track_redraw"] else ()
+        s = _new(cls)  # every field given: without the frozen dataclass's checked assignments
+        s.__dict__.update(player=player, phase=game.phase, on_move=True, starts=(), redraw=redraw,
+                          builds=builds, takes=takes, swaps=swaps, invest=invest, passes=passes)
+        return s
 
     def build_actions(self, first: CompanyId | None = None) -> list[Build]:
         """The builds as incomplete ``Build`` actions (no draw), one per company,

@@ -13,58 +13,136 @@ objects, which the game file saves) and places every train through ``place``.
 """
 from __future__ import annotations
 
-from bisect import insort
 from typing import Any
 
-from .board import Board, Section
+from .board import Board
 from .components import COMPANIES, TRACK_TYPES, CityId, CompanyId, SectionId, TrackType
+
+
+class _Tables:
+    """A board's sections and cities as small integers, computed once per board
+    (``tables(board)``): the network's caches are bit sets over them.
+
+    ``sids`` the section ids, sorted (bit ``i`` of a section set is ``sids[i]``, so
+    a set read from its lowest bit gives sorted ids); ``index`` id -> bit;
+    ``city_ids`` and ``cindex`` the same for cities; ``at`` city bit -> set of the
+    sections touching it; ``links`` city bit -> ``((section bit, other city bit),
+    ...)``, sections by id; ``ends`` section bit -> its two city bits; ``types``
+    company -> the track types it may use (``TRACK_TYPES`` order first);
+    ``users`` track type -> the companies that may use it; ``home`` company ->
+    its home city's bit (None for a company the board does not list)."""
+
+    __slots__ = ("sids", "index", "city_ids", "cindex", "at", "links", "ends", "types", "users", "home",
+                 "memo", "start")
+
+    def __init__(self, board: Board) -> None:
+        self.sids = tuple(sorted(board.sections))
+        self.index = {sid: i for i, sid in enumerate(self.sids)}
+        cities = dict.fromkeys(board.cities)
+        for sid in self.sids:
+            cities.update(dict.fromkeys(board.sections[sid].cities))
+        for route in board.companies.values():
+            cities.setdefault(route.home)
+        self.city_ids = tuple(cities)
+        self.cindex = {c: i for i, c in enumerate(self.city_ids)}
+        at = [0] * len(self.city_ids)
+        links: list[list[tuple[int, int]]] = [[] for _ in self.city_ids]
+        ends = []
+        for i, sid in enumerate(self.sids):
+            a, b = (self.cindex[c] for c in board.sections[sid].cities)
+            ends.append((a, b))
+            at[a] |= 1 << i
+            at[b] |= 1 << i
+            links[a].append((i, b))
+            links[b].append((i, a))
+        self.at = tuple(at)
+        self.links = tuple(tuple(x) for x in links)
+        self.ends = tuple(ends)
+        self.types: dict[str, tuple[str, ...]] = {}
+        self.home: dict[str, int | None] = {}
+        for c in COMPANIES:
+            route = board.companies.get(c)
+            kinds = route.types if route else frozenset()
+            self.types[c] = tuple(t for t in TRACK_TYPES if t in kinds) + tuple(sorted(kinds - set(TRACK_TYPES)))
+            self.home[c] = self.cindex[route.home] if route else None
+        kinds = dict.fromkeys(TRACK_TYPES)
+        for sec in board.sections.values():
+            kinds.update(dict.fromkeys(sec.spaces))
+        for own in self.types.values():
+            kinds.update(dict.fromkeys(own))
+        self.users = {t: tuple(c for c, own in self.types.items() if t in own) for t in kinds}
+        self.memo: dict[int, tuple[str, ...]] = {}
+        self.start: _Derived | None = None  # the caches of a new game (``Network.new_game``)
+
+    def ids(self, mask: int) -> tuple[str, ...]:
+        """The section ids of the section set ``mask``, sorted (memoised)."""
+        out = self.memo.get(mask)
+        if out is None:
+            sids, found, m = self.sids, [], mask
+            while m:
+                low = m & -m
+                found.append(sids[low.bit_length() - 1])
+                m ^= low
+            if len(self.memo) >= 4096:  # bounded (about 1 MB): a moderator sees many positions
+                self.memo.clear()
+            out = self.memo[mask] = tuple(found)
+        return out
+
+    def cities(self, mask: int) -> set[str]:
+        """The city ids of the city set ``mask``."""
+        ids, out = self.city_ids, set()
+        while mask:
+            low = mask & -mask
+            out.add(ids[low.bit_length() - 1])
+            mask ^= low
+        return out
+
+
+def tables(board: Board) -> _Tables:
+    """The integer tables of ``board`` (computed once per board and kept on it;
+    boards are never changed once loaded)."""
+    t = board.__dict__.get("_tables")
+    if t is None:
+        t = board.__dict__["_tables"] = _Tables(board)
+    return t
 
 
 class _Derived:
     """Caches derived from the board, ``placed`` and ``box`` (rules: BUILD, step
-    2), updated incrementally by ``Network.place``, never saved.
+    2), updated incrementally by ``Network.place``, never saved; section and city
+    sets are bit sets over ``_Tables``.
 
-    ``adj`` city -> touching sections; ``types`` company -> track types it may use;
     ``secs`` company -> sections holding its trains (starting spaces included);
-    ``net`` company -> network cities; ``pset`` company -> every ``(section,
-    type)`` it may build on, ignoring its box; ``lists`` company -> {type: sorted
-    section ids} (the same placements); ``tot`` type -> placements of that type
-    over the companies with trains in the box; ``free`` type -> empty neutral
-    spaces on the board."""
+    ``net`` company -> network cities; ``near`` company -> sections touching a
+    network city that hold none of its trains; ``avail`` type (every type of
+    ``tables.users``) -> sections with an empty neutral space of that type;
+    ``free`` type -> empty neutral spaces on the board; ``tot`` type ->
+    placements of that type over the companies with trains in the box.  A
+    company may build on ``(section, type)`` when the type is one of its own and
+    the section is in ``near & avail[type]``.  ``lists`` the placements
+    by company and type as sorted section ids, made on demand (None until
+    asked, dropped by ``place``); ``memo`` company -> answers its callers derived
+    from its placements alone (``Network.memo``), dropped when they change."""
 
-    __slots__ = ("adj", "types", "secs", "net", "pset", "lists", "tot", "free")
+    __slots__ = ("secs", "net", "near", "avail", "free", "tot", "lists", "memo")
 
-    adj: dict[str, tuple[Section, ...]]
-    types: dict[str, frozenset[str]]
-    secs: dict[str, set[str]]
-    net: dict[str, set[str]]
-    pset: dict[str, set[tuple[str, str]]]
-    lists: dict[str, dict[str, list[str]]]
-    tot: dict[str, int]
+    secs: dict[str, int]
+    net: dict[str, int]
+    near: dict[str, int]
+    avail: dict[str, int]
     free: dict[str, int]
+    tot: dict[str, int]
+    lists: dict[str, dict[str, tuple[str, ...]]] | None
+    memo: dict[str, dict[Any, Any]]
 
     def copy(self) -> "_Derived":
-        """An independent copy (the board-derived ``adj`` and ``types`` shared)."""
+        """An independent copy."""
         e = _Derived()
-        e.adj, e.types = self.adj, self.types
-        e.secs = {c: set(v) for c, v in self.secs.items()}
-        e.net = {c: set(v) for c, v in self.net.items()}
-        e.pset = {c: set(v) for c, v in self.pset.items()}
-        e.lists = {c: {t: list(l) for t, l in v.items()} for c, v in self.lists.items()}
-        e.tot = dict(self.tot)
-        e.free = dict(self.free)
+        e.secs, e.net, e.near = dict(self.secs), dict(self.net), dict(self.near)
+        e.avail, e.free, e.tot = dict(self.avail), dict(self.free), dict(self.tot)
+        e.lists = self.lists  # never changed in place: dropped and made anew
+        e.memo = {c: dict(m) for c, m in self.memo.items()}
         return e
-
-
-_DISTINCT: dict[tuple[str, ...], tuple[str, ...]] = {}
-
-
-def _distinct(spaces: tuple[str, ...]) -> tuple[str, ...]:
-    """The distinct track types of a section's spaces, in order (memoised)."""
-    out = _DISTINCT.get(spaces)
-    if out is None:
-        out = _DISTINCT[spaces] = tuple(dict.fromkeys(spaces))
-    return out
 
 
 class Network:
@@ -78,7 +156,7 @@ class Network:
     the one way the rules change them.  Callers that change them directly call
     ``invalidate()``."""
 
-    __slots__ = ("board", "placed", "box", "_d")
+    __slots__ = ("board", "placed", "box", "_d", "_t")
 
     def __init__(self, board: Board, placed: dict[SectionId, list[CompanyId | None]],
                  box: dict[CompanyId, int]) -> None:
@@ -86,6 +164,7 @@ class Network:
         self.placed = placed
         self.box = box
         self._d: _Derived | None = None
+        self._t = tables(board)
 
     def copy(self, placed: dict[SectionId, list[CompanyId | None]], box: dict[CompanyId, int]) -> "Network":
         """A network over ``placed`` and ``box`` (copies of this one's) with copies of
@@ -93,6 +172,19 @@ class Network:
         n = Network(self.board, placed, box)
         if self._d is not None:
             n._d = self._d.copy()
+        return n
+
+    @classmethod
+    def new_game(cls, board: Board, placed: dict[SectionId, list[CompanyId | None]],
+                 box: dict[CompanyId, int]) -> "Network":
+        """The network of a new game (``Game.new``): ``placed`` holds no train and
+        ``box`` every company's trains but those on its starting spaces.  Its
+        caches are a copy of the ones computed for the board's first new game."""
+        n = cls(board, placed, box)
+        start = n._t.start
+        if start is None:
+            start = n._t.start = n._compute()
+        n._d = start.copy()
         return n
 
     # ================================================================= caches
@@ -110,64 +202,48 @@ class Network:
     def _compute(self) -> _Derived:
         """The caches computed from scratch (rules: BUILD, step 2)."""
         d = _Derived()
-        board = self.board
-        d.adj = board.adjacency()
-        d.types = {
-            c: (board.companies[c].types if c in board.companies else frozenset())
-            for c in COMPANIES
-        }
-        d.secs = {c: set() for c in COMPANIES}
-        d.free = {t: 0 for t in TRACK_TYPES}
-        for sid, sec in board.sections.items():
+        T = self._t
+        sections = self.board.sections
+        d.secs = dict.fromkeys(COMPANIES, 0)
+        d.free = dict.fromkeys(TRACK_TYPES, 0)
+        d.avail = dict.fromkeys(T.users, 0)
+        for i, sid in enumerate(T.sids):
+            bit = 1 << i
+            sec = sections[sid]
             for c in sec.starts:
                 if c in d.secs:
-                    d.secs[c].add(sid)
+                    d.secs[c] |= bit
             occupants = self.placed.get(sid) or [None] * len(sec.spaces)
             for t, occ in zip(sec.spaces, occupants):
                 if occ is None:
                     d.free[t] = d.free.get(t, 0) + 1
+                    d.avail[t] = d.avail.get(t, 0) | bit
                 elif occ in d.secs:
-                    d.secs[occ].add(sid)
-        d.net = {c: self._search(c, d) for c in COMPANIES}
-        d.pset, d.lists = {}, {}
-        d.tot = {t: 0 for t in TRACK_TYPES}
-        placed = self.placed
+                    d.secs[occ] |= bit
+        d.net, d.near = {}, {}
+        d.tot = dict.fromkeys(d.free, 0)
         for c in COMPANIES:
-            types, secs = d.types[c], d.secs[c]
-            found = set()
-            for city in d.net[c]:
-                for s in d.adj.get(city, ()):
-                    if s.id not in secs:
-                        for t, occ in zip(s.spaces, placed[s.id]):
-                            if occ is None and t in types:
-                                found.add((s.id, t))
-            lists: dict[str, list[str]] = {}
-            for sid, t in sorted(found):
-                lists.setdefault(t, []).append(sid)
-            d.pset[c], d.lists[c] = found, lists
+            net = reach = 0
+            home = T.home[c]
+            if home is not None:
+                secs = d.secs[c]
+                net = 1 << home
+                todo = [home]
+                while todo:
+                    x = todo.pop()
+                    reach |= T.at[x]
+                    for j, y in T.links[x]:
+                        if secs >> j & 1 and not net >> y & 1:
+                            net |= 1 << y
+                            todo.append(y)
+            near = reach & ~d.secs[c]
+            d.net[c], d.near[c] = net, near
             if self.box[c] > 0:
-                for t, sids in lists.items():
-                    d.tot[t] += len(sids)
+                for t in T.types[c]:
+                    d.tot[t] = d.tot.get(t, 0) + (near & d.avail[t]).bit_count()
+        d.lists = None
+        d.memo = {c: {} for c in COMPANIES}
         return d
-
-    def _search(self, company: str, d: _Derived) -> set[str]:
-        """The cities reached from ``company``'s home station through sections
-        holding its trains (a depth-first search)."""
-        route = self.board.companies.get(company)
-        if route is None:
-            return set()
-        secs = d.secs[company]
-        seen = {route.home}
-        todo = [route.home]
-        while todo:
-            city = todo.pop()
-            for s in d.adj.get(city, ()):
-                if s.id in secs:
-                    other = s.other(city)
-                    if other not in seen:
-                        seen.add(other)
-                        todo.append(other)
-        return seen
 
     # ================================================================= change
     def place(self, company: CompanyId, sid: SectionId, space: TrackType) -> None:
@@ -178,79 +254,68 @@ class Network:
         free space of that type is no longer a placement for anyone; the company may
         not build on the section again; the sections at its new network cities
         become placements for it.  AssertionError when no such space is empty."""
-        sec = self.board.sections[sid]
+        spaces = self.board.sections[sid].spaces
         row = self.placed[sid]
-        for idx, t in enumerate(sec.spaces):
-            if t == space and row[idx] is None:
-                break
-        else:
+        idx = -1
+        more = False  # another empty ``space``-type space is left on the section
+        for k, t in enumerate(spaces):
+            if t == space and row[k] is None:
+                if idx < 0:
+                    idx = k
+                else:
+                    more = True
+                    break
+        if idx < 0:
             raise AssertionError(f"no empty {space} space on {sid}")
         row[idx] = company
+        box = self.box
         d = self._d
-        if d is not None and self.box[company] == 1:  # its last train: no more placements
-            for t, sids in d.lists[company].items():
-                d.tot[t] -= len(sids)
-        self.box[company] -= 1
         if d is None:
+            box[company] -= 1
             return
+        T = self._t
+        i = T.index[sid]
+        bit = 1 << i
+        types = T.types[company]
+        avail, tot, all_near = d.avail, d.tot, d.near
+        near = all_near[company]
+        if box[company] > 0:  # the company's placements leave the totals; back below
+            for t in types:
+                tot[t] -= (near & avail[t]).bit_count()
+        box[company] -= 1
         d.free[space] -= 1
-        secs = d.secs[company]
-        secs.add(sid)
+        memo = d.memo
+        if not more:  # the section's last empty space of that type: nobody builds there on it
+            avail[space] &= ~bit
+            for c in T.users[space]:
+                if all_near[c] & bit and c != company:
+                    memo[c] = {}
+                    if box[c] > 0:
+                        tot[space] -= 1
+        secs = d.secs[company] | bit
+        d.secs[company] = secs
+        near &= ~bit
         net = d.net[company]
-        added: list[str] = []
-        todo = [c for c in sec.cities if c not in net]
-        for c in todo:
-            net.add(c)
-            added.append(c)
-        adj = d.adj
-        while todo:
-            city = todo.pop()
-            for s in adj.get(city, ()):
-                if s.id in secs:
-                    other = s.other(city)
-                    if other not in net:
-                        net.add(other)
-                        added.append(other)
-                        todo.append(other)
-        # the section lost one free ``space``-type space: when none is left, nobody
-        # may build there on that type any more; the company itself may not build
-        # on the section at all now
-        for t, occ in zip(sec.spaces, row):
-            if occ is None and t == space:
-                break
-        else:
-            key = (sid, space)
-            for c, pset in d.pset.items():
-                if key in pset:
-                    self._drop(c, key, d)
-        pset = d.pset[company]
-        for t in _distinct(sec.spaces):
-            if (sid, t) in pset:
-                self._drop(company, (sid, t), d)
-        # the company's network reached new cities: the sections there join its
-        # placements (adding only; nothing else changed on them)
-        if added:
-            types = d.types[company]
-            lists = d.lists[company]
-            live = self.box[company] > 0
-            placed = self.placed
-            for city in added:
-                for s in adj.get(city, ()):
-                    sid2 = s.id
-                    if sid2 in secs:
-                        continue
-                    for t, occ in zip(s.spaces, placed[sid2]):
-                        if occ is None and t in types and (sid2, t) not in pset:
-                            pset.add((sid2, t))
-                            insort(lists.setdefault(t, []), sid2)
-                            if live:
-                                d.tot[t] += 1
-
-    def _drop(self, company: str, key: tuple[str, str], d: _Derived) -> None:
-        d.pset[company].discard(key)
-        d.lists[company][key[1]].remove(key[0])
-        if self.box[company] > 0:
-            d.tot[key[1]] -= 1
+        at, links = T.at, T.links
+        todo = []
+        for x in T.ends[i]:
+            if not net >> x & 1:
+                net |= 1 << x
+                todo.append(x)
+        while todo:  # the network grows through the company's trains from the new cities
+            x = todo.pop()
+            near |= at[x] & ~secs
+            for j, y in links[x]:
+                if secs >> j & 1 and not net >> y & 1:
+                    net |= 1 << y
+                    todo.append(y)
+        d.net[company] = net
+        all_near[company] = near
+        memo[company] = {}
+        if box[company] > 0:
+            for t in types:
+                tot[t] += (near & avail[t]).bit_count()
+        d.lists = None
 
     # ================================================================= questions
     def companies_on(self, sid: SectionId) -> set[CompanyId]:
@@ -262,12 +327,12 @@ class Network:
         """City ids in ``company``'s network: its home station and every city
         reached from it through sections holding its trains (rules: BUILD, step
         2); a new set.  KeyError for an unknown company."""
-        return set(self._derived().net[company])
+        return self._t.cities(self._derived().net[company])
 
     def company_sections(self, company: CompanyId) -> list[SectionId]:
         """Ids (sorted) of the sections holding a train of ``company``, starting
         spaces included."""
-        return sorted(self._derived().secs[company])
+        return list(self._t.ids(self._derived().secs[company]))
 
     def free_space_types(self, sid: SectionId) -> list[TrackType]:
         """Track types of the empty neutral spaces on section ``sid`` (with repeats,
@@ -286,18 +351,75 @@ class Network:
         free = self._derived().free
         return [t for t in TRACK_TYPES if free.get(t, 0) == 0]
 
+    def placement_masks(self, company: CompanyId) -> dict[TrackType, int]:
+        """``company``'s placements ignoring its box, by track type, as section bit
+        sets over ``tables(board)`` (bit ``i``: section ``sids[i]``): ``{type:
+        mask}`` for each type the company may use, in ``TRACK_TYPES`` order."""
+        d = self._derived()
+        near, avail = d.near[company], d.avail
+        return {t: near & avail[t] for t in self._t.types[company]}
+
+    def candidates(self) -> tuple[_Tables, dict[CompanyId, int], dict[TrackType, int]]:
+        """The placements as bit sets, for callers that combine them fast (the
+        legal actions and their summary): ``(tables, near, avail)`` where
+        ``near[company]`` holds the sections touching the company's network that
+        hold none of its trains and ``avail[type]`` the sections with an empty
+        neutral space of that type; ``company`` may build on ``(section, type)``
+        when the type is in ``tables.types[company]``, its box is not empty and
+        the section is in ``near[company] & avail[type]`` (rules: BUILD, step 2).
+        Both are the caches themselves (do not change them)."""
+        d = self._derived()
+        return self._t, d.near, d.avail
+
+    def memos(self) -> dict[CompanyId, dict[Any, Any]]:
+        """Per company, a dict where callers keep answers derived from that
+        company's placements alone (by type, ignoring its box) and unchanging
+        data, keyed as they choose: kept as long as those placements stay the
+        same, a new empty dict when they change (``place``, ``invalidate``).  The
+        legal summary keeps its builds per company and held track cards there."""
+        return self._derived().memo
+
+    def placement_at(self, track_type: TrackType, q: int) -> tuple[CompanyId, SectionId]:
+        """The ``q``-th placement on a ``track_type`` space over the companies with
+        trains in the box, companies in table order (``COMPANIES``), each one's
+        sections sorted: ``(company, section id)``.  IndexError when ``q`` is not
+        below ``placement_totals()[track_type]``."""
+        d = self._derived()
+        T = self._t
+        box, near = self.box, d.near
+        avail = d.avail.get(track_type, 0)
+        for c in T.users.get(track_type, ()):
+            if box[c] > 0:
+                m = near[c] & avail
+                n = m.bit_count()
+                if q < n:
+                    for _ in range(q):
+                        m &= m - 1
+                    return c, T.sids[(m & -m).bit_length() - 1]
+                q -= n
+        raise IndexError("placement index out of range")
+
     def placements(self, company: CompanyId) -> list[tuple[SectionId, TrackType]]:
         """Every ``(section id, space track type)`` where a train of ``company`` may
         be placed now, whatever track card is held (rules: BUILD, step 2), sorted;
         empty when its box is empty or the name is unknown."""
         if self.box.get(company, 0) <= 0:
             return []
-        return sorted(self._derived().pset[company])
+        ids = self._t.ids
+        return sorted((sid, t) for t, m in self.placement_masks(company).items() for sid in ids(m))
 
-    def placement_lists(self) -> dict[CompanyId, dict[TrackType, list[SectionId]]]:
+    def placement_lists(self) -> dict[CompanyId, dict[TrackType, tuple[SectionId, ...]]]:
         """Each company's placements ignoring its box, by track type: ``{company:
-        {type: sorted section ids}}`` (the cache itself: do not change it)."""
-        return self._derived().lists
+        {type: sorted section ids}}``, only the types with a placement (made once
+        per position: do not change it)."""
+        d = self._derived()
+        lists = d.lists
+        if lists is None:
+            ids = self._t.ids
+            lists = d.lists = {}
+            for c in COMPANIES:
+                lists[c] = {t: ids(m) for t, m in self.placement_masks(c).items() if m}
+        return lists
 
     def placement_totals(self) -> dict[TrackType, int]:
         """Placements of each track type summed over the companies with trains in
@@ -308,8 +430,11 @@ class Network:
     def can_place(self, company: CompanyId, sid: SectionId, space: TrackType) -> bool:
         """Whether a train of ``company`` may go on a ``space``-type space of
         section ``sid`` now (rules: BUILD, step 2), whatever card is held."""
+        if self.box.get(company, 0) <= 0 or space not in self._t.types.get(company, ()):
+            return False
         d = self._d or self._derived()
-        return self.box.get(company, 0) > 0 and (sid, space) in d.pset[company]
+        i = self._t.index.get(sid)
+        return i is not None and bool((d.near[company] & d.avail[space]) >> i & 1)
 
     def why_not(self, company: CompanyId, sid: SectionId, space: TrackType) -> dict[str, Any] | None:
         """Why a train of ``company`` may not go on a ``space``-type space of section
@@ -328,7 +453,7 @@ class Network:
         name = self.board.section_name(sid)
         if self.box[company] <= 0:
             return {"code": "no_trains_left", "company": company, "trains": COMPANIES[company].trains}
-        if sid in self._derived().secs[company]:
+        if self._derived().secs[company] >> self._t.index[sid] & 1:
             return {"code": "already_on_section", "company": company, "section": sid, "name": name}
         route = self.board.companies.get(company)
         types = route.types if route else frozenset()
@@ -341,7 +466,7 @@ class Network:
                     "kinds": sorted(set(sec.spaces))}
         if space not in self.free_space_types(sid):
             return {"code": "spaces_taken", "section": sid, "name": name, "space": space}
-        net = self._derived().net[company]
+        net = self.network_cities(company)
         if not set(sec.cities) & net:
             return {"code": "not_connected", "section": sid, "name": name, "company": company,
                     "home": route.home if route else "?", "network": sorted(net)}

@@ -1,0 +1,96 @@
+"""The engine's fast paths against their plain definitions, on random games
+(hypothesis: seeds, 2-6 players, both rulesets, every option, both boards).
+
+- ``random_action`` draws in one pass (``legal._random_turn``) exactly the action
+  the counted plan gives for the same random number (``action_at(plan,
+  randrange(plan.total))``), and ``_invest_at`` is ``invests(...)[v]``;
+- an action ``random_action`` drew is pushed without being resolved again: the
+  game after it equals a copy that resolved the same action, and a changed
+  position (another action pushed, ``invalidate()``) resolves it again;
+- the network's bit sets, the placements and the summary's kept builds equal a
+  fresh computation (``test_properties.check_caches``) after every action;
+- ``Build.trusted`` equals and hashes like ``Build(...)``.
+"""
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from game_helpers import default_board, mini_board
+from moderator.rules import legal
+from moderator.rules.actions import Build, Take
+from moderator.rules.engine import OPTIONS, RULESETS, Game, IllegalAction
+from test_properties import check_caches
+
+games = st.fixed_dictionaries({
+    "seed": st.integers(0, 2**32 - 1),
+    "players": st.integers(2, 6),
+    "ruleset": st.sampled_from(RULESETS),
+    "options": st.fixed_dictionaries({k: st.booleans() for k in OPTIONS}),
+    "board": st.sampled_from(["default", "mini"]),
+})
+
+
+def make(params: dict) -> Game:
+    board = default_board() if params["board"] == "default" else mini_board()
+    names = [f"P{i + 1}" for i in range(params["players"])]
+    return Game.new(board, names, params["seed"], params["ruleset"], params["options"])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(games)
+def test_fast_paths_equal_their_definitions(params):
+    g = make(params)
+    rng = random.Random(params["seed"])
+    while g.phase != "over":
+        player = g.waiting_for()[0]
+        if g.phase == "play":
+            p = legal.plan(g, player)
+            state = rng.getstate()
+            by_plan = legal.action_at(g, player, p, rng.randrange(p.total))
+            rng.setstate(state)
+            if not g.dead_cards(player):
+                assert legal._random_turn(g, player, rng) == by_plan
+                rng.setstate(state)
+            hand = g.share_hands[player]
+            assert [legal._invest_at(hand, v) for v in range(len(legal.invests(g, player)))] \
+                == legal.invests(g, player)
+        action = g.random_action(player, rng)
+        resolved = g.copy()  # a copy does not know the drawn action: it resolves it
+        assert resolved.push(player, action) == g.push(player, action)
+        assert resolved.to_dict() == g.to_dict() and resolved.log == g.log
+        check_caches(g)
+
+
+def test_a_drawn_action_is_checked_again_after_a_change():
+    g = Game.new(default_board(), ["Ann", "Bob", "Cy"], 5)
+    rng = random.Random(2)
+    for p in ["Ann", "Bob", "Cy"]:
+        g.push(p, g.random_action(p, rng))
+    player = g.to_move
+    drawn = g.random_action(player, rng)
+    assert isinstance(drawn, Build)  # seed 5, generator 2: a BUILD
+    saved = list(g.track_hands[player])
+    g.track_hands[player] = []  # a direct change: the card is gone ...
+    g.invalidate()  # ... so the draw is forgotten and push checks the action again
+    with pytest.raises(IllegalAction) as refused:
+        g.push(player, drawn)
+    assert refused.value.code == "no_track_card"
+    g.track_hands[player] = saved
+    assert g.push(player, drawn)[0].startswith(f"{player} built {drawn.company} on {drawn.section}")
+    with pytest.raises(IllegalAction) as again:  # the same object once more: not their turn now
+        g.push(player, drawn)
+    assert again.value.code == "not_your_turn"
+
+
+def test_build_trusted_is_a_build():
+    take = Take("stack")
+    fast = Build.trusted("KCC", "DEN-KCY", "joker", "plain", take, "UP", None)
+    slow = Build("KCC", "DEN-KCY", "joker", "plain", take, "UP", None)
+    assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
+    assert str(fast) == "build KCC DEN-KCY joker as plain; take stack; swap UP"
+    with pytest.raises(AttributeError):
+        fast.company = "DM"  # type: ignore[misc]
