@@ -16,6 +16,7 @@ from email.utils import make_msgid
 
 from filelock import Timeout
 
+from .. import i18n
 from ..mail.read import canonical_address
 from ..render import MAP_HERE, render, status_context, text_blocks
 from ..render.words import word
@@ -40,7 +41,14 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
     HTML part an inline PNG below the position, in the text part its text twin
     (``board_text``, section "THE BOARD").  The HTML part is laid out by
     ``templates/mail/status.html`` (the welcome: ``mail/welcome.html``, with the
-    order guide) from the same context."""
+    order guide) from the same context.  Everything is rendered in ``player``'s
+    language (``GameRecord.language_of``), text and HTML part alike."""
+    with i18n.speaking(record.language_of(player)):
+        return _status_mail(post, record, player, events, in_reply_to, template, drawn)
+
+
+def _status_mail(post: Post, record: GameRecord, player: Player, events: list[str],
+                 in_reply_to: str | None, template: str, drawn) -> EmailMessage:
     from ..render.board_map import board_text, render_map  # Pillow: only where a map is drawn
 
     ctx = status_context(record, player.name, events)

@@ -18,6 +18,7 @@ from datetime import datetime
 from email.message import EmailMessage
 from typing import Any, Callable, Iterable, Sequence
 
+from .. import i18n
 from ..config import Config
 from ..mail.compose import build_message
 from ..mail.read import OrderMail, canonical_address
@@ -53,7 +54,9 @@ class ThreadOf:
     notice ``thread_subject``, ``templates/words/threads.txt``: no turn, no
     secret), the ``game_id`` and ``token`` in its Message-ID (``mail.threads.thread_token`` of the
     player's current secret) and the ``thread`` it continues (the Message-ID of
-    the first mail to the player, or None)."""
+    the first mail to the player, or None).  The Subject is always rendered in
+    English, whatever language the player reads: it stays the same for the whole
+    thread, and so every mail client keeps the game in one conversation."""
 
     game_id: str
     subject: str
@@ -63,8 +66,9 @@ class ThreadOf:
     @classmethod
     def of(cls, game_id: str, name: str, secret: str, thread: str | None = None) -> "ThreadOf":
         """The thread of player ``name`` (with ``secret``) in game ``game_id``."""
-        return cls(game_id, word("threads", "thread_subject", game_id=game_id, player=name),
-                   thread_token(game_id, secret), thread)
+        with i18n.speaking(i18n.DEFAULT):
+            subject = word("threads", "thread_subject", game_id=game_id, player=name)
+        return cls(game_id, subject, thread_token(game_id, secret), thread)
 
 
 def thread_of(record: GameRecord, player: Player) -> ThreadOf:

@@ -289,7 +289,9 @@ def command(line: str) -> str | None:
     please"``, ``"- rules"``, ``"?"``), ``"secret new"`` (``"new secret"``), or a
     command of ARG_COMMANDS with its argument as written: ``"timezone
     Europe/Madrid"`` (any one word: a wrong zone is answered), ``"vacation 5d"``,
-    ``"vacation off"`` (a number with a unit, or off); else None."""
+    ``"vacation off"`` (a number with a unit, or off), ``"language"`` alone or
+    ``"language cs"`` (also ``idioma``, ``sprache``, ``jazyk``, ``语言``; any one
+    word: a wrong code is answered); else None."""
     if len(line.split()) > 4:
         return None
     text = _clean(line).strip(" .,!:;")
@@ -301,6 +303,8 @@ def command(line: str) -> str | None:
             return f"timezone {arg}"
         if name == "vacation" and arg and _VACATION_ARG.fullmatch(arg):
             return f"vacation {arg.lower()}"
+        if name == "language" and len(parts) <= 2:
+            return f"language {arg}" if arg else "language"
         return None
     if text.strip("?") == "":
         return "help" if text else None
