@@ -376,7 +376,8 @@ def _archive(ctx: click.Context, out: str, force: bool = False) -> bool:
     try:
         config = _config(ctx, passwords=False)
         report = build_site(GameStore(config.games_dir), out, force=force,
-                            show_addresses=config.archive_show_addresses)
+                            show_addresses=config.archive_show_addresses,
+                            index_language=config.archive_language)
     except OSError as exc:
         raise click.ClickException(f"cannot write the archive in {out}: {exc}") from None
     click.echo(report.summary())

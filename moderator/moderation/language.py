@@ -46,6 +46,6 @@ def language_command(store: GameStore, record: GameRecord, player: Player, arg: 
         player.language = code
         store.save(record)
         with i18n.speaking(code):
-            return word("language", "language_set", game_id=record.id, name=i18n.LANGUAGES[code])
+            return word("language", "language_set", game_id=record.id, language=i18n.LANGUAGES[code])
     code = record.language_of(player)
-    return word("language", "language_list", game_id=record.id, name=i18n.LANGUAGES[code], choices=choices())
+    return word("language", "language_list", game_id=record.id, language=i18n.LANGUAGES[code], choices=choices())
