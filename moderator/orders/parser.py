@@ -296,8 +296,8 @@ def command(line: str) -> str | None:
         return None
     text = _clean(line).strip(" .,!:;")
     parts = text.split()
-    if parts and parts[0].lower() in ARG_COMMANDS:
-        name = ARG_COMMANDS[parts[0].lower()]
+    if parts and parts[0].lower().rstrip(":") in ARG_COMMANDS:  # "language: cs" too
+        name = ARG_COMMANDS[parts[0].lower().rstrip(":")]
         arg = " ".join(parts[1:]).strip(" .,!:;")
         if name == "timezone" and len(parts) == 2:
             return f"timezone {arg}"
