@@ -36,10 +36,38 @@ def zone_of(name: str | None) -> ZoneInfo | None:
 
 
 @lru_cache(maxsize=None)
-def _pattern(locale: str) -> str:
+def _patterns(locale: str):
+    """The Babel ``Locale`` of ``locale``, its compiled date pattern (skeleton
+    ``yMMMEd``), time pattern (skeleton ``Hm``) and medium date-time pattern
+    (``{1}`` the date, ``{0}`` the time): read once per process (what
+    ``babel.dates.format_skeleton`` would look up on every call)."""
     from babel import Locale
+    from babel.dates import match_skeleton, parse_pattern
 
-    return str(Locale.parse(locale).datetime_formats["medium"])
+    loc = Locale.parse(locale)
+    skeletons = loc.datetime_skeletons
+    date = parse_pattern(skeletons[match_skeleton("yMMMEd", skeletons)])
+    time = parse_pattern(skeletons[match_skeleton("Hm", skeletons)])
+    return loc, date, time, str(loc.datetime_formats["medium"])
+
+
+_LABELS: dict[tuple, str] = {}
+
+
+def _zone_label(zone: str, locale: str, local: datetime) -> str:
+    """The short name of ``zone`` at the moment ``local`` (in that zone) in
+    ``locale`` (``MEZ``, ``SEČ``), or the IANA name in brackets where the locale
+    has only an offset for it; remembered by zone, locale, UTC offset and
+    daylight saving."""
+    key = (zone, locale, local.utcoffset(), local.dst())
+    label = _LABELS.get(key)
+    if label is None:
+        from babel.dates import parse_pattern
+
+        short = parse_pattern("z").apply(local, _patterns(locale)[0])
+        label = f"({zone})" if short[:1] in "+-" or short.startswith("GMT") else short
+        _LABELS[key] = label
+    return label
 
 
 def format_when(when: datetime, zone: str | None = None, language: str | None = None,
@@ -60,20 +88,13 @@ def format_when(when: datetime, zone: str | None = None, language: str | None = 
     if language == i18n.DEFAULT:
         text = local.strftime("%Y-%m-%d %H:%M")
         return text if not label else f"{text} {local.strftime('%Z') if tz is not None else _UTC}"
-    from babel.dates import format_skeleton, format_time
-
-    locale = i18n.LOCALES[language]
-    date = format_skeleton("yMMMEd", local, locale=locale)
-    time = format_skeleton("Hm", local, locale=locale)
-    text = _pattern(locale).format(time, date)
+    loc, date_pattern, time_pattern, joined = _patterns(i18n.LOCALES[language])
+    text = joined.format(time_pattern.apply(local, loc), date_pattern.apply(local, loc))
     if not label:
         return text
     if tz is None:
         return f"{text} {_UTC}"
-    short = format_time(local, "z", tzinfo=tz, locale=locale)
-    if short[:1] in "+-" or short.startswith("GMT"):
-        return f"{text} ({zone})"
-    return f"{text} {short}"
+    return f"{text} {_zone_label(str(zone), i18n.LOCALES[language], local)}"
 
 
 def format_iso(text: str | None, zone: str | None = None, language: str | None = None) -> str:
