@@ -426,3 +426,99 @@ def test_a_refusal_comes_in_the_senders_language(tmp_path, catalogue):
     # the refusal's own words (not in the test catalogue) and its quoted line are there
     assert "build the big railroad please" in text(replies["jana@example.cz"])
     t.close()
+
+
+def test_news_a_player_causes_reach_the_others_in_their_own_languages(tmp_path, catalogue):
+    """The failure other systems had (notifications in the sender's language, not
+    the recipient's): Jana (Czech) starts a vacation; her answer is Czech, the
+    announcement to Ann English and to Ana Spanish, each with the date in their
+    own form; the game master's reply to a 'message' stays English while the
+    players get the message under their own heading."""
+    t = Table(tmp_path, THREE, settings={"language": "cs"}, languages={"Ann": "en", "Ana": "es"})
+    t.sent()
+    t.mail("Jana", "vacation 2d")
+    t.run(T0 + timedelta(hours=2))
+    mails = {str(m["To"]): m for m in t.sent()}
+    assert set(mails) == {"ann@example.org", "ana@example.org", "jana@example.cz"}
+    assert ("your clock stands still until čt 3. 12. 2026 14:00 UTC (2d)."
+            in " ".join(text(mails["jana@example.cz"]).split()))
+    assert "<p>Jsi na tahu.</p>" in html(mails["jana@example.cz"])
+    ann, ana = text(mails["ann@example.org"]), text(mails["ana@example.org"])
+    assert ann.startswith("Union Pacific, game ridge: Jana on vacation\n")
+    assert "Jana is on vacation until 2026-12-03 14:00 UTC:" in " ".join(ann.split())
+    assert ana.startswith("Union Pacific, partida ridge: Jana on vacation\n")
+    assert "Jana is on vacation until jue, 3 dic 2026, 14:00 UTC:" in " ".join(ana.split())
+    assert "<p>Your move.</p>" in html(mails["ann@example.org"])
+    assert "<p>Te toca mover.</p>" in html(mails["ana@example.org"])
+    # the game master (the operator here) writes to everyone from the command line
+    t.mod.manage("ridge", "message Bonne chance")
+    notices = {str(m["To"]): m for m in t.sent()}
+    assert text(notices["ana@example.org"]).startswith("Union Pacific, partida ridge: ")
+    assert text(notices["jana@example.cz"]).startswith("Union Pacific, hra ridge: ")
+    assert text(notices["ann@example.org"]).startswith("Union Pacific, game ridge: ")
+    assert all("Bonne chance" in text(m) for m in notices.values())
+    t.close()
+
+
+def test_a_status_batch_in_two_languages_over_imap_and_smtp(tmp_path, catalogue, dovecot, smtp_sink,
+                                                             monkeypatch):
+    """The same through the private Dovecot (orders fetched by IMAP) and aiosmtpd
+    (mails submitted by SMTP): after the initial investments Ann's status mail is
+    English and Jana's Czech, text and HTML part; Jana's 'language es' is
+    answered in Spanish and her next status mail is Spanish."""
+    from moderator.config import load_config
+
+    monkeypatch.setenv("LANG_IMAP_PASSWORD", dovecot.password)
+    cfg = tmp_path / "pbem.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "moderator": {"address": "moderator@up.example", "name": "UP moderator"},
+        "games_dir": "games",
+        "imap": {"host": dovecot.host, "port": dovecot.port, "security": "none",
+                 "username": dovecot.username, "password_env": "LANG_IMAP_PASSWORD"},
+        "smtp": {"host": smtp_sink.host, "port": smtp_sink.port, "security": "none"},
+    }))
+    config = load_config(cfg)
+    players = [("Ann", "ann@example.org"), ("Jana", "jana@example.cz")]
+    moderator = Moderator(config)
+    moderator.create_game("duo", players, seed=7, settings={"language": "en"}, languages={"Jana": "cs"})
+    store = GameStore(config.games_dir)
+    seen = [0]
+
+    def collect():
+        new = smtp_sink.messages[seen[0]:]
+        seen[0] += len(new)
+        return {m.message["To"].addresses[0].addr_spec: m.message for m in new}
+
+    def send(name, body):
+        rec = store.load("duo")
+        msg = EmailMessage(policy=policy.default)
+        msg["From"] = dict(players)[name]
+        msg["To"] = config.moderator_address
+        msg["Subject"] = f"Re: Union Pacific duo ({name})"
+        msg["Message-ID"] = make_msgid(domain="example.org")
+        msg.set_content(f"game: duo\nsecret: {rec.player_by_name(name).secret}\n{body}\n")
+        dovecot.append(msg.as_bytes())
+
+    welcomes = collect()
+    assert "<p>Your move.</p>" in html(welcomes["ann@example.org"])
+    assert "<p>Jsi na tahu.</p>" in html(welcomes["jana@example.cz"])
+    for name, _ in players:
+        send(name, f"start {store.load('duo').game.legal_summary(name).starts[0].share}")
+    assert moderator.run_cycle().ok
+    batch = collect()
+    assert set(batch) == {"ann@example.org", "jana@example.cz"}
+    assert text(batch["ann@example.org"]).startswith("Your move.\n")
+    assert text(batch["jana@example.cz"]).startswith("Jsi na tahu.\n")
+    assert "<p>Jsi na tahu.</p>" in html(batch["jana@example.cz"])
+    assert str(batch["jana@example.cz"]["Subject"]) == "Union Pacific duo (Jana)"
+    send("Jana", "language es\nstatus")
+    assert moderator.run_cycle().ok
+    answers = [m.message for m in smtp_sink.messages[seen[0]:]]
+    seen[0] = len(smtp_sink.messages)
+    assert len(answers) == 2
+    assert ("A partir de ahora recibes todo el correo de la partida duo en Español."
+            in " ".join(text(answers[0]).split()))
+    assert text(answers[1]).startswith("Te toca mover.\n")
+    assert store.load("duo").player_by_name("Jana").language == "es"
+    assert dovecot.messages("INBOX") == []
+    moderator.close()
