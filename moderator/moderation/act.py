@@ -99,15 +99,19 @@ def _refuse(v: Refuse, om: OrderMail, post: Post, store: GameStore, report: Cycl
                     ORDERLESS_PER_DAY)
         return
     report.refused += 1
-    language = i18n.current()
+    language, found = i18n.current(), None
     if record is not None and (v.player or v.addressee) is not None:
         language = record.language_of(v.player or v.addressee)
+    elif record is None:
+        found = registered_thread(post, store, v.to, v.game_id)
+        if found is not None:
+            language = found[2]
     with i18n.speaking(language):
-        _refuse_in_language(v, om, post, store, report, record)
+        _refuse_in_language(v, om, post, store, report, record, found)
 
 
 def _refuse_in_language(v: Refuse, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
-                        record: GameRecord | None) -> None:
+                        record: GameRecord | None, found: tuple[ThreadOf, str, str] | None) -> None:
     values: dict[str, Any] = dict(v.values)
     if v.reason == "order_not_legal":  # the engine's named refusal, worded by words/illegal.txt
         values = {"reason": reason(SimpleNamespace(code=values["code"], values=values["values"]))}
@@ -124,7 +128,7 @@ def _refuse_in_language(v: Refuse, om: OrderMail, post: Post, store: GameStore, 
         named = record.player_by_name(v.player or v.addressee)
         thread, to = thread_of(record, named), named.address
     elif record is None:
-        thread, to = registered_thread(post, store, v.to, v.game_id) or (None, v.to)
+        thread, to = (found[0], found[1]) if found is not None else (None, v.to)
     if record is not None and v.player is not None:
         extra["legal"] = list(v.legal) or (legal_lines(record.game, v.player) if v.with_legal else [])
         if v.position:
@@ -139,8 +143,9 @@ def _refuse_in_language(v: Refuse, om: OrderMail, post: Post, store: GameStore, 
 
 
 def registered_thread(post: Post, store: GameStore, address: str,
-                      game_id: str | None) -> tuple[ThreadOf, str] | None:
-    """The thread (``send.ThreadOf``) and registered address of the player
+                      game_id: str | None) -> tuple[ThreadOf, str, str] | None:
+    """The thread (``send.ThreadOf``), registered address and language (their own,
+    else the game's) of the player
     ``address`` for an answer outside a loaded game (mail too large or unreadable, unknown game):
     of ``game_id`` when they play it, else of their only running game, else of
     their only game; None when they play none or several."""
@@ -160,7 +165,8 @@ def registered_thread(post: Post, store: GameStore, address: str,
     for p in data.get("players") or []:
         if canonical_address(str(p.get("address", ""))) == canonical_address(address) and p.get("secret"):
             name, thread = str(p.get("name", "")), (data.get("threads") or {}).get(p.get("name"))
-            return ThreadOf.of(gid, name, str(p["secret"]), thread), str(p["address"])
+            language = p.get("language") or (data.get("settings") or {}).get("language") or i18n.DEFAULT
+            return ThreadOf.of(gid, name, str(p["secret"]), thread), str(p["address"]), str(language)
     return None
 
 

@@ -430,7 +430,7 @@ def _replace(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     old = seat.address
     seat.address, seat.secret = address, new_secret()
     # a human again: the seat's clock starts afresh (not the built-in player's, not abandoned)
-    seat.bot, seat.abandoned, seat.missed, seat.timezone = False, False, 0, None
+    seat.bot, seat.abandoned, seat.missed, seat.timezone, seat.language = False, False, 0, None, None
     seat.vacation_used, seat.vacation_from, seat.vacation_until = 0, None, None
     if seat.name in record.game.waiting_for():
         record.clock = default_clock(ctx.at)  # the newcomer gets a whole deadline
@@ -439,6 +439,7 @@ def _replace(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
             names.remove(seat.name)
     record.resigning.pop(seat.name, None)
     entry.update(player=seat.name, name=name, address=address, old_address=old, command=_named(cmd, seat))
+
     def event() -> str:
         return word("gm", "replaced", seat=seat.name, newcomer=name)
 
@@ -469,6 +470,7 @@ def _undo(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     record.clock = default_clock(ctx.at)  # the move the game now waits for: a whole deadline
     entry.update(reason=cmd.reason, undone=[dict(h) for h in undone])
     shown = [f"{h['player']}: {public_order(h['order'], game.phase != 'initial')}" for h in undone]
+
     def event() -> str:
         return word("gm", "undone", n=n, orders=shown, reason=cmd.reason)
 
