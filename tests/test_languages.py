@@ -522,3 +522,30 @@ def test_a_status_batch_in_two_languages_over_imap_and_smtp(tmp_path, catalogue,
     assert store.load("duo").player_by_name("Jana").language == "es"
     assert dovecot.messages("INBOX") == []
     moderator.close()
+
+
+def test_a_mail_refused_before_its_game_is_loaded_answers_in_the_players_language(tmp_path, catalogue):
+    """A mail over max_size is refused without opening the game (``decide.screen``):
+    the answer still goes in Jana's thread, in Czech."""
+    t = Table(tmp_path, THREE, settings={"language": "cs"}, languages={"Ann": "en"})
+    t.sent()
+    t.mail("Jana", "start KCC\n" + "x" * (300 * 1024))
+    t.mail("Ann", "start KCC\n" + "x" * (300 * 1024))
+    t.run()
+    replies = {str(m["To"]): m for m in t.sent()}
+    assert set(replies) == {"jana@example.cz", "ann@example.org"}
+    assert "<p>Jsi na tahu.</p>" in html(replies["jana@example.cz"])
+    assert "<p>Your move.</p>" in html(replies["ann@example.org"])
+    assert str(replies["jana@example.cz"]["Subject"]) == "Union Pacific ridge (Jana)"
+    t.close()
+
+
+def test_a_replaced_seat_reads_the_games_language(tmp_path, catalogue):
+    t = Table(tmp_path, THREE, settings={"language": "es"}, languages={"Jana": "cs"})
+    t.sent()
+    t.mod.manage("ridge", "replace Jana Eva=eva@example.org")
+    mails = {str(m["To"]): m for m in t.sent()}
+    assert t.load().player_by_name("Jana").language is None
+    assert "<p>Te toca mover.</p>" in html(mails["eva@example.org"])  # her welcome, in the game's Spanish
+    assert text(mails["ana@example.org"]).startswith("Union Pacific, partida ridge: ")
+    t.close()
