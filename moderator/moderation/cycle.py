@@ -106,7 +106,9 @@ class Moderator:
         self._bk: Bookkeeping | None = None
         self._waiter: "ImapInbox | None" = None  # the IMAP connection that IDLEs between cycles
         self._idle = config.imap is not None and inbox is None  # worth trying IDLE
-        self.notice = ""  # the outage notice of the current cycle, for every status mail
+        # the outage notice of the current cycle, for every status mail ("" or what
+        # words it in the language in force)
+        self.notice: str | Callable[[], str] = ""
 
     @property
     def bk(self) -> Bookkeeping:
@@ -331,9 +333,10 @@ class Moderator:
             return None
         return last
 
-    def _outage_notice(self) -> str:
+    def _outage_notice(self) -> str | Callable[[], str]:
         """The note for this cycle's status mails when no cycle completed for longer
-        than ``config.outage_after`` seconds, else ``""``."""
+        than ``config.outage_after`` seconds (what words it in the language in
+        force, for each reader), else ``""``."""
         last = self.bk.last_success()
         if last is None:
             return ""
@@ -342,7 +345,9 @@ class Moderator:
             return ""
         since = last.isoformat(timespec="seconds")
         log.warning("no successful cycle since %s (%.1f hours)", since, gap / 3600)
-        return word("notices", "outage", hours=gap / 3600, since=since)
+        from ..render.when import format_when
+
+        return lambda: word("notices", "outage", hours=gap / 3600, since=format_when(last))
 
     def _handle(self, raw: bytes, post: Post, report: CycleReport) -> str:
         """Read, decide and act on one mail; returns ``"processed"`` or ``"ignored"``."""

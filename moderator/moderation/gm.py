@@ -278,7 +278,7 @@ def _observer_mail(post: Post, record: GameRecord, address: str, events: list[st
     view = record.game.public_view()
     view_for_headline = {**view, "you": {"on_move": False}}
     ctx = {"game_id": record.id, "view": view, "you": None, "hand_after_choice": [], "events": list(events),
-           "welcome": welcome, "notice": post.notice, "map_here": MAP_HERE,
+           "welcome": welcome, "notice": post.notice_text(), "map_here": MAP_HERE,
            "board_lines": board_text(record.game), "ended": record.ended,
            "headline": word("gm", "ended_headline") if record.ended else _headline(view_for_headline)}
     text = render("observer.txt", **ctx)

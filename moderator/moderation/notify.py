@@ -81,7 +81,7 @@ def _status_mail(post: Post, record: GameRecord, player: Player, events: list[st
     from ..render.board_map import render_map  # Pillow: only where a map is drawn
 
     text, html_template, ctx = status_text(
-        record, player, events, notice=post.notice, bounce=post.bk.bounce(canonical_address(player.address)),
+        record, player, events, notice=post.notice_text(), bounce=post.bk.bounce(canonical_address(player.address)),
         moderator_address=post.config.moderator_address, drawn=drawn, template=template)
     thread = thread_of(record, player)  # one Subject for the whole game; the turn is in the text
     root = thread.thread

@@ -88,11 +88,12 @@ class Post:
 
     ``bk`` is the bookkeeping database (answered keys, bounces, alerts, SMTP
     outage); its writes join the caller's ``bk.transaction()``; ``notice`` a note for every status mail (the outage
-    notice); ``clock`` returns the current time.  Counts the replies per
+    notice: the text, or what words it in the language in force, ``notice_text``);
+    ``clock`` returns the current time.  Counts the replies per
     recipient (``config.max_replies_per_sender`` per cycle)."""
 
     def __init__(self, config: Config, spool: Spool, bk: Bookkeeping,
-                 clock: Callable[[], datetime], notice: str = ""):
+                 clock: Callable[[], datetime], notice: str | Callable[[], str] = ""):
         self.config = config
         self.spool = spool
         self.bk = bk
@@ -100,6 +101,10 @@ class Post:
         self.notice = notice
         self.domain = config.moderator_address.rpartition("@")[2] or "pbem.localhost"
         self._replies: dict[str, int] = {}
+
+    def notice_text(self) -> str:
+        """The note for every status mail (``notice``) in the language in force."""
+        return self.notice() if callable(self.notice) else self.notice
 
     def message(self, game_id: str | None, to: str, subject: str, text: str,
                 in_reply_to: str | None = None, references: Iterable[str] = (),
