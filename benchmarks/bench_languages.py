@@ -13,11 +13,20 @@ English message ids; the catalogue is compiled once per process, before the
 timing).  Prints ``status_render_en_median_ms`` and, per language, the median
 of the per-round ratios ``status_render_LANG_vs_en: VALUE`` (target: at most
 1.2), and whether the language had a catalogue.
+
+``--synthetic`` measures with full catalogues before the translators' exist: the
+message ids are extracted from the templates as ``docs/languages.md`` says
+(``pybabel extract -F babel.cfg``, into a temporary folder) and every one is
+"translated" into itself in guillemets (plural forms as many as the language
+has), and the catalogues are read from there.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import shutil
+import tempfile
 import statistics
 import sys
 import time
@@ -60,6 +69,41 @@ def record_of(game: Game) -> GameRecord:
                       settings=default_settings(), clock=default_clock((NOW - timedelta(hours=1)).isoformat()))
 
 
+def synthetic_catalogues(folder: Path) -> None:
+    """Extract the message ids of the templates into ``folder/pbem.pot`` and write
+    ``folder/LANG/LC_MESSAGES/pbem.po`` for every language but English, each id
+    translated into ``«id»`` (every plural form)."""
+    from babel import Locale
+    from babel.messages.frontend import CommandLineInterface
+    from babel.messages.pofile import read_po, write_po
+
+    root = Path(__file__).resolve().parent.parent
+    pot = folder / "pbem.pot"
+    here = os.getcwd()
+    os.chdir(root)
+    try:
+        CommandLineInterface().run(["pybabel", "-q", "extract", "-F", "babel.cfg", "-o", str(pot), "."])
+    finally:
+        os.chdir(here)
+    for lang, locale in i18n.LOCALES.items():
+        if lang == i18n.DEFAULT:
+            continue
+        with pot.open("rb") as f:
+            catalog = read_po(f, locale=Locale.parse(locale), domain=i18n.DOMAIN)
+        for message in catalog:
+            if not message.id:
+                continue
+            if isinstance(message.id, (list, tuple)):
+                forms = catalog.num_plurals
+                message.string = tuple(f"«{message.id[0 if n == 0 else 1]}»" for n in range(forms))
+            else:
+                message.string = f"«{message.id}»"
+        out = folder / lang / "LC_MESSAGES" / f"{i18n.DOMAIN}.po"
+        out.parent.mkdir(parents=True)
+        with out.open("wb") as f:
+            write_po(f, catalog)
+
+
 def render_once(record: GameRecord, reader: Player, events: list[str]) -> int:
     """One status mail's text and HTML part in the language in force; returns
     their length in characters (so that the work cannot be skipped)."""
@@ -72,7 +116,26 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("renders", nargs="?", type=int, default=40, help="renders per language (default 40)")
     ap.add_argument("--seed", type=int, default=3, help="seed of the game (default 3)")
+    ap.add_argument("--synthetic", action="store_true",
+                    help="full catalogues made from the templates' message ids (see above)")
     args = ap.parse_args(argv)
+    if not args.synthetic:
+        return measure(args)
+    folder = Path(tempfile.mkdtemp(prefix="pbem-bench-locale-"))
+    try:
+        synthetic_catalogues(folder)
+        i18n.locale_dir = lambda: folder  # read by i18n.catalogue_path
+        i18n.translations.cache_clear()
+        ids = sum(1 for line in (folder / "pbem.pot").read_text(encoding="utf-8").splitlines()
+                  if line.startswith("msgid ")) - 1
+        print(f"synthetic_message_ids: {ids}")
+        return measure(args)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def measure(args: argparse.Namespace) -> int:
+    """Time the renders (see the module) and print the figures."""
     record = record_of(played(args.seed))
     reader = record.player_by_name(record.game.waiting_for()[0])
     events = record.game.log[-6:]
