@@ -13,6 +13,8 @@ out by hand (the catalogue's strings, the Babel/CLDR date forms)."""
 from __future__ import annotations
 
 import mailbox
+import os
+import re
 import shutil
 from datetime import datetime, timedelta, timezone
 from email import policy
@@ -549,3 +551,37 @@ def test_a_replaced_seat_reads_the_games_language(tmp_path, catalogue):
     assert "<p>Te toca mover.</p>" in html(mails["eva@example.org"])  # her welcome, in the game's Spanish
     assert text(mails["ana@example.org"]).startswith("Union Pacific, partida ridge: ")
     t.close()
+
+
+def test_the_archive_renders_a_game_in_its_language_and_the_index_in_english(tmp_path, catalogue):
+    """The Spanish game's pages are rendered in Spanish (the time of its first move
+    in the Spanish form; the layout's marked words through the catalogue), the
+    German game of the same site in German; the index stays English (its times
+    as before), and with ``index_language="cs"`` the index is Czech."""
+    from moderator.archive.site import build_site
+
+    games = tmp_path / "games"
+    games.mkdir()
+    for name in ("v3-spanish-bots-finished", "v3-languages-4p"):
+        shutil.copy(ROOT / "tests" / "fixtures" / "games" / "v3" / f"{name}.yaml", games / f"{name}.yaml")
+    own = Path(os.environ["PBEM_TEMPLATES"]) / "archive"
+    own.mkdir()
+    for page in ("game.html", "move.html", "index.html"):
+        source = (ROOT / "templates" / "archive" / page).read_text(encoding="utf-8")
+        assert source.count("<h1") >= 1, page
+        (own / page).write_text(source.replace("<h1", f"<p>{MARK}</p><h1", 1), encoding="utf-8")
+    report = build_site(GameStore(games), tmp_path / "site")
+    assert report.errors == [] and sorted(report.rendered) == ["v3-languages-4p", "v3-spanish-bots-finished"]
+    site = tmp_path / "site"
+    spanish = (site / "games" / "v3-spanish-bots-finished" / "move-1.html").read_text(encoding="utf-8")
+    assert "<p>Te toca mover.</p>" in spanish
+    assert "<small>mar, 1 dic 2026, 0:00 UTC</small>" in spanish  # received 2026-12-01T00:00:00+00:00
+    assert "<p>Te toca mover.</p>" in (site / "games" / "v3-spanish-bots-finished" / "index.html").read_text(
+        encoding="utf-8")
+    german = (site / "games" / "v3-languages-4p" / "index.html").read_text(encoding="utf-8")
+    assert "<p>Your move.</p>" in german  # German has no catalogue here: the English id
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert "<p>Your move.</p>" in index
+    assert " dic 2026" not in index and re.search(r"<td class=\"optional nowrap\">2026-11-30 12:00</td>", index)
+    build_site(GameStore(games), site, index_language="cs")
+    assert "<p>Jsi na tahu.</p>" in (site / "index.html").read_text(encoding="utf-8")
