@@ -155,12 +155,17 @@ def _option_flags(command):
                    "player keeps it; the game master is asked for a replacement).")
 @click.option("--gm", "gm", default=None, metavar="ADDRESS",
               help="The game master's address (default: the configuration's operator).")
+@click.option("--language", "language", default="en", show_default=True, metavar="CODE",
+              help="The game's language: en, es, de, cs or zh (players without their own read it).")
+@click.option("--player-language", "player_languages", multiple=True, metavar="NAME=CODE",
+              help="A player's own language, e.g. Ana=es (repeatable; they may change it by mail: "
+                   "'language CODE').")
 @click.option("--observer", "observers", multiple=True, metavar="ADDRESS",
               help="An address that gets the public status mails (repeatable).")
 @_option_flags
 @click.pass_context
 def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed, abandon_after, gm, observers,
-        **flags):
+        language, player_languages, **flags):
     """Create GAME and mail every player a welcome with their secret and hand."""
     from moderator.moderation.deadlines import parse_duration
 
@@ -174,7 +179,22 @@ def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed
         seconds = parse_duration(deadline, allow_none=True)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--deadline") from None
-    settings = {"deadline": seconds, "on_missed": on_missed, "abandon_after": abandon_after}
+    from moderator.moderation.language import check_language
+
+    try:
+        language = check_language(language)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--language") from None
+    languages = {}
+    for item in player_languages:
+        name, sep, code = item.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"{item!r}: write NAME=CODE, e.g. Ana=es", param_hint="--player-language")
+        try:
+            languages[name.strip()] = check_language(code)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--player-language") from None
+    settings = {"deadline": seconds, "on_missed": on_missed, "abandon_after": abandon_after, "language": language}
     options = {k: bool(flags.get(k)) for k in OPTIONS}
     if seed is None:
         import secrets
@@ -183,7 +203,7 @@ def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed
     moderator = Moderator(_config(ctx))
     try:
         record = moderator.create_game(game, parsed, seed, ruleset, options, board_path, settings, bots,
-                                       gm=gm, observers=observers)
+                                       gm=gm, observers=observers, languages=languages)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     except TransportError as exc:
@@ -348,7 +368,8 @@ def _archive(ctx: click.Context, out: str, force: bool = False) -> bool:
     try:
         config = _config(ctx, passwords=False)
         report = build_site(GameStore(config.games_dir), out, force=force,
-                            show_addresses=config.archive_show_addresses)
+                            show_addresses=config.archive_show_addresses,
+                            index_language=config.archive_language)
     except OSError as exc:
         raise click.ClickException(f"cannot write the archive in {out}: {exc}") from None
     click.echo(report.summary())

@@ -230,8 +230,8 @@ def set_address(config: Config, game_id: str, player: str, address: str,
                 store.save(record)
                 bk.clear_bounce(canonical_address(old))
                 bk.clear_bounce(new)
-                post = Post(config, Spool(config.spool_dir), bk, clock,
-                            notice=word("operator", "address_changed", address=new))
+                post = Post(config, Spool(config.spool_dir), bk, clock,  # worded in the player's language
+                            notice=lambda: word("operator", "address_changed", address=new))
                 post.put(status_mail(post, record, p, []), kind="status", game=record.id, player=p.name,
                          events=[], log_from=len(record.game.log), address_change=True)
         return p.name, old, new

@@ -211,6 +211,7 @@ class Config:
     max_size: int = 256 * 1024
     max_replies_per_sender: int = 10
     archive_show_addresses: bool = False  # archive.show_addresses: players' addresses on the archive site
+    archive_language: str = "en"  # archive.language: the language of the archive's index and statistics
     oauth: OAuthSettings | None = None  # the oauth section (auth: oauth2 servers use it)
 
     @property
@@ -564,13 +565,20 @@ def _build(data: Any, path: Path) -> Config:
                           oauth=oauth if auth == "oauth2" else None, daily_limit=daily_limit)
 
     show_addresses = False
+    archive_language = "en"
     if top.data.get("archive") is not None:
         a = _Reader(path, top.data["archive"], "archive")
-        a.check_keys(("show_addresses",))
+        a.check_keys(("show_addresses", "language"))
         value = a.data.get("show_addresses", False)
         if not isinstance(value, bool):
             raise a.error("show_addresses", f"must be true or false, not {value!r}")
         show_addresses = value
+        if a.data.get("language") is not None:
+            from .i18n import LANGUAGES, normalize
+
+            archive_language = normalize(str(a.data["language"])) or ""
+            if not archive_language:
+                raise a.error("language", f"must be one of {', '.join(LANGUAGES)}, not {a.data['language']!r}")
 
     inbox, outbox = "mail/inbox", "mail/outbox"
     maildir = top.data.get("maildir")
@@ -594,5 +602,6 @@ def _build(data: Any, path: Path) -> Config:
         max_size=max_size,
         max_replies_per_sender=max_replies,
         archive_show_addresses=show_addresses,
+        archive_language=archive_language,
         oauth=oauth,
     )

@@ -75,6 +75,19 @@ EXPECTED = {
         money={"Ann": 17, "Bob": 16, "Cy": 14}, winners=[],
         bot_moves=5, bots=[],
     ),
+    # format 3: with languages (tests/fixtures/make_v3_games.py)
+    "v3-spanish-bots-finished": dict(
+        players=["Ana", "Beto", "Carla"], ruleset="first-edition", options=NO_OPTIONS_V2, board="default",
+        phase="over", history=120, turn=117, dividends_paid=4,
+        money={"Carla": 161, "Beto": 144, "Ana": 140}, winners=["Carla"],
+        bot_moves=80, bots=["Beto", "Carla"], language="es", languages=[None, None, None],
+    ),
+    "v3-languages-4p": dict(
+        players=["Ana", "Bob", "Jana", "Dee"], ruleset="first-edition", options=NO_OPTIONS_V2, board="default",
+        phase="play", history=28, turn=24, dividends_paid=0,
+        money={"Ana": 0, "Bob": 0, "Jana": 0, "Dee": 0}, winners=[],
+        bot_moves=6, bots=["Dee"], language="de", languages=["es", "zh", "cs", None],
+    ),
 }
 
 
@@ -113,6 +126,9 @@ def test_the_file_says_what_we_expect(path):
         assert sum(h.get("by") == "bot" for h in data["history"]) == facts["bot_moves"]
         assert [p["name"] for p in data["players"] if p["bot"]] == facts["bots"]
         assert all(h["message_id"] is None for h in data["history"] if h.get("by") == "bot")
+    if data["format"] >= 3:
+        assert data["settings"]["language"] == facts["language"]
+        assert [p["language"] for p in data["players"]] == facts["languages"]
 
 
 @pytest.mark.parametrize("path", FILES, ids=_id)
@@ -135,6 +151,10 @@ def test_the_store_loads_with_full_replay_and_comparison(path):
         assert [(p, m) for _place, p, m in game.standings()] == list(facts["money"].items())
     assert record.unnotified == []
     assert (record.board_ref == "default") == (facts["board"] == "default")
+    # format 3 keeps the languages; older files were played in English
+    assert record.language == facts.get("language", "en")
+    assert [record.language_of(p) for p in record.players] == \
+        [own or record.language for own in facts.get("languages", [None] * len(record.players))]
 
 
 @pytest.fixture()

@@ -29,9 +29,9 @@ def _rewrite(path: Path, change) -> None:
 
 
 # ------------------------------------------------------------------ migrations
-def test_format_is_2_and_format_1_migrates_to_it():
-    assert FORMAT == 2
-    assert sorted(MIGRATIONS) == [1]
+def test_format_is_3_and_format_1_migrates_to_it():
+    assert FORMAT == 3
+    assert sorted(MIGRATIONS) == [1, 2]
     data = {"format": 1, "game": "x", "created": "2026-11-30T12:00:00+00:00",
             "options": {"hidden_money": True},
             "players": [{"name": "Ann", "address": "a@example.org", "secret": "abcdefgh"}],
@@ -40,7 +40,7 @@ def test_format_is_2_and_format_1_migrates_to_it():
     assert list(out) == ["format", "game", "created", "options", "players", "settings", "clock",
                          "threads", "notified", "log_length", "reply_to", "game_master", "observers", "digest",
                          "resigned", "resigning", "ended", "gm_log", "history", "state"]
-    assert out["format"] == 2
+    assert out["format"] == 3
     # the operator is the game master, without a secret until `pbem gm GAME secret`
     assert out["game_master"] == {"address": None, "secret": None}
     assert (out["observers"], out["digest"], out["resigned"], out["resigning"], out["ended"], out["gm_log"]) == \
@@ -48,10 +48,11 @@ def test_format_is_2_and_format_1_migrates_to_it():
     assert out["options"] == {"hidden_money": True, "hints": False}
     assert out["players"] == [{"name": "Ann", "address": "a@example.org", "secret": "abcdefgh",
                                "timezone": None, "bot": False, "abandoned": False, "missed": 0,
-                               "vacation_used": 0, "vacation_from": None, "vacation_until": None}]
-    # a game created before deadlines keeps waiting: no deadline
+                               "vacation_used": 0, "vacation_from": None, "vacation_until": None,
+                               "language": None}]
+    # a game created before deadlines keeps waiting: no deadline; it was played in English
     assert out["settings"] == {"deadline": None, "on_missed": "bot", "abandon_after": 3,
-                               "vacation_limit": 14 * 86400, "paused": None}
+                               "vacation_limit": 14 * 86400, "paused": None, "language": "en"}
     assert out["clock"] == {"since": "2026-11-30T12:00:00+00:00", "shift": 0, "reminded": False,
                             "reminded_at": None, "overdue_told": False}
 
@@ -64,8 +65,8 @@ def test_format_is_2_and_format_1_migrates_to_it():
     ({"format": True}, "unknown format version True"),
     ({"format": 0}, "unknown format version 0"),
     ({"format": -3}, "unknown format version -3"),
-    ({"format": 3}, "written by a newer pbem (format 3); this version reads up to format 2"),
-    ({"format": 17}, "written by a newer pbem (format 17); this version reads up to format 2"),
+    ({"format": 4}, "written by a newer pbem (format 4); this version reads up to format 3"),
+    ({"format": 17}, "written by a newer pbem (format 17); this version reads up to format 3"),
 ])
 def test_migrate_refuses_unknown_missing_and_newer_formats(data, message):
     with pytest.raises(StoreError) as info:
@@ -74,11 +75,11 @@ def test_migrate_refuses_unknown_missing_and_newer_formats(data, message):
 
 
 def test_a_newer_file_is_refused_clearly(games):
-    _rewrite(games / f"{GAME}.yaml", lambda d: d.update(format=3))
+    _rewrite(games / f"{GAME}.yaml", lambda d: d.update(format=4))
     with pytest.raises(StoreError) as info:
         GameStore(games).load(GAME)
     assert str(info.value).endswith(
-        "written by a newer pbem (format 3); this version reads up to format 2")
+        "written by a newer pbem (format 4); this version reads up to format 3")
     assert f"{GAME}.yaml" in str(info.value)
 
 
@@ -89,19 +90,19 @@ def test_a_file_without_a_format_is_refused(games):
 
 
 def test_a_missing_migration_step_is_refused(games, monkeypatch):
-    monkeypatch.setattr(gamefile, "FORMAT", 3)
-    with pytest.raises(StoreError, match="no migration from format 2 to format 3"):
+    monkeypatch.setattr(gamefile, "FORMAT", 4)
+    with pytest.raises(StoreError, match="no migration from format 3 to format 4"):
         GameStore(games).load(GAME)
 
 
-def _v3_rename(data):
-    """A pretend format 3: ``history`` was renamed ``orders``."""
+def _v4_rename(data):
+    """A pretend format 4: ``history`` was renamed ``orders``."""
     data["orders"] = data.pop("history")
     return data
 
 
-def _v4_rename_back(data):
-    """A pretend format 4: ``orders`` is ``history`` again (so today's loader reads it)."""
+def _v5_rename_back(data):
+    """A pretend format 5: ``orders`` is ``history`` again (so today's loader reads it)."""
     data["history"] = data.pop("orders")
     return data
 
@@ -111,14 +112,14 @@ def test_a_v1_file_loads_through_registered_migrations(games, monkeypatch):
     applied in turn on read; the file is rewritten in the new format only on save."""
     direct = GameStore(games).load(GAME)
     seen = []
-    monkeypatch.setattr(gamefile, "FORMAT", 4)
-    monkeypatch.setitem(MIGRATIONS, 2, lambda d: (seen.append(("2->3", d["format"])), _v3_rename(d))[1])
-    monkeypatch.setitem(MIGRATIONS, 3, lambda d: (seen.append(("3->4", d["format"])), _v4_rename_back(d))[1])
+    monkeypatch.setattr(gamefile, "FORMAT", 5)
+    monkeypatch.setitem(MIGRATIONS, 3, lambda d: (seen.append(("3->4", d["format"])), _v4_rename(d))[1])
+    monkeypatch.setitem(MIGRATIONS, 4, lambda d: (seen.append(("4->5", d["format"])), _v5_rename_back(d))[1])
     store = GameStore(games)
     data = store.read_data(GAME)
-    assert data["format"] == 4
+    assert data["format"] == 5
     assert "orders" not in data and len(data["history"]) == len(direct.history)
-    assert seen == [("2->3", 2), ("3->4", 3)]
+    assert seen == [("3->4", 3), ("4->5", 4)]
     record = store.load(GAME, check=True)
     assert record.game.to_dict() == direct.game.to_dict()
     assert record.history == direct.history
@@ -127,18 +128,18 @@ def test_a_v1_file_loads_through_registered_migrations(games, monkeypatch):
     assert on_disk["format"] == 1
     store.save(record)
     on_disk = yaml.safe_load((games / f"{GAME}.yaml").read_text(encoding="utf-8"))
-    assert on_disk["format"] == 4 and "history" in on_disk
+    assert on_disk["format"] == 5 and "history" in on_disk
     seen.clear()
     assert GameStore(games).load(GAME).game.to_dict() == direct.game.to_dict()
     assert seen == []  # a current file needs no migration
 
 
 def test_a_migration_that_adds_a_key(games, monkeypatch):
-    """A pretend format 3 that adds a key today's loader ignores."""
-    monkeypatch.setattr(gamefile, "FORMAT", 3)
-    monkeypatch.setitem(MIGRATIONS, 2, lambda d: {**d, "language": "en"})
+    """A pretend format 4 that adds a key today's loader ignores."""
+    monkeypatch.setattr(gamefile, "FORMAT", 4)
+    monkeypatch.setitem(MIGRATIONS, 3, lambda d: {**d, "colour": "green"})
     data = GameStore(games).read_data(GAME)
-    assert data["format"] == 3 and data["language"] == "en"
+    assert data["format"] == 4 and data["colour"] == "green"
     assert GameStore(games).load(GAME).game.phase == "over"
 
 

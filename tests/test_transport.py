@@ -721,7 +721,8 @@ def test_smtp_probe_login(certificate):
 
 @pytest.mark.parametrize("text,message", [
     ("archive: {show_addresses: 1}\n", "archive.show_addresses: must be true or false, not 1"),
-    ("archive: {show: true}\n", "archive.show: unknown key (known: show_addresses)"),
+    ("archive: {show: true}\n", "archive.show: unknown key (known: show_addresses, language)"),
+    ("archive: {language: fr}\n", "archive.language: must be one of en, es, de, cs, zh, not 'fr'"),
 ])
 def test_archive_config_errors(tmp_path, text, message):
     cfg = tmp_path / "pbem.yaml"
@@ -737,3 +738,6 @@ def test_archive_config_default_and_on(tmp_path):
     assert load_config(cfg).archive_show_addresses is False
     cfg.write_text("archive: {show_addresses: true}\n")
     assert load_config(cfg).archive_show_addresses is True
+    assert load_config(cfg).archive_language == "en"
+    cfg.write_text("archive: {language: Čeština}\n")
+    assert load_config(cfg).archive_language == "cs"

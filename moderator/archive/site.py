@@ -19,9 +19,15 @@ investments while they are still secret), ``Game.public_view()`` money (hidden
 during a game with option ``hidden_money``); never a hand, a deck, a secret or an
 address.
 
-Incremental: a game whose file's sha256 (and the templates' digest) equals the
-manifest's is not rendered again; the index and the statistics are rebuilt from
-the manifest every run (cheap).
+Incremental: a game whose file's sha256 (and the templates' and catalogues'
+digest) equals the manifest's is not rendered again; the index and the
+statistics are rebuilt from the manifest every run (cheap).
+
+Languages: a game's pages are rendered in the game's language
+(``settings.language``, inside ``moderator.i18n.speaking``; its move times
+formatted by ``render.when``); the index and the statistics, which list games
+of every language, in ``index_language`` (English unless the operator's
+configuration says ``archive: {language: CODE}``).
 """
 from __future__ import annotations
 
@@ -69,12 +75,19 @@ def environment():
 
 
 def templates_digest(env) -> str:
-    """sha256 of the archive templates' sources: a changed template renders every
-    game again."""
+    """sha256 of the archive templates' sources and of the translation catalogues
+    (``moderator/locale/*/LC_MESSAGES/pbem.po``): a changed template or a new
+    translation renders every game again."""
+    from .. import i18n
+
     h = hashlib.sha256(str(SITE_FORMAT).encode())
     for name in TEMPLATE_NAMES:
         source, _, _ = env.loader.get_source(env, f"archive/{name}")
         h.update(name.encode() + b"\0" + source.encode("utf-8") + b"\0")
+    for code in i18n.LANGUAGES:
+        path = i18n.catalogue_path(code)
+        if path.is_file():
+            h.update(code.encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
@@ -92,6 +105,28 @@ class ArchiveReport:
         text = (f"archive: {len(self.rendered)} game(s) rendered, {len(self.unchanged)} unchanged, "
                 f"{len(self.removed)} removed")
         return text + (f", {len(self.errors)} error(s)" if self.errors else "")
+
+
+def _received(stamp: str, language: str) -> str:
+    """When a move was received, as a game's pages show it: English keeps
+    ``2026-11-30 12:00`` (``short_time``), other languages the locale's form in
+    UTC (``render.when.format_iso``)."""
+    from .. import i18n
+
+    if language == i18n.DEFAULT or not stamp:
+        return short_time(stamp)
+    from ..render.when import format_iso
+
+    return format_iso(stamp, None, language)
+
+
+def game_language(data: dict[str, Any]) -> str:
+    """The language of a game file's mapping (``settings.language``; English when
+    unset or unknown)."""
+    from .. import i18n
+
+    code = (data.get("settings") or {}).get("language")
+    return code if code in i18n.LANGUAGES else i18n.DEFAULT
 
 
 def replay_game(data: dict[str, Any]) -> dict[str, Any]:
@@ -124,7 +159,7 @@ def replay_game(data: dict[str, Any]) -> dict[str, Any]:
             "number": i + 1,
             "player": h["player"],
             "order": public_order(h["order"], initial_open),
-            "received": short_time(h.get("received", "")),
+            "received": _received(h.get("received", ""), game_language(data)),
             "events": game.log[before:],
             "dividend": dividend,
         })
@@ -221,7 +256,15 @@ def _write(path: Path, text: str | bytes) -> None:
 
 def render_game(env, out: Path, gid: str, data: dict[str, Any], show_addresses: bool = False) -> dict[str, Any]:
     """Write the pages and pictures of one game into ``out/games/GAME/`` (replacing
-    the folder); returns its summary for the manifest."""
+    the folder), in the game's language (``game_language``); returns its summary
+    for the manifest."""
+    from .. import i18n
+
+    with i18n.speaking(game_language(data)):
+        return _render_game(env, out, gid, data, show_addresses)
+
+
+def _render_game(env, out: Path, gid: str, data: dict[str, Any], show_addresses: bool) -> dict[str, Any]:
     from ..render.board_map import render_map
 
     replayed = replay_game(data)
@@ -285,11 +328,11 @@ def statistics(games: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def build_site(store: GameStore, out: str | os.PathLike[str], force: bool = False,
-               show_addresses: bool = False) -> ArchiveReport:
+               show_addresses: bool = False, index_language: str = "en") -> ArchiveReport:
     """Build or update the site in ``out`` from every game of ``store``: render the
     games whose file changed since the last run (all with ``force``), remove the
-    pages of games that are gone, rewrite the index, the statistics, the style
-    sheet and the manifest.  A game that cannot be read or replayed is reported
+    pages of games that are gone, rewrite the index, the statistics (in
+    ``index_language``), the style sheet and the manifest.  A game that cannot be read or replayed is reported
     in ``errors`` and keeps its old pages.  ``show_addresses`` (configuration
     ``archive: {show_addresses: true}``) puts the players' addresses on the game
     pages; changing it renders every game again."""
@@ -335,9 +378,12 @@ def build_site(store: GameStore, out: str | os.PathLike[str], force: bool = Fals
     games = [e["summary"] for _, e in sorted(entries.items())]
     games.sort(key=lambda s: (s["last"], s["id"]), reverse=True)
     _write(out / "style.css", env.loader.get_source(env, "archive/style.css")[0])
-    _write(out / "index.html", env.get_template("archive/index.html").render(root="", games=games))
-    _write(out / "stats.html", env.get_template("archive/stats.html").render(
-        root="", stats=statistics(games)))
+    from .. import i18n
+
+    with i18n.speaking(index_language):
+        _write(out / "index.html", env.get_template("archive/index.html").render(root="", games=games))
+        _write(out / "stats.html", env.get_template("archive/stats.html").render(
+            root="", stats=statistics(games)))
     _write(out / MANIFEST, json.dumps({"format": SITE_FORMAT, "templates": tdigest, "games": entries},
                                       indent=1, sort_keys=True) + "\n")
     return report

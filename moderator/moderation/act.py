@@ -4,7 +4,10 @@
 the status mails of the order spooled just before (``notify.spool_status``), spools the
 replies (worded by ``templates/words/notices.txt`` and the mail templates) under
 the verdict's key, answers commands under ``MID#commands``, records bounces, and
-counts the outcome in the cycle's report.  It is called with the game locked.
+counts the outcome in the cycle's report.  It is called with the game locked,
+inside ``i18n.speaking`` of the sender's language (``cycle.Moderator._handle``);
+a mail to another player than the sender (a warning, a refusal sent to the
+registered address) is rendered in that player's language.
 """
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import logging
 from types import SimpleNamespace
 from typing import Any, Callable
 
+from .. import i18n
 from ..mail.read import OrderMail, canonical_address
 from ..render import render, status_context
 from ..render.legal import legal_lines
@@ -62,9 +66,10 @@ def _ignore(v: Ignore, om: OrderMail, post: Post, store: GameStore, report: Cycl
         if not post.allow(named.address, word("notices", "sender_unregistered_title")):
             return
         thread = thread_of(record, named)
-        text = render("notice.txt", game_id=record.id, sender=v.sender)
-        post.put(post.message(record.id, named.address, thread.subject, text, in_reply_to=thread.thread,
-                              references=[thread.thread or ""], token=thread.token), answers=v.reply_key)
+        with i18n.speaking(record.language_of(named)):
+            text = render("notice.txt", game_id=record.id, sender=v.sender)
+            post.put(post.message(record.id, named.address, thread.subject, text, in_reply_to=thread.thread,
+                                  references=[thread.thread or ""], token=thread.token), answers=v.reply_key)
 
 
 def _bounce(v: RecordBounce, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
@@ -94,6 +99,19 @@ def _refuse(v: Refuse, om: OrderMail, post: Post, store: GameStore, report: Cycl
                     ORDERLESS_PER_DAY)
         return
     report.refused += 1
+    language, found = i18n.current(), None
+    if record is not None and (v.player or v.addressee) is not None:
+        language = record.language_of(v.player or v.addressee)
+    elif record is None:
+        found = registered_thread(post, store, v.to, v.game_id)
+        if found is not None:
+            language = found[2]
+    with i18n.speaking(language):
+        _refuse_in_language(v, om, post, store, report, record, found)
+
+
+def _refuse_in_language(v: Refuse, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
+                        record: GameRecord | None, found: tuple[ThreadOf, str, str] | None) -> None:
     values: dict[str, Any] = dict(v.values)
     if v.reason == "order_not_legal":  # the engine's named refusal, worded by words/illegal.txt
         values = {"reason": reason(SimpleNamespace(code=values["code"], values=values["values"]))}
@@ -110,7 +128,7 @@ def _refuse(v: Refuse, om: OrderMail, post: Post, store: GameStore, report: Cycl
         named = record.player_by_name(v.player or v.addressee)
         thread, to = thread_of(record, named), named.address
     elif record is None:
-        thread, to = registered_thread(post, store, v.to, v.game_id) or (None, v.to)
+        thread, to = (found[0], found[1]) if found is not None else (None, v.to)
     if record is not None and v.player is not None:
         extra["legal"] = list(v.legal) or (legal_lines(record.game, v.player) if v.with_legal else [])
         if v.position:
@@ -125,8 +143,9 @@ def _refuse(v: Refuse, om: OrderMail, post: Post, store: GameStore, report: Cycl
 
 
 def registered_thread(post: Post, store: GameStore, address: str,
-                      game_id: str | None) -> tuple[ThreadOf, str] | None:
-    """The thread (``send.ThreadOf``) and registered address of the player
+                      game_id: str | None) -> tuple[ThreadOf, str, str] | None:
+    """The thread (``send.ThreadOf``), registered address and language (their own,
+    else the game's) of the player
     ``address`` for an answer outside a loaded game (mail too large or unreadable, unknown game):
     of ``game_id`` when they play it, else of their only running game, else of
     their only game; None when they play none or several."""
@@ -146,7 +165,8 @@ def registered_thread(post: Post, store: GameStore, address: str,
     for p in data.get("players") or []:
         if canonical_address(str(p.get("address", ""))) == canonical_address(address) and p.get("secret"):
             name, thread = str(p.get("name", "")), (data.get("threads") or {}).get(p.get("name"))
-            return ThreadOf.of(gid, name, str(p["secret"]), thread), str(p["address"])
+            language = p.get("language") or (data.get("settings") or {}).get("language") or i18n.DEFAULT
+            return ThreadOf.of(gid, name, str(p["secret"]), thread), str(p["address"]), str(language)
     return None
 
 
@@ -244,7 +264,8 @@ def _manage(v: Manage, om: OrderMail, post: Post, store: GameStore, report: Cycl
 
     assert record is not None
     log.info("game %s: mail of the game master %s", record.id, v.by)
-    gm.manage_mail(post, store, om, v.key, record, post.clock())
+    with i18n.speaking(i18n.DEFAULT):  # the game master reads English; players get their own
+        gm.manage_mail(post, store, om, v.key, record, post.clock())
     report.commands += 1
 
 
@@ -253,10 +274,13 @@ def _decline(v: Decline, om: OrderMail, post: Post, store: GameStore, report: Cy
     report.refused += 1
     log.info("game %s: mail of %s not taken: %s", v.game_id, v.to, v.reason)
     thread = None
+    language = i18n.current()
     if record is not None and v.player is not None:
         thread = thread_of(record, record.player_by_name(v.player))
-    post.reply(om, v.reply_key, v.to, v.game_id, word("gm", v.reason + "_title"), word("gm", v.reason),
-               player=thread)
+        language = record.language_of(v.player)
+    with i18n.speaking(language):
+        post.reply(om, v.reply_key, v.to, v.game_id, word("gm", v.reason + "_title"), word("gm", v.reason),
+                   player=thread)
 
 
 _ACTIONS: dict[type, Callable[..., None]] = {

@@ -1,7 +1,11 @@
 """Answers to the mail commands ``help``, ``status``, ``legal`` (every legal
 order), ``history`` (with the dividends by company), ``rules``, ``secret new``,
-``hint``, ``timezone ZONE`` and ``vacation 5d|off`` (one line with only the
-command; see ``templates/help.txt``).
+``hint``, ``timezone ZONE``, ``vacation 5d|off`` and ``language [CODE]`` (one
+line with only the command; see ``templates/help.txt``).
+
+Every answer is rendered in the player's language (``moderator.i18n.speaking``
+of ``GameRecord.language_of``), read afresh for each command, so that the
+answer to ``language CODE`` and everything after it come in the new one.
 
 Each answer is spooled under the key ``MID#commands`` (``Verdict.commands_key``),
 apart from the key of the order in the same mail, so that a mail's commands are
@@ -9,7 +13,9 @@ answered once even when its order was applied in an interrupted cycle.
 """
 from __future__ import annotations
 
+from typing import Callable
 
+from .. import i18n
 from ..mail.read import OrderMail
 from ..render import dividends, render
 from ..render.legal import legal_lines
@@ -19,7 +25,9 @@ from ..rules.options import OPTION_HELP, ruleset as ruleset_of
 from ..store.gamefile import GameRecord, GameStore, Player, new_secret
 from .notify import status_mail
 from .gm import SEAT_COMMANDS, seat_answer
+from .language import language_command
 from .send import Post, thread_of
+from ..render.when import format_when
 from ..rules.notation import public_order
 
 
@@ -68,33 +76,45 @@ def answer_commands(post: Post, store: GameStore, om: OrderMail, key: str, recor
                              thread=thread.thread), answers=key)
 
     for cmd in commands:
-        # the per-cycle limit of answers to one address (``Post.allow``); the new
-        # secret is always sent (the player could not play without it)
-        if (cmd != "status" or not skip_status) and not post.allow(player.address, cmd,
-                                                                   count_only=cmd == "secret new" or cmd in SEAT_COMMANDS):
-            continue
-        if cmd == "help":
-            send(render("help.txt", game_id=gid, moderator_address=post.config.moderator_address,
-                        up_may_start=ruleset_of(record.game.ruleset).up_may_start))
-        elif cmd == "status" and not skip_status:
-            post.put(status_mail(post, record, player, [], in_reply_to=om.message_id), answers=key)
-        elif cmd == "history":
-            send(_history_text(record, player))
-        elif cmd == "legal":
-            send(render("legal.txt", game_id=gid, lines=legal_lines(record.game, player.name, full=True)))
-        elif cmd == "rules":
-            send(rules_text(gid, record.game))
-        elif cmd == "hint":
-            send(_hint(record, player) + "\n")
-        elif cmd.startswith("timezone "):
-            send(_timezone(post, store, record, player, cmd[9:]) + "\n")
-        elif cmd.startswith("vacation "):
-            send(_vacation(post, store, record, player, cmd[9:]) + "\n")
-        elif cmd in SEAT_COMMANDS:
-            _, text = seat_answer(post, store, record, player, cmd, post.clock())
+        with i18n.speaking(record.language_of(player)):
+            _answer_one(post, store, om, key, record, player, cmd, skip_status, send)
+
+
+def _answer_one(post: Post, store: GameStore, om: OrderMail, key: str, record: GameRecord, player: Player,
+                cmd: str, skip_status: bool, send: Callable[[str], None]) -> None:
+    """Answer one command of ``answer_commands`` (in the language in force)."""
+    gid = record.id
+    # the per-cycle limit of answers to one address (``Post.allow``); the new
+    # secret is always sent (the player could not play without it)
+    if (cmd != "status" or not skip_status) and not post.allow(player.address, cmd,
+                                                               count_only=cmd == "secret new" or cmd in SEAT_COMMANDS):
+        return
+    if cmd == "help":
+        send(render("help.txt", game_id=gid, moderator_address=post.config.moderator_address,
+                    up_may_start=ruleset_of(record.game.ruleset).up_may_start))
+    elif cmd == "status" and not skip_status:
+        post.put(status_mail(post, record, player, [], in_reply_to=om.message_id), answers=key)
+    elif cmd == "history":
+        send(_history_text(record, player))
+    elif cmd == "legal":
+        send(render("legal.txt", game_id=gid, lines=legal_lines(record.game, player.name, full=True)))
+    elif cmd == "rules":
+        send(rules_text(gid, record.game))
+    elif cmd == "hint":
+        send(_hint(record, player) + "\n")
+    elif cmd.startswith("timezone "):
+        send(_timezone(post, store, record, player, cmd[9:]) + "\n")
+    elif cmd.startswith("vacation "):
+        send(_vacation(post, store, record, player, cmd[9:]) + "\n")
+    elif cmd == "language" or cmd.startswith("language "):
+        text = language_command(store, record, player, cmd[9:])
+        with i18n.speaking(record.language_of(player)):  # a change: the answer in the new language
             send(text + "\n")
-        elif cmd == "secret new":
-            send(word("notices", "secret_new", game_id=gid, secret=player.secret) + "\n")
+    elif cmd in SEAT_COMMANDS:
+        _, text = seat_answer(post, store, record, player, cmd, post.clock())
+        send(text + "\n")
+    elif cmd == "secret new":
+        send(word("notices", "secret_new", game_id=gid, secret=player.secret) + "\n")
 
 
 def _hint(record: GameRecord, player: Player) -> str:
@@ -118,7 +138,6 @@ def _hint(record: GameRecord, player: Player) -> str:
 def _timezone(post: Post, store: GameStore, record: GameRecord, player: Player, zone: str) -> str:
     """``timezone ZONE``: set ``player``'s time zone (saved) when ``zone`` is an IANA
     name ``zoneinfo`` knows; else the refusal, nothing changed."""
-    from zoneinfo import ZoneInfo
 
     from .deadlines import check_timezone
 
@@ -128,7 +147,7 @@ def _timezone(post: Post, store: GameStore, record: GameRecord, player: Player, 
         return word("clock", "timezone_unknown", zone=zone)
     player.timezone = name
     store.save(record)
-    local = post.clock().astimezone(ZoneInfo(name)).strftime("%Y-%m-%d %H:%M %Z")
+    local = format_when(post.clock(), name)
     return word("clock", "timezone_set", zone=name, local_now=local)
 
 
@@ -161,7 +180,7 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
     except ValueError:
         return word("clock", "vacation_bad", asked=arg, left=_left(left))
     if on:
-        return word("clock", "vacation_busy", until=until.strftime("%Y-%m-%d %H:%M UTC"))
+        return word("clock", "vacation_busy", until=format_when(until, player.timezone))
     if seconds > left:
         return word("clock", "vacation_refused", asked=format_duration(seconds), left=_left(left),
                     limit=_left(limit))
@@ -169,11 +188,12 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
     player.vacation_from, player.vacation_until = iso(now), iso(end)
     player.vacation_used += seconds
     store.save(record)
-    shown = end.strftime("%Y-%m-%d %H:%M UTC")
-    _send(post, record, [Notice(q.address, q.name, "vacation_announce", {"player": player.name, "until": shown})
+    _send(post, record, [Notice(q.address, q.name, "vacation_announce",
+                                {"player": player.name,
+                                 "until": format_when(end, q.timezone, record.language_of(q))})
                          for q in others])
-    return word("clock", "vacation_started", days=format_duration(seconds), until=shown,
-                left=_left(limit - player.vacation_used))
+    return word("clock", "vacation_started", days=format_duration(seconds),
+                until=format_when(end, player.timezone), left=_left(limit - player.vacation_used))
 
 
 def _left(seconds: int) -> str:

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from .. import i18n
 from ..mail.read import player_address
 from ..rules.engine import Game
 from ..rules.options import check_setup, ruleset as ruleset_of
-from ..store.gamefile import (GameRecord, GameStore, Player, SavedGame, board_ref_for, default_clock,
-                              default_settings, new_secret)
+from ..store.gamefile import (DEFAULT_LANGUAGE, GameRecord, GameStore, Player, SavedGame, board_ref_for,
+                              default_clock, default_settings, new_secret)
+from .language import check_language
 from .notify import status_mail
 from .send import Post
 
@@ -16,7 +18,8 @@ def new_game(store: GameStore, game_id: str, players: list[tuple[str, str]], see
              ruleset: str = "first-edition", options: dict[str, bool] | None = None,
              board_path: str | None = None, settings: dict | None = None,
              bots: list[str] | tuple[str, ...] = (), gm: str | None = None,
-             observers: list[str] | tuple[str, ...] = ()) -> GameRecord:
+             observers: list[str] | tuple[str, ...] = (),
+             languages: dict[str, str] | None = None) -> GameRecord:
     """A new game ``game_id`` for ``players`` (``[(name, address)]`` in turn order)
     and the seats of the built-in player ``bots`` (names, after the players in turn
     order; no address, ``Player.bot``), dealt with ``seed``; not yet saved.
@@ -25,11 +28,17 @@ def new_game(store: GameStore, game_id: str, players: list[tuple[str, str]], see
     the wait for the initial investments starts at ``created``.  ``gm``: the game
     master's address (None: the operator's, ``config.operator``); they get a
     secret of their own.  ``observers``: addresses that get the public status mails.
+    ``settings["language"]``: the game's language (a code of
+    ``moderator.i18n.LANGUAGES``, or any tag ``language.check_language`` reads;
+    default ``en``); ``languages``: players' own, ``{name: code}`` (the others
+    read the game's).
 
     Raises ValueError for a bad id, an existing game (also one whose id differs
     only in case), 1 or 7+ seats, no human player, a duplicate name or address
     (players, observers and the game master alike), an unknown ruleset or option,
-    bad clock settings, or a board file that does not validate."""
+    bad clock settings, an unknown language (the message names the five) or a
+    player's language for a name not in the game, or a board file that does not
+    validate."""
     from ..rules.board import check_board
 
     ruleset_of(ruleset)  # ValueError naming the rulesets
@@ -48,6 +57,11 @@ def new_game(store: GameStore, game_id: str, players: list[tuple[str, str]], see
         raise ValueError(f"on_missed is {clock_settings['on_missed']!r}; choose bot or wait")
     if not isinstance(clock_settings["abandon_after"], int) or clock_settings["abandon_after"] < 1:
         raise ValueError("abandon_after must be a whole number of at least 1")
+    clock_settings["language"] = check_language(str(clock_settings.get("language") or DEFAULT_LANGUAGE))
+    own = {str(n): check_language(str(c)) for n, c in (languages or {}).items()}
+    strangers = sorted(set(own) - {n for n, _ in players})
+    if strangers:
+        raise ValueError(f"a language for {', '.join(strangers)}, who is no player by mail of this game")
     deadline = clock_settings["deadline"]
     if deadline is not None and (not isinstance(deadline, int) or deadline < 60):
         raise ValueError("the deadline must be at least one minute, or none")
@@ -88,7 +102,7 @@ def new_game(store: GameStore, game_id: str, players: list[tuple[str, str]], see
     return GameRecord(
         id=game_id,
         game=game,
-        players=[Player(n, a, new_secret()) for n, a in zip(names, addresses)]
+        players=[Player(n, a, new_secret(), language=own.get(n)) for n, a in zip(names, addresses)]
         + [Player(n, "", new_secret(), bot=True) for n in names[len(addresses):]],
         board_ref=board_ref,
         created=created.isoformat(timespec="seconds"),
@@ -115,9 +129,10 @@ def welcome(post: Post, store: GameStore, record: GameRecord) -> SavedGame:
     from .gm import observer_mail
     from ..render.words import word
 
+    with i18n.speaking(record.language):
+        observing = word("gm", "observing", game_id=record.id)
     for address in record.observers:
-        mails.append((None, observer_mail(post, record, address, [word("gm", "observing", game_id=record.id)],
-                                          welcome=True)))
+        mails.append((None, observer_mail(post, record, address, [observing], welcome=True)))
     record.notified = len(record.game.log)
     with store.lock(record.id):
         if store.exists(record.id):

@@ -51,8 +51,9 @@ from typing import TYPE_CHECKING, Callable
 
 from filelock import FileLock, Timeout
 
+from .. import i18n
 from ..config import Config
-from ..mail.read import read_mail
+from ..mail.read import canonical_address, read_mail
 from ..mail.transport import Inbox, Outbox, TransportError
 from ..render.words import word
 from ..store.bookkeeping import Bookkeeping, BookkeepingError
@@ -105,7 +106,9 @@ class Moderator:
         self._bk: Bookkeeping | None = None
         self._waiter: "ImapInbox | None" = None  # the IMAP connection that IDLEs between cycles
         self._idle = config.imap is not None and inbox is None  # worth trying IDLE
-        self.notice = ""  # the outage notice of the current cycle, for every status mail
+        # the outage notice of the current cycle, for every status mail ("" or what
+        # words it in the language in force)
+        self.notice: str | Callable[[], str] = ""
 
     @property
     def bk(self) -> Bookkeeping:
@@ -188,18 +191,21 @@ class Moderator:
                     ruleset: str = "first-edition", options: dict[str, bool] | None = None,
                     board_path: str | None = None, settings: dict | None = None,
                     bots: list[str] | tuple[str, ...] = (), gm: str | None = None,
-                    observers: list[str] | tuple[str, ...] = ()) -> GameRecord:
+                    observers: list[str] | tuple[str, ...] = (),
+                    languages: dict[str, str] | None = None) -> GameRecord:
         """Create game ``game_id`` for ``players`` (``[(name, address)]`` in turn
         order) and the built-in player's seats ``bots`` (names), write its file and
         mail every player a welcome with their secret, hand, the options and the
-        order guide.  ``settings``: the clock settings (see ``create.new_game``).
+        order guide, each in their language.  ``settings``: the clock settings and
+        the game's ``language`` (see ``create.new_game``); ``languages``: players'
+        own languages ``{name: code}``.
 
         Raises ValueError (nothing written) for a bad id, an existing game, 1 or 7+
         players, a duplicate name or address, an unknown ruleset or option, or a board
         file that does not validate (see ``create.new_game``); TransportError when
         the welcomes could not be sent (they stay in the spool)."""
         record = create.new_game(self.store, game_id, players, seed, self.clock(), ruleset, options, board_path,
-                                 settings, bots, gm=gm, observers=observers)
+                                 settings, bots, gm=gm, observers=observers, languages=languages)
         # written under the game's lock, indexed after it is released (a cycle
         # holds the database while it waits for a game's lock, never the reverse)
         saved = create.welcome(self._post(), GameStore(self.config.games_dir), record)
@@ -329,9 +335,10 @@ class Moderator:
             return None
         return last
 
-    def _outage_notice(self) -> str:
+    def _outage_notice(self) -> str | Callable[[], str]:
         """The note for this cycle's status mails when no cycle completed for longer
-        than ``config.outage_after`` seconds, else ``""``."""
+        than ``config.outage_after`` seconds (what words it in the language in
+        force, for each reader), else ``""``."""
         last = self.bk.last_success()
         if last is None:
             return ""
@@ -340,7 +347,9 @@ class Moderator:
             return ""
         since = last.isoformat(timespec="seconds")
         log.warning("no successful cycle since %s (%.1f hours)", since, gap / 3600)
-        return word("notices", "outage", hours=gap / 3600, since=since)
+        from ..render.when import format_when
+
+        return lambda: word("notices", "outage", hours=gap / 3600, since=format_when(last))
 
     def _handle(self, raw: bytes, post: Post, report: CycleReport) -> str:
         """Read, decide and act on one mail; returns ``"processed"`` or ``"ignored"``."""
@@ -367,6 +376,11 @@ class Moderator:
             return act(decide.once(verdict, answered=answered), om, post, self.store, report)
         with self.store.lock(game_id):
             record = notify.load(post, self.store, game_id)
-            verdict = decide.in_game(om, key, record, answered=answered,
-                                     gm_address=game_master_address(record, self.config))
-            return act(decide.once(verdict, answered=answered), om, post, self.store, report, record)
+            gm_address = game_master_address(record, self.config)
+            # the sender's language: their orders are parsed with its words, and
+            # every answer is worded in it (the game master's in English)
+            language = i18n.DEFAULT if canonical_address(om.sender) == gm_address and \
+                record.player_by_address(om.sender) is None else record.language_for_address(om.sender)
+            with i18n.speaking(language):
+                verdict = decide.in_game(om, key, record, answered=answered, gm_address=gm_address)
+                return act(decide.once(verdict, answered=answered), om, post, self.store, report, record)

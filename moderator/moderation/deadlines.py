@@ -30,8 +30,9 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+from zoneinfo import ZoneInfo, available_timezones
 
+from .. import i18n
 from ..config import Config
 from ..render.words import word
 from ..store.gamefile import GameRecord, Player
@@ -247,19 +248,18 @@ class Tick:
     changed: bool = False
 
 
-def _times(when: datetime | None, player: Player) -> dict[str, Any]:
+def _times(when: datetime | None, player: Player, language: str | None = None) -> dict[str, Any]:
     """The values by which notices name a deadline: ``due_utc`` and, when the
-    player set a time zone, ``due_local`` and ``zone``."""
+    player set a time zone, ``due_local`` and ``zone``; formatted for ``language``
+    (default: the language in force; ``render.when.format_when``)."""
+    from ..render.when import format_when, zone_of
+
     if when is None:
         return {"due_utc": None, "due_local": None, "zone": None}
-    out = {"due_utc": when.strftime("%Y-%m-%d %H:%M UTC"), "due_local": None, "zone": None}
-    if player.timezone:
-        try:
-            local = when.astimezone(ZoneInfo(player.timezone))
-            out["due_local"] = local.strftime("%Y-%m-%d %H:%M %Z")
-            out["zone"] = player.timezone
-        except (ZoneInfoNotFoundError, ValueError):
-            pass
+    out = {"due_utc": format_when(when, None, language), "due_local": None, "zone": None}
+    if zone_of(player.timezone) is not None:
+        out["due_local"] = format_when(when, player.timezone, language)
+        out["zone"] = player.timezone
     return out
 
 
@@ -272,8 +272,10 @@ def deadline_values(record: GameRecord, player: Player) -> dict[str, Any]:
     return {**_times(when, player), "waiting": waiting}
 
 
-def _expected(record: GameRecord) -> str:
-    return "your initial investment" if record.game.phase == "initial" else "your turn"
+def _expected(record: GameRecord, language: str) -> str:
+    """What the game waits for, as the reminder names it, in ``language``."""
+    with i18n.speaking(language):
+        return word("language", "expected", initial=record.game.phase == "initial")
 
 
 def _humans(record: GameRecord) -> list[Player]:
@@ -343,7 +345,7 @@ def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
                 if gm:
                     out.notices.append(Notice(gm, None, "gm_missed", {
                         "player": p.name, "missed": p.missed, "game_id": record.id,
-                        "due_utc": _times(when, p)["due_utc"]}))
+                        "due_utc": _times(when, p, i18n.DEFAULT)["due_utc"]}))
         waiting_names = {p.name for p, _when in waits}
         for p, _when in overdue:  # policy bot, and abandoned seats: the built-in player moves
             if p.name not in waiting_names and p.name in record.game.waiting_for():
@@ -371,8 +373,9 @@ def _remind(record: GameRecord, now: datetime, out: Tick) -> None:
         at = _reminder_time(record.settings, clock, p.to_data(), when)
         if now < at or (clock.get("reminded") and not clock.get("overdue_told")):
             continue
+        language = record.language_of(p)
         out.notices.append(Notice(p.address, p.name, "reminder", {
-            **_times(when, p), "expected": _expected(record), "overdue": bool(record.clock.get("overdue_told")),
+            **_times(when, p, language), "expected": _expected(record, language), "overdue": bool(record.clock.get("overdue_told")),
             "missed": p.missed}))
         record.clock["reminded"] = True
         record.clock["reminded_at"] = iso(now)
@@ -453,16 +456,18 @@ def _send(post: Any, record: GameRecord, notices: list[Notice]) -> None:
     from .send import thread_of
 
     for n in notices:
-        title = word("clock", n.name + "_title", **_for_macro(n.name + "_title", n.values))
-        text = word("clock", n.name, **n.values) + "\n"
-        if n.player is not None:
-            thread = thread_of(record, record.player_by_name(n.player))
-            root = thread.thread
-            text = f"Union Pacific, game {record.id}: {title}\n\n{text}"
-            msg = post.message(record.id, n.to, thread.subject, text, in_reply_to=root,
-                               references=[root] if root else [], auto="auto-generated",
-                               token=thread.token)
-        else:  # the game master: the token of their secret, so that a reply proves them
-            subject = word("notices", "subject", game_id=record.id, title=title)
-            msg = post.message(record.id, n.to, subject, text, auto="auto-generated", token=gm_token(record))
+        # a player reads their language, the game master English
+        with i18n.speaking(record.language_of(n.player) if n.player is not None else i18n.DEFAULT):
+            title = word("clock", n.name + "_title", **_for_macro(n.name + "_title", n.values))
+            text = word("clock", n.name, **n.values) + "\n"
+            if n.player is not None:
+                thread = thread_of(record, record.player_by_name(n.player))
+                root = thread.thread
+                text = word("language", "notice_heading", game_id=record.id, title=title) + "\n\n" + text
+                msg = post.message(record.id, n.to, thread.subject, text, in_reply_to=root,
+                                   references=[root] if root else [], auto="auto-generated",
+                                   token=thread.token)
+            else:  # the game master: the token of their secret, so that a reply proves them
+                subject = word("notices", "subject", game_id=record.id, title=title)
+                msg = post.message(record.id, n.to, subject, text, auto="auto-generated", token=gm_token(record))
         post.put(msg, kind="clock", game=record.id, player=n.player, notice=n.name)

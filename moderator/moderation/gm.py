@@ -30,11 +30,12 @@ from __future__ import annotations
 import getpass
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from email.message import EmailMessage
 from email.utils import make_msgid
-from typing import Any
+from typing import Any, Callable, Union
 
+from .. import i18n
 from ..mail.read import OrderMail, canonical_address, player_address
 from ..mail.threads import thread_token
 from ..render import MAP_HERE, render
@@ -44,6 +45,7 @@ from ..rules.notation import parse_action, public_order
 from ..store.gamefile import GameRecord, GameStore, Player, default_clock, new_secret
 from ..config import Config
 from .deadlines import format_duration, game_master_address, parse_duration, parse_time
+from ..render.when import format_when
 from .send import Post, thread_of
 
 GM_COMMANDS = ("pause", "resume", "deadline", "extend", "replace", "eject", "undo", "end", "message", "observe")
@@ -241,12 +243,22 @@ def gm_token(record: GameRecord) -> str | None:
     return thread_token(record.id, secret) if secret else None
 
 
+Say = Union[str, Callable[[], str]]
+"""A text for many recipients: the text itself, or what renders it in the
+language in force (called once per recipient inside ``i18n.speaking`` of theirs)."""
+
+
+def _said(text: Say) -> str:
+    return text() if callable(text) else text
+
+
 def _to_player(post: Post, record: GameRecord, player: Player, title: str, text: str,
                answers: str | None = None) -> None:
     """A notice to ``player`` in their thread (one Subject per game and player; the
-    title is the text's first line)."""
+    title is the text's first line), in the language in force."""
     thread = thread_of(record, player)
-    text = f"Union Pacific, game {record.id}: {title}\n\n" + text.partition("\n")[2].lstrip("\n")
+    text = word("language", "notice_heading", game_id=record.id, title=title) + "\n\n" + \
+        text.partition("\n")[2].lstrip("\n")
     post.put(post.message(record.id, player.address, thread.subject, text, in_reply_to=thread.thread,
                           references=[thread.thread] if thread.thread else [], auto="auto-generated",
                           token=thread.token),
@@ -257,14 +269,20 @@ def observer_mail(post: Post, record: GameRecord, address: str, events: list[str
                   welcome: bool = False) -> EmailMessage:
     """The public status mail to observer ``address``: the position and the map as
     anybody may see them (``Game.public_view``; no hand, no secret) and ``events``
-    (``templates/observer.txt``)."""
+    (``templates/observer.txt``), in the game's language (``GameRecord.language``)."""
+    with i18n.speaking(record.language):
+        return _observer_mail(post, record, address, events, welcome)
+
+
+def _observer_mail(post: Post, record: GameRecord, address: str, events: list[str],
+                   welcome: bool) -> EmailMessage:
     from ..render.board_map import board_text, render_map
     from ..render import headline as _headline
 
     view = record.game.public_view()
     view_for_headline = {**view, "you": {"on_move": False}}
     ctx = {"game_id": record.id, "view": view, "you": None, "hand_after_choice": [], "events": list(events),
-           "welcome": welcome, "notice": post.notice, "map_here": MAP_HERE,
+           "welcome": welcome, "notice": post.notice_text(), "map_here": MAP_HERE,
            "board_lines": board_text(record.game), "ended": record.ended,
            "headline": word("gm", "ended_headline") if record.ended else _headline(view_for_headline)}
     text = render("observer.txt", **ctx)
@@ -275,31 +293,34 @@ def observer_mail(post: Post, record: GameRecord, address: str, events: list[str
                                  render_map(record.game, None), "Map of the board (public view)")])
 
 
-def tell_everyone(post: Post, record: GameRecord, title: str, text: str, *,
+def tell_everyone(post: Post, record: GameRecord, title: Say, text: Say, *,
                   skip: tuple[str, ...] = (), resigned: bool = False) -> int:
     """Spool a notice (``templates/gm_notice.txt``) to every player (not to those
     in ``skip``, nor, unless ``resigned``, to those who resigned; not to a seat
-    without an address) and observer.  Returns how many mails were spooled."""
+    without an address) and observer, each in their language (``title`` and
+    ``text``: ``Say``, rendered for each).  Returns how many mails were spooled."""
     n = 0
     for p in record.players:
         if not p.address or p.name in skip or (p.name in record.resigned and not resigned):
             continue
         n += 1
-        _to_player(post, record, p, title, render("gm_notice.txt", game_id=record.id, text=text,
-                                                  secret=p.secret))
+        with i18n.speaking(record.language_of(p)):
+            _to_player(post, record, p, _said(title), render("gm_notice.txt", game_id=record.id,
+                                                             text=_said(text), secret=p.secret))
     for address in record.observers:
-        subject = word("notices", "subject", game_id=record.id, title=title)
-        post.put(post.message(record.id, address, subject,
-                              render("gm_notice.txt", game_id=record.id, text=text, secret=None),
-                              auto="auto-generated"), kind="gm", game=record.id)
+        with i18n.speaking(record.language):
+            subject = word("notices", "subject", game_id=record.id, title=_said(title))
+            post.put(post.message(record.id, address, subject,
+                                  render("gm_notice.txt", game_id=record.id, text=_said(text), secret=None),
+                                  auto="auto-generated"), kind="gm", game=record.id)
         n += 1
     return n
 
 
-def _status_to_all(post: Post, record: GameRecord, event: str) -> None:
+def _status_to_all(post: Post, record: GameRecord, event: Say) -> None:
     """A fresh status mail to every player who gets mail, and to the observers,
-    with ``event`` on top (the position changed outside the order flow: undo);
-    older unsent status mails of the game are dropped."""
+    with ``event`` on top (the position changed outside the order flow: undo),
+    each in their language; older unsent status mails of the game are dropped."""
     from .notify import status_mail
 
     for p in record.players:
@@ -307,10 +328,14 @@ def _status_to_all(post: Post, record: GameRecord, event: str) -> None:
             post.spool.remove(e.name)
         if not p.address or p.name in record.resigned:
             continue
-        post.put(status_mail(post, record, p, [event]), kind="status", game=record.id, player=p.name,
-                 events=[event], log_from=len(record.game.log), replaces=[])
+        with i18n.speaking(record.language_of(p)):
+            told = _said(event)
+        post.put(status_mail(post, record, p, [told]), kind="status", game=record.id, player=p.name,
+                 events=[told], log_from=len(record.game.log), replaces=[])
     for address in record.observers:
-        post.put(observer_mail(post, record, address, [event]), kind="observer", game=record.id)
+        with i18n.speaking(record.language):
+            told = _said(event)
+        post.put(observer_mail(post, record, address, [told]), kind="observer", game=record.id)
 
 
 # ---------------------------------------------------------------- commands
@@ -409,7 +434,7 @@ def _replace(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     old = seat.address
     seat.address, seat.secret = address, new_secret()
     # a human again: the seat's clock starts afresh (not the built-in player's, not abandoned)
-    seat.bot, seat.abandoned, seat.missed, seat.timezone = False, False, 0, None
+    seat.bot, seat.abandoned, seat.missed, seat.timezone, seat.language = False, False, 0, None, None
     seat.vacation_used, seat.vacation_from, seat.vacation_until = 0, None, None
     if seat.name in record.game.waiting_for():
         record.clock = default_clock(ctx.at)  # the newcomer gets a whole deadline
@@ -418,14 +443,18 @@ def _replace(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
             names.remove(seat.name)
     record.resigning.pop(seat.name, None)
     entry.update(player=seat.name, name=name, address=address, old_address=old, command=_named(cmd, seat))
-    event = word("gm", "replaced", seat=seat.name, newcomer=name)
+
+    def event() -> str:
+        return word("gm", "replaced", seat=seat.name, newcomer=name)
+
     for e in post.spool.stale_status(record.id, seat.name):
         post.spool.remove(e.name)
-    msg = status_mail(post, record, seat, [event], template="welcome.txt")
+    with i18n.speaking(record.language_of(seat)):
+        msg = status_mail(post, record, seat, [event()], template="welcome.txt")
     record.threads[seat.name] = str(msg["Message-ID"])
     post.put(msg, kind="welcome", game=record.id, player=seat.name)
-    tell_everyone(post, record, word("gm", "replaced_title", seat=seat.name), event, skip=(seat.name,))
-    return event
+    tell_everyone(post, record, lambda: word("gm", "replaced_title", seat=seat.name), event, skip=(seat.name,))
+    return event()
 
 
 def _undo(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
@@ -445,9 +474,12 @@ def _undo(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     record.clock = default_clock(ctx.at)  # the move the game now waits for: a whole deadline
     entry.update(reason=cmd.reason, undone=[dict(h) for h in undone])
     shown = [f"{h['player']}: {public_order(h['order'], game.phase != 'initial')}" for h in undone]
-    event = word("gm", "undone", n=n, orders=shown, reason=cmd.reason)
+
+    def event() -> str:
+        return word("gm", "undone", n=n, orders=shown, reason=cmd.reason)
+
     _status_to_all(ctx.post, record, event)
-    return event
+    return event()
 
 
 def _end(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
@@ -456,14 +488,16 @@ def _end(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     record.ended = {"by": ctx.by, "at": ctx.at, "standings": [[pl, p, m] for pl, p, m in standings],
                     "reason": cmd.reason}
     entry["reason"] = cmd.reason
-    text = word("gm", "ended", standings=standings, reason=cmd.reason)
-    tell_everyone(ctx.post, record, word("gm", "ended_title"), text, resigned=True)
-    return text
+    def text() -> str:
+        return word("gm", "ended", standings=standings, reason=cmd.reason)
+
+    tell_everyone(ctx.post, record, lambda: word("gm", "ended_title"), text, resigned=True)
+    return text()
 
 
 def _message(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
-    text = word("gm", "message", text=cmd.args[0])
-    n = tell_everyone(ctx.post, ctx.record, word("gm", "message_title"), text)
+    n = tell_everyone(ctx.post, ctx.record, lambda: word("gm", "message_title"),
+                      lambda: word("gm", "message", text=cmd.args[0]))
     return word("gm", "message_sent", n=n)
 
 
@@ -477,7 +511,8 @@ def _observe(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
         raise GmRefusal("gm_address_in_game", address=address)
     record.observers.append(address)
     entry["address"] = address
-    text = word("gm", "observing", game_id=record.id)
+    with i18n.speaking(record.language):
+        text = word("gm", "observing", game_id=record.id)
     ctx.post.put(observer_mail(ctx.post, record, address, [text], welcome=True), kind="observer", game=record.id)
     return word("gm", "observer_added", address=address)
 
@@ -488,9 +523,11 @@ def _pause(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
         raise GmRefusal("gm_already_paused", since=record.settings["paused"])
     record.settings["paused"] = ctx.at
     entry["reason"] = cmd.reason
-    text = word("gm", "paused", reason=cmd.reason)
-    tell_everyone(ctx.post, record, word("gm", "paused_title"), text)
-    return text
+    def text() -> str:
+        return word("gm", "paused", reason=cmd.reason)
+
+    tell_everyone(ctx.post, record, lambda: word("gm", "paused_title"), text)
+    return text()
 
 
 def _resume(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
@@ -504,9 +541,8 @@ def _resume(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
         record.clock["shift"] = int(record.clock.get("shift") or 0) + \
             max(0, int((now - max(paused, since)).total_seconds()))
     record.settings["paused"] = None
-    text = word("gm", "resumed")
-    tell_everyone(ctx.post, record, word("gm", "resumed_title"), text)
-    return text
+    tell_everyone(ctx.post, record, lambda: word("gm", "resumed_title"), lambda: word("gm", "resumed"))
+    return word("gm", "resumed")
 
 
 def _deadline(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
@@ -514,9 +550,11 @@ def _deadline(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     seconds = None if cmd.args[0] == "none" else int(cmd.args[0])
     record.settings["deadline"] = seconds
     record.clock["reminded"] = False
-    text = word("gm", "deadline_set", duration=format_duration(seconds) if seconds else None)
-    tell_everyone(ctx.post, record, word("gm", "deadline_title"), text)
-    return text
+    def text() -> str:
+        return word("gm", "deadline_set", duration=format_duration(seconds) if seconds else None)
+
+    tell_everyone(ctx.post, record, lambda: word("gm", "deadline_title"), text)
+    return text()
 
 
 def _extend(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
@@ -530,9 +568,11 @@ def _extend(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     extended[seat.name] = int(extended.get(seat.name, 0)) + seconds
     record.clock["reminded"] = False
     entry.update(player=seat.name, command=_named(cmd, seat))
-    text = word("gm", "extended", player=seat.name, duration=format_duration(seconds))
-    tell_everyone(ctx.post, record, word("gm", "extended_title", player=seat.name), text)
-    return text
+    def text() -> str:
+        return word("gm", "extended", player=seat.name, duration=format_duration(seconds))
+
+    tell_everyone(ctx.post, record, lambda: word("gm", "extended_title", player=seat.name), text)
+    return text()
 
 
 def _eject(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
@@ -545,9 +585,11 @@ def _eject(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
         record.resigned.append(seat.name)  # like a resignation: no more mail but the result
     record.resigning.pop(seat.name, None)
     entry.update(player=seat.name, command=_named(cmd, seat))
-    text = word("gm", "ejected", player=seat.name)
-    tell_everyone(ctx.post, record, word("gm", "ejected_title", player=seat.name), text)
-    return text
+    def text() -> str:
+        return word("gm", "ejected", player=seat.name)
+
+    tell_everyone(ctx.post, record, lambda: word("gm", "ejected_title", player=seat.name), text)
+    return text()
 
 
 _COMMANDS = {"pause": _pause, "resume": _resume, "deadline": _deadline, "extend": _extend, "eject": _eject,
@@ -630,7 +672,7 @@ def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player
     if cmd == "resign":
         record.resigning[name] = now.isoformat(timespec="seconds")
         store.save(record)
-        until = (now + RESIGN_WINDOW).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M")  # as the deadlines
+        until = format_when(now + RESIGN_WINDOW, label=False)  # in UTC, which the words name
         return word("gm", "resign_title"), word("gm", "resign_asked", until=until)
     asked = record.resigning.get(name)
     if asked is None or now - datetime.fromisoformat(asked) > RESIGN_WINDOW:
@@ -645,13 +687,15 @@ def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player
     record.gm_log.append({"by": canonical_address(player.address), "at": now.isoformat(timespec="seconds"),
                           "command": "resign", "player": name})
     store.save(record)
-    text = word("gm", "resigned", seat=name)
-    tell_everyone(post, record, word("gm", "resigned_title", seat=name), text, skip=(name,))
+    tell_everyone(post, record, lambda: word("gm", "resigned_title", seat=name),
+                  lambda: word("gm", "resigned", seat=name), skip=(name,))
     gm = game_master_address(record, post.config)
     if gm and gm not in {canonical_address(p.address) for p in record.players}:
-        post.put(post.message(record.id, gm, word("notices", "subject", game_id=record.id,
-                                                   title=word("gm", "resigned_title", seat=name)),
-                              render("gm_notice.txt", game_id=record.id, text=text, secret=None),
-                              token=gm_token(record)),
-                 kind="gm", game=record.id)
+        with i18n.speaking(i18n.DEFAULT):  # the game master reads English
+            post.put(post.message(record.id, gm, word("notices", "subject", game_id=record.id,
+                                                       title=word("gm", "resigned_title", seat=name)),
+                                  render("gm_notice.txt", game_id=record.id, text=word("gm", "resigned", seat=name),
+                                         secret=None),
+                                  token=gm_token(record)),
+                     kind="gm", game=record.id)
     return word("gm", "resign_title"), word("gm", "resign_done")

@@ -16,6 +16,7 @@ from email.utils import make_msgid
 
 from filelock import Timeout
 
+from .. import i18n
 from ..mail.read import canonical_address
 from ..render import MAP_HERE, render, status_context, text_blocks
 from ..render.words import word
@@ -40,16 +41,31 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
     HTML part an inline PNG below the position, in the text part its text twin
     (``board_text``, section "THE BOARD").  The HTML part is laid out by
     ``templates/mail/status.html`` (the welcome: ``mail/welcome.html``, with the
-    order guide) from the same context."""
-    from ..render.board_map import board_text, render_map  # Pillow: only where a map is drawn
+    order guide) from the same context.  Everything is rendered in ``player``'s
+    language (``GameRecord.language_of``), text and HTML part alike."""
+    with i18n.speaking(record.language_of(player)):
+        return _status_mail(post, record, player, events, in_reply_to, template, drawn)
+
+
+def status_text(record: GameRecord, player: Player, events: list[str], *, notice: str = "",
+                bounce: str | None = None, moderator_address: str = "",
+                drawn: list[tuple[str, bool]] | tuple = (), template: str = "status.txt"
+                ) -> tuple[str, str, dict]:
+    """The text of ``player``'s status mail (``template``: ``status.txt`` or
+    ``welcome.txt``) in the language in force, with the name of its HTML
+    template and the context both are rendered from: ``(text, html template,
+    context)`` (``status_mail`` without the mail: the map's picture, headers;
+    ``benchmarks/bench_languages.py`` times it).  ``notice``: the outage notice;
+    ``bounce``: the player's bounce note."""
+    from ..render.board_map import board_text  # Pillow: only where a map is drawn
 
     ctx = status_context(record, player.name, events)
     ctx["option_help"] = OPTION_HELP
-    ctx["notice"] = post.notice
-    ctx["bounce"] = post.bk.bounce(canonical_address(player.address))
+    ctx["notice"] = notice
+    ctx["bounce"] = bounce
     ctx["map_here"] = MAP_HERE
     ctx["board_lines"] = board_text(record.game)
-    ctx["moderator_address"] = post.config.moderator_address
+    ctx["moderator_address"] = moderator_address
     ctx["drawn"] = [word("threads", "you_drew", share=share, swapped=swapped) for share, swapped in drawn]
     ctx["deadline"] = _deadline_line(record, player)
     text = render(template, **ctx)
@@ -57,6 +73,16 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
     if template == "welcome.txt":
         html_template = "mail/welcome.html"
         ctx["help_blocks"] = text_blocks(render("help.txt", **ctx))
+    return text, html_template, ctx
+
+
+def _status_mail(post: Post, record: GameRecord, player: Player, events: list[str],
+                 in_reply_to: str | None, template: str, drawn) -> EmailMessage:
+    from ..render.board_map import render_map  # Pillow: only where a map is drawn
+
+    text, html_template, ctx = status_text(
+        record, player, events, notice=post.notice_text(), bounce=post.bk.bounce(canonical_address(player.address)),
+        moderator_address=post.config.moderator_address, drawn=drawn, template=template)
     thread = thread_of(record, player)  # one Subject for the whole game; the turn is in the text
     root = thread.thread
     return post.message(

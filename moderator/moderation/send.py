@@ -18,6 +18,7 @@ from datetime import datetime
 from email.message import EmailMessage
 from typing import Any, Callable, Iterable, Sequence
 
+from .. import i18n
 from ..config import Config
 from ..mail.compose import build_message
 from ..mail.read import OrderMail, canonical_address
@@ -53,7 +54,9 @@ class ThreadOf:
     notice ``thread_subject``, ``templates/words/threads.txt``: no turn, no
     secret), the ``game_id`` and ``token`` in its Message-ID (``mail.threads.thread_token`` of the
     player's current secret) and the ``thread`` it continues (the Message-ID of
-    the first mail to the player, or None)."""
+    the first mail to the player, or None).  The Subject is always rendered in
+    English, whatever language the player reads: it stays the same for the whole
+    thread, and so every mail client keeps the game in one conversation."""
 
     game_id: str
     subject: str
@@ -63,8 +66,9 @@ class ThreadOf:
     @classmethod
     def of(cls, game_id: str, name: str, secret: str, thread: str | None = None) -> "ThreadOf":
         """The thread of player ``name`` (with ``secret``) in game ``game_id``."""
-        return cls(game_id, word("threads", "thread_subject", game_id=game_id, player=name),
-                   thread_token(game_id, secret), thread)
+        with i18n.speaking(i18n.DEFAULT):
+            subject = word("threads", "thread_subject", game_id=game_id, player=name)
+        return cls(game_id, subject, thread_token(game_id, secret), thread)
 
 
 def thread_of(record: GameRecord, player: Player) -> ThreadOf:
@@ -84,11 +88,12 @@ class Post:
 
     ``bk`` is the bookkeeping database (answered keys, bounces, alerts, SMTP
     outage); its writes join the caller's ``bk.transaction()``; ``notice`` a note for every status mail (the outage
-    notice); ``clock`` returns the current time.  Counts the replies per
+    notice: the text, or what words it in the language in force, ``notice_text``);
+    ``clock`` returns the current time.  Counts the replies per
     recipient (``config.max_replies_per_sender`` per cycle)."""
 
     def __init__(self, config: Config, spool: Spool, bk: Bookkeeping,
-                 clock: Callable[[], datetime], notice: str = ""):
+                 clock: Callable[[], datetime], notice: str | Callable[[], str] = ""):
         self.config = config
         self.spool = spool
         self.bk = bk
@@ -96,6 +101,10 @@ class Post:
         self.notice = notice
         self.domain = config.moderator_address.rpartition("@")[2] or "pbem.localhost"
         self._replies: dict[str, int] = {}
+
+    def notice_text(self) -> str:
+        """The note for every status mail (``notice``) in the language in force."""
+        return self.notice() if callable(self.notice) else self.notice
 
     def message(self, game_id: str | None, to: str, subject: str, text: str,
                 in_reply_to: str | None = None, references: Iterable[str] = (),

@@ -297,7 +297,8 @@ def command(line: str, language: str | None = None) -> str | None:
     please"``, ``"- rules"``, ``"?"``), ``"secret new"`` (``"new secret"``), or a
     command of ARG_COMMANDS with its argument as written: ``"timezone
     Europe/Madrid"`` (any one word: a wrong zone is answered), ``"vacation 5d"``,
-    ``"vacation off"`` (a number with a unit, or off); else None.
+    ``"vacation off"`` (a number with a unit, or off), ``"language"`` alone or
+    ``"language cs"`` (any one word: a wrong code is answered); else None.
 
     The command's words may also be those of ``language`` (default: the language
     in force, :func:`moderator.i18n.current`): ``"ayuda"``, ``"Hilfe"``,
@@ -311,13 +312,15 @@ def command(line: str, language: str | None = None) -> str | None:
         text = _clean(lex.translate(text))
     text = text.strip(" .,!:;")
     parts = text.split()
-    if parts and parts[0].lower() in ARG_COMMANDS:
-        name = ARG_COMMANDS[parts[0].lower()]
+    if parts and parts[0].lower().rstrip(":") in ARG_COMMANDS:  # "language: cs" too
+        name = ARG_COMMANDS[parts[0].lower().rstrip(":")]
         arg = " ".join(parts[1:]).strip(" .,!:;")
         if name == "timezone" and len(parts) == 2:
             return f"timezone {arg}"
         if name == "vacation" and arg and _VACATION_ARG.fullmatch(arg):
             return f"vacation {arg.lower()}"
+        if name == "language" and len(parts) <= 2:
+            return f"language {arg}" if arg else "language"
         return None
     if text.strip("?") == "":
         return "help" if text else None

@@ -28,9 +28,12 @@ COMMANDS = ("help", "status", "history", "rules", "legal", "hint")
 COMMAND_ALIASES = {"?": "help", "rule": "rules", "log": "history", "suggest": "hint",
                    "suggestion": "hint"}
 
-ARG_COMMANDS = {"timezone": "timezone", "tz": "timezone", "vacation": "vacation", "holiday": "vacation"}
+ARG_COMMANDS = {"timezone": "timezone", "tz": "timezone", "vacation": "vacation", "holiday": "vacation",
+                "language": "language", "lang": "language", "idioma": "language", "sprache": "language",
+                "jazyk": "language", "语言": "language"}
 """Mail commands with one argument (``timezone Europe/Madrid``, ``vacation 5d``,
-``vacation off``): the first word, in any case, and the command it names."""
+``vacation off``, ``language cs``; ``language`` also alone): the first word, in
+any case, and the command it names."""
 """Other words for a command."""
 
 COMMAND_FILLERS = {"send", "show", "the", "a", "game"}

@@ -2,7 +2,7 @@
 
 A game file holds everything needed to replay and check the game::
 
-    format: 2
+    format: 3
     game: ridge
     created: '2026-11-29T14:02:11+00:00'
     board: default                 # or the whole board mapping for a custom board
@@ -13,9 +13,11 @@ A game file holds everything needed to replay and check the game::
     players:
       - {name: Ann, address: ann@example.org, secret: k3x9p2qa, timezone: null, bot: false,
          abandoned: false, missed: 0, vacation_used: 0, vacation_from: null,
-         vacation_until: null}                      # format 2: the seat's clock
+         vacation_until: null, language: null}      # format 2: the seat's clock;
+                                                    # format 3: their language (null: the game's)
     settings: {deadline: 259200, on_missed: bot, abandon_after: 3,
-               vacation_limit: 1209600}              # format 2: the game's clock settings
+               vacation_limit: 1209600, language: en}  # format 2: the game's clock settings;
+                                                    # format 3: the game's language
     clock: {since: '...', shift: 0, reminded: false, reminded_at: null,
             overdue_told: false}                     # format 2: the wait for the move
     threads: {Ann: '<...@pbem.localhost>'}   # our first mail to each player
@@ -70,7 +72,7 @@ from ..rules.history import History
 from ..rules.notation import parse_action
 from .files import atomic_write, fsync_dir  # noqa: F401 - re-exported: their old import path
 
-FORMAT = 2
+FORMAT = 3
 """The format version this pbem writes and the newest it reads (the ``format`` key)."""
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
@@ -83,6 +85,9 @@ ON_MISSED = ("bot", "wait")
 DEFAULT_ABANDON_AFTER = 3
 DEFAULT_VACATION_LIMIT = 14 * 86400
 """Seconds of vacation each player may take in one game, in all (14 days)."""
+DEFAULT_LANGUAGE = "en"
+"""A game's language unless ``pbem new --language`` says otherwise, and the
+language a format-2 game gets (``moderator.i18n.DEFAULT``)."""
 
 PLAYER_CLOCK: dict[str, Any] = {
     "timezone": None, "bot": False, "abandoned": False, "missed": 0,
@@ -97,14 +102,15 @@ taken, counting one under way in full), ``vacation_from``/``vacation_until`` (IS
 
 
 def default_settings(deadline: int | None = DEFAULT_DEADLINE) -> dict[str, Any]:
-    """A new game's clock settings (the ``settings`` key): ``deadline`` (seconds one
+    """A new game's settings (the ``settings`` key): ``deadline`` (seconds one
     move may take, None: no deadline), ``on_missed`` (``bot`` or ``wait``),
     ``abandon_after`` (missed moves in a row that abandon a seat), ``vacation_limit``
     (seconds of vacation per player and game), ``paused`` (when the game master
     paused the game, ISO 8601, or None: while paused no deadline runs and the
-    built-in player does not move)."""
+    built-in player does not move), ``language`` (format 3: the game's language, a
+    code of ``moderator.i18n.LANGUAGES``; players without their own read it)."""
     return {"deadline": deadline, "on_missed": "bot", "abandon_after": DEFAULT_ABANDON_AFTER,
-            "vacation_limit": DEFAULT_VACATION_LIMIT, "paused": None}
+            "vacation_limit": DEFAULT_VACATION_LIMIT, "paused": None, "language": DEFAULT_LANGUAGE}
 
 
 def default_clock(since: str | None = None) -> dict[str, Any]:
@@ -148,7 +154,19 @@ def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {k: data[k] for k in [*head, *keys, *tail]}
 
 
-MIGRATIONS: dict[int, Migration] = {1: _v1_to_v2}
+def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """Format 2 → 3: the game's language (``settings.language``, English: every
+    game before format 3 was played in English) and each player's own
+    (``language`` null: the game's)."""
+    for p in data.get("players") or []:
+        if isinstance(p, dict):
+            p.setdefault("language", None)
+    if isinstance(data.get("settings"), dict):
+        data["settings"].setdefault("language", DEFAULT_LANGUAGE)
+    return data
+
+
+MIGRATIONS: dict[int, Migration] = {1: _v1_to_v2, 2: _v2_to_v3}
 """``{N: function}``: the function turns the mapping of a format-N game file into
 the mapping of format N+1 (it may change the given mapping and return it; ``migrate``
 then sets ``format`` to N+1).  A format change raises ``FORMAT``, adds the step
@@ -209,7 +227,9 @@ class Player:
     canonically; ``""`` for a seat the built-in player plays from the start), and
     ``secret`` (8 characters, proves the mail is theirs); the seat's clock (see
     ``PLAYER_CLOCK``): ``timezone``, ``bot``, ``abandoned``, ``missed``,
-    ``vacation_used`` (seconds), ``vacation_from``, ``vacation_until`` (ISO 8601)."""
+    ``vacation_used`` (seconds), ``vacation_from``, ``vacation_until`` (ISO 8601);
+    ``language`` (format 3: a code of ``moderator.i18n.LANGUAGES``, or None: the
+    game's, ``GameRecord.language_of``)."""
 
     name: str
     address: str
@@ -221,13 +241,15 @@ class Player:
     vacation_used: int = 0
     vacation_from: str | None = None
     vacation_until: str | None = None
+    language: str | None = None
 
     def to_data(self) -> dict[str, Any]:
         """The player's mapping in a game file (``players`` entry)."""
         return {"name": self.name, "address": self.address, "secret": self.secret,
                 "timezone": self.timezone, "bot": self.bot, "abandoned": self.abandoned,
                 "missed": self.missed, "vacation_used": self.vacation_used,
-                "vacation_from": self.vacation_from, "vacation_until": self.vacation_until}
+                "vacation_from": self.vacation_from, "vacation_until": self.vacation_until,
+                "language": self.language}
 
     @classmethod
     def from_data(cls, d: dict[str, Any]) -> "Player":
@@ -236,7 +258,8 @@ class Player:
         return cls(str(d["name"]), str(d["address"] or ""), str(d["secret"]),
                    timezone=d.get("timezone"), bot=bool(d.get("bot")), abandoned=bool(d.get("abandoned")),
                    missed=int(d.get("missed") or 0), vacation_used=int(d.get("vacation_used") or 0),
-                   vacation_from=d.get("vacation_from"), vacation_until=d.get("vacation_until"))
+                   vacation_from=d.get("vacation_from"), vacation_until=d.get("vacation_until"),
+                   language=d.get("language") or None)
 
 
 @dataclass
@@ -284,6 +307,29 @@ class GameRecord:
             if p.name == name:
                 return p
         raise KeyError(name)
+
+    @property
+    def language(self) -> str:
+        """The game's language (``settings.language``; English when unset): what
+        observers and players without their own read, and the archive pages."""
+        return str(self.settings.get("language") or DEFAULT_LANGUAGE)
+
+    def language_of(self, player: Player | str | None) -> str:
+        """The language ``player`` (a ``Player``, a name, or None for an observer)
+        reads: their own (``Player.language``), else the game's (``language``).
+        A name not in the game gets the game's."""
+        if isinstance(player, str):
+            try:
+                player = self.player_by_name(player)
+            except KeyError:
+                player = None
+        return (player.language if player is not None and player.language else None) or self.language
+
+    def language_for_address(self, address: str) -> str:
+        """The language of the mail of ``address``: a player's (``language_of``),
+        else the game's (an observer, a stranger writing to the game); the game
+        master's mail (``gm.py``) is answered in English by its caller."""
+        return self.language_of(self.player_by_address(address))
 
     def player_by_address(self, address: str) -> Player | None:
         """The player whose address equals ``address`` (canonical, case-insensitive),

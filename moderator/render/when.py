@@ -1,0 +1,109 @@
+"""Dates and times as players read them: in their language's locale and their time zone.
+
+Every moment a player reads (a deadline, the end of a vacation, when a move was
+received) is formatted here and nowhere else, by :func:`format_when`:
+
+* English keeps the form pbem always wrote, which tests and players' filters
+  know: ``2026-12-03 14:05 UTC``, or in a time zone ``2026-12-03 15:05 CET``.
+* Every other language is formatted by Babel (CLDR) in the language's locale
+  (``moderator.i18n.LOCALES``): the date of skeleton ``yMMMEd`` and the time of
+  skeleton ``Hm`` joined by the locale's medium date-time pattern, then the zone's
+  short name (``UTC``, ``MEZ``, ``SEČ``), or its IANA name in brackets where the
+  locale has only an offset for it (``2026年12月3日周四 15:05 (Europe/Prague)``).
+
+The language is the one in force (``moderator.i18n.speaking``) unless given.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from functools import lru_cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from .. import i18n
+
+_UTC = "UTC"
+
+
+def zone_of(name: str | None) -> ZoneInfo | None:
+    """The ``ZoneInfo`` of the IANA name ``name`` (a player's ``timezone``), or
+    None for None, an empty or an unknown name."""
+    if not name:
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+@lru_cache(maxsize=None)
+def _patterns(locale: str):
+    """The Babel ``Locale`` of ``locale``, its compiled date pattern (skeleton
+    ``yMMMEd``), time pattern (skeleton ``Hm``) and medium date-time pattern
+    (``{1}`` the date, ``{0}`` the time): read once per process (what
+    ``babel.dates.format_skeleton`` would look up on every call)."""
+    from babel import Locale
+    from babel.dates import match_skeleton, parse_pattern
+
+    loc = Locale.parse(locale)
+    skeletons = loc.datetime_skeletons
+    date = parse_pattern(skeletons[match_skeleton("yMMMEd", skeletons)])
+    time = parse_pattern(skeletons[match_skeleton("Hm", skeletons)])
+    return loc, date, time, str(loc.datetime_formats["medium"])
+
+
+_LABELS: dict[tuple, str] = {}
+
+
+def _zone_label(zone: str, locale: str, local: datetime) -> str:
+    """The short name of ``zone`` at the moment ``local`` (in that zone) in
+    ``locale`` (``MEZ``, ``SEČ``), or the IANA name in brackets where the locale
+    has only an offset for it; remembered by zone, locale, UTC offset and
+    daylight saving."""
+    key = (zone, locale, local.utcoffset(), local.dst())
+    label = _LABELS.get(key)
+    if label is None:
+        from babel.dates import parse_pattern
+
+        short = parse_pattern("z").apply(local, _patterns(locale)[0])
+        label = f"({zone})" if short[:1] in "+-" or short.startswith("GMT") else short
+        _LABELS[key] = label
+    return label
+
+
+def format_when(when: datetime, zone: str | None = None, language: str | None = None,
+                label: bool = True) -> str:
+    """``when`` (an aware ``datetime``; a naive one is taken as UTC) as a player
+    reading ``language`` (default: the language in force) reads it, in the time
+    zone ``zone`` (IANA name; None or unknown: UTC).  English:
+    ``2026-12-03 14:05 UTC`` / ``2026-12-03 15:05 CET``; Czech in Europe/Prague:
+    ``čt 3. 12. 2026 15:05 SEČ``; Chinese in Asia/Shanghai:
+    ``2026年12月3日周四 22:05 (Asia/Shanghai)``.  Never raises for an aware
+    datetime and any zone name.  ``label=False``: without the zone's name (for a
+    wording that names the zone itself, ``... by {{ until }} UTC``)."""
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    tz = zone_of(zone)
+    local = when.astimezone(tz or timezone.utc)
+    language = language if language in i18n.LANGUAGES else i18n.current()
+    if language == i18n.DEFAULT:
+        text = local.strftime("%Y-%m-%d %H:%M")
+        return text if not label else f"{text} {local.strftime('%Z') if tz is not None else _UTC}"
+    loc, date_pattern, time_pattern, joined = _patterns(i18n.LOCALES[language])
+    text = joined.format(time_pattern.apply(local, loc), date_pattern.apply(local, loc))
+    if not label:
+        return text
+    if tz is None:
+        return f"{text} {_UTC}"
+    return f"{text} {_zone_label(str(zone), i18n.LOCALES[language], local)}"
+
+
+def format_iso(text: str | None, zone: str | None = None, language: str | None = None) -> str:
+    """:func:`format_when` of an ISO 8601 text (a game file's stamp); the text as
+    it is when it is not one (``''`` for None)."""
+    if not text:
+        return ""
+    try:
+        when = datetime.fromisoformat(str(text))
+    except ValueError:
+        return str(text)
+    return format_when(when, zone, language)
