@@ -170,17 +170,11 @@ HELP = Path(__file__).resolve().parent.parent / "templates" / "help.txt"
 
 
 def _render_help(**context) -> str:
-    import jinja2
+    """help.txt rendered by the moderator's own environment (its i18n extension:
+    English here)."""
+    from moderator.render import environment
 
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(HELP.parent)),
-        autoescape=False,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-    return env.get_template(HELP.name).render(**context)
+    return environment().get_template(HELP.name).render(**context)
 
 
 @pytest.mark.parametrize(

@@ -307,6 +307,11 @@ def command(line: str, language: str | None = None) -> str | None:
     if len(line.split()) > 4:
         return None
     text = _clean(line)
+    raw = text.strip(" .,!:;").split()
+    if raw and ARG_COMMANDS.get(raw[0].lower().rstrip(":")) == "language" and len(raw) <= 2:
+        # the code is read as written, not as a word of the language ("Sprache de")
+        arg = " ".join(raw[1:]).strip(" .,!:;")
+        return f"language {arg}" if arg else "language"
     lex = lexicon(language_of(language))
     if lex.pattern is not None:
         text = _clean(lex.translate(text))
