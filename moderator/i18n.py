@@ -163,6 +163,17 @@ def install(env) -> None:
     placeholders filled by Jinja, autoescaping respected)."""
     env.install_gettext_callables(gettext_, ngettext_, newstyle=True,
                                   pgettext=pgettext_, npgettext=npgettext_)
+    env.globals["html_lang"] = html_lang
+
+
+HTML_LANG: dict[str, str] = {"en": "en", "es": "es", "de": "de", "cs": "cs", "zh": "zh-Hans"}
+"""Language code -> the BCP 47 tag of an HTML page or mail part in that language."""
+
+
+def html_lang() -> str:
+    """The ``lang`` attribute of an HTML page in the language in force
+    (``zh-Hans`` for Simplified Chinese): the Jinja global ``html_lang()``."""
+    return HTML_LANG.get(current(), current())
 
 
 def babel_locale(language: str | None = None):

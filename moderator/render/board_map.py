@@ -564,6 +564,7 @@ def board_text(game: Any, width: int = 64) -> list[str]:
     hand): per company its network (the cities it reaches from its home
     station) and the sections it could build on next with their free space types;
     then a legend of the city ids.  Lines of at most about ``width`` characters."""
+    from . import card_text  # track types in the reader's language
     from .words import word  # worded in templates/words/board.txt (translated)
 
     board: Board = game.board
@@ -580,7 +581,7 @@ def board_text(game: Any, width: int = 64) -> list[str]:
         nxt = buildable(game, abbr)
         if nxt:
             lines.extend(_wrap_items(f"  {word('board', 'next')} ",
-                                     [f"{sid} ({'/'.join(ts)})" for sid, ts in nxt], width))
+                                     [f"{sid} ({'/'.join(card_text(t) for t in ts)})" for sid, ts in nxt], width))
         else:
             lines.append("  " + word("board", "next_nothing" if left else "next_no_trains"))
     lines.append("")
