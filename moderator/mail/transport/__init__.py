@@ -3,7 +3,7 @@
 One module per transport, so that a process imports only the libraries of the
 transports it uses:
 
-- :mod:`.base`: :class:`Inbox`, :class:`Outbox`, :class:`InboundMail`,
+- :mod:`.base`: :class:`Inbox`, :class:`Outbox`, :class:`InboundMail`, :class:`StoredMail`,
   :class:`TransportError`, :class:`LoginRefused`, :func:`envelope_of`
   (standard library only);
 - :mod:`.maildir`: ``MaildirInbox``, ``MaildirOutbox`` (standard library only);
@@ -30,6 +30,7 @@ from .base import (
     Inbox,
     LoginRefused,
     Outbox,
+    StoredMail,
     TransportError,
     check_security,
     describe_error,

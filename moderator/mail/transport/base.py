@@ -49,6 +49,7 @@ __all__ = [
     "SECURITY_MODES",
     "InboundMail",
     "HeadersOnly",
+    "StoredMail",
     "DEFAULT_FETCH_LIMIT",
     "TransportError",
     "LoginRefused",
@@ -91,6 +92,49 @@ class HeadersOnly(bytes):
 
     def __reduce__(self):
         return (HeadersOnly, (bytes(self), self.size))
+
+
+class StoredMail(EmailMessage):
+    """An outgoing mail as it was stored (the spool's ``.eml``): the header
+    section parsed (``email.policy.default``), the whole mail kept as the bytes
+    written (``raw``: ``as_bytes(policy=email.policy.SMTP)``, CRLF line ends).
+
+    The body is not parsed (``get_body``, ``walk`` and the like do not see its
+    parts): what it is for is sending the stored bytes unchanged.
+    :class:`~moderator.mail.transport.smtp.SmtpOutbox` submits ``raw`` as it
+    is (no parse and flatten again); ``as_bytes`` and ``bytes()`` give ``raw``
+    with the line ends the policy asks for, so any outbox that flattens
+    with ``as_bytes`` (the Maildir outbox) writes the same mail.
+    :meth:`of` makes one.
+    """
+
+    raw: bytes
+
+    @classmethod
+    def of(cls, raw: bytes) -> "StoredMail":
+        """The ``StoredMail`` of ``raw`` (a whole mail with CRLF line ends, as
+        ``as_bytes(policy=email.policy.SMTP)`` writes it): its header section is
+        parsed, up to the first empty line."""
+        import email.parser
+        import email.policy
+
+        end = raw.find(b"\r\n\r\n")
+        head = raw if end < 0 else raw[:end + 4]
+        msg = email.parser.BytesParser(_class=cls, policy=email.policy.default).parsebytes(
+            head, headersonly=True)
+        msg.raw = raw
+        return msg
+
+    def as_bytes(self, unixfrom: bool = False, policy=None) -> bytes:
+        """``raw``, with ``\\n`` line ends when ``policy`` (default: the
+        message's) asks for them; ``unixfrom`` is not supported (ValueError)."""
+        if unixfrom:
+            raise ValueError("a StoredMail has no Unix From line")
+        linesep = (policy or self.policy).linesep
+        return self.raw if linesep == "\r\n" else self.raw.replace(b"\r\n", linesep.encode("ascii"))
+
+    def __bytes__(self) -> bytes:
+        return self.as_bytes()
 
 
 @dataclass(frozen=True)
