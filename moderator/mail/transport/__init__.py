@@ -28,6 +28,7 @@ from .base import (
     HeadersOnly,
     InboundMail,
     Inbox,
+    MailStream,
     LoginRefused,
     Outbox,
     StoredMail,
