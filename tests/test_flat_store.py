@@ -129,15 +129,32 @@ def test_hand_edited_file_never_uses_the_snapshot(tmp_path):
     assert gf.data["state"]["money"]["Ann"] == data["state"]["money"]["Ann"]
 
 
-@pytest.mark.parametrize("damage", ["torn", "stale", "other-dumper", "missing", "garbage", "moved-texts"])
+def _sealed(payload: bytes) -> bytes:
+    """A snapshot file's bytes around a marshal payload: magic, BLAKE2b-128 of the
+    payload (so that a changed payload is read, and judged, by its content)."""
+    import hashlib
+
+    return b"pbem-snapshot\x00" + hashlib.blake2b(payload, digest_size=16).digest() + payload
+
+
+@pytest.mark.parametrize("damage", ["torn", "stale", "other-dumper", "missing", "garbage", "moved-texts",
+                                    "zeroed-middle", "one-bit"])
 def test_a_damaged_or_stale_snapshot_is_ignored(tmp_path, damage):
     store = GameStore(tmp_path)
     saved = store.write(record(9, 50))
     snap_path = store.snapshot_path("g")
     blob = snap_path.read_bytes()
-    snap = list(marshal.loads(blob))
+    assert blob[:30] == _sealed(blob[30:])[:30]
+    snap = list(marshal.loads(blob[30:]))
     if damage == "torn":
         snap_path.write_bytes(blob[: len(blob) // 2])
+    elif damage == "zeroed-middle":
+        # a crash that left the file its length but zeros inside (delayed allocation)
+        mid = len(blob) // 2
+        snap_path.write_bytes(blob[:mid] + b"\x00" * 4096 + blob[mid + 4096:])
+    elif damage == "one-bit":
+        i = len(blob) - 40
+        snap_path.write_bytes(blob[:i] + bytes([blob[i] ^ 1]) + blob[i + 1:])
     elif damage in ("stale", "other-dumper", "moved-texts"):
         if damage == "stale":
             snap[2] = "0" * 64
@@ -146,7 +163,7 @@ def test_a_damaged_or_stale_snapshot_is_ignored(tmp_path, damage):
             snap[3]["state"]["money"]["Ann"] += 1
         else:
             snap[5]["history"] += 1
-        snap_path.write_bytes(marshal.dumps(tuple(snap)))
+        snap_path.write_bytes(_sealed(marshal.dumps(tuple(snap))))
     elif damage == "missing":
         snap_path.unlink()
     else:

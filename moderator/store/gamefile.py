@@ -1007,8 +1007,8 @@ class GameStore:
                 path.unlink(missing_ok=True)
                 return
             path.parent.mkdir(exist_ok=True)
-            # in place, under the game's lock: a torn snapshot does not read back
-            # (``marshal`` stops short) and one of other bytes has another digest
+            # in place, under the game's lock: a torn or zero-filled snapshot does
+            # not read back (its checksum), and one of another file has another digest
             path.write_bytes(blob)
         except (OSError, TypeError, ValueError):
             try:
@@ -1072,8 +1072,15 @@ def _plain(value: Any) -> bool:
     return False
 
 
-SNAPSHOT_FORMAT = 2
-"""The version of the snapshot's layout (``_snapshot_blob``); 1 was JSON lines."""
+SNAPSHOT_FORMAT = 3
+"""The version of the snapshot's layout (``_snapshot_blob``); 1 was JSON lines, 2
+``marshal`` without its own checksum."""
+
+_SNAPSHOT_MAGIC = b"pbem-snapshot\x00"
+_SNAPSHOT_CHECK = 16
+"""Bytes of the BLAKE2b checksum of the marshal payload that follow the magic: a
+snapshot whose bytes changed after it was written (a crash that left zeros inside a
+file of the right length) does not read back."""
 
 
 def _snapshot_blob(digest: str, data: dict[str, Any], texts: dict[str, Any]) -> bytes:
@@ -1095,16 +1102,24 @@ def _snapshot_blob(digest: str, data: dict[str, Any], texts: dict[str, Any]) -> 
         else:
             layout[k] = ("entries", [t for _, t in m[1].values()])
     lens = {k: texts[k][1] for k in _LISTS}
-    return marshal.dumps((SNAPSHOT_FORMAT, DUMP_ID, digest, data, lens, texts["starts"], layout), 4)
+    payload = marshal.dumps((SNAPSHOT_FORMAT, DUMP_ID, digest, data, lens, texts["starts"], layout), 4)
+    return _SNAPSHOT_MAGIC + hashlib.blake2b(payload, digest_size=_SNAPSHOT_CHECK).digest() + payload
 
 
 def read_snapshot(blob: bytes) -> tuple[str, dict[str, Any], dict[str, list[int]], dict[str, int],
                                          dict[str, Any]] | None:
     """A snapshot's ``(digest, data, YAML text lengths, starts, state layout)`` (see
     ``_snapshot_blob``), or None when it is not a complete snapshot of this
-    layout made by this dumper (``DUMP_ID``)."""
+    layout made by this dumper (``DUMP_ID``), or whose checksum does not match its
+    bytes."""
+    head = len(_SNAPSHOT_MAGIC) + _SNAPSHOT_CHECK
+    if not blob.startswith(_SNAPSHOT_MAGIC) or len(blob) <= head:
+        return None
+    payload = blob[head:]
+    if hashlib.blake2b(payload, digest_size=_SNAPSHOT_CHECK).digest() != blob[len(_SNAPSHOT_MAGIC):head]:
+        return None
     try:
-        snap = marshal.loads(blob)
+        snap = marshal.loads(payload)
     except (ValueError, EOFError, TypeError):
         return None
     if type(snap) is not tuple or len(snap) != 7 or snap[0] != SNAPSHOT_FORMAT or snap[1] != DUMP_ID:
