@@ -1,9 +1,9 @@
 """The game store's flat cost: a save reuses the text of the unchanged entries of
 the growing lists and still writes exactly the bytes of a whole dump; a trusted
-load reads the JSON snapshot instead of parsing YAML, and never a stale one."""
+load reads the snapshot instead of parsing YAML, and never a stale one."""
 from __future__ import annotations
 
-import json
+import marshal
 import random
 import shutil
 from pathlib import Path
@@ -88,14 +88,14 @@ def test_empty_lists_and_an_unusual_key_order(tmp_path):
 def test_trusted_load_uses_the_snapshot_and_gives_what_the_parse_gives(tmp_path, monkeypatch):
     store = GameStore(tmp_path)
     saved = store.write(record(7, 80))
-    text = store.snapshot_path("g").read_text(encoding="utf-8")
-    assert json.loads(text.partition("\n")[0])["dump"] == gamefile.DUMP_ID
-    digest, data, lens, _json = gamefile.read_snapshot(text)
+    blob = store.snapshot_path("g").read_bytes()
+    digest, data, lens, starts, layout = gamefile.read_snapshot(blob)
     assert digest == saved.digest and data == parsed(saved.path)
-    # one line per list entry, and the length of each entry's YAML text
-    assert len(text.splitlines()) == 1 + len(data["history"]) + len(data["log"])
+    assert list(layout) == list(data["state"])
+    # the length of each entry's YAML text, from where the list's entries start
     yaml_text = saved.path.read_text(encoding="utf-8")
     start = yaml_text.index("\nhistory:\n") + len("\nhistory:\n")
+    assert starts["history"] == start and len(lens["history"]) == len(data["history"])
     assert yaml_text[start:start + sum(lens["history"])] == gamefile._dump(
         {"history": data["history"]})[len("history:\n"):]
     calls = []
@@ -105,6 +105,10 @@ def test_trusted_load_uses_the_snapshot_and_gives_what_the_parse_gives(tmp_path,
     rec = fresh.load("g", trusted_digest=saved.digest)
     assert calls == [] and not rec.checked
     assert rec.to_data() == saved.data
+    # the next save from the snapshot's texts is a whole dump's bytes
+    p = rec.game.waiting_for()[0]
+    rec.apply(p, rec.game.random_action(p, random.Random(1)), "<y@example.org>", "")
+    assert fresh.write(rec).path.read_text(encoding="utf-8") == gamefile._dump(rec.to_data())
     # without the trusted digest (pbem replay, doctor, a file not known): parsed, checked
     rec2 = GameStore(tmp_path).load("g")
     assert calls == [1] and rec2.checked and rec2.game == rec.game
@@ -125,23 +129,41 @@ def test_hand_edited_file_never_uses_the_snapshot(tmp_path):
     assert gf.data["state"]["money"]["Ann"] == data["state"]["money"]["Ann"]
 
 
-@pytest.mark.parametrize("damage", ["torn", "stale", "other-dumper", "missing", "not-json"])
+def _sealed(payload: bytes) -> bytes:
+    """A snapshot file's bytes around a marshal payload: magic, BLAKE2b-128 of the
+    payload (so that a changed payload is read, and judged, by its content)."""
+    import hashlib
+
+    return b"pbem-snapshot\x00" + hashlib.blake2b(payload, digest_size=16).digest() + payload
+
+
+@pytest.mark.parametrize("damage", ["torn", "stale", "other-dumper", "missing", "garbage", "moved-texts",
+                                    "zeroed-middle", "one-bit"])
 def test_a_damaged_or_stale_snapshot_is_ignored(tmp_path, damage):
     store = GameStore(tmp_path)
     saved = store.write(record(9, 50))
     snap_path = store.snapshot_path("g")
-    text = snap_path.read_text(encoding="utf-8")
+    blob = snap_path.read_bytes()
+    assert blob[:30] == _sealed(blob[30:])[:30]
+    snap = list(marshal.loads(blob[30:]))
     if damage == "torn":
-        snap_path.write_text(text[: len(text) // 2], encoding="utf-8")
-    elif damage in ("stale", "other-dumper"):
-        line, _, rest = text.partition("\n")
-        head = json.loads(line)
+        snap_path.write_bytes(blob[: len(blob) // 2])
+    elif damage == "zeroed-middle":
+        # a crash that left the file its length but zeros inside (delayed allocation)
+        mid = len(blob) // 2
+        snap_path.write_bytes(blob[:mid] + b"\x00" * 4096 + blob[mid + 4096:])
+    elif damage == "one-bit":
+        i = len(blob) - 40
+        snap_path.write_bytes(blob[:i] + bytes([blob[i] ^ 1]) + blob[i + 1:])
+    elif damage in ("stale", "other-dumper", "moved-texts"):
         if damage == "stale":
-            head["digest"] = "0" * 64
+            snap[2] = "0" * 64
+        elif damage == "other-dumper":
+            snap[1] = "another"
+            snap[3]["state"]["money"]["Ann"] += 1
         else:
-            head["dump"] = "another"
-            head["data"]["state"]["money"]["Ann"] += 1
-        snap_path.write_text(json.dumps(head) + "\n" + rest, encoding="utf-8")
+            snap[5]["history"] += 1
+        snap_path.write_bytes(_sealed(marshal.dumps(tuple(snap))))
     elif damage == "missing":
         snap_path.unlink()
     else:
@@ -154,7 +176,7 @@ def test_a_damaged_or_stale_snapshot_is_ignored(tmp_path, damage):
     rec.apply(p, rec.game.random_action(p, random.Random(0)), "<x@example.org>", "")
     again = fresh.write(rec)
     assert again.path.read_text(encoding="utf-8") == gamefile._dump(rec.to_data())
-    assert gamefile.read_snapshot(snap_path.read_text(encoding="utf-8"))[0] == again.digest
+    assert gamefile.read_snapshot(snap_path.read_bytes())[0] == again.digest
 
 
 def test_fixture_files_load_and_save_as_a_whole_dump(tmp_path):
@@ -169,15 +191,23 @@ def test_fixture_files_load_and_save_as_a_whole_dump(tmp_path):
         assert GameStore(tmp_path).write(again).digest == saved.digest
 
 
-def test_snapshot_is_not_written_for_data_json_cannot_give_back(tmp_path):
+def test_snapshot_is_not_written_for_data_the_parse_would_not_give_back(tmp_path):
     store = GameStore(tmp_path)
-    store._write_snapshot("g", "0" * 64, {"a": {1: "int key"}})
-    assert not store.snapshot_path("g").exists()
     rec = record(10, 30)
     saved = store.write(rec)
     assert store.snapshot_path("g").exists()
-    rec.history[-1]["by"] = ("a", "tuple")  # JSON would give back a list
+    rec.history[-1]["by"] = ("a", "tuple")  # the YAML parse gives back a list
     data = rec.to_data()
     text, texts = store._dump_reusing(saved.path, data, saved.digest)
+    assert not texts["plain"]
     store._write_snapshot("g", "1" * 64, data, texts)
     assert not store.snapshot_path("g").exists()
+    # nor for a tuple deep in the state, dumped anew
+    rec.history[-1]["by"] = "bot"
+    saved = store.write(rec)
+    assert store.snapshot_path("g").exists()
+    data = rec.to_data()
+    data["state"]["money"] = dict(data["state"]["money"], Ann=(1, 2))
+    text, texts = store._dump_reusing(saved.path, data, saved.digest)
+    assert not texts["plain"]
+    assert gamefile._plain(rec.to_data()) and not gamefile._plain({"a": {(1, 2): 3}})

@@ -13,7 +13,8 @@ _counts: dict[str, int] = {}
 
 def fault(point: str) -> None:
     """When ``$PBEM_FAULT`` is ``POINT`` or ``POINT:N``, the process kills itself
-    (SIGKILL) the N-th time (default 1st) it reaches ``point``: ``after-fetch``,
+    (SIGKILL) the N-th time (default 1st) it reaches ``point``: ``after-fetch``
+    (the inbox listed and its first batch of mails read, none handled),
     ``after-apply``, ``after-save``, ``after-accept`` (the server accepted a mail, not
     yet removed from the spool), ``after-send`` or ``before-move``.  Without
     the variable this does nothing."""

@@ -1,4 +1,4 @@
-"""Reading the inbox: fetch every mail, hand each to the moderator, move it.
+"""Reading the inbox: read every mail, a batch at a time, hand each to the moderator, move it.
 
 A handled mail goes to the processed or ignored folder; a mail whose move
 failed is remembered (the bookkeeping's ``pending_moves``) and only moved by the
@@ -31,9 +31,10 @@ log = logging.getLogger("pbem")
 
 def poll(config: Config, store: GameStore, inbox: Inbox | None, post: Post, report: CycleReport,
          handle: Callable[[bytes], str]) -> None:
-    """Fetch every mail of ``inbox`` (default: the configured one, opened and
-    closed here), oldest first, ``handle`` each (bytes → ``"processed"`` or
-    ``"ignored"``) and move it to that folder.  A broken game file leaves its mail
+    """Read every mail of ``inbox`` (default: the configured one, opened and
+    closed here), oldest first, one batch at a time (``Inbox.stream``: memory
+    holds one batch of at most the size limit, never the inbox), ``handle``
+    each (bytes → ``"processed"`` or ``"ignored"``) and move it to that folder.  A broken game file leaves its mail
     in the inbox and tells the operator; a full disk or a locked game leaves that
     mail and the later ones (their order matters).  Problems go to ``report``."""
     bk = post.bk
@@ -51,7 +52,9 @@ def poll(config: Config, store: GameStore, inbox: Inbox | None, post: Post, repo
         return
     try:
         try:
-            mails = box.fetch()
+            mails = box.stream()  # the keys now, each mail read as its turn comes
+            stream = iter(mails)
+            mail = next(stream, None)  # the first batch read
         except TransportError as exc:
             report.errors.append(f"cannot fetch mail: {exc}")
             report.inbox_ok = False
@@ -60,23 +63,32 @@ def poll(config: Config, store: GameStore, inbox: Inbox | None, post: Post, repo
         report.fetched = len(mails)
         _remember_uidvalidity(bk, box)
         # keys of mails no longer in the inbox (moved by hand, UIDVALIDITY changed)
-        pending = set(bk.keep_pending_moves({m.key for m in mails}))
-        for mail in mails:
-            # one transaction per mail: what handling it recorded (answered keys,
-            # bounces, alerts, the games index) is committed with its move, before
-            # anything of it is sent (``Post.flush`` runs after the last mail)
-            with bk.transaction():
-                if not _one(mail, mails, box, bk, pending, post, report, handle):
-                    break
+        pending = set(bk.keep_pending_moves(set(mails.keys)))
+        position = {key: i for i, key in enumerate(mails.keys)}
+        try:
+            while mail is not None:
+                # one transaction per mail: what handling it recorded (answered keys,
+                # bounces, alerts, the games index) is committed with its move, before
+                # anything of it is sent (``Post.flush`` runs after the last mail)
+                with bk.transaction():
+                    if not _one(mail, len(mails) - position[mail.key] - 1, box, bk, pending,
+                                post, report, handle):
+                        break
+                mail = None  # not kept while the next one is read
+                mail = next(stream, None)
+        except TransportError as exc:  # reading the next mails failed: they wait
+            report.errors.append(f"cannot fetch mail: {exc}")
+            report.inbox_ok = False
     finally:
         if inbox is None:
             box.close()
 
 
-def _one(mail: InboundMail, mails: list[InboundMail], box: Inbox, bk: Bookkeeping, pending: set[str],
+def _one(mail: InboundMail, later: int, box: Inbox, bk: Bookkeeping, pending: set[str],
          post: Post, report: CycleReport, handle: Callable[[bytes], str]) -> bool:
-    """Handle and move one mail (inside its bookkeeping transaction); False when
-    this mail and the later ones are to stay in the inbox for the next cycle."""
+    """Handle and move one mail (inside its bookkeeping transaction; ``later``:
+    how many mails come after it); False when this mail and the later ones are
+    to stay in the inbox for the next cycle."""
     if mail.key in pending:
         outcome = "processed"  # handled in an earlier cycle; only the move failed
     else:
@@ -95,7 +107,7 @@ def _one(mail: InboundMail, mails: list[InboundMail], box: Inbox, bk: Bookkeepin
             report.errors.append(f"cannot handle a mail: {what}; it stays in the inbox")
             report.inbox_ok = False
             log.error("cannot handle a mail: %s; it and %d later mail(s) stay in the inbox",
-                      what, len(mails) - mails.index(mail) - 1)
+                      what, later)
             return False
         except sqlite3.Error:
             raise  # the bookkeeping failed: roll this mail back, stop the cycle

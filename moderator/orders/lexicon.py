@@ -347,6 +347,11 @@ def localize(order: str, language: str | None = None) -> str:
     lang = language_of(language)
     if lang == DEFAULT or lang not in CANONICAL:
         return order
+    return _localized(str(order), lang)
+
+
+@functools.lru_cache(maxsize=8192)
+def _localized(order: str, lang: str) -> str:
     from ..rules.notation import NotationError, parse_action
 
     try:

@@ -30,8 +30,10 @@ start-up of ``pbem --help`` must stay light).
 from __future__ import annotations
 
 import io
-from functools import lru_cache
 import math
+import struct
+import zlib
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -375,21 +377,26 @@ def map_image(game: Any, player: str | None = None) -> Image.Image:
     player's shares), a Pillow RGB image of ``WIDTH`` x ``HEIGHT``.  KeyError for a
     player not in the game."""
     view = game.public_view() if player is None else game.view(player)
+    lay = layout(game.board)
+    img = _base(game, view, lay).copy()
+    _reader_lines(ImageDraw.Draw(img), lay, view, player)
+    return img
+
+
+def _base(game: Any, view: dict[str, Any], lay: Layout) -> Image.Image:
+    """The base image of ``game``'s position (``_base_image``), drawn once per
+    position and kept (``_BASES``); never changed by callers."""
     board: Board = game.board
-    lay = layout(board)
     key = _base_key(game, view)
     cached = _BASES.get(id(board))
     if cached is not None and cached[0] is board and cached[1] == key:
-        base = cached[2]
-    else:
-        base = _base_image(game, view, lay)
-        _BASES.pop(id(board), None)
-        _BASES[id(board)] = (board, key, base)
-        while len(_BASES) > BASE_CACHE:
-            del _BASES[next(iter(_BASES))]
-    img = base.copy()
-    _reader_lines(ImageDraw.Draw(img), lay, view, player)
-    return img
+        return cached[2]
+    base = _base_image(game, view, lay)
+    _BASES.pop(id(board), None)
+    _BASES[id(board)] = (board, key, base)
+    while len(_BASES) > BASE_CACHE:
+        del _BASES[next(iter(_BASES))]
+    return base
 
 
 BASE_CACHE = 4
@@ -478,9 +485,11 @@ def _legend(draw: ImageDraw.ImageDraw, lay: Layout, view: dict[str, Any]) -> Non
     draw.line((14, y - 4, lay.width - 14, y - 4), fill=(225, 220, 210), width=1)
 
 
-def _reader_lines(draw: ImageDraw.ImageDraw, lay: Layout, view: dict[str, Any], player: str | None) -> None:
-    """The legend's last lines: the reader's own shares, or what the public view is."""
-    y = lay.map_height + CELLS_TOP + 2 * CELL_H + 6
+def _reader_lines(draw: ImageDraw.ImageDraw, lay: Layout, view: dict[str, Any], player: str | None,
+                  top: int = 0) -> None:
+    """The legend's last lines: the reader's own shares, or what the public view is
+    (drawn on a picture whose row 0 is the map's row ``top``)."""
+    y = lay.map_height + CELLS_TOP + 2 * CELL_H + 6 - top
     lines = legend_lines(view, player)
     for k, line in enumerate(lines):
         _text(draw, (16, y + k * 28), _fit(line, LEGEND_SIZE - 2, lay.width - 32), LEGEND_SIZE - 2, INK)
@@ -515,7 +524,16 @@ def palette() -> Image.Image:
     """The fixed palette of the map's PNG (a "P" image): every colour the map
     draws (companies, track types, backgrounds, lines, ink) exactly, each of them
     blended 1/4, 1/2 and 3/4 into both backgrounds (the antialiased edges), and a
-    grey ramp for the text: 124 colours."""
+    grey ramp for the text: 124 colours (``palette_colours``)."""
+    flat = [v for c in palette_colours() for v in c]
+    pal = Image.new("P", (1, 1))
+    pal.putpalette(flat + [0] * (768 - len(flat)))
+    return pal
+
+
+@lru_cache(maxsize=1)
+def palette_colours() -> tuple[Colour, ...]:
+    """The colours of ``palette``, in palette order."""
     base = list(dict.fromkeys([*COMPANY_COLOURS.values(), *TRACK_COLOURS.values(), BACKGROUND,
                                LEGEND_BACKGROUND, LINE, INK, OUTLINE, MUTED]))
     colours = list(base)
@@ -524,11 +542,7 @@ def palette() -> Image.Image:
             for f in (0.25, 0.5, 0.75):
                 colours.append(tuple(round(a * f + b * (1 - f)) for a, b in zip(c, bg)))
     colours += [(v, v, v) for v in range(0, 256, 17)]
-    colours = list(dict.fromkeys(colours))
-    flat = [v for c in colours for v in c]
-    pal = Image.new("P", (1, 1))
-    pal.putpalette(flat + [0] * (768 - len(flat)))
-    return pal
+    return tuple(dict.fromkeys(colours))
 
 
 def render_map(game: Any, player: str | None = None, *, width: int | None = None) -> bytes:
@@ -536,8 +550,10 @@ def render_map(game: Any, player: str | None = None, *, width: int | None = None
     public view): a palette PNG (``palette``; a drawn colour comes back exact,
     an antialiased edge as the nearest palette colour).  ``width`` scales the picture down (e.g. 390 for a phone's
     screen); by default it is ``WIDTH`` x ``HEIGHT``."""
+    if width is None or width == layout(game.board).width:
+        return _png(game, player)
     img = map_image(game, player)
-    if width is not None and width != img.width:
+    if width != img.width:
         img = img.resize((width, round(img.height * width / img.width)), Image.Resampling.LANCZOS)
     # a palette PNG (``palette``): about 40% of the bytes of the RGB picture, and
     # faster to encode (benchmarks/bench_map.py); no dithering, so that each pixel
@@ -546,6 +562,58 @@ def render_map(game: Any, player: str | None = None, *, width: int | None = None
     buf = io.BytesIO()
     img.save(buf, "PNG", compress_level=6)
     return buf.getvalue()
+
+
+PNG_LEVEL = 6
+"""The zlib level of the map's PNG (``_png``)."""
+
+_PREFIXES: dict[int, tuple[Image.Image, bytes, Any]] = {}
+
+
+def _png(game: Any, player: str | None) -> bytes:
+    """``render_map`` at full size: the PNG of ``map_image(game, player)`` as a
+    palette PNG (8-bit indices into ``palette``, no dithering, scanline filter
+    0, ``PNG_LEVEL``), whose rows above ``Layout.shares_top`` (the same for every
+    reader of the position) are mapped to the palette and compressed once per
+    position: each reader's PNG continues a copy of that zlib stream
+    (``zlib.Compress.copy``) with the rows of their legend lines only.
+    Decodes to the very pixels of ``map_image(game, player).quantize(...)``."""
+    view = game.public_view() if player is None else game.view(player)
+    lay = layout(game.board)
+    base = _base(game, view, lay)
+    top = lay.shares_top
+    cached = _PREFIXES.get(id(base))
+    if cached is None or cached[0] is not base:
+        head = base.crop((0, 0, lay.width, top)).quantize(palette=palette(), dither=Image.Dither.NONE)
+        comp = zlib.compressobj(PNG_LEVEL)
+        out = comp.compress(_scanlines(head.tobytes(), lay.width))
+        cached = (base, out, comp)
+        _PREFIXES[id(base)] = cached
+        while len(_PREFIXES) > BASE_CACHE:
+            del _PREFIXES[next(iter(_PREFIXES))]
+    _, out, comp = cached
+    comp = comp.copy()
+    tail = base.crop((0, top, lay.width, lay.height))
+    _reader_lines(ImageDraw.Draw(tail), lay, view, player, top=top)
+    rows = tail.quantize(palette=palette(), dither=Image.Dither.NONE).tobytes()
+    idat = out + comp.compress(_scanlines(rows, lay.width)) + comp.flush()
+    return b"".join([
+        b"\x89PNG\r\n\x1a\n",
+        _chunk(b"IHDR", struct.pack(">IIBBBBB", lay.width, lay.height, 8, 3, 0, 0, 0)),
+        _chunk(b"PLTE", bytes(v for c in palette_colours() for v in c)),
+        _chunk(b"IDAT", idat),
+        _chunk(b"IEND", b""),
+    ])
+
+
+def _scanlines(rows: bytes, width: int) -> bytes:
+    """PNG scanlines of 8-bit ``rows`` (``width`` bytes each), each with filter 0."""
+    return b"".join(b"\x00" + rows[i:i + width] for i in range(0, len(rows), width))
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    """One PNG chunk: length, type, data, CRC-32 of type and data."""
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
 
 # ====================================================================== text

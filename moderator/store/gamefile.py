@@ -37,8 +37,8 @@ strict notation and compares the result with ``state`` (and with ``log`` when th
 file keeps it): a mismatch raises ``StoreError`` (never a guess).  A file the
 moderator itself wrote, unchanged since (its digest is trusted), is restored from
 ``state`` and ``log`` without a replay (``restore_game``; its orders are read
-on first use), and without a YAML parse when the JSON snapshot ``write`` left
-(``games/.snapshots/GAME.json``, a cache keyed by the file's digest) matches; a
+on first use), and without a YAML parse when the snapshot ``write`` left
+(``games/.snapshots/GAME.snap``, a cache keyed by the file's digest) matches; a
 save reuses the text of the entries of ``history``,
 ``log`` and the growing parts of ``state`` that did not change, writing exactly
 the bytes of a whole dump.  Only the safe YAML loader is used (libyaml's
@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import json
 import marshal
 import os
 import re
@@ -468,14 +467,15 @@ def _split_block(text: str, indent: int, keys: list | None, n: int) -> list[str]
     return out
 
 
-def _state_text(state: dict[str, Any], old: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def _state_text(state: dict[str, Any], old: dict[str, Any]) -> tuple[str, dict[str, Any], list[Any]]:
     """The ``state:`` part of a dump of ``state``, with the texts remembered in
-    ``old`` (from a previous ``_state_text`` or ``_split_state``) reused for equal
-    values; the growing values (a non-empty list or mapping) entry by entry.
-    Returns the text and what to remember."""
+    ``old`` (from a previous ``_state_text`` or a snapshot, ``_state_memo``) reused
+    for equal values; the growing values (a non-empty list or mapping) entry by
+    entry.  Returns the text, what to remember and the values dumped anew."""
     if not state or not isinstance(state, dict):
-        return _dump({"state": state}), {}
+        return _dump({"state": state}), {}, [state]
     parts, memo = ["state:\n"], {}
+    fresh: list[Any] = []
     run: list[str] = []  # changed keys, dumped together
 
     def flush() -> None:
@@ -487,6 +487,7 @@ def _state_text(state: dict[str, Any], old: dict[str, Any]) -> tuple[str, dict[s
             split = [_dump({"state": {k: state[k]}})[len("state:\n"):] for k in run]
         for k, t in zip(run, split):
             memo[k] = ("whole", state[k], t)
+            fresh.append(state[k])
         parts.extend(split)
         run.clear()
 
@@ -506,21 +507,30 @@ def _state_text(state: dict[str, Any], old: dict[str, Any]) -> tuple[str, dict[s
             else:
                 olds = [] if isinstance(v, list) else {}
             if isinstance(v, list):
-                texts = [olds[i][1] if i < len(olds) and olds[i][0] == x else _dump({"state": {k: [x]}})[cut:]
-                         for i, x in enumerate(v)]
+                texts = []
+                for i, x in enumerate(v):
+                    if i < len(olds) and olds[i][0] == x:
+                        texts.append(olds[i][1])
+                    else:
+                        texts.append(_dump({"state": {k: [x]}})[cut:])
+                        fresh.append(x)
                 memo[k] = ("entries", list(zip(v, texts)))
             else:
                 texts = []
                 for kk, x in v.items():
                     ot = olds.get(kk)
-                    texts.append(ot[1] if ot is not None and ot[0] == x else _dump({"state": {k: {kk: x}}})[cut:])
+                    if ot is not None and ot[0] == x:
+                        texts.append(ot[1])
+                    else:
+                        texts.append(_dump({"state": {k: {kk: x}}})[cut:])
+                        fresh.append({kk: x})  # the key too
                 memo[k] = ("entries", {kk: (x, t) for (kk, x), t in zip(v.items(), texts)})
             parts.append(head)
             parts.extend(texts)
             continue
         run.append(k)
     flush()
-    return "".join(parts), memo
+    return "".join(parts), memo, fresh
 
 
 def _by_entries(key: Any, value: Any) -> bool:
@@ -532,37 +542,6 @@ def _by_entries(key: Any, value: Any) -> bool:
     if isinstance(value, dict):
         return len(value) > 8
     return isinstance(value, list) and len(value) > 2 and all(isinstance(x, dict) for x in value)
-
-
-def _split_state(text: str, state: dict[str, Any]) -> dict[str, Any] | None:
-    """What ``_state_text`` remembers, from the ``state:`` part of a file's text
-    (``state`` its parsed value); None when the text does not have that shape."""
-    start = text.find("\nstate:\n")
-    if start < 0 or not isinstance(state, dict) or not state:
-        return None
-    body = text[start + len("\nstate:\n"):]
-    keys = list(state)
-    entries = _split_block(body, 2, keys, len(keys))
-    if entries is None:
-        return None
-    memo: dict[str, Any] = {}
-    for (k, v), entry in zip(state.items(), entries):
-        head = f"  {k}:\n"
-        if _by_entries(k, v) and entry.startswith(head):
-            sub = entry[len(head):]
-            if isinstance(v, list):
-                split = _split_block(sub, 2, None, len(v))
-                if split is None:
-                    return None
-                memo[k] = ("entries", list(zip(v, split)))
-            else:
-                split = _split_block(sub, 4, list(v), len(v))
-                if split is None:
-                    return None
-                memo[k] = ("entries", {kk: (x, t) for (kk, x), t in zip(v.items(), split)})
-        else:
-            memo[k] = ("whole", v, entry)
-    return memo
 
 
 def _split_items(text: str, key: str, n: int) -> list[str] | None:
@@ -712,13 +691,14 @@ class GameStore:
     the number of game files."""
 
     SNAPSHOTS = ".snapshots"
-    """``DIR/.snapshots/GAME.json``: what ``write`` wrote, as JSON lines
-    (``_snapshot_text``: the ``digest`` of the game file's bytes, ``dump`` =
-    ``DUMP_ID``, the mapping without its lists, the length of each list entry's
-    YAML text; then one line per entry of ``history`` and ``log``), so that a
-    trusted load (``load(trusted_digest=...)`` of the bytes the moderator wrote)
-    skips the YAML parse and the next ``write`` reuses the text of the unchanged
-    entries.  A cache, never the record: written after the game file, without
+    """``DIR/.snapshots/GAME.snap``: what ``write`` wrote, in Python's ``marshal``
+    format (``_snapshot_blob``: the ``digest`` of the game file's bytes,
+    ``DUMP_ID``, the mapping, the length of each list entry's YAML text and the
+    texts of ``state``'s entries), so that a trusted load
+    (``load(trusted_digest=...)`` of the bytes the moderator wrote) skips the YAML
+    parse and the next ``write`` reuses the text of the unchanged entries.  Its
+    ``marshal`` is read only from this file, which this process or another pbem
+    wrote (never data from mail).  A cache, never the record: written after the game file, without
     fsync; used only when the game file's bytes hash to both the trusted digest
     and the snapshot's digest (a file edited by hand, restored or written by
     another tool is parsed, and fully checked by ``load``); a missing, torn or
@@ -740,7 +720,7 @@ class GameStore:
 
     def snapshot_path(self, game_id: str) -> Path:
         """The snapshot of game ``game_id`` (see ``SNAPSHOTS``)."""
-        return self.dir / self.SNAPSHOTS / f"{game_id}.json"
+        return self.dir / self.SNAPSHOTS / f"{game_id}.snap"
 
     def path(self, game_id: str) -> Path:
         """File of game ``game_id``; ValueError for an id that is not
@@ -956,63 +936,80 @@ class GameStore:
         than ``history`` and ``log`` and the text of each of their entries: an
         entry equal to the one at the same place in the file the record was loaded
         from (``source_digest``; texts remembered by this store) keeps its text,
-        the others are dumped.  Returns the text and the entries' texts: for each
-        list ``(items, YAML texts, JSON texts)`` (a JSON text None for an entry
-        JSON does not give back exactly), and the memo of ``state``
-        (``_state_text``); None when ``data`` does not have the usual key order:
-        then a plain ``_dump``."""
+        the others are dumped (the usual case, entries added at the end, reuses
+        the unchanged prefix as one slice).  Returns the text and what to
+        remember: for each list ``(items, the length of each entry's YAML text,
+        the YAML text of all entries)``, the memo of ``state`` (``_state_text``)
+        and ``plain`` (whether ``data`` is plain data a snapshot gives back
+        exactly, ``_plain``: checked for the parts dumped anew only); None when
+        ``data`` does not have the usual key order: then a plain ``_dump``."""
         keys = list(data)
         if keys[-3:] != ["history", "log", "state"] or not all(isinstance(data[k], list) for k in _LISTS):
             return _dump(data), None
         known = self._texts.get(path)
         old = known[1] if known is not None and known[0] == source_digest else {}
-        parts = [_dump({k: data[k] for k in keys[:-3]})]
-        texts: dict[str, Any] = {}
+        head = {k: data[k] for k in keys[:-3]}
+        plain = _plain(head)
+        parts = [_dump(head)]
+        texts: dict[str, Any] = {"starts": {}}
+        at = len(parts[0])  # where the text of each list's entries starts
         for key in _LISTS:
             items = data[key]
             if not items:
                 parts.append(f"{key}: []\n")
-                texts[key] = ([], [], [])
+                texts[key] = ([], [], "")
+                at += len(parts[-1])
                 continue
-            old_items, old_texts, old_json = old.get(key, ([], [], []))
+            old_items, old_lens, old_block = old.get(key, ([], [], ""))
             n = min(len(old_items), len(items))
-            if items[:n] == old_items[:n]:  # the usual case: entries added at the end
-                out, js = old_texts[:n], old_json[:n]
+            if n and items[:n] == old_items[:n]:  # the usual case: entries added at the end
+                lens = old_lens[:n]
+                out = [old_block if n == len(old_items) else old_block[:sum(lens)]]
             else:
-                out, js = [], []
-                n = 0
+                lens, out, n = [], [], 0
+            ends: list[int] = []
             for i in range(n, len(items)):
                 item = items[i]
                 if i < len(old_items) and old_items[i] == item:
-                    out.append(old_texts[i])
-                    js.append(old_json[i])
+                    if not ends:
+                        ends = list(accumulate(old_lens, initial=0))
+                    text = old_block[ends[i]:ends[i + 1]]
                 else:
-                    out.append(_item_text(key, item))
-                    js.append(_item_json(key, item))
+                    text = _item_text(key, item)
+                    plain = plain and _plain(item)
+                out.append(text)
+                lens.append(len(text))
+            block = "".join(out)
             parts.append(f"{key}:\n")
-            parts.extend(out)
-            texts[key] = (items, out, js)
-        state_text, texts["state"] = _state_text(data["state"], old.get("state") or {})
+            parts.append(block)
+            texts[key] = (items, lens, block)
+            texts["starts"][key] = at + len(key) + 2
+            at += len(key) + 2 + len(block)
+        state_text, texts["state"], fresh = _state_text(data["state"], old.get("state") or {})
         parts.append(state_text)
+        plain = plain and all(_plain(v) for v in fresh) and all(type(k) is str for k in data["state"])
+        if old and not old.get("plain"):
+            plain = _plain(data)  # texts reused from data a snapshot could not hold
+        texts["plain"] = plain
         return "".join(parts), texts
 
     def _write_snapshot(self, game_id: str, digest: str, data: dict[str, Any],
                         texts: dict[str, Any] | None = None) -> None:
         """Write the snapshot of what was just written (best effort: a cache; see
-        ``SNAPSHOTS``) from the texts ``_dump_reusing`` made (``texts``): the JSON
-        of an unchanged list entry is reused.  Only when JSON gives back exactly
-        ``data`` (no keys that are not strings, no tuples), as the YAML parse of
-        the file would; else (and without ``texts``) the snapshot is removed."""
+        ``SNAPSHOTS``) with the texts ``_dump_reusing`` made (``texts``).  Only
+        when the snapshot gives back exactly ``data``, as the YAML parse of the
+        file would (``texts["plain"]``); else (and without ``texts``) the
+        snapshot is removed."""
         path = self.snapshot_path(game_id)
         try:
-            text = _snapshot_text(digest, data, texts) if texts is not None else None
-            if text is None:
+            blob = _snapshot_blob(digest, data, texts) if texts is not None and texts.get("plain") else None
+            if blob is None:
                 path.unlink(missing_ok=True)
                 return
             path.parent.mkdir(exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, path)
+            # in place, under the game's lock: a torn or zero-filled snapshot does
+            # not read back (its checksum), and one of another file has another digest
+            path.write_bytes(blob)
         except (OSError, TypeError, ValueError):
             try:
                 path.unlink(missing_ok=True)
@@ -1022,105 +1019,136 @@ class GameStore:
     def _snapshot(self, game_id: str, digest: str, raw: bytes) -> dict[str, Any] | None:
         """The mapping of the game file whose bytes ``raw`` hash to ``digest``, from
         its snapshot, or None (no snapshot, another digest or dumper, torn,
-        unreadable).  Remembers the texts of the file's list entries for
-        ``write``.  Called by ``load`` only, which copies what it keeps of the
-        lists (the remembered entries are the mapping's own)."""
+        unreadable).  Remembers the texts of the file's list entries and of its
+        ``state`` for ``write``.  Called by ``load`` only, which copies what it
+        keeps of the lists and of ``state`` (the remembered values are the
+        mapping's own)."""
         try:
-            snap = read_snapshot(self.snapshot_path(game_id).read_text(encoding="utf-8"))
+            snap = read_snapshot(self.snapshot_path(game_id).read_bytes())
         except OSError:
             return None
         if snap is None or snap[0] != digest:
             return None
-        data, lens, json_texts = snap[1], snap[2], snap[3]
+        data, lens, starts, layout = snap[1], snap[2], snap[3], snap[4]
         if data.get("format") != FORMAT:
             return None
         text = raw.decode("utf-8")
-        texts: dict[str, Any] = {}
+        texts: dict[str, Any] = {"plain": True, "starts": starts}
         for key, follows in zip(_LISTS, (*_LISTS[1:], "state")):
             items = data[key]
             if not items:
-                texts[key] = ([], [], [])
+                texts[key] = ([], [], "")
                 continue
-            pos = text.find(f"\n{key}:\n")
-            if pos < 0:
+            pos = starts.get(key)
+            if type(pos) is not int or len(lens[key]) != len(items) or \
+                    not text.startswith(f"\n{key}:\n", pos - len(key) - 3):
                 return None
-            pos += len(key) + 3
-            ends = list(accumulate(lens[key], initial=pos))
-            split = [text[a:b] for a, b in zip(ends, ends[1:])]
-            pos = ends[-1]
-            if not text.startswith(f"{follows}:", pos):
+            end = pos + sum(lens[key])
+            if not text.startswith(f"{follows}:", end):
                 return None  # not the texts this snapshot was made with
-            texts[key] = (items, split, json_texts[key])
-        memo = _split_state(text, marshal.loads(marshal.dumps(data.get("state"))))
+            texts[key] = (items, lens[key], text[pos:end])
+        memo = _state_memo(data.get("state"), layout)
         if memo is not None:
             texts["state"] = memo
         self._remember_texts(self.path(game_id), digest, texts)
         return data
 
 
-def _item_json(key: str, item: Any) -> str | None:
-    """The JSON text of one entry of the list ``key`` when JSON gives it back
-    exactly (``log``: text; ``history``: a mapping of text to text, whole numbers
-    or null), else None."""
-    if key == "log":
-        ok = type(item) is str
-    else:
-        ok = type(item) is dict and all(type(k) is str and type(v) in _PLAIN for k, v in item.items())
-    return json.dumps(item, ensure_ascii=False, allow_nan=False) if ok else None
+_KEY_TYPES = (str, int, bool, float, type(None))
 
 
-_PLAIN = (str, int, type(None))
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is plain data that a snapshot (``marshal``) and the YAML
+    parse of its dump give back alike: exactly ``dict``, ``list``, ``str``,
+    ``int``, ``bool``, ``float`` or None, nested (a tuple, which the dump
+    writes as a list, or any subclass is not)."""
+    t = type(value)
+    if t is str or t is int or value is None or t is bool or t is float:
+        return True
+    if t is list:
+        return all(map(_plain, value))
+    if t is dict:
+        return all(type(k) in _KEY_TYPES for k in value) and all(map(_plain, value.values()))
+    return False
 
 
-def _snapshot_text(digest: str, data: dict[str, Any], texts: dict[str, Any]) -> str | None:
-    """The snapshot of a game file (``GameStore.SNAPSHOTS``): a first line, the
-    JSON of ``{"digest", "dump", "data", "items"}`` (``data`` without the entries of
-    ``history`` and ``log``, null in their place; ``items``: the length in
-    characters of each entry's YAML text in the game file, by list), then one
-    line per entry of ``history``, then of ``log``, each its JSON (``texts`` as
-    ``_dump_reusing`` made them).  None when JSON does not give back ``data``."""
-    rest = {k: (None if k in _LISTS else v) for k, v in data.items()}
-    head = json.dumps({"digest": digest, "dump": DUMP_ID, "data": rest,
-                       "items": {k: [len(t) for t in texts[k][1]] for k in _LISTS}},
-                      ensure_ascii=False, allow_nan=False)
-    if json.loads(head)["data"] != rest:
+SNAPSHOT_FORMAT = 3
+"""The version of the snapshot's layout (``_snapshot_blob``); 1 was JSON lines, 2
+``marshal`` without its own checksum."""
+
+_SNAPSHOT_MAGIC = b"pbem-snapshot\x00"
+_SNAPSHOT_CHECK = 16
+"""Bytes of the BLAKE2b checksum of the marshal payload that follow the magic: a
+snapshot whose bytes changed after it was written (a crash that left zeros inside a
+file of the right length) does not read back."""
+
+
+def _snapshot_blob(digest: str, data: dict[str, Any], texts: dict[str, Any]) -> bytes:
+    """The snapshot of a game file (``GameStore.SNAPSHOTS``): ``marshal`` (format
+    version 4; an object that occurs twice in ``data`` is shared again, as the
+    YAML anchor its dump would have) of ``(SNAPSHOT_FORMAT, DUMP_ID, digest,
+    data, lengths, starts, layout)``: ``lengths`` the length in characters of
+    each entry's YAML text in the game file, by list; ``starts`` where (in
+    characters) the text of each non-empty list's entries starts; ``layout`` the texts of
+    ``state``'s entries as ``_state_text`` cut them (``{key: ("whole", text)}``
+    or ``("entries", [text of each entry])``).  Raises ValueError for data
+    ``marshal`` cannot hold."""
+    layout = {}
+    for k, m in texts["state"].items():
+        if m[0] == "whole":
+            layout[k] = ("whole", m[2])
+        elif isinstance(m[1], list):
+            layout[k] = ("entries", [t for _, t in m[1]])
+        else:
+            layout[k] = ("entries", [t for _, t in m[1].values()])
+    lens = {k: texts[k][1] for k in _LISTS}
+    payload = marshal.dumps((SNAPSHOT_FORMAT, DUMP_ID, digest, data, lens, texts["starts"], layout), 4)
+    return _SNAPSHOT_MAGIC + hashlib.blake2b(payload, digest_size=_SNAPSHOT_CHECK).digest() + payload
+
+
+def read_snapshot(blob: bytes) -> tuple[str, dict[str, Any], dict[str, list[int]], dict[str, int],
+                                         dict[str, Any]] | None:
+    """A snapshot's ``(digest, data, YAML text lengths, starts, state layout)`` (see
+    ``_snapshot_blob``), or None when it is not a complete snapshot of this
+    layout made by this dumper (``DUMP_ID``), or whose checksum does not match its
+    bytes."""
+    head = len(_SNAPSHOT_MAGIC) + _SNAPSHOT_CHECK
+    if not blob.startswith(_SNAPSHOT_MAGIC) or len(blob) <= head:
         return None
-    lines = [head]
-    for key in _LISTS:
-        js = texts[key][2]
-        if any(j is None for j in js):
-            return None
-        lines.extend(js)
-    lines.append("")
-    return "\n".join(lines)
-
-
-def read_snapshot(text: str) -> tuple[str, dict[str, Any], dict[str, list[int]], dict[str, list[str]]] | None:
-    """A snapshot's ``(digest, data, YAML text lengths, JSON texts)`` (see
-    ``_snapshot_text``; ``data`` whole again, with its lists), or None when it is
-    not a complete snapshot made by this dumper (``DUMP_ID``)."""
-    lines = text.split("\n")  # compact JSON never holds a raw line feed
+    payload = blob[head:]
+    if hashlib.blake2b(payload, digest_size=_SNAPSHOT_CHECK).digest() != blob[len(_SNAPSHOT_MAGIC):head]:
+        return None
     try:
-        head = json.loads(lines[0])
-        if head.get("dump") != DUMP_ID:
-            return None
-        data, lens = head["data"], head["items"]
-        if not isinstance(data, dict) or not all(isinstance(lens.get(k), list) for k in _LISTS):
-            return None
-        pos, json_texts = 1, {}
-        for key in _LISTS:
-            n = len(lens[key])
-            js = lines[pos:pos + n]
-            pos += n
-            data[key] = json.loads("[" + ",".join(js) + "]") if n else []
-            json_texts[key] = js
-            if len(data[key]) != n:
-                return None
-        if len(lines) != pos + 1 or lines[pos] != "" or not isinstance(head["digest"], str):
-            return None  # torn, or more than it says
-    except (ValueError, AttributeError, KeyError, TypeError):
+        snap = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
         return None
-    return head["digest"], data, lens, json_texts
+    if type(snap) is not tuple or len(snap) != 7 or snap[0] != SNAPSHOT_FORMAT or snap[1] != DUMP_ID:
+        return None
+    _, _, digest, data, lens, starts, layout = snap
+    if type(digest) is not str or not all(type(x) is dict for x in (data, lens, starts, layout)):
+        return None
+    if not all(type(data.get(k)) is list and type(lens.get(k)) is list for k in _LISTS):
+        return None
+    return digest, data, lens, starts, layout
+
+
+def _state_memo(state: Any, layout: dict[str, Any]) -> dict[str, Any] | None:
+    """What ``_state_text`` remembers of ``state`` (its values, not copies), from
+    the texts of a snapshot's ``layout``; None when they do not fit."""
+    if not isinstance(state, dict) or list(state) != list(layout):
+        return None
+    memo: dict[str, Any] = {}
+    for k, v in state.items():
+        how = layout[k]
+        if how[0] == "whole":
+            memo[k] = ("whole", v, how[1])
+        elif isinstance(v, list) and len(v) == len(how[1]):
+            memo[k] = ("entries", list(zip(v, how[1])))
+        elif isinstance(v, dict) and len(v) == len(how[1]):
+            memo[k] = ("entries", {kk: (x, t) for (kk, x), t in zip(v.items(), how[1])})
+        else:
+            return None
+    return memo
 
 
 def _seats(data: dict[str, Any]) -> dict[str, Any]:

@@ -56,7 +56,7 @@ from typing import Any
 
 from .files import atomic_write, atomic_write_many, fsync_dir
 from .state import ModeratorState  # noqa: F401 - re-exported: its old import path (legacy reader)
-from ..mail.transport import Outbox, TransportError
+from ..mail.transport import Outbox, StoredMail, TransportError
 
 BACKOFF_START = 60.0
 """Seconds before the first retry of a temporarily refused mail; doubled per try."""
@@ -75,8 +75,10 @@ one may be an entry being written right now)."""
 class SpoolEntry:
     """One spooled mail: its ``name`` (file stem), its ``meta`` (``game``,
     ``player``, ``kind``, ``events``, ``attempts``, ``next_try``) and its ``path``;
-    ``message`` parses the mail on first use (most callers need only ``meta``).
-    Raises FileNotFoundError from ``message`` if the entry was sent meanwhile."""
+    ``message`` parses the mail on first use (most callers need only ``meta``),
+    ``stored`` reads it for sending (its header section parsed only).  Raises
+    FileNotFoundError from ``message`` and ``stored`` if the entry was sent
+    meanwhile."""
 
     name: str
     meta: dict[str, Any]
@@ -88,6 +90,14 @@ class SpoolEntry:
         FileNotFoundError when the entry was sent or removed meanwhile."""
         with open(self.path, "rb") as fh:
             return BytesParser(policy=policy.default).parse(fh)
+
+    @functools.cached_property
+    def stored(self) -> StoredMail:
+        """The spooled mail as stored, for sending (``StoredMail``: its bytes,
+        its header section parsed), read on first use.  Raises FileNotFoundError
+        when the entry was sent or removed meanwhile."""
+        with open(self.path, "rb") as fh:
+            return StoredMail.of(fh.read())
 
 
 @dataclass
@@ -237,7 +247,7 @@ class Spool:
         loaded = []
         for e in due:
             try:
-                e.message  # parse now: a vanished entry is skipped
+                e.stored  # read now: a vanished entry is skipped
             except FileNotFoundError:
                 continue
             loaded.append(e)
@@ -266,7 +276,7 @@ class Spool:
 
         batch_error: TransportError | None = None
         try:
-            outcomes: list = outbox.send_many([e.message for e in due], on_result=answered)
+            outcomes: list = outbox.send_many([e.stored for e in due], on_result=answered)
         except TransportError as exc:
             batch_error = exc
             outcomes = [exc] * len(due)
@@ -279,7 +289,7 @@ class Spool:
                 result.sent += 1
                 continue
             code = getattr(err, "code", None)
-            to = str(entry.message.get("To", ""))
+            to = str(entry.stored.get("To", ""))
             permanent = code is not None and 500 <= code < 600 or isinstance(err, ValueError)
             if permanent and result.server_failure is None:
                 failed = self.dir / "failed"
@@ -336,7 +346,7 @@ def _server_failure(due: list[SpoolEntry], outcomes: list) -> str | None:
     for err, code in zip(outcomes, codes):
         if getattr(err, "step", None) == "MAIL FROM" and code is not None and 500 <= code < 600:
             return f"the SMTP server refused the sender address (MAIL FROM): {err}"
-    recipients = {str(e.message.get("To", "")).lower() for e in due}
+    recipients = {str(e.stored.get("To", "")).lower() for e in due}
     if (len(recipients) >= 2 and all(err is not None for err in outcomes)
             and len(set(codes)) == 1 and codes[0] is not None and 500 <= codes[0] < 600):
         return (f"the SMTP server refused all {len(due)} mails to {len(recipients)} recipients with "

@@ -3,7 +3,7 @@
 One module per transport, so that a process imports only the libraries of the
 transports it uses:
 
-- :mod:`.base`: :class:`Inbox`, :class:`Outbox`, :class:`InboundMail`,
+- :mod:`.base`: :class:`Inbox`, :class:`Outbox`, :class:`InboundMail`, :class:`StoredMail`,
   :class:`TransportError`, :class:`LoginRefused`, :func:`envelope_of`
   (standard library only);
 - :mod:`.maildir`: ``MaildirInbox``, ``MaildirOutbox`` (standard library only);
@@ -28,8 +28,10 @@ from .base import (
     HeadersOnly,
     InboundMail,
     Inbox,
+    MailStream,
     LoginRefused,
     Outbox,
+    StoredMail,
     TransportError,
     check_security,
     describe_error,

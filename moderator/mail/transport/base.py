@@ -43,12 +43,14 @@ import abc
 import email.utils
 from dataclasses import dataclass
 from email.message import EmailMessage
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 __all__ = [
     "SECURITY_MODES",
     "InboundMail",
+    "MailStream",
     "HeadersOnly",
+    "StoredMail",
     "DEFAULT_FETCH_LIMIT",
     "TransportError",
     "LoginRefused",
@@ -93,6 +95,49 @@ class HeadersOnly(bytes):
         return (HeadersOnly, (bytes(self), self.size))
 
 
+class StoredMail(EmailMessage):
+    """An outgoing mail as it was stored (the spool's ``.eml``): the header
+    section parsed (``email.policy.default``), the whole mail kept as the bytes
+    written (``raw``: ``as_bytes(policy=email.policy.SMTP)``, CRLF line ends).
+
+    The body is not parsed (``get_body``, ``walk`` and the like do not see its
+    parts): what it is for is sending the stored bytes unchanged.
+    :class:`~moderator.mail.transport.smtp.SmtpOutbox` submits ``raw`` as it
+    is (no parse and flatten again); ``as_bytes`` and ``bytes()`` give ``raw``
+    with the line ends the policy asks for, so any outbox that flattens
+    with ``as_bytes`` (the Maildir outbox) writes the same mail.
+    :meth:`of` makes one.
+    """
+
+    raw: bytes
+
+    @classmethod
+    def of(cls, raw: bytes) -> "StoredMail":
+        """The ``StoredMail`` of ``raw`` (a whole mail with CRLF line ends, as
+        ``as_bytes(policy=email.policy.SMTP)`` writes it): its header section is
+        parsed, up to the first empty line."""
+        import email.parser
+        import email.policy
+
+        end = raw.find(b"\r\n\r\n")
+        head = raw if end < 0 else raw[:end + 4]
+        msg = email.parser.BytesParser(_class=cls, policy=email.policy.default).parsebytes(
+            head, headersonly=True)
+        msg.raw = raw
+        return msg
+
+    def as_bytes(self, unixfrom: bool = False, policy=None) -> bytes:
+        """``raw``, with ``\\n`` line ends when ``policy`` (default: the
+        message's) asks for them; ``unixfrom`` is not supported (ValueError)."""
+        if unixfrom:
+            raise ValueError("a StoredMail has no Unix From line")
+        linesep = (policy or self.policy).linesep
+        return self.raw if linesep == "\r\n" else self.raw.replace(b"\r\n", linesep.encode("ascii"))
+
+    def __bytes__(self) -> bytes:
+        return self.as_bytes()
+
+
 @dataclass(frozen=True)
 class InboundMail:
     """One mail waiting in an inbox.
@@ -126,6 +171,61 @@ class InboundMail:
         if self.size < 0:
             size = self.raw.size if isinstance(self.raw, HeadersOnly) else len(self.raw)
             object.__setattr__(self, "size", size)
+
+
+class MailStream:
+    """The mails waiting in an inbox, oldest first, read one batch at a time
+    (:meth:`Inbox.stream`).
+
+    ``keys`` (the mails' keys, in order) and ``sizes`` (``{key: bytes}``, as
+    the store reports them; empty when the store tells a size only on reading)
+    are known at once; iterating reads the mails themselves through
+    ``read(keys) -> list[InboundMail]`` (a mail that vanished meanwhile is left
+    out), a batch of less than ``batch_bytes`` bytes at a time (at least one
+    mail; 0: one mail at a time; a mail over ``max_size`` counts as its headers
+    only, a size not known as 0), so that no more than one batch is held here:
+    memory is bounded by the inbox's size limit, not by the inbox.  Iterating
+    again reads again.  Iterating raises TransportError when the store fails."""
+
+    def __init__(self, keys: list[str], sizes: dict[str, int],
+                 read: Callable[[list[str]], list["InboundMail"]], batch_bytes: int,
+                 max_size: int | None = None) -> None:
+        self.keys = list(keys)
+        self.sizes = dict(sizes)
+        self._read = read
+        self.batch_bytes = int(batch_bytes)
+        self.max_size = self.batch_bytes if max_size is None else int(max_size)
+
+    @classmethod
+    def of(cls, mails: list["InboundMail"]) -> "MailStream":
+        """A stream of mails already read (for an inbox that only has ``fetch``)."""
+        by_key = {m.key: m for m in mails}
+        return cls([m.key for m in mails], {m.key: m.size for m in mails},
+                   lambda keys: [by_key[k] for k in keys], batch_bytes=1 << 62)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def batches(self) -> Iterator[list[str]]:
+        """The keys in order, cut into the batches iteration reads."""
+        batch: list[str] = []
+        total = 0
+        for key in self.keys:
+            size = self.sizes.get(key, 0)
+            size = size if size <= self.max_size else 0  # headers only
+            if batch and total + size >= self.batch_bytes:
+                yield batch
+                batch, total = [], 0
+            batch.append(key)
+            total += size
+        if batch:
+            yield batch
+
+    def __iter__(self) -> Iterator["InboundMail"]:
+        for batch in self.batches():
+            mails = self._read(batch)
+            while mails:
+                yield mails.pop(0)  # handed on: not kept here
 
 
 class TransportError(Exception):
@@ -257,6 +357,14 @@ class Inbox(abc.ABC):
 
         Raises TransportError when the store cannot be read.
         """
+
+    def stream(self) -> MailStream:
+        """The mails currently in the inbox, oldest first, as a
+        :class:`MailStream`: their keys and sizes now, the mails themselves
+        read a batch at a time while iterating (as :meth:`fetch` reads them).
+        This default reads them all with :meth:`fetch` first; the concrete
+        inboxes read them as the iteration goes.  Raises TransportError."""
+        return MailStream.of(self.fetch())
 
     @abc.abstractmethod
     def mark_processed(self, key: str) -> None:

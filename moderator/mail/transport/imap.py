@@ -30,6 +30,7 @@ from .base import (
     InboundMail,
     Inbox,
     LoginRefused,
+    MailStream,
     TransportError,
     check_security,
     describe_error,
@@ -199,6 +200,44 @@ class ImapInbox(Inbox):
             return self._fetch(last_try=True)
 
     def _fetch(self, last_try: bool = False) -> list[InboundMail]:
+        uids, sizes = self._listing(last_try)
+        return self._read(uids, sizes, last_try)
+
+    def stream(self) -> MailStream:
+        """The mails of the folder not flagged ``\\Deleted``, in UID order, as
+        a :class:`MailStream`: their UIDs and sizes (``RFC822.SIZE``) now, the
+        mails read while iterating, ``max_size`` bytes of them at a time (one
+        ``UID FETCH`` per batch, at least one mail; a mail over ``max_size``
+        with its headers only), so that memory holds one batch, never the
+        inbox.  A connection lost while listing or reading is opened again
+        once (the UIDs stay valid while UIDVALIDITY does).  Raises
+        TransportError (also while iterating)."""
+        try:
+            uids, sizes = self._listing()
+        except _ConnectionLost:
+            uids, sizes = self._listing(last_try=True)
+        validity = self.uidvalidity
+
+        def read(keys: list[str]) -> list[InboundMail]:
+            batch = [self._parse_key(k)[1] for k in keys]
+            try:
+                return self._read(batch, sizes)
+            except _ConnectionLost:
+                self._connected()  # logs in and selects again
+                if self.uidvalidity != validity:
+                    raise TransportError(
+                        f"{self._where()}: UIDVALIDITY of {self.mailbox!r} changed while reading",
+                        host=self.host, port=self.port) from None
+                return self._read(batch, sizes, last_try=True)
+
+        keys = [f"{validity}:{uid}" for uid in uids]
+        return MailStream(keys, {f"{validity}:{uid}": sizes[uid] for uid in uids}, read,
+                          batch_bytes=self.max_size, max_size=self.max_size)
+
+    def _listing(self, last_try: bool = False) -> tuple[list[int], dict[int, int]]:
+        """The UIDs of the mails not flagged ``\\Deleted`` (selected again,
+        UIDVALIDITY read) and their sizes. Raises _ConnectionLost (unless
+        ``last_try``) or TransportError."""
         client = self._connected()
         try:
             self._select(client)
@@ -209,7 +248,21 @@ class ImapInbox(Inbox):
                 for uid, item in client.fetch(batch, ["RFC822.SIZE"]).items():
                     if b"RFC822.SIZE" in item:
                         sizes[int(uid)] = int(item[b"RFC822.SIZE"])
-            uids = [uid for uid in uids if uid in sizes]  # others expunged meanwhile
+            return [uid for uid in uids if uid in sizes], sizes  # others expunged meanwhile
+        except (IMAPClientAbortError, OSError) as exc:
+            self._lost()
+            if last_try:
+                raise self._error(f"fetching from {self.mailbox!r}", exc) from exc
+            raise _ConnectionLost() from exc
+        except IMAPClientError as exc:
+            raise self._error(f"fetching from {self.mailbox!r}", exc) from exc
+
+    def _read(self, uids: list[int], sizes: dict[int, int], last_try: bool = False) -> list[InboundMail]:
+        """The mails ``uids`` (in that order; those expunged meanwhile left out):
+        whole up to ``max_size`` bytes, else their headers only. Raises
+        _ConnectionLost (unless ``last_try``) or TransportError."""
+        client = self._connected()
+        try:
             small = [uid for uid in uids if sizes[uid] <= self.max_size]
             large = [uid for uid in uids if sizes[uid] > self.max_size]
             got: dict[int, InboundMail] = {}
@@ -222,6 +275,7 @@ class ImapInbox(Inbox):
                     raw = bytes(item[b"BODY[]"])
                     got[uid] = InboundMail(key=f"{self.uidvalidity}:{uid}", raw=raw,
                                            size=len(raw))
+                del data
             for start in range(0, len(large), _IMAP_FETCH_BATCH):
                 batch = large[start:start + _IMAP_FETCH_BATCH]
                 data = client.fetch(batch, ["BODY.PEEK[HEADER]"])

@@ -22,6 +22,7 @@ from .base import (
     HeadersOnly,
     InboundMail,
     Inbox,
+    MailStream,
     Outbox,
     TransportError,
     describe_error,
@@ -174,6 +175,36 @@ class MaildirInbox(Inbox):
                 ) from exc
             mails.append(mail)
         return mails
+
+    def stream(self) -> MailStream:
+        """The mails in ``new/`` and ``cur/``, oldest first, as a
+        :class:`MailStream`: the keys now, each mail read (as :meth:`fetch`
+        reads it: its size first) when the iteration comes to it, one at a
+        time.  A mail moved away meanwhile is left out.  Raises
+        TransportError (also while iterating)."""
+        try:
+            box = mailbox.Maildir(str(self.path), factory=None, create=False)
+            keys = sorted(box.keys(), key=self._order)
+        except (OSError, mailbox.Error) as exc:
+            raise TransportError(
+                f"cannot read Maildir {self.path}: {describe_error(exc)}", path=str(self.path)
+            ) from exc
+
+        def read(batch: list[str]) -> list[InboundMail]:
+            out = []
+            for key in batch:
+                try:
+                    out.append(self._read(box, key))
+                except (KeyError, FileNotFoundError):
+                    continue
+                except OSError as exc:
+                    raise TransportError(
+                        f"cannot read mail {key} in {self.path}: {describe_error(exc)}",
+                        path=str(self.path),
+                    ) from exc
+            return out
+
+        return MailStream(keys, {}, read, batch_bytes=0, max_size=self.max_size)
 
     def _read(self, box: mailbox.Maildir, key: str) -> InboundMail:
         """One mail: whole, or its headers only when the file exceeds max_size."""

@@ -9,6 +9,8 @@ its methods are synchronous and run their own event loop.
 from __future__ import annotations
 
 import asyncio
+import email.parser
+import email.policy
 import ssl
 from email.message import EmailMessage
 from typing import Any, Callable, Coroutine, Iterable, Sequence, TypeVar
@@ -18,6 +20,7 @@ import aiosmtplib
 from .base import (
     LoginRefused,
     Outbox,
+    StoredMail,
     TransportError,
     check_security,
     describe_error,
@@ -250,7 +253,13 @@ class SmtpOutbox(Outbox):
             return TransportError(f"{self._where()}: {what} failed: connection lost",
                                   host=self.host, port=self.port)
         try:
-            refused, _ = await smtp.send_message(msg, sender=sender, recipients=recipients)
+            raw = await _as_stored(smtp, msg, sender, recipients)
+            if raw is not None:  # the stored bytes, not parsed and flattened again
+                refused, _ = await smtp.sendmail(sender, recipients, raw, mail_options=["BODY=8BITMIME"])
+            else:
+                if isinstance(msg, StoredMail):  # flattened anew: parsed whole first
+                    msg = email.parser.BytesParser(policy=email.policy.default).parsebytes(msg.raw)
+                refused, _ = await smtp.send_message(msg, sender=sender, recipients=recipients)
         except aiosmtplib.SMTPRecipientsRefused as exc:
             first = exc.recipients[0] if exc.recipients else None
             detail = "; ".join(f"{r.recipient}: {r.code} {r.message}" for r in exc.recipients)
@@ -280,6 +289,27 @@ class SmtpOutbox(Outbox):
     def __repr__(self) -> str:
         return (f"SmtpOutbox({self.host!r}, {self.port}, username={self.username!r}, "
                 f"security={self.security!r})")
+
+
+async def _as_stored(smtp: aiosmtplib.SMTP, msg: EmailMessage, sender: str,
+                     recipients: list[str]) -> bytes | None:
+    """The bytes to submit as they are for a ``StoredMail`` (``msg.raw``) that
+    ``send_message`` would send unchanged: ASCII addresses (no SMTPUTF8), no
+    ``Bcc``/``Resent-Bcc`` to strip, and a server that takes 8BITMIME (the
+    stored bytes may hold 8-bit text); else None (then the mail goes through
+    ``send_message``, a ``StoredMail`` parsed whole first).  Says EHLO first
+    if needed (raises as ``send_message`` would)."""
+    if not isinstance(msg, StoredMail):
+        return None
+    if smtp.is_ehlo_or_helo_needed:
+        try:
+            await smtp.ehlo()
+        except aiosmtplib.SMTPHeloError:
+            await smtp.helo()
+    if (not smtp.supports_extension("8BITMIME") or not (sender + "".join(recipients)).isascii()
+            or "Bcc" in msg or "Resent-Bcc" in msg):
+        return None
+    return msg.raw
 
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:

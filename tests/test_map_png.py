@@ -1,0 +1,70 @@
+"""The map's PNG is written from one zlib stream per position: the rows every
+reader shares are compressed once, each reader's PNG continues a copy of that
+stream with their own legend lines.  Each PNG must decode to exactly the pixels
+of that reader's map (``map_image`` mapped to the palette), also when positions
+and games alternate (the kept streams are per position)."""
+from __future__ import annotations
+
+import io
+import random
+import zlib
+
+from PIL import Image
+
+from moderator.render import board_map as bm
+from moderator.rules.board import Board
+from moderator.rules.engine import Game
+
+NAMES = ["Ann", "Bob", "Cy", "Dee"]
+
+
+def played(seed: int, actions: int) -> Game:
+    g = Game.new(Board.default(), NAMES, seed)
+    rng = random.Random(seed)
+    for _ in range(actions):
+        p = g.waiting_for()[0]
+        nxt = g.copy()
+        nxt.push(p, nxt.random_action(p, rng))
+        if nxt.phase == "over":
+            break
+        g = nxt
+    return g
+
+
+def pixels(png: bytes) -> bytes:
+    img = Image.open(io.BytesIO(png))
+    img.load()
+    assert img.mode == "P" and img.size == (bm.WIDTH, bm.HEIGHT)
+    return img.convert("RGB").tobytes()
+
+
+def expected(game: Game, player: str | None) -> bytes:
+    return bm.map_image(game, player).quantize(palette=bm.palette(), dither=Image.Dither.NONE) \
+        .convert("RGB").tobytes()
+
+
+def test_every_readers_png_has_the_pixels_of_their_map():
+    early, late, other = played(1, 12), played(1, 300), played(2, 200)
+    for game in (early, late, early, other, late):  # positions alternate: kept streams reused
+        for player in (*NAMES, None):
+            png = bm.render_map(game, player)
+            assert pixels(png) == expected(game, player), player
+            assert bm.render_map(game, player) == png  # the same bytes again
+
+
+def test_the_png_is_well_formed_and_compressed():
+    game = played(3, 150)
+    png = bm.render_map(game, "Ann")
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and png.endswith(b"IEND\xaeB`\x82")
+    Image.open(io.BytesIO(png)).verify()  # chunk CRCs
+    # one IDAT: the scanlines, each filter byte 0 then one palette index per pixel
+    start = png.index(b"IDAT") + 4
+    length = int.from_bytes(png[start - 8:start - 4], "big")
+    rows = zlib.decompress(png[start:start + length])
+    assert len(rows) == bm.HEIGHT * (bm.WIDTH + 1)
+    assert all(rows[i * (bm.WIDTH + 1)] == 0 for i in range(bm.HEIGHT))
+    assert max(rows) < len(bm.palette_colours())
+    assert len(png) < len(rows) // 10  # compressed, not stored
+    # a scaled map (a phone's width) is still drawn whole and scaled
+    small = Image.open(io.BytesIO(bm.render_map(game, "Ann", width=390)))
+    assert small.size == (390, round(bm.HEIGHT * 390 / bm.WIDTH))
