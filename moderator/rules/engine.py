@@ -1396,10 +1396,15 @@ class Game:
         if not set(self.stack) <= shares | {DIVIDEND} or len(self.display) not in (0, 4):
             raise bad("the stack or the display holds an unknown card")
         history = self.history
-        names = history.players() if isinstance(history, History) else (p for p, _a in history)
-        for i, player in enumerate(names):
-            if player not in players:
-                raise bad(f"history entry {i + 1} is by {player!r}, not a player")
+        names = list(history.players() if isinstance(history, History) else (p for p, _a in history))
+        try:
+            known = players.issuperset(names)  # in C: the history grows with the game
+        except TypeError:  # an unhashable name: found below
+            known = False
+        if not known:
+            for i, player in enumerate(names):
+                if player not in players:
+                    raise bad(f"history entry {i + 1} is by {player!r}, not a player")
 
     def copy(self) -> "Game":
         """An independent copy (for trying an action without changing this game):
