@@ -33,6 +33,7 @@ import types
 import typing
 from collections import Counter
 from dataclasses import MISSING, dataclass, field, fields
+from itertools import repeat
 from typing import Any
 
 from .actions import DRAWN, Action, Build, Invest, Pass, Start, Take
@@ -180,6 +181,25 @@ def _plain_parts(value: Any) -> Any:
 _FITS: dict[Any, Any] = {}
 
 
+def _classes(tp: Any) -> tuple[type, ...] | None:
+    """The classes ``cs`` such that ``_fits(tp)(v)`` is ``isinstance(v, cs)``: for
+    a plain class other than ``int`` (a bool is not an int here), ``None`` and
+    unions of them (``str | None``); None for any other hint."""
+    if tp is None or tp is type(None):
+        return (type(None),)
+    if isinstance(tp, type) and tp is not int and not typing.get_args(tp):
+        return (tp,)
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        out: tuple[type, ...] = ()
+        for a in typing.get_args(tp):
+            cs = _classes(a)
+            if cs is None:
+                return None
+            out += cs
+        return out
+    return None
+
+
 def _fits(tp: Any) -> Any:
     """A fast test ``value -> bool`` of the shape ``_check_shape`` checks (built
     once per type hint)."""
@@ -202,6 +222,11 @@ def _fits(tp: Any) -> Any:
 
         def test(v: Any) -> bool:
             return any(t(v) for t in alts)
+    elif origin is list and _classes(args[0]) is not None:
+        item_classes = _classes(args[0])  # the items tested in C (long lists: the log)
+
+        def test(v: Any) -> bool:
+            return isinstance(v, list) and all(map(isinstance, v, repeat(item_classes)))
     elif origin is list:
         item = _fits(args[0])
 
@@ -215,6 +240,12 @@ def _fits(tp: Any) -> Any:
     elif origin is dict and args[1] is Any and args[0] is str:
         def test(v: Any) -> bool:  # the common plain record: only the keys to test
             return isinstance(v, dict) and all(type(k) is str for k in v)
+    elif origin is dict and _classes(args[0]) is not None:
+        key_classes, val = _classes(args[0]), _fits(args[1])
+
+        def test(v: Any) -> bool:
+            return isinstance(v, dict) and all(map(isinstance, v, repeat(key_classes))) and all(
+                map(val, v.values()))
     elif origin is dict:
         key, val = _fits(args[0]), _fits(args[1])
 
@@ -1365,10 +1396,15 @@ class Game:
         if not set(self.stack) <= shares | {DIVIDEND} or len(self.display) not in (0, 4):
             raise bad("the stack or the display holds an unknown card")
         history = self.history
-        names = history.players() if isinstance(history, History) else (p for p, _a in history)
-        for i, player in enumerate(names):
-            if player not in players:
-                raise bad(f"history entry {i + 1} is by {player!r}, not a player")
+        names = list(history.players() if isinstance(history, History) else (p for p, _a in history))
+        try:
+            known = players.issuperset(names)  # in C: the history grows with the game
+        except TypeError:  # an unhashable name: found below
+            known = False
+        if not known:
+            for i, player in enumerate(names):
+                if player not in players:
+                    raise bad(f"history entry {i + 1} is by {player!r}, not a player")
 
     def copy(self) -> "Game":
         """An independent copy (for trying an action without changing this game):

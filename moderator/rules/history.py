@@ -10,6 +10,8 @@ and its players need no parse.  Pure: no I/O.
 """
 from __future__ import annotations
 
+from itertools import chain
+from operator import itemgetter
 from typing import Any, Iterator
 
 from .actions import Action
@@ -35,10 +37,8 @@ class History:
 
     def players(self) -> Iterator[str]:
         """The player of each entry, in order (without reading the actions)."""
-        for p, _ in self._texts:
-            yield p
-        for p, _ in self._added:
-            yield p
+        first = itemgetter(0)
+        return chain(map(first, self._texts), map(first, self._added))
 
     def _recorded(self) -> list[tuple[str, Action]]:
         if self._read is None:

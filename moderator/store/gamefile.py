@@ -57,6 +57,7 @@ import secrets
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from itertools import accumulate
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Callable
 
@@ -408,7 +409,7 @@ class GameRecord:
             "resigning": dict(self.resigning),
             "ended": dict(self.ended) if self.ended is not None else None,
             "gm_log": [dict(e) for e in self.gm_log],
-            "history": [dict(h) for h in self.history],
+            "history": list(map(dict, self.history)),
             "log": list(g.log),
             "state": g.to_dict(),
         }
@@ -605,7 +606,7 @@ def restore_game(data: dict[str, Any], board: Board) -> Game:
         return replay(data, board)
     if "log_length" in data and data["log_length"] != len(log):
         raise StoreError(f"the file's log has {len(log)} entries, but log_length says {data['log_length']}")
-    history = History([(h["player"], h["order"]) for h in data.get("history") or []])
+    history = History(list(map(itemgetter("player", "order"), data.get("history") or [])))
     return Game.from_dict(
         data["state"], board=board, players=[p["name"] for p in data["players"]], seed=data["seed"],
         ruleset=data["ruleset"], options=data.get("options") or {}, log=log, history=history,
@@ -881,7 +882,7 @@ class GameStore:
             board_ref=data["board"],
             created=str(data.get("created", "")),
             threads=dict(data.get("threads") or {}),
-            history=[dict(h) for h in data.get("history") or []],
+            history=list(map(dict, data.get("history") or [])),
             notified=int(data.get("notified", len(game.log))),
             reply_to=dict(data.get("reply_to") or {}),
             settings=settings,
