@@ -492,3 +492,47 @@ def test_seat_commands_in_the_language_in_force(lang, line, expected):
 def test_languages_are_those_pbem_speaks():
     assert set(LANGUAGES) == set(i18n.LANGUAGES) - {i18n.DEFAULT}
     assert set(WORDS) == set(CANONICAL) == set(CITIES) == set(EXAMPLES) == set(LANGUAGES)
+
+
+# ------------------------------------------------- counts and places in every language
+
+@pytest.mark.parametrize("lang, line, expected", [
+    ("zh", "投资两张EPRG，弃一张无条纹。", "invest 2 EPRG; discard plain"),
+    ("zh", "投资三张EPRG", "invest 3 EPRG"),
+    ("zh", "投资２张EPRG", "invest 2 EPRG"),
+    ("zh", "投资2张EPRG", "invest 2 EPRG"),
+    ("zh", "投资两股EPRG", "invest 2 EPRG"),
+    ("zh", "投资两份KCC和一股UP", "invest KCC KCC UP"),
+    ("zh", "投资俩个KCC", "invest 2 KCC"),
+    ("zh", "投资四只KCC", "invest 4 KCC"),
+    ("zh", "投资两枚KCC", "invest 2 KCC"),
+    ("zh", "投资一张EPRG", "invest EPRG"),
+    ("zh", "投资两KCC", "invest 2 KCC"),
+    ("cs", "investuj dvě akcie KCC", "invest 2 KCC"),
+    ("cs", "investuj tři KCC", "invest 3 KCC"),
+    ("de", "investiere zwei KCC", "invest 2 KCC"),
+    ("de", "investiere drei KCC", "invest 3 KCC"),
+    ("es", "invertir dos KCC", "invest 2 KCC"),
+    ("es", "invertir tres KCC", "invest 3 KCC"),
+    ("de", "investiere 2x KCC", "invest 2 KCC"),
+    ("es", "invertir KCC ×2", "invest 2 KCC"),
+    ("cs", "investuj 2×KCC", "invest 2 KCC"),
+])
+def test_counts_of_shares(lang, line, expected, board):
+    assert str(parse_turn([line], board, language=lang)) == expected
+
+
+@pytest.mark.parametrize("lang, line, word", [
+    ("zh", "投资几张EPRG", "几"),      # "some": no number
+    ("zh", "投资十十张EPRG", "十十"),  # no number either
+])
+def test_a_count_not_read_is_refused_never_one(lang, line, word, board):
+    with pytest.raises(OrderError) as info:
+        parse_turn([line], board, language=lang)
+    assert info.value.code == "not_a_company"
+    assert info.value.values["word"] == word
+
+
+def test_ten_shares_is_a_count_not_one(board):
+    # ten is read as ten (the engine refuses it if the player holds fewer), not as 1
+    assert parse_turn(["投资十张EPRG"], board, language="zh") == Invest(("EPRG",) * 10)
