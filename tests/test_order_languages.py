@@ -536,3 +536,22 @@ def test_a_count_not_read_is_refused_never_one(lang, line, word, board):
 def test_ten_shares_is_a_count_not_one(board):
     # ten is read as ten (the engine refuses it if the player holds fewer), not as 1
     assert parse_turn(["投资十张EPRG"], board, language="zh") == Invest(("EPRG",) * 10)
+
+
+@pytest.mark.parametrize("lang, take", [
+    ("zh", "拿场上第２张"), ("zh", "拿场上第2张"), ("zh", "拿场上第二个"), ("zh", "拿场上２"),
+    ("cs", "vezmi druhou z nabídky"), ("de", "nimm die zweite aus der Auslage"),
+    ("de", "die zweite aus der Auslage nehmen"), ("es", "tomar la segunda boca arriba"),
+])
+def test_ordinal_places_of_the_display(lang, take, board):
+    build = {"zh": "建造KCC DEN-KCY无条纹", "cs": "postav KCC DEN-KCY obyčejná",
+             "de": "bauen KCC DEN-KCY einfach", "es": "construir KCC DEN-KCY lisa"}[lang]
+    action = parse_turn([build, take], board, language=lang)
+    assert action == Build("KCC", "DEN-KCY", "plain", take=Take("display", place=2))
+
+
+def test_chinese_ordinal_past_the_display_is_refused(board):
+    with pytest.raises(OrderError) as info:
+        parse_turn(["建造KCC DEN-KCY无条纹", "拿场上第5张"], board, language="zh")
+    assert info.value.code == "no_such_place"
+    assert info.value.values["place"] == 5

@@ -302,6 +302,7 @@ WORDS: dict[str, dict[str, object]] = {
                   "streckenkarten", "gleiskarte", "gleiskarten", "strecke", "zug", "mit",
                   "auf", "im", "fur", "gesellschaft", "ich", "mochte", "will", "wurde",
                   "gerne", "jetzt", "also", "bitte", "spielzug", "hand", "aus der hand", "ab", "vom",
+                  "aus der", "aus dem",
                   "spiel", "partie", "hiermit",
                   "zum", "zur"],
         "greetings": ["hallo", "moin", "servus", "gruss", "grusse", "viele grusse",
