@@ -555,3 +555,19 @@ def test_chinese_ordinal_past_the_display_is_refused(board):
         parse_turn(["建造KCC DEN-KCY无条纹", "拿场上第5张"], board, language="zh")
     assert info.value.code == "no_such_place"
     assert info.value.values["place"] == 5
+
+
+@pytest.mark.parametrize("lang, line, code, word", [
+    ("de", "investiere zwei KCC; zwei abwerfen", "discard_not_a_card", "zwei"),
+    ("de", "zwei KCC", "unknown_order", "zwei"),
+    ("es", "dos KCC", "unknown_order", "dos"),
+    ("cs", "investuj 2 KCC; odhoď dvě", "discard_not_a_card", "dvě"),
+    ("cs", "bílá", "card_alone", "bílá"),
+    ("zh", "投资两张KCC；弃两张", "discard_not_a_card", "两张"),
+])
+def test_refusal_quotes_the_players_word(lang, line, code, word, board):
+    with pytest.raises(OrderError) as info:
+        parse_turn([line], board, language=lang)
+    assert info.value.code == code
+    assert info.value.values["word"] == word
+    assert f"'{word}'" in info.value.reason
