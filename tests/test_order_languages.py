@@ -517,6 +517,10 @@ def test_languages_are_those_pbem_speaks():
     ("de", "investiere 2x KCC", "invest 2 KCC"),
     ("es", "invertir KCC ×2", "invest 2 KCC"),
     ("cs", "investuj 2×KCC", "invest 2 KCC"),
+    ("cs", "investuj KCC×2", "invest 2 KCC"),
+    ("es", "invertir ×2 KCC", "invest 2 KCC"),
+    ("zh", "投资KCC×2", "invest 2 KCC"),
+    ("de", "investiere KCC ×2 und UP", "invest KCC KCC UP"),
 ])
 def test_counts_of_shares(lang, line, expected, board):
     assert str(parse_turn([line], board, language=lang)) == expected

@@ -36,7 +36,7 @@ comma at the end, smart quotes, dashes and full-width forms are all read)::
     swap     := ("swap"|"exchange"|"trade"|"return") (SHARE | ["just"] "drawn")
                 ["for" "UP"] | "no swap"
     invest   := ("invest"|"inv") SHARES
-    SHARES   := [N ["x"]] SHARE [x N] { ["," | "and"] [N ["x"]] SHARE }
+    SHARES   := [N ["x"] | "x" N] SHARE [x N] { ["," | "and"] [N ["x"]] SHARE }   (× is x)
     discard  := ("discard"|"drop") CARD
     pass     := ("pass"|"skip") [CARD]
     start    := ("start"|"initial [investment]"|"choose") SHARE
@@ -178,7 +178,7 @@ _TRANSLATE = str.maketrans({
     **{c: " " for c in "\"\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb`"},
     **{c: " - " for c in "\u2192\u21d2\u27f6\u2794\u279c\u279d\u279e\u27f9\u2194"},
     **{c: "" for c in "\u200b\u200c\u200d\u2060\ufeff\u00ad"},
-    "\u3001": ",", "\u3002": ".", "\uff61": ".", "\uff64": ",", "\u00d7": "x",
+    "\u3001": ",", "\u3002": ".", "\uff61": ".", "\uff64": ",", "\u00d7": " x ",
     "\u00bf": " ", "\u00a1": " ",  # Spanish opening marks: "¿Ayuda?", "¡Hola!"
     "\t": " ",
 })
@@ -497,6 +497,11 @@ def _shares(tokens: list[str], line: str, order: str) -> list[str]:
         m = re.fullmatch(r"[x*](\d{1,3})", low)
         if m or (low in ("x", "*", "times") and i + 1 < len(toks) and _count(toks[i + 1])):
             n = int(m.group(1)) if m else _count(toks[i + 1])
+            step = 1 if m else 2
+            if (last is None and count is None and not out and i + step < len(toks)
+                    and companies_at(toks, i + step)):
+                toks = toks[:i] + [str(n)] + toks[i + step:]  # "×2 KCC": a count before
+                continue
             if last is None or count is not None or len(out) - last != 1:
                 raise OrderError("unclear_multiplier", line, word=toks[i], order=order)
             if not 1 <= n <= _MAX_SHARES:  # type: ignore[operator]
