@@ -492,3 +492,86 @@ def test_seat_commands_in_the_language_in_force(lang, line, expected):
 def test_languages_are_those_pbem_speaks():
     assert set(LANGUAGES) == set(i18n.LANGUAGES) - {i18n.DEFAULT}
     assert set(WORDS) == set(CANONICAL) == set(CITIES) == set(EXAMPLES) == set(LANGUAGES)
+
+
+# ------------------------------------------------- counts and places in every language
+
+@pytest.mark.parametrize("lang, line, expected", [
+    ("zh", "投资两张EPRG，弃一张无条纹。", "invest 2 EPRG; discard plain"),
+    ("zh", "投资三张EPRG", "invest 3 EPRG"),
+    ("zh", "投资２张EPRG", "invest 2 EPRG"),
+    ("zh", "投资2张EPRG", "invest 2 EPRG"),
+    ("zh", "投资两股EPRG", "invest 2 EPRG"),
+    ("zh", "投资两份KCC和一股UP", "invest KCC KCC UP"),
+    ("zh", "投资俩个KCC", "invest 2 KCC"),
+    ("zh", "投资四只KCC", "invest 4 KCC"),
+    ("zh", "投资两枚KCC", "invest 2 KCC"),
+    ("zh", "投资一张EPRG", "invest EPRG"),
+    ("zh", "投资两KCC", "invest 2 KCC"),
+    ("cs", "investuj dvě akcie KCC", "invest 2 KCC"),
+    ("cs", "investuj tři KCC", "invest 3 KCC"),
+    ("de", "investiere zwei KCC", "invest 2 KCC"),
+    ("de", "investiere drei KCC", "invest 3 KCC"),
+    ("es", "invertir dos KCC", "invest 2 KCC"),
+    ("es", "invertir tres KCC", "invest 3 KCC"),
+    ("de", "investiere 2x KCC", "invest 2 KCC"),
+    ("es", "invertir KCC ×2", "invest 2 KCC"),
+    ("cs", "investuj 2×KCC", "invest 2 KCC"),
+    ("cs", "investuj KCC×2", "invest 2 KCC"),
+    ("es", "invertir ×2 KCC", "invest 2 KCC"),
+    ("zh", "投资KCC×2", "invest 2 KCC"),
+    ("de", "investiere KCC ×2 und UP", "invest KCC KCC UP"),
+])
+def test_counts_of_shares(lang, line, expected, board):
+    assert str(parse_turn([line], board, language=lang)) == expected
+
+
+@pytest.mark.parametrize("lang, line, word", [
+    ("zh", "投资几张EPRG", "几"),      # "some": no number
+    ("zh", "投资十十张EPRG", "十十"),  # no number either
+])
+def test_a_count_not_read_is_refused_never_one(lang, line, word, board):
+    with pytest.raises(OrderError) as info:
+        parse_turn([line], board, language=lang)
+    assert info.value.code == "not_a_company"
+    assert info.value.values["word"] == word
+
+
+def test_ten_shares_is_a_count_not_one(board):
+    # ten is read as ten (the engine refuses it if the player holds fewer), not as 1
+    assert parse_turn(["投资十张EPRG"], board, language="zh") == Invest(("EPRG",) * 10)
+
+
+@pytest.mark.parametrize("lang, take", [
+    ("zh", "拿场上第２张"), ("zh", "拿场上第2张"), ("zh", "拿场上第二个"), ("zh", "拿场上２"),
+    ("cs", "vezmi druhou z nabídky"), ("de", "nimm die zweite aus der Auslage"),
+    ("de", "die zweite aus der Auslage nehmen"), ("es", "tomar la segunda boca arriba"),
+])
+def test_ordinal_places_of_the_display(lang, take, board):
+    build = {"zh": "建造KCC DEN-KCY无条纹", "cs": "postav KCC DEN-KCY obyčejná",
+             "de": "bauen KCC DEN-KCY einfach", "es": "construir KCC DEN-KCY lisa"}[lang]
+    action = parse_turn([build, take], board, language=lang)
+    assert action == Build("KCC", "DEN-KCY", "plain", take=Take("display", place=2))
+
+
+def test_chinese_ordinal_past_the_display_is_refused(board):
+    with pytest.raises(OrderError) as info:
+        parse_turn(["建造KCC DEN-KCY无条纹", "拿场上第5张"], board, language="zh")
+    assert info.value.code == "no_such_place"
+    assert info.value.values["place"] == 5
+
+
+@pytest.mark.parametrize("lang, line, code, word", [
+    ("de", "investiere zwei KCC; zwei abwerfen", "discard_not_a_card", "zwei"),
+    ("de", "zwei KCC", "unknown_order", "zwei"),
+    ("es", "dos KCC", "unknown_order", "dos"),
+    ("cs", "investuj 2 KCC; odhoď dvě", "discard_not_a_card", "dvě"),
+    ("cs", "bílá", "card_alone", "bílá"),
+    ("zh", "投资两张KCC；弃两张", "discard_not_a_card", "两张"),
+])
+def test_refusal_quotes_the_players_word(lang, line, code, word, board):
+    with pytest.raises(OrderError) as info:
+        parse_turn([line], board, language=lang)
+    assert info.value.code == code
+    assert info.value.values["word"] == word
+    assert f"'{word}'" in info.value.reason

@@ -302,6 +302,7 @@ WORDS: dict[str, dict[str, object]] = {
                   "streckenkarten", "gleiskarte", "gleiskarten", "strecke", "zug", "mit",
                   "auf", "im", "fur", "gesellschaft", "ich", "mochte", "will", "wurde",
                   "gerne", "jetzt", "also", "bitte", "spielzug", "hand", "aus der hand", "ab", "vom",
+                  "aus der", "aus dem",
                   "spiel", "partie", "hiermit",
                   "zum", "zur"],
         "greetings": ["hallo", "moin", "servus", "gruss", "grusse", "viele grusse",
@@ -440,6 +441,17 @@ WORDS: dict[str, dict[str, object]] = {
 }
 """Per language, every word a player may write, by class, to the English word it
 stands for (see the module docstring)."""
+
+# ====================================================================== numerals
+
+CHINESE_DIGITS: dict[str, int] = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "俩": 2, "三": 3,
+                                  "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+"""Chinese digits (``两``, ``俩``: two of something); with ``十`` (ten) they write
+the numbers 1-99 (``十``, ``十二``, ``二十``, ``二十五``)."""
+
+CHINESE_MEASURE_WORDS = "张股份个只枚"
+"""Measure words that may follow a number (``两张``, ``三股``, ``2份``) or an
+ordinal (``第二张``, ``第2个``); read as nothing."""
 
 # ====================================================================== cities
 

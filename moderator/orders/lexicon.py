@@ -28,7 +28,14 @@ from dataclasses import dataclass
 from ..i18n import DEFAULT, current, normalize
 from ..rules.actions import DRAWN, Action, Build, Invest, Pass, Start, Take
 from ..rules.components import JOKER
-from .languages import CANONICAL, CITIES, CITY_CASE_ENDINGS, WORDS
+from .languages import (
+    CANONICAL,
+    CHINESE_DIGITS,
+    CHINESE_MEASURE_WORDS,
+    CITIES,
+    CITY_CASE_ENDINGS,
+    WORDS,
+)
 from .vocabulary import (
     BUILD_VERBS,
     CITY_ALIASES,
@@ -85,15 +92,23 @@ class Lexicon:
     english: dict[str, str]
     pattern: re.Pattern | None
 
-    def translate(self, text: str, cities: CityIndex | None = None) -> str:
+    def translate(self, text: str, cities: CityIndex | None = None,
+                  origins: dict[str, str] | None = None) -> str:
         """``text`` (one cleaned line, accents already folded by the parser) with
         every word of this language replaced by its English reading, padded with
         spaces.  A word that is part of a city's name there is kept (Spanish
         ``el``/``paso`` in ``El Paso``, ``la`` in ``LA-SFO``; see
-        :func:`_city_word`).  Never raises."""
+        :func:`_city_word`).  Chinese numbers and ordinals with or without a
+        measure word (``两张``, ``十股``, ``2个``, ``第２张``) are read as English ones
+        (:func:`_chinese_numbers`).  ``origins``, when given, gets each English
+        word written to the player's text it was read from (``{"two": "zwei"}``;
+        the first one wins), so that a refusal quotes the player's word.  Never
+        raises."""
         if self.pattern is None:
             return text
         text = text.replace("ß", "ss").replace("ẞ", "SS")
+        if self.language == "zh":
+            text = _chinese_numbers(text, origins)
 
         def replace(m: re.Match) -> str:
             found = m.group(0)
@@ -101,6 +116,9 @@ class Lexicon:
             english = self.english[key]
             if _city_word(found, m, cities):
                 return found
+            if origins is not None:
+                for word in english.split():
+                    origins.setdefault(word, found)
             return f" {english} " if english else " "
 
         text = self.pattern.sub(replace, text)
@@ -108,6 +126,59 @@ class Lexicon:
         if endings and cities is not None:
             text = _declined_cities(text, cities, endings, self.english)
         return text
+
+
+_ZH_NUMERAL = "[" + "".join(CHINESE_DIGITS) + "十]+"
+_ZH_NUMBER_RE = re.compile(
+    rf"(第\s*)?({_ZH_NUMERAL}|\d{{1,3}})\s*(?:([{CHINESE_MEASURE_WORDS}])|(?=[A-Za-z0-9\s]|$))"
+)
+
+
+def _chinese_number(text: str) -> int | None:
+    """The number ``text`` writes (``"两"`` 2, ``"十二"`` 12, ``"二十五"`` 25,
+    ``"3"`` 3), or None when it is no number of 1-99 (``"十十"``, ``"零"``)."""
+    if text.isdigit():
+        return int(text)
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        if "十" in ones or len(tens) > 1 or len(ones) > 1:
+            return None
+        n = (CHINESE_DIGITS[tens] if tens else 1) * 10 + (CHINESE_DIGITS[ones] if ones else 0)
+    elif len(text) == 1:
+        n = CHINESE_DIGITS[text]
+    else:
+        return None
+    return n if n >= 1 else None
+
+
+def _chinese_numbers(text: str, origins: dict[str, str] | None = None) -> str:
+    """``text`` with Chinese counts and ordinals as English words: a number with a
+    measure word (``两张`` / ``三股`` / ``2个`` → ``two`` / ``three`` / ``two``) or
+    before a company or the end (``两EPRG``); an ordinal ``第…`` (``第２张`` →
+    ``second``, ``第5张`` → ``place 5``, which the grammar refuses as no such place).
+    A number in a word (``三藩市``) is left alone; one that is no number of 1-99
+    is left as written, so the grammar refuses it (never read as 1)."""
+    def replace(m: re.Match) -> str:
+        ordinal, digits, measure = m.group(1), m.group(2), m.group(3)
+        if not digits.isdigit() and not (ordinal or measure):
+            # a Chinese numeral alone: only before a company, number or the end
+            if m.end() < len(m.string) and not re.match(r"\s*[A-Za-z0-9]", m.string[m.end():]):
+                return m.group(0)
+        elif digits.isdigit() and not ordinal:
+            return f" {digits} " if measure else m.group(0)
+        n = _chinese_number(digits)
+        if n is None:
+            return f" {m.group(0)} "
+        if ordinal:
+            english = _ENGLISH_ORDINALS.get(n, f"place {n}")
+        else:
+            english = _ENGLISH_NUMBERS.get(n, str(n))
+        if origins is not None:
+            for word in english.split():
+                origins.setdefault(word, m.group(0).strip())
+        return f" {english} "
+
+    return _ZH_NUMBER_RE.sub(replace, text)
 
 
 _LATIN_WORD_RE = re.compile(r"(?<![\w'])[^\W\d_]{4,}(?![\w'])")

@@ -36,7 +36,7 @@ comma at the end, smart quotes, dashes and full-width forms are all read)::
     swap     := ("swap"|"exchange"|"trade"|"return") (SHARE | ["just"] "drawn")
                 ["for" "UP"] | "no swap"
     invest   := ("invest"|"inv") SHARES
-    SHARES   := [N ["x"]] SHARE [x N] { ["," | "and"] [N ["x"]] SHARE }
+    SHARES   := [N ["x"] | "x" N] SHARE [x N] { ["," | "and"] [N ["x"]] SHARE }   (× is x)
     discard  := ("discard"|"drop") CARD
     pass     := ("pass"|"skip") [CARD]
     start    := ("start"|"initial [investment]"|"choose") SHARE
@@ -178,7 +178,7 @@ _TRANSLATE = str.maketrans({
     **{c: " " for c in "\"\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb`"},
     **{c: " - " for c in "\u2192\u21d2\u27f6\u2794\u279c\u279d\u279e\u27f9\u2194"},
     **{c: "" for c in "\u200b\u200c\u200d\u2060\ufeff\u00ad"},
-    "\u3001": ",", "\u3002": ".", "\uff61": ".", "\uff64": ",", "\u00d7": "x",
+    "\u3001": ",", "\u3002": ".", "\uff61": ".", "\uff64": ",", "\u00d7": " x ",
     "\u00bf": " ", "\u00a1": " ",  # Spanish opening marks: "¿Ayuda?", "¡Hola!"
     "\t": " ",
 })
@@ -243,14 +243,16 @@ def _low(tok: str) -> str:
     return tok.lower().strip(".!?")
 
 
-def _pieces(line: str, lex: Lexicon | None = None, cities: CityIndex | None = None) -> list[str]:
+def _pieces(line: str, lex: Lexicon | None = None, cities: CityIndex | None = None,
+            origins: dict[str, str] | None = None) -> list[str]:
     """The order parts of one line: split on ``;`` and ``|``, each stripped of
     bullets and of punctuation at its ends; the words of ``lex``'s language read
-    as English (:meth:`Lexicon.translate <moderator.orders.lexicon.Lexicon.translate>`)."""
+    as English (:meth:`Lexicon.translate <moderator.orders.lexicon.Lexicon.translate>`,
+    which notes in ``origins`` the player's word each English word was read from)."""
     out = []
     text = _clean(line)
     if lex is not None:
-        text = _clean(lex.translate(text, cities))
+        text = _clean(lex.translate(text, cities, origins))
     for piece in _PIECE_RE.split(text):
         piece = _BULLET_RE.sub("", piece.strip()).strip(" .,!?:")
         if piece:
@@ -495,6 +497,11 @@ def _shares(tokens: list[str], line: str, order: str) -> list[str]:
         m = re.fullmatch(r"[x*](\d{1,3})", low)
         if m or (low in ("x", "*", "times") and i + 1 < len(toks) and _count(toks[i + 1])):
             n = int(m.group(1)) if m else _count(toks[i + 1])
+            step = 1 if m else 2
+            if (last is None and count is None and not out and i + step < len(toks)
+                    and companies_at(toks, i + step)):
+                toks = toks[:i] + [str(n)] + toks[i + step:]  # "×2 KCC": a count before
+                continue
             if last is None or count is not None or len(out) - last != 1:
                 raise OrderError("unclear_multiplier", line, word=toks[i], order=order)
             if not 1 <= n <= _MAX_SHARES:  # type: ignore[operator]
@@ -889,21 +896,46 @@ def parse_turn(lines: list[str], board: Board, language: str | None = None) -> A
     and the orders a refusal suggests are written in its canonical words
     (:func:`format_action`)."""
     lang = language_of(language)
+    origins: dict[str, str] = {}
     with i18n.speaking(lang):
         try:
-            return _parse_turn(lines, board, lang)
+            return _parse_turn(lines, board, lang, origins)
         except OrderError as exc:
             if lang != i18n.DEFAULT:
-                exc.values = _localized(exc.code, exc.values, board, lang)
+                origins.update(_as_written(lines, origins))
+                exc.values = _localized(exc.code, exc.values, board, lang, origins)
             raise
 
 
-def _localized(code: str, values: dict[str, Any], board: Board, lang: str) -> dict[str, Any]:
+_WRITTEN_WORD_RE = re.compile(r"[^\s;|,.!?()\[\]{}<>:=\"']+")
+
+
+def _as_written(lines: list[str], origins: dict[str, str]) -> dict[str, str]:
+    """``origins`` (English word -> the folded text of the player's it was read
+    from) with each text as the player wrote it, accents and case kept (``"weiss"``
+    -> ``"Weiß"``, ``"dve"`` -> ``"dvě"``), and each other folded word of ``lines``
+    to its written form."""
+    written: dict[str, str] = {}
+    for line in lines:
+        for word in _WRITTEN_WORD_RE.findall(unicodedata.normalize("NFKC", str(line))):
+            written.setdefault(fold(word), word)
+    out = {fold(k): v for k, v in written.items()}
+    for english, text in origins.items():
+        out[english] = " ".join(written.get(fold(w), w) for w in text.split())
+    return out
+
+
+def _localized(code: str, values: dict[str, Any], board: Board, lang: str,
+               origins: dict[str, str] | None = None) -> dict[str, Any]:
     """The values of a refusal with the orders and words it suggests in ``lang``'s
     canonical words: an order (``verb_first``), the readings of a build, a command,
-    the name of an order (``follows_build``: ``tomar``), a track card to write, a
-    word of the language the player wrote (quoted as its canonical word).  Values a
-    template compares (``order`` of the share refusals) stay English."""
+    the name of an order (``follows_build``: ``tomar``), a track card to write.  A
+    word the player wrote (``word``, ``text``) is quoted as the player wrote it:
+    each English word read from a word of the language back to that word
+    (``origins``: English word -> the player's text, from
+    :meth:`Lexicon.translate <moderator.orders.lexicon.Lexicon.translate>`; ``two``
+    -> ``zwei``), else as written.  Values a template compares (``order`` of the
+    share refusals) stay English."""
     out = dict(values)
 
     def order(text: str) -> str:
@@ -922,19 +954,17 @@ def _localized(code: str, values: dict[str, Any], board: Board, lang: str) -> di
         out["order"] = canonical(values["order"], lang)  # shown, never compared
     elif code in ("card_alone", "as_without_joker") and "card" in values:
         out["card"] = canonical(values["card"], lang)
-    for key in ("word", "text"):
-        # a word of the player's language is quoted in its canonical form, not as
-        # the English word it was read as ('weiß', not 'white')
-        if isinstance(values.get(key), str) and values[key].lower() in CANONICAL_WORDS:
-            out[key] = canonical(values[key].lower(), lang)
+    if origins:
+        for key in ("word", "text"):
+            # a word of the player's language is quoted as written ('zwei', not
+            # the English 'two' it was read as)
+            if isinstance(values.get(key), str):
+                out[key] = " ".join(origins.get(_low(w), w) for w in values[key].split())
     return out
 
 
-CANONICAL_WORDS = frozenset(w for words in CANONICAL.values() for w in words)
-"""The English words that have a canonical word in some language (``build``, ``white`` ...)."""
-
-
-def _parse_turn(lines: list[str], board: Board, lang: str) -> Action:
+def _parse_turn(lines: list[str], board: Board, lang: str,
+                origins: dict[str, str] | None = None) -> Action:
     lex = lexicon(lang)
     if lex.pattern is None:
         lex = None
@@ -948,7 +978,7 @@ def _parse_turn(lines: list[str], board: Board, lang: str) -> Action:
         for line in str(raw).splitlines() or [""]:
             if command(line, lang) or _KEY_LINE_RE.match(line):
                 continue
-            for piece in _pieces(line, lex, cities):
+            for piece in _pieces(line, lex, cities, origins):
                 tokens = _tokens(piece)
                 if lex is not None:
                     tokens = _verb_last(tokens)
@@ -967,18 +997,32 @@ def _parse_turn(lines: list[str], board: Board, lang: str) -> Action:
 def _verb_last(tokens: list[str]) -> list[str]:
     """The words of an order written verb last, as German and Czech do ("Weiß
     abwerfen", "2 KCC investieren", "Stapel nehmen"), verb first; other words as
-    they are.  Only a part with one verb, at its end, after an order word
-    (a company, track card, number or ``stack``...), so "ich muss leider passen"
-    stays a line of chatter and a pass."""
+    they are.  Only a part whose verbs each end a clause (at its end, or before
+    ``and``, ``then`` or ``,``: "zwei KCC investieren und eine einfache abwerfen"
+    → "invest two KCC discard plain"), each clause with an order word before its
+    verb (a company, track card, number or ``stack``...), so "ich muss leider
+    passen" stays a line of chatter and a pass."""
     if len(tokens) < 2 or _low(tokens[-1]) not in VERBS:
         return tokens
-    head = tokens[:-1]
-    if any(_low(t) in VERBS for t in head):
-        return tokens
-    if not any(_low(t) in ORDER_WORDS or card_word(t) or company_of(t) or _count(t) is not None
-               for t in head):
-        return tokens
-    return tokens[-1:] + head
+    clauses: list[list[str]] = []
+    start = 0
+    for i, tok in enumerate(tokens):
+        if _low(tok) not in VERBS:
+            continue
+        if i + 1 < len(tokens) and _low(tokens[i + 1]) not in CONNECTORS | {","}:
+            return tokens  # a verb inside a clause: written verb first
+        clauses.append(tokens[start:i + 1])
+        start = i + 1
+        while start < len(tokens) and _low(tokens[start]) in CONNECTORS | {","}:
+            start += 1
+    out: list[str] = []
+    for clause in clauses:
+        head = clause[:-1]
+        if not any(_low(t) in ORDER_WORDS or card_word(t) or company_of(t) or _count(t) is not None
+                   for t in head):
+            return tokens
+        out += clause[-1:] + head
+    return out
 
 
 def _combine(parts: _Parts, lines: list[str]) -> Action:

@@ -167,7 +167,11 @@ def companies_at(tokens: list[str], i: int) -> list[tuple[str, int]]:
 def company_of(text: str) -> str | None:
     """The abbreviation of the company ``text`` names (``"ep&rg"``, ``"Union
     Pacific"``, ``"kcc"``), or None; :func:`moderator.rules.components.company_abbr`
-    with a cache."""
+    with a cache.  None when ``text`` holds a letter or digit that no company's
+    name has (``"两 EPRG"``, ``"几 EPRG"``): such a word is never dropped silently
+    as if it were punctuation, so an unread count is refused, not read as 1."""
+    if not text.isascii() and any(c.isalnum() and not c.isascii() for c in text):
+        return None
     return company_abbr(text)
 
 
