@@ -455,6 +455,8 @@ class LegalSummary:
     - ``swaps``: ``{take: (share kinds that may be returned in the UP swap after
       that draw, ...)}`` for the same draws.
     - ``invest``: the share kinds in hand (sorted); INVEST is possible when any.
+    - ``discards``: the track card kinds an INVEST may discard (those held),
+      sorted; empty when INVEST is not possible.
     - ``passes``: the passes (``Pass`` per discard choice, ``Pass(None)`` with no
       card) when neither BUILD nor INVEST is possible (rules: No legal action).
 
@@ -471,6 +473,7 @@ class LegalSummary:
     takes: tuple[Take, ...] = ()
     swaps: Mapping[Take, tuple[ShareKind, ...]] = field(default_factory=dict)
     invest: tuple[ShareKind, ...] = ()
+    discards: tuple[TrackType, ...] = ()
     passes: tuple[Pass, ...] = ()
 
     @classmethod
@@ -541,7 +544,8 @@ class LegalSummary:
         redraw = tuple(game.dead_cards(player)) if game.options["dead_track_redraw"] else ()
         s = _new(cls)  # every field given: without the frozen dataclass's checked assignments
         s.__dict__.update(player=player, phase=game.phase, on_move=True, starts=(), redraw=redraw,
-                          builds=builds, takes=takes, swaps=swaps, invest=invest, passes=passes)
+                          builds=builds, takes=takes, swaps=swaps, invest=invest,
+                          discards=tuple(sorted(held)) if invest else (), passes=passes)
         return s
 
     def build_actions(self, first: CompanyId | None = None) -> list[Build]:
