@@ -27,7 +27,8 @@ def legal_lines(game: Game, name: str, full: bool = False, summary: LegalSummary
       build line; then the draws; company ``first`` (the one a refused order
       named) first;
     * INVEST: the shares held (``2 KCC, MS``: one company or two), the track
-      cards that may be discarded and an example of each kind;
+      cards that may be discarded and an example of each kind (all the shares of
+      the company most held; the first two companies);
     * the passes (rules: No legal action).
 
     Every order is shown with the canonical order words of the language in force
@@ -57,7 +58,7 @@ def legal_lines(game: Game, name: str, full: bool = False, summary: LegalSummary
         held = Counter(game.share_hands[name])
         shares = [f"{held[k]} {k}" if held[k] > 1 else k for k in s.invest]
         discard = s.discards[0] if s.discards else None
-        one = s.invest[0]
+        one = max(s.invest, key=lambda k: held[k])  # the most shares of one company
         examples = [str(Invest((one,) * held[one], discard))]
         if len(s.invest) > 1:
             examples.append(str(Invest(s.invest[:2], discard)))
