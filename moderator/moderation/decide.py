@@ -157,7 +157,8 @@ def illegal(exc: IllegalAction, key: str, record: GameRecord, player: Player, or
     ``code`` and ``values`` in ``values``, its ``legal`` alternatives (orders, or
     ``summary`` and ``first``)."""
     return Refuse(reason="order_not_legal", values={"code": exc.code, "values": dict(exc.values)},
-                  legal=tuple(exc.legal), summary=exc.summary, first=exc.first, **_order_refusal(key, record, player, orders, commands, repeat, kinds))
+                  legal=tuple(exc.legal), summary=exc.summary, first=exc.first,
+                  **_order_refusal(key, record, player, orders, commands, repeat, kinds))
 
 
 def _order_refusal(key: str, record: GameRecord, player: Player, orders: tuple[str, ...],

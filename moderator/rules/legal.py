@@ -10,8 +10,9 @@ of BUILD x take x swap combinations.  ``Game.legal_actions(player)`` returns it.
 replies and the status mail show: the starts, the dead cards to redraw, the builds
 grouped by company and section, the share draws and swaps after a build, the shares
 to invest and the passes; built from the network's placements, never from the
-product of the combinations.  ``moderator.render.legal_summary`` and the engine's
-refusals (``IllegalAction.legal``) format it.
+product of the combinations.  ``moderator.render.legal_summary`` (the status
+mail) and ``moderator.render.legal.legal_lines`` (refusals, the ``legal``
+command) word it; the engine's refusals carry it (``IllegalAction.summary``).
 
 Rules: A turn (BUILD, INVEST), No legal action; Setup, step 5 (initial
 investment); options dead_track_redraw and up_only_by_swap (docs/rules.md).
