@@ -1235,7 +1235,13 @@ def test_refused_build_lists_the_named_company_first():
     assert company != next(iter(COMPANIES))  # else table order alone would pass the test
     with pytest.raises(_Illegal) as err:
         game.resolve(mover, Build(company, far, None, None, Take("stack")))
-    assert err.value.legal[0].startswith(f"build one of: build {company} ")
+    assert (err.value.first, err.value.legal) == (company, [])
+    assert err.value.summary == game.legal_summary(mover)
+    from moderator.render.legal import legal_lines
+
+    lines = legal_lines(game, mover, summary=err.value.summary, first=err.value.first)
+    assert lines[0].startswith(f"build {company} ") and lines[0].endswith("; take stack   (a build and its draw on ONE line)")
+    assert lines[1].startswith(f"{company}: ")
 
 
 # ====================================================================== named refusals

@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from .. import i18n
 from ..mail.read import OrderMail, canonical_address
+from ..orders.lexicon import localize
 from ..render import render, status_context
 from ..render.legal import legal_lines
 from ..render.words import reason, word
@@ -130,7 +131,11 @@ def _refuse_in_language(v: Refuse, om: OrderMail, post: Post, store: GameStore, 
     elif record is None:
         thread, to = (found[0], found[1]) if found is not None else (None, v.to)
     if record is not None and v.player is not None:
-        extra["legal"] = list(v.legal) or (legal_lines(record.game, v.player) if v.with_legal else [])
+        # what is legal, in the player's order words (render.legal)
+        if v.legal:
+            extra["legal"] = [localize(order) for order in v.legal]
+        elif v.summary is not None or v.with_legal:
+            extra["legal"] = legal_lines(record.game, v.player, summary=v.summary, first=v.first)
         if v.position:
             extra["position"] = render("position.txt", **status_context(record, v.player, []))
             extra["game_over"] = record.game.phase == "over"

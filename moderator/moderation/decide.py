@@ -154,9 +154,11 @@ def judge_order(key: str, record: GameRecord, player: Player, asked: Orders,
 def illegal(exc: IllegalAction, key: str, record: GameRecord, player: Player, orders: tuple[str, ...],
             commands: tuple[str, ...] = (), repeat: bool = False, kinds: tuple[str, ...] = ()) -> Refuse:
     """The refusal of ``orders`` that the engine found illegal: the engine's
-    ``code`` and ``values`` in ``values``, its ``legal`` alternatives."""
+    ``code`` and ``values`` in ``values``, its ``legal`` alternatives (orders, or
+    ``summary`` and ``first``)."""
     return Refuse(reason="order_not_legal", values={"code": exc.code, "values": dict(exc.values)},
-                  legal=tuple(exc.legal), **_order_refusal(key, record, player, orders, commands, repeat, kinds))
+                  legal=tuple(exc.legal), summary=exc.summary, first=exc.first,
+                  **_order_refusal(key, record, player, orders, commands, repeat, kinds))
 
 
 def _order_refusal(key: str, record: GameRecord, player: Player, orders: tuple[str, ...],

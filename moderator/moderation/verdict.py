@@ -115,7 +115,10 @@ class Refuse(Verdict):
 
     For an order: ``player`` who sent it, the order lines ``orders`` (``failed``
     the one that could not be read), ``legal`` what the engine says is legal
-    instead; ``with_legal`` adds what is legal now when ``legal`` is empty;
+    instead: complete orders in the game's notation, or ``summary`` (the
+    engine's ``LegalSummary``, builds of company ``first`` first), both worded
+    for the player by ``render.legal``; ``with_legal`` adds what is legal now
+    when neither is given;
     ``position`` adds the unchanged position.  ``commands`` beside the order are
     answered after the refusal; ``repeat_commands``: they were answered before.
     ``kinds``: what the mail reader made of each line of ``orders``
@@ -141,6 +144,8 @@ class Refuse(Verdict):
     kinds: tuple[str, ...] = field(default=(), compare=False)
     orderless: bool = field(default=False, compare=False)
     addressee: str | None = field(default=None, compare=False)
+    summary: Any = field(default=None, compare=False)
+    first: str | None = field(default=None, compare=False)
 
     @property
     def authenticated(self) -> bool:

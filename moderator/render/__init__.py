@@ -245,14 +245,15 @@ def css_colour(rgb: tuple[int, int, int]) -> str:
     return "#%02x%02x%02x" % tuple(rgb)
 
 
-def build_groups(summary: Any) -> list[dict[str, Any]]:
+def build_groups(summary: Any, first: str | None = None) -> list[dict[str, Any]]:
     """The builds of a ``LegalSummary`` grouped, one entry per company (in the
-    summary's order): ``{"company", "groups": [{"sections": [...], "types":
-    [...]}], "text"}``.  Sections whose free space types (and cards) are the same
-    form one group, e.g. ``KCC: DEN-KCY, KCY-STL (white); OMA-KCY (plain)``; a
-    type played with the joker reads ``joker as white``."""
+    summary's order, company ``first`` first): ``{"company", "groups":
+    [{"sections": [...], "types": [...]}], "text"}``.  Sections whose free space
+    types (and cards) are the same form one group, e.g. ``KCC: DEN-KCY, KCY-STL
+    (white); OMA-KCY (plain)``; a type played with the joker reads ``joker as
+    white`` (the game's notation: the filter ``order`` words it)."""
     out = []
-    for company, sections in summary.builds.items():
+    for company, sections in sorted(summary.builds.items(), key=lambda item: item[0] != first):
         groups: dict[tuple[str, ...], list[str]] = {}
         for sid, fits in sections.items():
             key = tuple(t if card != "joker" else f"joker as {t}" for t, card in fits)
@@ -263,11 +264,12 @@ def build_groups(summary: Any) -> list[dict[str, Any]]:
     return out
 
 
-def example_build(summary: Any) -> str:
+def example_build(summary: Any, first: str | None = None) -> str:
     """One complete BUILD order line of a ``LegalSummary`` with a draw, e.g.
-    ``build KCC DEN-KCY white; take stack`` (the first build, the stack when it
-    may be drawn from, else the first draw); ``""`` when no BUILD is possible."""
-    builds = summary.build_actions()
+    ``build KCC DEN-KCY white; take stack`` (the first build, of company ``first``
+    when it has one, the stack when it may be drawn from, else the first draw);
+    ``""`` when no BUILD is possible."""
+    builds = summary.build_actions(first)
     if not builds or not summary.takes:
         return ""
     take = next((t for t in summary.takes if t.source == "stack"), summary.takes[0])

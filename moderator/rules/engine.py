@@ -71,18 +71,26 @@ class IllegalAction(ValueError):
     ``code`` names the refusal (``not_your_turn``, ``no_such_section`` ...) and
     ``values`` holds what its wording needs; the wording lives in the template
     ``templates/words/illegal.txt`` (one macro per code), rendered by
-    ``moderator.render.words.reason``.  ``legal`` lists order texts (or short
-    descriptions) of what would be legal instead.  ``str(exc)`` gives the code and
-    values (for logs), never the player's sentence: ``reason(exc)`` does.
+    ``moderator.render.words.reason``.  What would be legal instead is data, never
+    words: ``legal`` lists complete orders in the game's notation (``start KCC``,
+    ``discard white``, ``build KCC DEN-KCY white; take stack``), or ``summary``
+    holds the player's ``LegalSummary`` (the refusals of a BUILD, INVEST or pass:
+    every kind of order legal now), with ``first`` the company the refused order
+    named (its builds listed first); ``moderator.render.legal.legal_lines`` words
+    both in the reader's language.  ``str(exc)`` gives the code and values (for
+    logs), never the player's sentence: ``reason(exc)`` does.
 
     Placement refusals (``cannot_build``) carry ``why``: a list of
     ``Network.why_not`` reasons (dicts with their own ``code``)."""
 
-    def __init__(self, code: str, legal: list[str] | None = None, **values: Any):
+    def __init__(self, code: str, legal: list[str] | None = None, *, summary: LegalSummary | None = None,
+                 first: CompanyId | None = None, **values: Any):
         super().__init__(code, values)
         self.code = code
         self.values = values
         self.legal = legal or []
+        self.summary = summary
+        self.first = first
 
     def __str__(self) -> str:
         if not self.values:
@@ -709,20 +717,19 @@ class Game:
         need = Counter(action.shares)
         kinds = sorted(need)
 
-        def examples() -> list[str]:
-            out = [f"invest {n} {k}" if n > 1 else f"invest {k}" for k, n in sorted(hand.items())]
-            return out or ["you hold no share to invest"]
+        def summary() -> LegalSummary:
+            return self.legal_summary(player, cards)
 
         if not action.shares:
-            raise IllegalAction("no_shares_named", examples())
+            raise IllegalAction("no_shares_named", summary=summary())
         for k in kinds:
             if k not in SHARE_COMPANIES:
-                raise IllegalAction("not_a_company", examples(), name=k)
+                raise IllegalAction("not_a_company", summary=summary(), name=k)
         if len(kinds) > 2 or (len(kinds) == 2 and len(action.shares) != 2):
-            raise IllegalAction("invest_one_or_two_companies", examples())
+            raise IllegalAction("invest_one_or_two_companies", summary=summary())
         for k in kinds:
             if hand[k] < need[k]:
-                raise IllegalAction("too_few_shares", examples(), company=k, have=hand[k], need=need[k])
+                raise IllegalAction("too_few_shares", summary=summary(), company=k, have=hand[k], need=need[k])
         discard = self._discard_choice(player, action.discard, "invest", cards, action.redraw)
         return Invest(tuple(sorted(action.shares)), discard, action.redraw)
 
@@ -730,31 +737,11 @@ class Game:
         shares = self.share_hands[player]
         if shares:
             raise IllegalAction(
-                "pass_holding_shares", self._summary_legal(player, cards), shares=sorted(set(shares))
+                "pass_holding_shares", summary=self.legal_summary(player, cards), shares=sorted(set(shares))
             )
         if self._can_build(cards):
-            raise IllegalAction("pass_can_build", self._summary_legal(player, cards))
+            raise IllegalAction("pass_can_build", summary=self.legal_summary(player, cards))
         return Pass(self._discard_choice(player, action.discard, "pass", cards, action.redraw), action.redraw)
-
-    def _summary_legal(self, player: PlayerName, cards: list[TrackType] | None = None,
-                       first: CompanyId | None = None) -> list[str]:
-        """A short list of legal order examples for replies (not every combination),
-        formatted from ``legal_summary``; the builds of company ``first`` (the one
-        the refused order named) come first."""
-        summary = self.legal_summary(player, cards)
-        out: list[str] = []
-        builds = [str(b) for b in summary.build_actions(first)]
-        if builds:
-            out.append("build one of: " + ", ".join(builds[:40]) + (" ..." if len(builds) > 40 else ""))
-            out.append("then take one of: " + ", ".join(str(t) for t in summary.takes))
-        if summary.invest:
-            out.append("or invest shares you hold: " + ", ".join(summary.invest))
-        if summary.passes:
-            out.append("pass; discard one of: "
-                       + (", ".join(p.discard for p in summary.passes if p.discard) or "(no card: just pass)"))
-        if summary.redraw:
-            out.append("you may start with: " + ", ".join(f"redraw {k}" for k in summary.redraw))
-        return out
 
     def _resolve_build(self, player: PlayerName, action: Build, hand: list[str]) -> Build:
         company, sid = action.company, action.section
@@ -768,10 +755,10 @@ class Game:
         if space is not None and space not in TRACK_TYPES:
             raise IllegalAction("not_a_track_type", name=space, types=list(TRACK_TYPES))
         if card is not None and card not in hand:
-            legal = self._summary_legal(player, hand, company)
+            legal = self.legal_summary(player, hand)
             if action.redraw is not None and card == action.redraw and card in self.track_hands[player]:
-                raise IllegalAction("card_is_redrawn", legal, card=card)
-            raise IllegalAction("no_track_card", legal, card=card, hand=sorted(hand))
+                raise IllegalAction("card_is_redrawn", summary=legal, first=company, card=card)
+            raise IllegalAction("no_track_card", summary=legal, first=company, card=card, hand=sorted(hand))
         if card is not None and card != JOKER:
             if space is not None and space != card:
                 raise IllegalAction("card_builds_its_type", card=card, space=space)
@@ -788,26 +775,25 @@ class Game:
         can_place = self.network.can_place
         fitting = [t for t in candidates if can_place(company, sid, t)]
         if not fitting:
-            legal = self._summary_legal(player, hand, company)
+            legal = self.legal_summary(player, hand)
             if space is not None:
                 why = [self.network.why_not(company, sid, space)]
                 if why[0] is None:  # the space is free, but no card in hand for it
-                    raise IllegalAction(
-                        "build_needs_card", legal, company=company, section=sid, types=[space], hand=sorted(hand)
-                    )
+                    raise IllegalAction("build_needs_card", summary=legal, first=company,
+                                        company=company, section=sid, types=[space], hand=sorted(hand))
             else:
                 reasons = {t: self.network.why_not(company, sid, t) for t in TRACK_TYPES}
                 ok = [t for t, r in reasons.items() if r is None]
                 if ok:  # a space fits, but no card in hand for it
-                    raise IllegalAction(
-                        "build_needs_card", legal, company=company, section=sid, types=ok, hand=sorted(hand)
-                    )
+                    raise IllegalAction("build_needs_card", summary=legal, first=company,
+                                        company=company, section=sid, types=ok, hand=sorted(hand))
                 unique: dict[str, dict[str, Any]] = {}
                 for r in reasons.values():
                     if r:
                         unique.setdefault(repr(r), r)
                 why = list(unique.values())
-            raise IllegalAction("cannot_build", legal, company=company, section=sid, why=why)
+            raise IllegalAction("cannot_build", summary=legal, first=company, company=company, section=sid,
+                                why=why)
         if len(fitting) > 1:
             raise IllegalAction(
                 "which_card",

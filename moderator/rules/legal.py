@@ -10,8 +10,9 @@ of BUILD x take x swap combinations.  ``Game.legal_actions(player)`` returns it.
 replies and the status mail show: the starts, the dead cards to redraw, the builds
 grouped by company and section, the share draws and swaps after a build, the shares
 to invest and the passes; built from the network's placements, never from the
-product of the combinations.  ``moderator.render.legal_summary`` and the engine's
-refusals (``IllegalAction.legal``) format it.
+product of the combinations.  ``moderator.render.legal_summary`` (the status
+mail) and ``moderator.render.legal.legal_lines`` (refusals, the ``legal``
+command) word it; the engine's refusals carry it (``IllegalAction.summary``).
 
 Rules: A turn (BUILD, INVEST), No legal action; Setup, step 5 (initial
 investment); options dead_track_redraw and up_only_by_swap (docs/rules.md).
@@ -455,6 +456,8 @@ class LegalSummary:
     - ``swaps``: ``{take: (share kinds that may be returned in the UP swap after
       that draw, ...)}`` for the same draws.
     - ``invest``: the share kinds in hand (sorted); INVEST is possible when any.
+    - ``discards``: the track card kinds an INVEST may discard (those held),
+      sorted; empty when INVEST is not possible.
     - ``passes``: the passes (``Pass`` per discard choice, ``Pass(None)`` with no
       card) when neither BUILD nor INVEST is possible (rules: No legal action).
 
@@ -471,6 +474,7 @@ class LegalSummary:
     takes: tuple[Take, ...] = ()
     swaps: Mapping[Take, tuple[ShareKind, ...]] = field(default_factory=dict)
     invest: tuple[ShareKind, ...] = ()
+    discards: tuple[TrackType, ...] = ()
     passes: tuple[Pass, ...] = ()
 
     @classmethod
@@ -541,7 +545,8 @@ class LegalSummary:
         redraw = tuple(game.dead_cards(player)) if game.options["dead_track_redraw"] else ()
         s = _new(cls)  # every field given: without the frozen dataclass's checked assignments
         s.__dict__.update(player=player, phase=game.phase, on_move=True, starts=(), redraw=redraw,
-                          builds=builds, takes=takes, swaps=swaps, invest=invest, passes=passes)
+                          builds=builds, takes=takes, swaps=swaps, invest=invest,
+                          discards=tuple(sorted(held)) if invest else (), passes=passes)
         return s
 
     def build_actions(self, first: CompanyId | None = None) -> list[Build]:
