@@ -60,3 +60,56 @@ def test_vacation_lengths_in_the_players_words(tmp_path):
     t.run(T0 + 3 * H)
     assert t.load().player_by_name("Ann").vacation_used == 2 * 60 + 13 * 86400
     t.close()
+
+
+@pytest.mark.parametrize("order,language,expected", [
+    ("start (secret initial investment)", "es", "empezar (inversión inicial secreta)"),
+    ("build KCC DEN-KCY black-white; take UP; swap (a share) for UP", "es",
+     "construir KCC DEN-KCY blanquinegra; tomar UP; cambiar (una acción) por UP"),
+    ("build KCC DEN-KCY black-white; take UP; swap (a share) for UP", "cs",
+     "postav KCC DEN-KCY černobílá; vezmi UP; vyměň (akcii) za UP"),
+    ("build KCC DEN-KCY black-white; take UP; swap (a share) for UP", "zh",
+     "建造 KCC DEN-KCY 黑白; 拿 UP; 交换（一张股票）换 UP"),
+    ("build KCC DEN-KCY black-white; take UP; swap (a share) for UP", "de",
+     "bauen KCC DEN-KCY schwarz-weiß; nehmen UP; tauschen (eine Aktie) gegen UP"),
+    ("build KCC DEN-KCY black-white; take UP; swap (a share) for UP", "en",
+     "build KCC DEN-KCY black-white; take UP; swap (a share) for UP"),
+])
+def test_the_hidden_forms_of_public_order_in_the_language(order, language, expected):
+    from moderator.orders.lexicon import localize
+    from moderator.rules.notation import public_order
+
+    # the two hidden forms are what public_order writes
+    assert public_order("start KCC", False) == "start (secret initial investment)"
+    assert public_order("build KCC DEN-KCY black-white; take UP; swap MS", True) == \
+        "build KCC DEN-KCY black-white; take UP; swap (a share) for UP"
+    assert localize(order, language) == expected
+
+
+def test_the_automatic_move_in_the_readers_words_and_marked_in_the_history(tmp_path):
+    from moderator.orders.lexicon import localize
+    from moderator.rules.notation import public_order
+
+    t = Table(tmp_path, THREE, settings={"deadline": 48 * 3600}, languages={"Ana": "es", "Jana": "cs"})
+    t.sent()
+    t.run(T0 + 48 * H)  # nobody invested: the built-in player invests for all three
+    rec = t.load()
+    assert [h.get("by") for h in rec.history] == ["bot", "bot", "bot"]
+    mails = t.sent()
+    ana = [flat(m) for m in mails if str(m["To"]) == "ana@example.org"]
+    own = rec.history[[h["player"] for h in rec.history].index("Ana")]["order"]
+    mine = localize(own, "es")
+    assert mine.startswith("empezar ") and mine != own
+    assert f"Se te pasó el plazo, así que el jugador automático jugó por ti: {mine}." in " ".join(ana)
+    first = rec.history[0]
+    if first["player"] != "Ana":  # invested while the phase was initial: secret to the others
+        assert (f"{first['player']} no jugó a tiempo, así que el jugador automático jugó en su lugar: "
+                f"empezar (inversión inicial secreta).") in " ".join(ana)
+    # the history mail marks the built-in player's moves, in the reader's words
+    t.mail("Ana", "historial")
+    t.run(T0 + 49 * H)
+    [m] = t.sent()
+    lines = [line for line in text(m).splitlines() if line[:4].strip().rstrip(".").isdigit()]
+    assert lines == [f"{i + 1:3d}. {h['player']}: {localize(public_order(h['order'], True), 'es')} (automática)"
+                     for i, h in enumerate(rec.history)]
+    t.close()

@@ -44,7 +44,8 @@ def _history_text(record: GameRecord, player: Player) -> str:
     hist = [
         {"player": h["player"],
          "order": h["order"] if h["player"] == player.name else public_order(h["order"], over),
-         "public": over or h["player"] == player.name}
+         "public": over or h["player"] == player.name,
+         "automatic": h.get("by") == "bot"}
         for h in record.history
     ]
     return render("history.txt", game_id=record.id, history=hist, log=record.game.log,
