@@ -113,3 +113,28 @@ def test_the_automatic_move_in_the_readers_words_and_marked_in_the_history(tmp_p
     assert lines == [f"{i + 1:3d}. {h['player']}: {localize(public_order(h['order'], True), 'es')} (automática)"
                      for i, h in enumerate(rec.history)]
     t.close()
+
+
+def test_the_status_mail_comes_in_the_language_the_mail_ends_with(tmp_path):
+    """Ana (es) writes 'idioma Deutsch', 'jugadas' and her order in one mail: the
+    status mail of the order, the answers and everything after come in German."""
+    import random
+
+    from moderator.orders.lexicon import localize
+    from moderator.players.heuristic import choose
+
+    t = Table(tmp_path, THREE, languages={"Ana": "es"})
+    t.sent()
+    rec = t.load()
+    order = str(choose(rec.game, "Ana", random.Random(1)))
+    t.mail("Ana", "idioma Deutsch\njugadas\n" + localize(order, "es"))
+    t.run(T0 + H)
+    rec = t.load()
+    assert rec.history[-1]["player"] == "Ana" and rec.history[-1]["order"] == order
+    assert rec.player_by_name("Ana").language == "de"
+    ana = [m for m in t.sent() if str(m["To"]) == "ana@example.org"]
+    assert len(ana) == 3  # the status mail, the answers to 'idioma' and to 'jugadas'
+    assert text(ana[0]).startswith("Union Pacific, Partie ridge: warten auf die Startinvestitionen\n")
+    assert text(ana[1]).startswith("Ab jetzt bekommst du jede Mail der Partie ridge auf Deutsch.")
+    assert text(ana[2]).startswith("Union Pacific, Partie ridge: alle erlaubten Befehle\n")
+    t.close()
