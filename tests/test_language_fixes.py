@@ -138,3 +138,16 @@ def test_the_status_mail_comes_in_the_language_the_mail_ends_with(tmp_path):
     assert text(ana[1]).startswith("Ab jetzt bekommst du jede Mail der Partie ridge auf Deutsch.")
     assert text(ana[2]).startswith("Union Pacific, Partie ridge: alle erlaubten Befehle\n")
     t.close()
+
+
+def test_the_resignation_deadline_in_the_players_time_zone(tmp_path):
+    t = Table(tmp_path, THREE, languages={"Jana": "cs"})
+    t.sent()
+    t.mail("Jana", "pásmo Europe/Prague")
+    t.run(T0 + H)
+    t.sent()
+    t.mail("Jana", "vzdávám")
+    t.run(T0 + 2 * H)  # 14:00 UTC: a day later is 15:00 in Prague
+    [m] = [m for m in t.sent() if str(m["To"]) == "jana@example.cz"]
+    assert "Chcete-li hru vzdát, pošlete do st 2. 12. 2026 15:00 SEČ „vzdávám potvrdit“." in flat(m)
+    t.close()

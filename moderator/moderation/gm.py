@@ -672,7 +672,7 @@ def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player
     if cmd == "resign":
         record.resigning[name] = now.isoformat(timespec="seconds")
         store.save(record)
-        until = format_when(now + RESIGN_WINDOW, label=False)  # in UTC, which the words name
+        until = format_when(now + RESIGN_WINDOW, player.timezone)  # the player's zone, named
         return word("gm", "resign_title"), word("gm", "resign_asked", until=until)
     asked = record.resigning.get(name)
     if asked is None or now - datetime.fromisoformat(asked) > RESIGN_WINDOW:
