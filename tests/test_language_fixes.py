@@ -151,3 +151,21 @@ def test_the_resignation_deadline_in_the_players_time_zone(tmp_path):
     [m] = [m for m in t.sent() if str(m["To"]) == "jana@example.cz"]
     assert "Chcete-li hru vzdát, pošlete do st 2. 12. 2026 15:00 SEČ „vzdávám potvrdit“." in flat(m)
     t.close()
+
+
+def test_the_outage_notice_gives_its_length_in_the_readers_words(tmp_path):
+    """The status mails after an outage of 30.5 hours: no "30.5 hours"."""
+    t = Table(tmp_path, THREE, languages={"Ana": "es"})
+    t.sent()
+    t.run(T0)
+    import random
+
+    from moderator.orders.lexicon import localize
+    from moderator.players.heuristic import choose
+
+    t.mail("Ana", localize(str(choose(t.load().game, "Ana", random.Random(1))), "es"))
+    t.run(T0 + timedelta(hours=30, minutes=30))
+    [m] = [m for m in t.sent() if str(m["To"]) == "ana@example.org"]
+    assert ("Aviso: el moderador estuvo 1 día y 6 horas sin completar un ciclo (desde mar, 1 dic 2026, "
+            "12:00 UTC).") in flat(m)
+    t.close()
