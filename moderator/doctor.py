@@ -151,8 +151,9 @@ TEMPLATE_FILES = (
     "dividends.txt", "gm_help.txt", "gm_notice.txt", "gm_reply.txt", "help.txt", "history.txt",
     "legal.txt", "notice.txt", "observer.txt", "position.txt", "reply.txt", "rules.txt", "status.txt",
     "welcome.txt", "words/board.txt", "words/clock.txt", "words/events.txt", "words/gm.txt",
-    "words/headlines.txt", "words/illegal.txt", "words/language.txt", "words/layout.txt", "words/legal.txt",
-    "words/options.txt", "words/notices.txt", "words/operator.txt", "words/orders.txt", "words/threads.txt",
+    "words/headlines.txt", "words/hidden.txt", "words/illegal.txt", "words/language.txt", "words/layout.txt",
+    "words/legal.txt", "words/options.txt", "words/notices.txt", "words/operator.txt", "words/orders.txt",
+    "words/threads.txt",
     "mail/base.html", "mail/blocks.html", "mail/figures.html", "mail/status.html",
     "mail/text.html", "mail/welcome.html",
 )

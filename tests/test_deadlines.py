@@ -386,8 +386,8 @@ def test_vacation_and_timezone_by_mail(tmp_path):
     assert [str(m["To"]) for m in mails] == ["cy@example.net", "bob@example.org"] or \
         sorted(str(m["To"]) for m in mails) == ["bob@example.org", "cy@example.net"]
     cy = body(to(mails, "cy@example.net")[0])
-    assert ("A vacation of 400d is more than you have left in this game (14d of 14d in all); "
-            "nothing was changed. Ask for at most 14d, e.g. 'vacation 14d'.") in cy
+    assert ("A vacation of 400 days is more than you have left in this game (14 days of 14 days in all); "
+            "nothing was changed. Ask for at most 14 days, e.g. 'vacation 14d'.") in cy
     bob = body(to(mails, "bob@example.org")[0])
     assert "'Mars/Base' is no time zone the moderator knows; nothing was changed." in bob
     assert "e.g. 'timezone Europe/Madrid'" in bob
@@ -400,8 +400,8 @@ def test_vacation_and_timezone_by_mail(tmp_path):
     h.run(T0 + 2 * H)
     mails = h.sent()
     cy = body(to(mails, "cy@example.net")[0])
-    assert "Your vacation has begun: your clock stands still until 2026-12-06 14:00 UTC (5d)." in cy
-    assert "Vacation left in this game: 9d." in cy
+    assert "Your vacation has begun: your clock stands still until 2026-12-06 14:00 UTC (5 days)." in cy
+    assert "Vacation left in this game: 9 days." in cy
     announced = titled(mails, "Cy on vacation")
     assert sorted(str(m["To"]) for m in announced) == ["ann@example.org", "bob@example.org"]
     assert "(it is 2026-12-01 15:00 CET there)" in body(to(mails, "bob@example.org")[0]) or \
@@ -431,7 +431,7 @@ def test_vacation_and_timezone_by_mail(tmp_path):
     h.mail("Cy", "vacation off")  # back after 1 day: 4 days given back
     h.run(T0 + 26 * H)
     mails = h.sent()
-    assert "Vacation left in this game: 13d." in body(to(mails, "cy@example.net")[0])
+    assert "Vacation left in this game: 13 days." in body(to(mails, "cy@example.net")[0])
     assert len(titled(mails, "Cy back from vacation")) == 2
     cyp = h.load().player_by_name("Cy")
     assert cyp.vacation_used == 86400 and cyp.vacation_until == "2026-12-02T14:00:00+00:00"

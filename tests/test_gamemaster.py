@@ -436,7 +436,7 @@ def test_extend_gives_the_player_on_move_more_time_only(timed):
     assert rec.gm_log[-1]["command"] == f"extend {on_move} 1d"
     mails = timed.sent()
     assert len(mails) == 4  # three players and the observer
-    assert all(f"gave {on_move} 1d more for the move under way" in text_of(m) for m in mails)
+    assert all(f"gave {on_move} 1 day more for the move under way" in text_of(m) for m in mails)
     # the next move's wait is a whole deadline again
     timed.now[0] = T0 + timedelta(hours=95)
     timed.run()
@@ -511,7 +511,7 @@ def test_pbem_gm_cli_equivalents(cli, tmp_path):
     r = cli("gm", "ridge", "deadline", "banana")
     assert r.exit_code == 1 and '"banana" is not a duration' in r.output
     r = cli("gm", "ridge", "deadline", "48h")
-    assert r.exit_code == 0 and "set the deadline to 2d per move" in r.output
+    assert r.exit_code == 0 and "set the deadline to 2 days per move" in r.output
     r = cli("gm", "ridge", "pause")
     assert r.exit_code == 0 and "paused the game" in r.output
     r = cli("gm", "ridge", "resume")

@@ -442,7 +442,7 @@ def test_news_a_player_causes_reach_the_others_in_their_own_languages(tmp_path, 
     t.run(T0 + timedelta(hours=2))
     mails = {str(m["To"]): m for m in t.sent()}
     assert set(mails) == {"ann@example.org", "ana@example.org", "jana@example.cz"}
-    assert ("your clock stands still until čt 3. 12. 2026 14:00 UTC (2d)."
+    assert ("your clock stands still until čt 3. 12. 2026 14:00 UTC (2 dny)."
             in " ".join(text(mails["jana@example.cz"]).split()))
     assert "<p>Jsi na tahu.</p>" in html(mails["jana@example.cz"])
     ann, ana = text(mails["ann@example.org"]), text(mails["ana@example.org"])

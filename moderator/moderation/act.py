@@ -26,6 +26,7 @@ from ..store.gamefile import GameRecord, GameStore, StoreError
 from . import faults
 from . import commands, notify
 from .decide import illegal
+from .language import language_after
 from .report import CycleReport
 from .send import ORDERLESS_PER_DAY, WARNINGS_PER_DAY, Post, ThreadOf, thread_of
 from .verdict import (ALREADY_APPLIED, Answer, Apply, Decline, Duplicate, Ignore, Manage, RecordBounce, Refuse,
@@ -187,6 +188,11 @@ def _apply(v: Apply, om: OrderMail, post: Post, store: GameStore, report: CycleR
                 om, post, store, report, record)
         return
     faults.fault("after-apply")
+    # a 'language CODE' in the same mail: the status mails already in the language
+    # the mail ends with (the command's answer, after them, sets it again)
+    code = language_after(v.commands)
+    if code is not None:
+        record.player_by_name(v.player).language = code
     # the order's one save, with its status mails spooled just before it
     try:
         spooled = notify.spool_status(post, store, record)

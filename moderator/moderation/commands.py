@@ -44,7 +44,8 @@ def _history_text(record: GameRecord, player: Player) -> str:
     hist = [
         {"player": h["player"],
          "order": h["order"] if h["player"] == player.name else public_order(h["order"], over),
-         "public": over or h["player"] == player.name}
+         "public": over or h["player"] == player.name,
+         "automatic": h.get("by") == "bot"}
         for h in record.history
     ]
     return render("history.txt", game_id=record.id, history=hist, log=record.game.log,
@@ -182,8 +183,8 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
     if on:
         return word("clock", "vacation_busy", until=format_when(until, player.timezone))
     if seconds > left:
-        return word("clock", "vacation_refused", asked=format_duration(seconds), left=_left(left),
-                    limit=_left(limit))
+        return word("clock", "vacation_refused", asked=_left(seconds), left=_left(left),
+                    limit=_left(limit), example=format_duration(_whole(left)))
     end = now + timedelta(seconds=seconds)
     player.vacation_from, player.vacation_until = iso(now), iso(end)
     player.vacation_used += seconds
@@ -192,13 +193,24 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
                                 {"player": player.name,
                                  "until": format_when(end, q.timezone, record.language_of(q))})
                          for q in others])
-    return word("clock", "vacation_started", days=format_duration(seconds),
+    return word("clock", "vacation_started", days=_left(seconds),
                 until=format_when(end, player.timezone), left=_left(limit - player.vacation_used))
 
 
 def _left(seconds: int) -> str:
-    """A vacation length as the answers give it: whole days when exact (``9d``),
-    else hours or minutes (``format_duration``); ``0d`` for none."""
-    from .deadlines import format_duration
+    """A vacation length as the answers give it, in the player's language
+    (``render.when.format_duration``: ``13 days, 23 hours``, ``13 Tage, 23
+    Stunden``); ``0 days`` for none."""
+    from ..render.when import format_duration
 
-    return format_duration(seconds) if seconds > 0 else "0d"
+    return format_duration(seconds)
+
+
+def _whole(seconds: int) -> int:
+    """``seconds`` rounded down to whole days, else whole hours, else whole
+    minutes: the length of the order example ``vacation 13d`` in a refusal, which
+    ``deadlines.format_duration`` writes short and the parser reads back."""
+    for size in (86400, 3600, 60):
+        if seconds >= size:
+            return seconds - seconds % size
+    return 60

@@ -347,9 +347,9 @@ class Moderator:
             return ""
         since = last.isoformat(timespec="seconds")
         log.warning("no successful cycle since %s (%.1f hours)", since, gap / 3600)
-        from ..render.when import format_when
+        from ..render.when import format_duration, format_when
 
-        return lambda: word("notices", "outage", hours=gap / 3600, since=format_when(last))
+        return lambda: word("notices", "outage", duration=format_duration(gap), since=format_when(last))
 
     def _handle(self, raw: bytes, post: Post, report: CycleReport) -> str:
         """Read, decide and act on one mail; returns ``"processed"`` or ``"ignored"``."""

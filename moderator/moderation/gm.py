@@ -45,7 +45,7 @@ from ..rules.notation import parse_action, public_order
 from ..store.gamefile import GameRecord, GameStore, Player, default_clock, new_secret
 from ..config import Config
 from .deadlines import format_duration, game_master_address, parse_duration, parse_time
-from ..render.when import format_when
+from ..render.when import format_duration as spoken_duration, format_when
 from .send import Post, thread_of
 
 GM_COMMANDS = ("pause", "resume", "deadline", "extend", "replace", "eject", "undo", "end", "message", "observe")
@@ -551,7 +551,7 @@ def _deadline(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     record.settings["deadline"] = seconds
     record.clock["reminded"] = False
     def text() -> str:
-        return word("gm", "deadline_set", duration=format_duration(seconds) if seconds else None)
+        return word("gm", "deadline_set", duration=spoken_duration(seconds) if seconds else None)
 
     tell_everyone(ctx.post, record, lambda: word("gm", "deadline_title"), text)
     return text()
@@ -569,7 +569,7 @@ def _extend(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     record.clock["reminded"] = False
     entry.update(player=seat.name, command=_named(cmd, seat))
     def text() -> str:
-        return word("gm", "extended", player=seat.name, duration=format_duration(seconds))
+        return word("gm", "extended", player=seat.name, duration=spoken_duration(seconds))
 
     tell_everyone(ctx.post, record, lambda: word("gm", "extended_title", player=seat.name), text)
     return text()
@@ -672,7 +672,7 @@ def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player
     if cmd == "resign":
         record.resigning[name] = now.isoformat(timespec="seconds")
         store.save(record)
-        until = format_when(now + RESIGN_WINDOW, label=False)  # in UTC, which the words name
+        until = format_when(now + RESIGN_WINDOW, player.timezone)  # the player's zone, named
         return word("gm", "resign_title"), word("gm", "resign_asked", until=until)
     asked = record.resigning.get(name)
     if asked is None or now - datetime.fromisoformat(asked) > RESIGN_WINDOW:

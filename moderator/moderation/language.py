@@ -49,3 +49,19 @@ def language_command(store: GameStore, record: GameRecord, player: Player, arg: 
             return word("language", "language_set", game_id=record.id, language=i18n.LANGUAGES[code])
     code = record.language_of(player)
     return word("language", "language_list", game_id=record.id, language=i18n.LANGUAGES[code], choices=choices())
+
+
+def language_after(commands: tuple[str, ...] | list[str]) -> str | None:
+    """The language code the mail commands ``commands`` (as the parser returns
+    them, in English words: ``language Deutsch``) leave in force: that of the last
+    ``language CODE`` whose code ``check_language`` reads, or None when none
+    changes it.  Read before the status mail of an order in the same mail is
+    built, so that it comes in the language the mail ends with."""
+    found = None
+    for cmd in commands:
+        if cmd.startswith("language "):
+            try:
+                found = check_language(cmd[9:].strip())
+            except ValueError:
+                continue
+    return found

@@ -25,7 +25,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ..i18n import DEFAULT, current, normalize
+from ..i18n import DEFAULT, current, normalize, speaking
 from ..rules.actions import DRAWN, Action, Build, Invest, Pass, Start, Take
 from ..rules.components import JOKER
 from .languages import (
@@ -418,7 +418,30 @@ def localize(order: str, language: str | None = None) -> str:
     lang = language_of(language)
     if lang == DEFAULT or lang not in CANONICAL:
         return order
-    return _localized(str(order), lang)
+    order = str(order)
+    if order == SECRET_START:
+        return _hidden("secret_start", lang, start=canonical("start", lang))
+    pieces = order.split(HIDDEN_SWAP)
+    text = _localized(pieces[0], lang) if pieces[0] else ""
+    for piece in pieces[1:]:
+        text += "; " + _hidden("hidden_swap", lang, swap=canonical("swap", lang))
+        text += "; " + _localized(piece[2:], lang) if piece.startswith("; ") else piece
+    return text
+
+
+SECRET_START = "start (secret initial investment)"
+"""``rules.notation.public_order``'s initial investment while it is secret."""
+HIDDEN_SWAP = "; swap (a share) for UP"
+"""``rules.notation.public_order``'s swap clause whose returned share is secret."""
+
+
+def _hidden(name: str, lang: str, **values: str) -> str:
+    """A hidden form of ``public_order`` in ``lang``: the macro ``name`` of
+    ``templates/words/hidden.txt`` (not cached: the catalogue may change)."""
+    from ..render.words import word  # render imports this module: read when used
+
+    with speaking(lang):
+        return word("hidden", name, **values)
 
 
 @functools.lru_cache(maxsize=8192)

@@ -11,6 +11,9 @@ received) is formatted here and nowhere else, by :func:`format_when`:
   short name (``UTC``, ``MEZ``, ``SEČ``), or its IANA name in brackets where the
   locale has only an offset for it (``2026年12月3日周四 15:05 (Europe/Prague)``).
 
+Every length of time a player reads (a vacation, a deadline, an extension) is
+worded by :func:`format_duration`: whole units in the language's own words.
+
 The language is the one in force (``moderator.i18n.speaking``) unless given.
 """
 from __future__ import annotations
@@ -107,3 +110,36 @@ def format_iso(text: str | None, zone: str | None = None, language: str | None =
     except ValueError:
         return str(text)
     return format_when(when, zone, language)
+
+
+_UNITS = (("duration-day", 86400), ("duration-hour", 3600), ("duration-minute", 60))
+
+
+def format_duration(seconds: int | float, language: str | None = None) -> str:
+    """A length of ``seconds`` as a player reading ``language`` (default: the
+    language in force) reads it: its two largest whole units, rounded down (a
+    length left is never overstated), in the language's words (CLDR units and
+    list pattern through Babel): ``20158*60`` -> English ``13 days, 23 hours``,
+    German ``13 Tage, 23 Stunden``, Spanish ``13 días y 23 horas``, Chinese
+    ``13天23小时``; ``3*86400`` -> ``3 days``; ``90*60`` -> ``1 hour, 30 minutes``;
+    0 or less -> ``0 days``; under a minute -> ``0 minutes``.  Never raises for
+    a number."""
+    from babel.lists import format_list
+    from babel.units import format_unit
+
+    language = language if language in i18n.LANGUAGES else i18n.current()
+    locale = i18n.LOCALES[language]
+    rest = max(0, int(seconds))
+    parts: list[tuple[str, int]] = []
+    for unit, size in _UNITS:
+        if rest >= size or parts:
+            parts.append((unit, rest // size))
+            rest %= size
+        if len(parts) == 2:
+            break
+    parts = [(u, n) for u, n in parts if n] or [("duration-day" if seconds <= 0 else "duration-minute", 0)]
+    words = [format_unit(n, u, length="long", locale=locale) for u, n in parts]
+    try:
+        return format_list(words, style="unit", locale=locale)
+    except KeyError:  # a locale without a unit list pattern in Babel's data (es)
+        return format_list(words, style="standard", locale=locale)
