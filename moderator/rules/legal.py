@@ -116,6 +116,25 @@ class _Plan:
         return self._takes
 
 
+
+def _draws_per_build(options, up: int, kinds: set) -> int:
+    """The number of (draw, swap) pairs that follow one BUILD, counted as
+    ``take_swaps`` lists them: ``options`` the draws (``Game.share_options``),
+    ``up`` the UP pile, ``kinds`` the companies of the shares held."""
+    k = len(kinds)
+    n = 0
+    for take in options:
+        source = take.source
+        if source == "up":
+            n += 1 if up <= 1 else 2 + k - (UP in kinds)
+        elif up <= 0:
+            n += 1
+        elif source == "display":
+            n += 2 + k - (take.company in kinds)
+        else:
+            n += 1 + k
+    return n
+
 def plan(game: "Game", player: PlayerName) -> _Plan:
     """The counted plan of the turn actions of ``player`` (on move, play phase)."""
     hand = game.track_hands[player]
@@ -125,18 +144,8 @@ def plan(game: "Game", player: PlayerName) -> _Plan:
     n_inv = len(shares) + k * (k - 1) // 2
     # the (draw, swap) pairs, counted as ``take_swaps`` lists them
     up = game.up_pile
-    per_build = 0
     options = game.share_options(player)
-    for take in options:
-        source = take.source
-        if source == "up":
-            per_build += 1 if up <= 1 else 2 + k - (UP in kinds)
-        elif up <= 0:
-            per_build += 1
-        elif source == "display":
-            per_build += 2 + k - (take.company in kinds)
-        else:
-            per_build += 1 + k
+    per_build = _draws_per_build(options, up, kinds)
     tot = game.network.placement_totals()
     blocks = []
     total = 0
@@ -203,18 +212,8 @@ def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Actio
     kinds = set(shares)
     k = len(kinds)
     up = game.up_pile
-    per_build = 0
     options = game.share_options(player)
-    for take in options:  # as ``plan`` counts them
-        source = take.source
-        if source == "up":
-            per_build += 1 if up <= 1 else 2 + k - (UP in kinds)
-        elif up <= 0:
-            per_build += 1
-        elif source == "display":
-            per_build += 2 + k - (take.company in kinds)
-        else:
-            per_build += 1 + k
+    per_build = _draws_per_build(options, up, kinds)
     tot = game.network.placement_totals()
     held = set(hand)
     joker = JOKER in held
