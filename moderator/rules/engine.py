@@ -57,12 +57,14 @@ from .components import (
 )
 from .dividends import company_payout, up_payout
 from .history import History
-from .legal import LegalActions, LegalSummary, starts as _starts, without as _without
+from .legal import LegalActions, LegalSummary, _random_turn, starts as _starts, without as _without
 from .network import Network
 
 from .options import IMAGINARY, OPTIONS, RULESETS, check_setup, ruleset as _ruleset  # noqa: F401 (re-exported)
 
 _ORDINAL = {1: "1st", 2: "2nd", 3: "3rd", 4: "4th"}
+_TRAINS = {abbr: c.trains for abbr, c in COMPANIES.items()}
+"""Each company's trains in all (``Company.trains``)."""
 
 
 class IllegalAction(ValueError):
@@ -621,7 +623,10 @@ class Game:
         The action drawn is legal in this position by construction: pushed next,
         unchanged and by ``player``, it is applied without being resolved again
         (changing the game's fields directly in between needs ``invalidate()``)."""
-        action = LegalActions(self, player).random(rng)
+        if self.phase == "play" and player == self.players[self.current] and not self.options["dead_track_redraw"]:
+            action = _random_turn(self, player, rng or random)  # ``LegalActions.random``, the common case
+        else:
+            action = LegalActions(self, player).random(rng)
         self._drawn = (player, action, len(self.log)) if action is not None else None
         return action
 
@@ -890,7 +895,8 @@ class Game:
         if drawn is None or drawn[1] is not action or drawn[0] != player or drawn[2] != len(self.log):
             action = self.resolve(player, action)
         self._drawn = None
-        start = len(self.log)
+        log = self.log
+        start = len(log)
         if isinstance(action, Start):
             self.initial_choice[player] = action.share
             self.log.append(f"{player} has chosen an initial investment.")
@@ -913,10 +919,17 @@ class Game:
             if self.phase == "play" and self._stalled():
                 self._finish_stalled()
             if self.phase == "play":
-                self.current = (self.current + 1) % len(self.players)
-                self._draw_track(self.players[self.current])
+                players = self.players
+                current = self.current = (self.current + 1) % len(players)
+                deck = self.track_deck
+                if deck:  # ``_draw_track``, the common case inline
+                    hand = self.track_hands[players[current]]
+                    hand.append(deck.pop(0))
+                    hand.sort()
+                else:
+                    self._draw_track(players[current])
         self.history.append((player, action))
-        return self.log[start:]
+        return log[start:]
 
     def _reveal(self) -> None:
         for p in self.players:
@@ -1027,42 +1040,49 @@ class Game:
         """BUILD (rules: A turn, BUILD): play the card, place the train, draw the
         share (dividends drawn on the way are paid before the swap; a swap after the
         game ended is not made), then the optional UP swap."""
-        self.track_hands[player].remove(a.card)  # the card played: discarded (``_discard``)
-        self.track_discards.insert(0, a.card)
-        space = a.space or a.card
+        card = a.card
+        self.track_hands[player].remove(card)  # the card played: discarded (``_discard``)
+        self.track_discards.insert(0, card)
+        space = a.space or card
         assert space is not None
         company = a.company
         self.network.place(company, a.section, space)
-        card = f"joker as {space}" if a.card == JOKER else a.card
-        self.log.append(
-            f"{player} built {company} on {a.section} ({card} track); "
-            f"{company} is worth {company_value(COMPANIES[company].trains - self.box[company])}."
+        log = self.log
+        log.append(
+            f"{player} built {company} on {a.section} ({'joker as ' + space if card == JOKER else card} track); "
+            f"{company} is worth {1 + _TRAINS[company] - self.box[company]}."
         )
         take = a.take
         assert take is not None
+        source = take.source
         got: str | None = None
         hand = self.share_hands[player]
-        if take.source == "display":
-            i = self.display.index(take.company)
+        if source == "display":
+            display = self.display
             got = take.company
-            self.log.append(f"{player} took the face-up {got} share.")
-            self.display[i] = self._draw_stack()
-            if self.display[i] is None:
-                self.log.append("Its place stays empty: the stack holds no more share.")
+            i = display.index(got)
+            log.append(f"{player} took the face-up {got} share.")
+            stack = self.stack
+            new = stack.pop(0) if stack and stack[0] != DIVIDEND else self._draw_stack()
+            display[i] = new
+            if new is None:
+                log.append("Its place stays empty: the stack holds no more share.")
             else:
-                self.log.append(f"It is replaced by {self.display[i]}.")
-            self._four_of_a_kind()
-        elif take.source == "stack":
-            self.log.append(f"{player} took the top share of the stack.")
-            got = self._draw_stack()
+                log.append(f"It is replaced by {new}.")
+                if display[0] == display[1] == display[2] == display[3]:
+                    self._four_of_a_kind()
+        elif source == "stack":
+            log.append(f"{player} took the top share of the stack.")
+            stack = self.stack
+            got = stack.pop(0) if stack and stack[0] != DIVIDEND else self._draw_stack()
             if got is None:
-                self.log.append("The stack held no more share: nothing was drawn.")
-        elif take.source == "up":
+                log.append("The stack held no more share: nothing was drawn.")
+        elif source == "up":
             got = UP
             self.up_pile -= 1
-            self.log.append(f"{player} took a UP share.")
+            log.append(f"{player} took a UP share.")
         else:
-            self.log.append(f"{player} could draw no share.")
+            log.append(f"{player} could draw no share.")
         if got is not None:
             hand.append(got)
         if self.dividends_pending:
@@ -1070,24 +1090,33 @@ class Game:
         if a.swap is not None:
             returned = got if a.swap == DRAWN else a.swap
             if self.phase == "over":
-                self.log.append(f"The game is over: {player}'s UP swap is not made.")
+                log.append(f"The game is over: {player}'s UP swap is not made.")
             else:
                 assert returned is not None  # swap drawn: resolve saw a share in the stack
                 hand.remove(returned)
                 self.returned[player].append(returned)
                 hand.append(UP)
                 self.up_pile -= 1
-                self.log.append(f"{player} returned a share to the box unseen and took a UP share.")
+                log.append(f"{player} returned a share to the box unseen and took a UP share.")
         hand.sort()
 
     def _apply_invest(self, player: PlayerName, a: Invest) -> None:
-        for s in a.shares:
-            self.share_hands[player].remove(s)
-            self.invested[player][s] = self.invested[player].get(s, 0) + 1
-        self._discard(player, a.discard)
-        counts = Counter(a.shares)
-        what = " and ".join(f"{n} {c}" for c, n in sorted(counts.items()))
-        tail = f" and discarded a {a.discard} track card" if a.discard else ""
+        hand = self.share_hands[player]
+        invested = self.invested[player]
+        shares = a.shares
+        for s in shares:
+            hand.remove(s)
+            invested[s] = invested.get(s, 0) + 1
+        discard = a.discard
+        if discard is not None:  # ``_discard``
+            self.track_hands[player].remove(discard)
+            self.track_discards.insert(0, discard)
+        first = shares[0]
+        if first == shares[-1]:  # one company (``shares`` is sorted)
+            what = f"{len(shares)} {first}"
+        else:
+            what = " and ".join(f"1 {c}" for c in sorted(shares))
+        tail = f" and discarded a {discard} track card" if discard else ""
         self.log.append(f"{player} invested {what}{tail}.")
 
     # ================================================================= dividends

@@ -206,52 +206,99 @@ def action_at(game: "Game", player: PlayerName, p: _Plan, i: int) -> Action:
 def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Action:
     """``action_at(game, player, p, rnd.randrange(p.total))`` for ``p = plan(game,
     player)`` when no dead card may be redrawn (one block), counted and drawn in
-    one pass: the hot path of ``random_action``."""
+    one pass: the hot path of ``random_action``.  The draws after a BUILD are
+    counted from the face-up companies (``_shown``) without a list of ``Take``,
+    and only when a BUILD is possible."""
     hand = game.track_hands[player]
     shares = game.share_hands[player]
-    kinds = set(shares)
-    k = len(kinds)
-    up = game.up_pile
-    options = game.share_options(player)
-    per_build = _draws_per_build(options, up, kinds)
     tot = game.network.placement_totals()
-    held = set(hand)
-    joker = JOKER in held
+    joker = JOKER in hand
     w = 0
     for t in TRACK_TYPES:
         n = tot[t]
-        if n and (joker or t in held):
-            w += n + n if joker and t in held else n
-    discards: list[str | None] = sorted(held) or [None]  # type: ignore[assignment]
-    nb = w * per_build
-    ni = (len(shares) + k * (k - 1) // 2) * len(discards)
-    n_pass = len(discards) if w == 0 and not shares else 0
-    total = nb + ni + n_pass
+        if n:
+            if t in hand:
+                w += n + n if joker else n
+            elif joker:
+                w += n
+    if w:
+        up = game.up_pile
+        shown, shown_takes = _shown(game.display)
+        stack = 1 if game.stack else 0
+        if up <= 0:  # no swap: one pair per draw
+            per_build = len(shown) + stack or 1
+        else:
+            kinds = set(shares)
+            k = len(kinds)
+            per_build = len(shown) * (2 + k) - len(shown & kinds) + stack * (1 + k)
+            if not game.options["up_only_by_swap"]:
+                per_build += 1 if up <= 1 else 2 + k - (UP in kinds)
+            elif not per_build:  # only "take none", with a swap
+                per_build = 1 + k
+        nb = w * per_build
+    else:
+        nb = 0
+    nd = len(set(hand)) or 1
+    if shares:
+        k = len(set(shares))
+        ni = (len(shares) + k * (k - 1) // 2) * nd
+        total = nb + ni
+    else:
+        ni = 0
+        total = nb or nd
     i = rnd._randbelow(total) if type(rnd) is _random.Random and total > 0 else rnd.randrange(total)
     if i < nb:
         w, j = divmod(i, per_build)
         for t in TRACK_TYPES:
             n = tot[t]
             if n:
-                if t in held:
-                    cl = (t, JOKER) if joker else (t,)
-                elif joker:
-                    cl = (JOKER,)
-                else:
+                if t in hand:
+                    if joker:
+                        if w < n + n:
+                            q, c = divmod(w, 2)
+                            card = JOKER if c else t
+                            break
+                        w -= n + n
+                        continue
+                elif not joker:
                     continue
-                if w < n * len(cl):
-                    q, c = divmod(w, len(cl))
-                    card = cl[c]
+                if w < n:
+                    q = w
+                    card = t if t in hand else JOKER
                     break
-                w -= n * len(cl)
+                w -= n
         company, sid = game.network.placement_at(t, q)
-        take, swap = _take_swap_at(game, player, options, j)
+        if up <= 0:  # the draws in ``share_options`` order, no swap
+            if j < len(shown_takes):
+                return Build.trusted(company, sid, card, t if card == JOKER else None, shown_takes[j], None, None)
+            return Build.trusted(company, sid, card, t if card == JOKER else None, _STACK if stack else _NONE,
+                                 None, None)
+        take, swap = _take_swap_at(game, player, game.share_options(player), j)
         return Build.trusted(company, sid, card, t if card == JOKER else None, take, swap, None)
+    discards: list[str | None] = sorted(set(hand)) or [None]  # type: ignore[assignment]
     i -= nb
     if i < ni:
-        v, c = divmod(i, len(discards))
+        v, c = divmod(i, nd)
         return Invest(_invest_at(shares, v), discards[c], None)
     return Pass(discards[i - ni], None)
+
+
+_STACK = Take("stack")
+_NONE = Take("none")
+_SHOWN: dict[tuple[str | None, ...], tuple[frozenset[str], tuple[Take, ...]]] = {}
+"""The companies of each face-up display seen so far and their draws (at most
+12**4 displays)."""
+
+
+def _shown(display: list[str | None]) -> tuple[frozenset[str], tuple[Take, ...]]:
+    """The companies face up in ``display`` and their draws (``Take("display",
+    company)``, sorted): the first draws of ``Game.share_options``."""
+    key = tuple(display)
+    got = _SHOWN.get(key)
+    if got is None:
+        shown = frozenset(c for c in display if c)
+        got = _SHOWN[key] = (shown, tuple(Take("display", c) for c in sorted(shown)))
+    return got
 
 
 def _invest_at(shares: list[ShareKind], v: int) -> tuple[ShareKind, ...]:
