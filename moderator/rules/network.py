@@ -27,13 +27,15 @@ class _Tables:
     a set read from its lowest bit gives sorted ids); ``index`` id -> bit;
     ``city_ids`` and ``cindex`` the same for cities; ``at`` city bit -> set of the
     sections touching it; ``links`` city bit -> ``((section bit, other city bit),
-    ...)``, sections by id; ``ends`` section bit -> its two city bits; ``types``
+    ...)``, sections by id; ``ends`` section bit -> its two city bits and
+    ``esum`` their sum (a section's other end is ``esum[i] - city``); ``spaces``
+    section id -> its neutral spaces' track types (``Section.spaces``); ``types``
     company -> the track types it may use (``TRACK_TYPES`` order first);
     ``users`` track type -> the companies that may use it; ``home`` company ->
     its home city's bit (None for a company the board does not list)."""
 
-    __slots__ = ("sids", "index", "city_ids", "cindex", "at", "links", "ends", "types", "users", "home",
-                 "memo", "start")
+    __slots__ = ("sids", "index", "city_ids", "cindex", "at", "links", "ends", "esum", "spaces", "types", "users",
+                 "home", "memo", "start")
 
     def __init__(self, board: Board) -> None:
         self.sids = tuple(sorted(board.sections))
@@ -58,6 +60,8 @@ class _Tables:
         self.at = tuple(at)
         self.links = tuple(tuple(x) for x in links)
         self.ends = tuple(ends)
+        self.esum = tuple(a + b for a, b in ends)
+        self.spaces = {sid: tuple(board.sections[sid].spaces) for sid in self.sids}
         self.types: dict[str, tuple[str, ...]] = {}
         self.home: dict[str, int | None] = {}
         for c in COMPANIES:
@@ -254,7 +258,8 @@ class Network:
         free space of that type is no longer a placement for anyone; the company may
         not build on the section again; the sections at its new network cities
         become placements for it.  AssertionError when no such space is empty."""
-        spaces = self.board.sections[sid].spaces
+        T = self._t
+        spaces = T.spaces[sid]
         row = self.placed[sid]
         idx = -1
         more = False  # another empty ``space``-type space is left on the section
@@ -273,20 +278,17 @@ class Network:
         if d is None:
             box[company] -= 1
             return
-        T = self._t
         i = T.index[sid]
         bit = 1 << i
-        types = T.types[company]
         avail, tot, all_near = d.avail, d.tot, d.near
-        near = all_near[company]
-        if box[company] > 0:  # the company's placements leave the totals; back below
-            for t in types:
-                tot[t] -= (near & avail[t]).bit_count()
+        old_near = near = all_near[company]
+        had = box[company] > 0  # the company's placements were in the totals
+        old_space = avail[space]
         box[company] -= 1
         d.free[space] -= 1
         memo = d.memo
         if not more:  # the section's last empty space of that type: nobody builds there on it
-            avail[space] &= ~bit
+            avail[space] = old_space & ~bit
             for c in T.users[space]:
                 if all_near[c] & bit and c != company:
                     memo[c] = {}
@@ -296,7 +298,7 @@ class Network:
         d.secs[company] = secs
         near &= ~bit
         net = d.net[company]
-        at, links = T.at, T.links
+        at, esum = T.at, T.esum
         todo = []
         for x in T.ends[i]:
             if not net >> x & 1:
@@ -305,16 +307,23 @@ class Network:
         while todo:  # the network grows through the company's trains from the new cities
             x = todo.pop()
             near |= at[x] & ~secs
-            for j, y in links[x]:
-                if secs >> j & 1 and not net >> y & 1:
+            m = at[x] & secs & ~bit  # the company's other sections at x
+            while m:
+                low = m & -m
+                y = esum[low.bit_length() - 1] - x
+                if not net >> y & 1:
                     net |= 1 << y
                     todo.append(y)
+                m ^= low
         d.net[company] = net
         all_near[company] = near
         memo[company] = {}
-        if box[company] > 0:
-            for t in types:
-                tot[t] += (near & avail[t]).bit_count()
+        has = box[company] > 0
+        if had or has:  # the company's placements in the totals: the old ones out, the new ones in
+            for t in T.types[company]:
+                a = avail[t]
+                tot[t] += (has and (near & a).bit_count()) - (
+                    had and (old_near & (old_space if t == space else a)).bit_count())
         d.lists = None
 
     # ================================================================= questions
