@@ -36,10 +36,20 @@ def company_payout(holdings: Mapping[str, int], value: int) -> dict[str, int]:
     >>> company_payout({"A": 2, "B": 2, "C": 1}, 5)
     {'A': 3, 'B': 3}
     """
+    secondary = value // 2
+    if len(holdings) <= 2:  # the common cases without grouping, as the groups give them
+        (a, na), *rest = holdings.items() if holdings else ((None, 0),)
+        if not rest:
+            return {a: value + secondary} if na > 0 else {}
+        (b, nb), = rest
+        if na > 0 and nb > 0:
+            if na == nb:
+                each = (value + secondary) // 2
+                return {a: each, b: each} if a < b else {b: each, a: each}
+            return {a: value, b: secondary} if na > nb else {b: value, a: secondary}
     groups = _groups(holdings)
     if not groups:
         return {}
-    secondary = value // 2
     first = groups[0]
     if len(first) > 1:
         each = (value + secondary) // len(first)

@@ -1178,12 +1178,16 @@ class Game:
             shown = ", ".join(f"{n} {c}" for c, n in sorted(holdings[IMAGINARY].items())) or "nothing"
             self.log.append(f"The imaginary third player takes the display, the stack and the UP pile: {shown}.")
         box = self.box
-        values = {c: company_value(co.trains - box[c]) for c, co in COMPANIES.items()}
+        values = {c: 1 + n - box[c] for c, n in _TRAINS.items()}  # ``company_value``
         by_company: dict[str, dict[str, int]] = {}
         for p, h in holdings.items():
             for company, n in h.items():
                 if n > 0:
-                    by_company.setdefault(company, {})[p] = n
+                    got = by_company.get(company)
+                    if got is None:
+                        by_company[company] = {p: n}
+                    else:
+                        got[p] = n
         paid: dict[str, dict[str, int]] = {}
         for company in COMPANIES:
             if company in by_company:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator, Mapping
 
 from .actions import Action, Build, Invest, Pass, Start, Take
-from .components import COMPANIES, JOKER, TRACK_TYPES, UP, CompanyId, PlayerName, SectionId, ShareKind, TrackType
+from .components import COMPANIES, JOKER, SHARE_COMPANIES, TRACK_TYPES, UP, CompanyId, PlayerName, SectionId, ShareKind, TrackType
 from .options import ruleset as _ruleset
 
 if TYPE_CHECKING:
@@ -207,8 +207,8 @@ def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Actio
     """``action_at(game, player, p, rnd.randrange(p.total))`` for ``p = plan(game,
     player)`` when no dead card may be redrawn (one block), counted and drawn in
     one pass: the hot path of ``random_action``.  The draws after a BUILD are
-    counted from the face-up companies (``_shown``) without a list of ``Take``,
-    and only when a BUILD is possible."""
+    counted from the face-up companies without a list of ``Take``, and only
+    when a BUILD is possible."""
     hand = game.track_hands[player]
     shares = game.share_hands[player]
     tot = game.network.placement_totals()
@@ -223,7 +223,8 @@ def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Actio
                 w += n
     if w:
         up = game.up_pile
-        shown, shown_takes = _shown(game.display)
+        shown = set(game.display)  # the companies face up: one draw each
+        shown.discard(None)
         stack = 1 if game.stack else 0
         if up <= 0:  # no swap: one pair per draw
             per_build = len(shown) + stack or 1
@@ -269,8 +270,9 @@ def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Actio
                 w -= n
         company, sid = game.network.placement_at(t, q)
         if up <= 0:  # the draws in ``share_options`` order, no swap
-            if j < len(shown_takes):
-                return Build.trusted(company, sid, card, t if card == JOKER else None, shown_takes[j], None, None)
+            if j < len(shown):
+                take = _DISPLAY_TAKE[sorted(shown)[j]]
+                return Build.trusted(company, sid, card, t if card == JOKER else None, take, None, None)
             return Build.trusted(company, sid, card, t if card == JOKER else None, _STACK if stack else _NONE,
                                  None, None)
         take, swap = _take_swap_at(game, player, game.share_options(player), j)
@@ -285,20 +287,8 @@ def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Actio
 
 _STACK = Take("stack")
 _NONE = Take("none")
-_SHOWN: dict[tuple[str | None, ...], tuple[frozenset[str], tuple[Take, ...]]] = {}
-"""The companies of each face-up display seen so far and their draws (at most
-12**4 displays)."""
-
-
-def _shown(display: list[str | None]) -> tuple[frozenset[str], tuple[Take, ...]]:
-    """The companies face up in ``display`` and their draws (``Take("display",
-    company)``, sorted): the first draws of ``Game.share_options``."""
-    key = tuple(display)
-    got = _SHOWN.get(key)
-    if got is None:
-        shown = frozenset(c for c in display if c)
-        got = _SHOWN[key] = (shown, tuple(Take("display", c) for c in sorted(shown)))
-    return got
+_DISPLAY_TAKE = {c: Take("display", c) for c in SHARE_COMPANIES}
+"""The draw of each face-up share kind (one object each)."""
 
 
 def _invest_at(shares: list[ShareKind], v: int) -> tuple[ShareKind, ...]:
