@@ -9,10 +9,12 @@
   position (another action pushed, ``invalidate()``) resolves it again;
 - the network's bit sets, the placements and the summary's kept builds equal a
   fresh computation (``test_properties.check_caches``) after every action;
-- ``Build.trusted`` equals and hashes like ``Build(...)``.
+- ``Build.trusted`` equals and hashes like ``Build(...)``;
+- ``company_payout``'s path for one or two investors gives the rule's amounts.
 """
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -22,6 +24,7 @@ from hypothesis import strategies as st
 from game_helpers import default_board, mini_board
 from moderator.rules import legal
 from moderator.rules.actions import Build, Take
+from moderator.rules.dividends import company_payout
 from moderator.rules.engine import OPTIONS, RULESETS, Game, IllegalAction
 from test_properties import check_caches
 
@@ -94,3 +97,40 @@ def test_build_trusted_is_a_build():
     assert str(fast) == "build KCC DEN-KCY joker as plain; take stack; swap UP"
     with pytest.raises(AttributeError):
         fast.company = "DM"  # type: ignore[misc]
+
+
+def plain_company_payout(holdings: dict[str, int], value: int) -> dict[str, int]:
+    """Rules: Company dividends, by the letter: the investors grouped by equal
+    holdings, largest first, names sorted in a group; the primary takes ``value``,
+    the secondary ``value // 2``; a sole investor both; a tie for most splits both
+    and nobody is secondary; a tie for second splits the secondary amount."""
+    counts = sorted({n for n in holdings.values() if n > 0}, reverse=True)
+    groups = [sorted(p for p, n in holdings.items() if n == c) for c in counts]
+    if not groups:
+        return {}
+    secondary = value // 2
+    if len(groups[0]) > 1:
+        return {p: (value + secondary) // len(groups[0]) for p in groups[0]}
+    if len(groups) == 1:
+        return {groups[0][0]: value + secondary}
+    out = {groups[0][0]: value}
+    for p in groups[1]:
+        out[p] = secondary // len(groups[1])
+    return out
+
+
+def test_company_payout_fast_path_is_the_rule():
+    """``company_payout`` (one or two investors without grouping) gives the
+    amounts of the rule and lists the players in the same order, for every
+    holding of up to three players (names in any order, counts -1 to 3)."""
+    checked = 0
+    for k in range(4):
+        for names in itertools.permutations(["Cy", "Ann", "Bob", "P1"], k):
+            for counts in itertools.product(range(-1, 4), repeat=k):
+                holdings = dict(zip(names, counts))
+                for value in (1, 2, 5, 9, 24):
+                    got = company_payout(holdings, value)
+                    want = plain_company_payout(holdings, value)
+                    assert got == want and list(got) == list(want), (holdings, value)
+                    checked += 1
+    assert checked == 5 * (1 + 4 * 5 + 12 * 25 + 24 * 125)
