@@ -393,7 +393,7 @@ class Network:
         trains in the box, companies in table order (``COMPANIES``), each one's
         sections sorted: ``(company, section id)``.  IndexError when ``q`` is not
         below ``placement_totals()[track_type]``."""
-        d = self._derived()
+        d = self._d or self._derived()
         T = self._t
         box, near = self.box, d.near
         avail = d.avail.get(track_type, 0)
@@ -434,7 +434,7 @@ class Network:
         """Placements of each track type summed over the companies with trains in
         the box: ``{type: count}`` (the cache itself: do not change it).  A type
         with a nonzero count can be built on with a card of that type or a joker."""
-        return self._derived().tot
+        return (self._d or self._derived()).tot
 
     def can_place(self, company: CompanyId, sid: SectionId, space: TrackType) -> bool:
         """Whether a train of ``company`` may go on a ``space``-type space of
