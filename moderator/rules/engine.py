@@ -546,10 +546,11 @@ class Game:
     def waiting_for(self) -> list[PlayerName]:
         """Players from whom an order is awaited: those who have not yet made their
         initial investment, or the player on move; empty when the game is over."""
-        if self.phase == "initial":
-            return [p for p in self.players if p not in self.initial_choice]
-        if self.phase == "play":
+        phase = self.phase
+        if phase == "play":
             return [self.players[self.current]]
+        if phase == "initial":
+            return [p for p in self.players if p not in self.initial_choice]
         return []
 
     @property
@@ -916,10 +917,16 @@ class Game:
                 self.log.append(f"{player} can neither build nor invest and passes{what}.")
             if self.dividends_pending:  # announced by a dividend card drawn
                 self._pay_pending()
-            if self.phase == "play" and self._stalled():
-                self._finish_stalled()
+            players = self.players
             if self.phase == "play":
-                players = self.players
+                share_hands = self.share_hands
+                for p in players:  # ``_stalled`` only when nobody holds a share
+                    if share_hands[p]:
+                        break
+                else:
+                    if self._stalled():
+                        self._finish_stalled()
+            if self.phase == "play":
                 current = self.current = (self.current + 1) % len(players)
                 deck = self.track_deck
                 if deck:  # ``_draw_track``, the common case inline

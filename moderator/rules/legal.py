@@ -212,15 +212,12 @@ def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Actio
     hand = game.track_hands[player]
     shares = game.share_hands[player]
     tot = game.network.placement_totals()
-    joker = JOKER in hand
+    fits, nd = _hand_fits(hand)
     w = 0
-    for t in TRACK_TYPES:
+    for t, cl, m in fits:
         n = tot[t]
         if n:
-            if t in hand:
-                w += n + n if joker else n
-            elif joker:
-                w += n
+            w += n * m
     if w:
         up = game.up_pile
         shown = set(game.display)  # the companies face up: one draw each
@@ -239,7 +236,6 @@ def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Actio
         nb = w * per_build
     else:
         nb = 0
-    nd = len(set(hand)) or 1
     if shares:
         k = len(set(shares))
         ni = (len(shares) + k * (k - 1) // 2) * nd
@@ -250,24 +246,13 @@ def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Actio
     i = rnd._randbelow(total) if type(rnd) is _random.Random and total > 0 else rnd.randrange(total)
     if i < nb:
         w, j = divmod(i, per_build)
-        for t in TRACK_TYPES:
-            n = tot[t]
-            if n:
-                if t in hand:
-                    if joker:
-                        if w < n + n:
-                            q, c = divmod(w, 2)
-                            card = JOKER if c else t
-                            break
-                        w -= n + n
-                        continue
-                elif not joker:
-                    continue
-                if w < n:
-                    q = w
-                    card = t if t in hand else JOKER
-                    break
-                w -= n
+        for t, cl, m in fits:
+            n = tot[t] * m
+            if w < n:
+                q, c = divmod(w, m)
+                card = cl[c]
+                break
+            w -= n
         company, sid = game.network.placement_at(t, q)
         if up <= 0:  # the draws in ``share_options`` order, no swap
             if j < len(shown):
@@ -283,6 +268,29 @@ def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Actio
         v, c = divmod(i, nd)
         return Invest(_invest_at(shares, v), discards[c], None)
     return Pass(discards[i - ni], None)
+
+
+_FITS: dict[tuple[str, ...], tuple[tuple[tuple[str, tuple[str, ...], int], ...], int]] = {}
+
+
+def _hand_fits(hand: list[str]) -> tuple[tuple[tuple[str, tuple[str, ...], int], ...], int]:
+    """For the track cards ``hand``: ``((type, cards that build on it, their
+    number), ...)`` over ``TRACK_TYPES`` in order (the type itself first, then a
+    joker), only the types some card builds on; and the number of discard
+    choices (kinds held, or 1 for no card).  Kept per hand (bounded)."""
+    key = tuple(hand)
+    got = _FITS.get(key)
+    if got is None:
+        joker = JOKER in hand
+        fits = []
+        for t in TRACK_TYPES:
+            cl = ((t, JOKER) if joker else (t,)) if t in hand else ((JOKER,) if joker else ())
+            if cl:
+                fits.append((t, cl, len(cl)))
+        if len(_FITS) >= 4096:
+            _FITS.clear()
+        got = _FITS[key] = (tuple(fits), len(set(hand)) or 1)
+    return got
 
 
 _STACK = Take("stack")
