@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator, Mapping
 
 from .actions import Action, Build, Invest, Pass, Start, Take
-from .components import COMPANIES, JOKER, SHARE_COMPANIES, TRACK_TYPES, UP, CompanyId, PlayerName, SectionId, ShareKind, TrackType
+from .components import (
+    COMPANIES, JOKER, SHARE_COMPANIES, TRACK_TYPES, UP, CompanyId, PlayerName, SectionId, ShareKind, TrackType,
+)
 from .options import ruleset as _ruleset
 
 if TYPE_CHECKING:
@@ -271,6 +273,7 @@ def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Actio
 
 
 _FITS: dict[tuple[str, ...], tuple[tuple[tuple[str, tuple[str, ...], int], ...], int]] = {}
+"""``_hand_fits`` of each hand seen (at most 4096, then cleared)."""
 
 
 def _hand_fits(hand: list[str]) -> tuple[tuple[tuple[str, tuple[str, ...], int], ...], int]:
@@ -294,7 +297,7 @@ def _hand_fits(hand: list[str]) -> tuple[tuple[tuple[str, tuple[str, ...], int],
 
 
 _STACK = Take("stack")
-_NONE = Take("none")
+_NONE = Take("none")  # the draw when no share can be drawn
 _DISPLAY_TAKE = {c: Take("display", c) for c in SHARE_COMPANIES}
 """The draw of each face-up share kind (one object each)."""
 
