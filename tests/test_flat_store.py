@@ -6,6 +6,7 @@ from __future__ import annotations
 import marshal
 import random
 import shutil
+import zlib
 from pathlib import Path
 
 import pytest
@@ -129,12 +130,14 @@ def test_hand_edited_file_never_uses_the_snapshot(tmp_path):
     assert gf.data["state"]["money"]["Ann"] == data["state"]["money"]["Ann"]
 
 
-def _sealed(payload: bytes) -> bytes:
-    """A snapshot file's bytes around a marshal payload: magic, BLAKE2b-128 of the
-    payload (so that a changed payload is read, and judged, by its content)."""
-    import hashlib
+HEAD = 18
+"""The snapshot's header: 14 bytes of magic, 4 of CRC-32 (snapshot format 4)."""
 
-    return b"pbem-snapshot\x00" + hashlib.blake2b(payload, digest_size=16).digest() + payload
+
+def _sealed(payload: bytes) -> bytes:
+    """A snapshot file's bytes around a marshal payload: magic, CRC-32 of the
+    payload, big-endian (so that a changed payload is read, and judged, by its content)."""
+    return b"pbem-snapshot\x00" + zlib.crc32(payload).to_bytes(4, "big") + payload
 
 
 @pytest.mark.parametrize("damage", ["torn", "stale", "other-dumper", "missing", "garbage", "moved-texts",
@@ -144,8 +147,9 @@ def test_a_damaged_or_stale_snapshot_is_ignored(tmp_path, damage):
     saved = store.write(record(9, 50))
     snap_path = store.snapshot_path("g")
     blob = snap_path.read_bytes()
-    assert blob[:30] == _sealed(blob[30:])[:30]
-    snap = list(marshal.loads(blob[30:]))
+    assert blob[:HEAD] == _sealed(blob[HEAD:])[:HEAD]
+    snap = list(marshal.loads(blob[HEAD:]))
+    assert snap[0] == gamefile.SNAPSHOT_FORMAT == 4
     if damage == "torn":
         snap_path.write_bytes(blob[: len(blob) // 2])
     elif damage == "zeroed-middle":
@@ -177,6 +181,47 @@ def test_a_damaged_or_stale_snapshot_is_ignored(tmp_path, damage):
     again = fresh.write(rec)
     assert again.path.read_text(encoding="utf-8") == gamefile._dump(rec.to_data())
     assert gamefile.read_snapshot(snap_path.read_bytes())[0] == again.digest
+
+
+def test_a_format_3_snapshot_is_ignored_and_rewritten(tmp_path, monkeypatch):
+    """A snapshot an earlier pbem wrote (format 3: BLAKE2b-128 after the magic) is
+    not read: the file is parsed, and the next save writes a format-4 snapshot."""
+    import hashlib
+
+    store = GameStore(tmp_path)
+    saved = store.write(record(11, 40))
+    snap_path = store.snapshot_path("g")
+    snap = list(marshal.loads(snap_path.read_bytes()[HEAD:]))
+    snap[0] = 3
+    payload = marshal.dumps(tuple(snap), 4)
+    snap_path.write_bytes(b"pbem-snapshot\x00" + hashlib.blake2b(payload, digest_size=16).digest() + payload)
+    calls = []
+    real = yaml.load
+    monkeypatch.setattr(gamefile.yaml, "load", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    fresh = GameStore(tmp_path)
+    rec = fresh.load("g", trusted_digest=saved.digest)
+    assert calls == [1] and rec.to_data() == saved.data
+    again = fresh.write(rec)
+    blob = snap_path.read_bytes()
+    assert blob[:HEAD] == _sealed(blob[HEAD:])[:HEAD] and marshal.loads(blob[HEAD:])[0] == 4
+    assert gamefile.read_snapshot(blob)[0] == again.digest
+
+
+def test_a_snapshot_is_written_over_a_longer_one_and_cut_to_its_length(tmp_path):
+    """The snapshot is overwritten in place, then cut: a longer file left there (an
+    earlier, longer snapshot, or junk) leaves no tail behind."""
+    store = GameStore(tmp_path)
+    saved = store.write(record(12, 40))
+    snap_path = store.snapshot_path("g")
+    size = snap_path.stat().st_size
+    snap_path.write_bytes(b"\xff" * (size + 5000))
+    store.write(store.load("g", trusted_digest=saved.digest))  # the same game: the same digest
+    # a tail left behind would be part of the payload and fail its checksum
+    assert snap_path.stat().st_size < size + 5000
+    assert gamefile.read_snapshot(snap_path.read_bytes())[:2] == (saved.digest, saved.data)
+    shutil.rmtree(snap_path.parent)  # the directory is made again when missing
+    store.write(store.load("g", trusted_digest=saved.digest))
+    assert gamefile.read_snapshot(snap_path.read_bytes())[:2] == (saved.digest, saved.data)
 
 
 def test_fixture_files_load_and_save_as_a_whole_dump(tmp_path):
