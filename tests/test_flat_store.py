@@ -130,14 +130,20 @@ def test_hand_edited_file_never_uses_the_snapshot(tmp_path):
     assert gf.data["state"]["money"]["Ann"] == data["state"]["money"]["Ann"]
 
 
-HEAD = 18
-"""The snapshot's header: 14 bytes of magic, 4 of CRC-32 (snapshot format 4)."""
+HEAD = 22
+"""Before a whole snapshot's payload: 14 bytes of magic, then its frame's CRC-32 and
+length, 4 bytes each (snapshot format 4)."""
+
+
+def _frame(payload: bytes) -> bytes:
+    """One frame: the CRC-32 of the payload and its length, big-endian, then the payload."""
+    return zlib.crc32(payload).to_bytes(4, "big") + len(payload).to_bytes(4, "big") + payload
 
 
 def _sealed(payload: bytes) -> bytes:
-    """A snapshot file's bytes around a marshal payload: magic, CRC-32 of the
-    payload, big-endian (so that a changed payload is read, and judged, by its content)."""
-    return b"pbem-snapshot\x00" + zlib.crc32(payload).to_bytes(4, "big") + payload
+    """A snapshot file's bytes around a marshal payload: magic and one frame (so
+    that a changed payload is read, and judged, by its content)."""
+    return b"pbem-snapshot\x00" + _frame(payload)
 
 
 @pytest.mark.parametrize("damage", ["torn", "stale", "other-dumper", "missing", "garbage", "moved-texts",
