@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from moderator.rules.actions import Invest
 from moderator.rules.board import Board
 from moderator.rules.engine import Game
 from moderator.store import gamefile
@@ -63,6 +64,8 @@ def test_saves_reusing_texts_are_byte_identical_to_a_whole_dump(tmp_path, seed):
         text = saved.path.read_text(encoding="utf-8")
         assert text == gamefile._dump(rec.to_data())
         assert parsed(saved.path) == saved.data
+        # the snapshot, its delta frames applied, is what the parse gives
+        assert gamefile.read_snapshot(store.snapshot_path("g").read_bytes())[:2] == (saved.digest, saved.data)
     assert steps > 20
 
 
@@ -228,6 +231,112 @@ def test_a_snapshot_is_written_over_a_longer_one_and_cut_to_its_length(tmp_path)
     shutil.rmtree(snap_path.parent)  # the directory is made again when missing
     store.write(store.load("g", trusted_digest=saved.digest))
     assert gamefile.read_snapshot(snap_path.read_bytes())[:2] == (saved.digest, saved.data)
+
+
+def frames(store: GameStore) -> list[int]:
+    """The end of each frame of game g's snapshot (the first: the whole snapshot's)."""
+    ends: list[int] = []
+    assert gamefile._read_frames(store.snapshot_path("g").read_bytes(), ends) is not None
+    return ends
+
+
+def test_saves_append_delta_frames_then_a_whole_snapshot_again(tmp_path):
+    """Each save appends a delta frame to the snapshot it read or wrote (the
+    snapshot file grows by less than a whole one), at most SNAPSHOT_DELTAS of them
+    within the whole snapshot's size; then a whole snapshot again.  Every snapshot,
+    deltas applied, is what the YAML parse of the file gives, and a cold trusted
+    load from it gives the same record, without a parse.  A history cut short (as
+    ``gm undo`` cuts it) is a delta too; an entry changed in place is not."""
+    rng = random.Random(4)
+    store = GameStore(tmp_path)
+    rec = record(4, 40)
+    saved = store.write(rec)
+    counts = []
+    for i in range(40):
+        if i % 3 == 0:  # a new process now and then: the snapshot read back
+            store = GameStore(tmp_path)
+            rec = store.load("g", trusted_digest=saved.digest)
+            assert rec.to_data() == saved.data
+        if i == 20:
+            rec.history = rec.history[:-2]
+        elif i == 30:
+            rec.history[0]["received"] = "2026-01-01T13:00:00+00:00"
+        else:
+            p = rec.game.waiting_for()[0]
+            invest = [a for a in rec.game.legal_actions(p) if isinstance(a, Invest)]  # the game lasts
+            action = rng.choice(invest) if invest else rec.game.random_action(p, rng)
+            rec.apply(p, action, f"<d{i}@example.org>", "2026-01-02T00:00:00+00:00")
+        before = store.snapshot_path("g").stat().st_size
+        saved = store.write(rec)
+        ends = frames(store)
+        counts.append(len(ends) - 1)
+        assert gamefile.read_snapshot(store.snapshot_path("g").read_bytes())[:2] == (saved.digest, parsed(saved.path))
+        if len(ends) > 1:  # appended: the bytes before the new frame are the old file's
+            assert ends[-2] == before and ends[-1] - before < ends[0] / 2
+            assert ends[-1] - ends[0] <= ends[0] - len(gamefile._SNAPSHOT_MAGIC)
+    assert counts[20] == counts[19] + 1  # the cut history: a delta
+    assert counts[30] == 0  # an entry changed in place: a whole snapshot
+    assert max(counts) <= GameStore.SNAPSHOT_DELTAS and counts.count(0) >= 3
+    assert sorted(set(counts)) == list(range(max(counts) + 1)) and max(counts) >= 3
+    calls = []
+    real = yaml.load
+    try:
+        gamefile.yaml.load = lambda *a, **k: (calls.append(1), real(*a, **k))[1]
+        again = GameStore(tmp_path).load("g", trusted_digest=saved.digest)
+    finally:
+        gamefile.yaml.load = real
+    assert calls == [] and again.to_data() == saved.data
+
+
+def test_a_torn_delta_frame_is_ignored(tmp_path, monkeypatch):
+    """A crash while a delta frame was appended leaves the snapshot torn at its
+    end: not read back (the file is parsed; the record is the same), and the next
+    save writes a whole snapshot."""
+    store = GameStore(tmp_path)
+    rec = record(13, 40)
+    store.write(rec)
+    p = rec.game.waiting_for()[0]
+    rec.apply(p, rec.game.random_action(p, random.Random(0)), "<t@example.org>", "")
+    saved = store.write(rec)
+    ends = frames(store)
+    assert len(ends) == 2
+    snap_path = store.snapshot_path("g")
+    blob = snap_path.read_bytes()
+    calls = []
+    real = yaml.load
+    monkeypatch.setattr(gamefile.yaml, "load", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    for cut in (ends[0] + 3, (ends[0] + ends[1]) // 2, ends[1] - 1):
+        snap_path.write_bytes(blob[:cut])
+        fresh = GameStore(tmp_path)
+        assert fresh.load("g", trusted_digest=saved.digest).to_data() == saved.data
+    assert calls == [1, 1, 1]
+    # a torn frame in the file's own length: zeros over the end of the delta
+    snap_path.write_bytes(blob[:ends[1] - 100] + b"\x00" * 100)
+    fresh = GameStore(tmp_path)
+    rec = fresh.load("g", trusted_digest=saved.digest)
+    assert calls == [1, 1, 1, 1] and rec.to_data() == saved.data
+    again = fresh.write(rec)
+    assert len(frames(fresh)) == 1
+    assert gamefile.read_snapshot(snap_path.read_bytes())[0] == again.digest
+
+
+def test_a_snapshot_written_meanwhile_by_another_process_is_not_appended_to(tmp_path):
+    """A store appends only to the snapshot file it read or wrote itself (the same
+    inode, size and modification time): when another process wrote it since, the
+    save writes a whole snapshot."""
+    store = GameStore(tmp_path)
+    rec = record(14, 40)
+    saved = store.write(rec)
+    rec = store.load("g", trusted_digest=saved.digest)  # its texts stay remembered
+    snap_path = store.snapshot_path("g")
+    blob = snap_path.read_bytes()
+    snap_path.unlink()
+    snap_path.write_bytes(blob)  # the same bytes, another file
+    p = rec.game.waiting_for()[0]
+    rec.apply(p, rec.game.random_action(p, random.Random(2)), "<w@example.org>", "")
+    again = store.write(rec)
+    assert len(frames(store)) == 1
+    assert gamefile.read_snapshot(snap_path.read_bytes())[:2] == (again.digest, parsed(again.path))
 
 
 def test_fixture_files_load_and_save_as_a_whole_dump(tmp_path):

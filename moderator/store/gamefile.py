@@ -38,7 +38,8 @@ file keeps it): a mismatch raises ``StoreError`` (never a guess).  A file the
 moderator itself wrote, unchanged since (its digest is trusted), is restored from
 ``state`` and ``log`` without a replay (``restore_game``; its orders are read
 on first use), and without a YAML parse when the snapshot ``write`` left
-(``games/.snapshots/GAME.snap``, a cache keyed by the file's digest) matches; a
+(``games/.snapshots/GAME.snap``, a cache keyed by the file's digest, to which a
+save appends what changed) matches; a
 save reuses the text of the entries of ``history``,
 ``log`` and the growing parts of ``state`` that did not change, writing exactly
 the bytes of a whole dump.  Only the safe YAML loader is used (libyaml's
@@ -713,11 +714,17 @@ class GameStore:
     ``DUMP_ID``, the mapping, the length of each list entry's YAML text and the
     texts of ``state``'s entries), so that a trusted load
     (``load(trusted_digest=...)`` of the bytes the moderator wrote) skips the YAML
-    parse and the next ``write`` reuses the text of the unchanged entries.  Its
+    parse and the next ``write`` reuses the text of the unchanged entries.  A
+    whole snapshot, then the delta frames of the saves since (``_delta_payload``:
+    the entries added, the state keys changed), each frame with its CRC-32: a
+    save appends a delta to the snapshot this store read or wrote while the file
+    is still that one and the deltas stay few (``SNAPSHOT_DELTAS``) and smaller
+    than the whole snapshot, else writes a whole snapshot over it, so that a
+    save's snapshot does not grow with the game.  Its
     ``marshal`` is read only from this file, which this process or another pbem
     wrote (never data from mail).  A cache, never the record: written after the game file, without
     fsync; used only when the game file's bytes hash to both the trusted digest
-    and the snapshot's digest (a file edited by hand, restored or written by
+    and the snapshot's digest (its last frame's; a file edited by hand, restored or written by
     another tool is parsed, and fully checked by ``load``); a missing, torn or
     stale snapshot is ignored."""
 
@@ -958,7 +965,11 @@ class GameStore:
         remember: for each list ``(items, the length of each entry's YAML text,
         the YAML text of all entries)``, the memo of ``state`` (``_state_text``)
         and ``plain`` (whether ``data`` is plain data a snapshot gives back
-        exactly, ``_plain``: checked for the parts dumped anew only); None when
+        exactly, ``_plain``: checked for the parts dumped anew only), and
+        ``delta`` (what ``_write_snapshot`` appends to the snapshot the old texts
+        came with, ``snap``: the head, per list the entries kept and added, the
+        keys of ``state`` whose text changed; None when an entry changed in place
+        or there is no such snapshot); None when
         ``data`` does not have the usual key order: then a plain ``_dump``."""
         keys = list(data)
         if keys[-3:] != ["history", "log", "state"] or not all(isinstance(data[k], list) for k in _LISTS):
@@ -1029,17 +1040,21 @@ class GameStore:
     def _write_snapshot(self, game_id: str, digest: str, data: dict[str, Any],
                         texts: dict[str, Any] | None = None) -> None:
         """Write the snapshot of what was just written (best effort: a cache; see
-        ``SNAPSHOTS``) with the texts ``_dump_reusing`` made (``texts``).  Only
+        ``SNAPSHOTS``) with the texts ``_dump_reusing`` made (``texts``): its
+        delta frame appended to the snapshot file when it may (``_append``),
+        else a whole snapshot over it; ``texts["snap"]`` then says what the file
+        holds (its stamp, the deltas after the whole snapshot, the whole one's
+        size), for the next save's delta.  Only
         when the snapshot gives back exactly ``data``, as the YAML parse of the
         file would (``texts["plain"]``); else (and without ``texts``) the
         snapshot is removed."""
         path = self.snapshot_path(game_id)
+        delta = texts.pop("delta", None) if texts is not None else None
         try:
             if texts is None or not texts.get("plain"):
                 path.unlink(missing_ok=True)
                 return
             texts["snap"] = None  # what the snapshot file holds, once written
-            delta = texts.get("delta")
             if delta is not None:
                 on = delta["on"]
                 frame = _snapshot_frame(_delta_payload(digest, data, texts, delta))
