@@ -1121,8 +1121,9 @@ class GameStore:
 def _overwrite(path: Path, blob: bytes) -> tuple[int, int, int]:
     """Write ``blob`` over the file ``path`` in place (made, with its directory,
     when missing): its bytes written over the old ones, then the file cut to their
-    length; returns the file's ``(inode, size, mtime_ns)`` after the write.  Neither truncated first nor replaced, so that the file system keeps
-    the file's blocks instead of freeing and allocating them at every save.  Not
+    length; returns the file's ``(inode, size, mtime_ns)`` after the write.
+    Neither truncated first nor replaced, so that the file system keeps the
+    file's blocks instead of freeing and allocating them at every save.  Not
     atomic: a crash meanwhile leaves a mix of old and new bytes, which a snapshot's
     checksum rejects.  Raises OSError."""
     try:
