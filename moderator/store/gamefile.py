@@ -52,6 +52,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import marshal
+import operator
 import os
 import re
 import secrets
@@ -510,34 +511,36 @@ def _state_text(state: dict[str, Any], old: dict[str, Any]
             flush()
             head = f"  {k}:\n"
             cut = len("state:\n") + len(head)
-            if o is not None and o[0] == "entries":
-                olds = o[1]
+            is_list = isinstance(v, list)
+            keys = None if is_list else list(v)
+            values = list(v) if is_list else list(v.values())
+            if o is not None and o[0] == "entries" and (o[1] is None) == is_list:
+                old_keys, old_values, old_texts = o[1], o[2], o[3]
             else:
-                olds = [] if isinstance(v, list) else {}
-            before = len(fresh)
-            if isinstance(v, list):
+                old_keys, old_values, old_texts = (None if is_list else []), [], []
+            same = keys == old_keys and len(values) == len(old_values)
+            at: dict[int, int] | None = None  # where each entry was, when not at its place
+            if keys == old_keys:  # entry by entry at the same places, compared in C
+                equal = list(map(operator.eq, values, old_values))
+            else:  # keys added or gone: by key
+                where = {kk: i for i, kk in enumerate(old_keys)}
+                at = {i: where[kk] for i, kk in enumerate(keys) if kk in where}
+                equal = [i in at and old_values[at[i]] == x for i, x in enumerate(values)]
+            if same and all(equal):
+                texts = old_texts
+            else:
                 texts = []
-                for i, x in enumerate(v):
-                    if i < len(olds) and olds[i][0] == x:
-                        texts.append(olds[i][1])
-                    else:
+                for i, x in enumerate(values):
+                    if i < len(equal) and equal[i]:
+                        texts.append(old_texts[i if at is None else at[i]])
+                    elif is_list:
                         texts.append(_dump({"state": {k: [x]}})[cut:])
                         fresh.append(x)
-                memo[k] = ("entries", list(zip(v, texts)))
-                same = len(v) == len(olds)
-            else:
-                texts = []
-                for kk, x in v.items():
-                    ot = olds.get(kk)
-                    if ot is not None and ot[0] == x:
-                        texts.append(ot[1])
                     else:
-                        texts.append(_dump({"state": {k: {kk: x}}})[cut:])
-                        fresh.append({kk: x})  # the key too
-                memo[k] = ("entries", {kk: (x, t) for (kk, x), t in zip(v.items(), texts)})
-                same = list(v) == list(olds)
-            if len(fresh) > before or not same:
+                        texts.append(_dump({"state": {k: {keys[i]: x}}})[cut:])
+                        fresh.append({keys[i]: x})  # the key too
                 changed.append(k)
+            memo[k] = ("entries", keys, values, texts)
             parts.append(head)
             parts.extend(texts)
             continue
@@ -1213,9 +1216,7 @@ def _layout_entry(memo: tuple[Any, ...]) -> tuple[str, Any]:
     ``("whole", text)`` or ``("entries", [text of each entry])``."""
     if memo[0] == "whole":
         return ("whole", memo[2])
-    if isinstance(memo[1], list):
-        return ("entries", [t for _, t in memo[1]])
-    return ("entries", [t for _, t in memo[1].values()])
+    return ("entries", memo[3])
 
 
 def _snapshot_blob(digest: str, data: dict[str, Any], texts: dict[str, Any]) -> bytes:
@@ -1335,9 +1336,9 @@ def _state_memo(state: Any, layout: dict[str, Any]) -> dict[str, Any] | None:
         if how[0] == "whole":
             memo[k] = ("whole", v, how[1])
         elif isinstance(v, list) and len(v) == len(how[1]):
-            memo[k] = ("entries", list(zip(v, how[1])))
+            memo[k] = ("entries", None, list(v), how[1])
         elif isinstance(v, dict) and len(v) == len(how[1]):
-            memo[k] = ("entries", {kk: (x, t) for (kk, x), t in zip(v.items(), how[1])})
+            memo[k] = ("entries", list(v), list(v.values()), how[1])
         else:
             return None
     return memo
