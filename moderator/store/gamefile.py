@@ -1129,11 +1129,12 @@ def _overwrite(path: Path, blob: bytes) -> tuple[int, int, int]:
     file's blocks instead of freeing and allocating them at every save.  Not
     atomic: a crash meanwhile leaves a mix of old and new bytes, which a snapshot's
     checksum rejects.  Raises OSError."""
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_BINARY", 0)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+        fd = os.open(path, flags, 0o644)
     except FileNotFoundError:
         path.parent.mkdir(exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+        fd = os.open(path, flags, 0o644)
     try:
         view = memoryview(blob)
         while view:
@@ -1152,17 +1153,17 @@ def _append(path: Path, frame: bytes, stamp: tuple[int, int, int]) -> tuple[int,
     file is another or missing.  A crash meanwhile leaves a torn last frame, which
     its checksum rejects.  Raises OSError."""
     try:
-        fd = os.open(path, os.O_WRONLY)
+        fd = os.open(path, os.O_WRONLY | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
         return None
     try:
         st = os.fstat(fd)
         if (st.st_ino, st.st_size, st.st_mtime_ns) != stamp:
             return None
-        view, at = memoryview(frame), st.st_size
+        os.lseek(fd, st.st_size, os.SEEK_SET)
+        view = memoryview(frame)
         while view:
-            done = os.pwrite(fd, view, at)
-            view, at = view[done:], at + done
+            view = view[os.write(fd, view):]
         st = os.fstat(fd)
     finally:
         os.close(fd)
