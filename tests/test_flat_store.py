@@ -339,6 +339,31 @@ def test_a_snapshot_written_meanwhile_by_another_process_is_not_appended_to(tmp_
     assert gamefile.read_snapshot(snap_path.read_bytes())[:2] == (again.digest, parsed(again.path))
 
 
+def test_a_snapshot_rewritten_in_place_within_one_clock_tick_is_not_appended_to(tmp_path):
+    """Inode, size and modification time cannot tell apart a snapshot another
+    process rewrote in place to the same size within one tick of a coarse clock:
+    the last frame's checksum, read back before appending, does."""
+    import os
+
+    store = GameStore(tmp_path)
+    rec = record(15, 40)
+    saved = store.write(rec)
+    snap_path = store.snapshot_path("g")
+    st = snap_path.stat()
+    blob = bytearray(snap_path.read_bytes())
+    blob[14] ^= 0xFF  # the whole snapshot's checksum: another snapshot's bytes
+    with open(snap_path, "r+b") as fh:  # in place: the same inode and size
+        fh.write(blob)
+    os.utime(snap_path, ns=(st.st_atime_ns, st.st_mtime_ns))  # and the same time
+    assert (snap_path.stat().st_ino, snap_path.stat().st_size, snap_path.stat().st_mtime_ns) == \
+        (st.st_ino, st.st_size, st.st_mtime_ns)
+    p = rec.game.waiting_for()[0]
+    rec.apply(p, rec.game.random_action(p, random.Random(3)), "<c@example.org>", "")
+    again = store.write(rec)
+    assert len(frames(store)) == 1  # a whole snapshot, not a delta on bytes it did not write
+    assert gamefile.read_snapshot(snap_path.read_bytes())[:2] == (again.digest, parsed(again.path))
+
+
 def test_fixture_files_load_and_save_as_a_whole_dump(tmp_path):
     for src in sorted(FIXTURES.glob("*.yaml")):
         shutil.copy(src, tmp_path / src.name)

@@ -1063,15 +1063,18 @@ class GameStore:
                 frame = _snapshot_frame(_delta_payload(digest, data, texts, delta))
                 if on["frames"] < self.SNAPSHOT_DELTAS and \
                         on["stamp"][1] - on["base"] + len(frame) <= on["base"]:
-                    stamp = _append(path, frame, on["stamp"])
+                    stamp = _append(path, frame, on["stamp"], on["last"])
                     if stamp is not None:
-                        texts["snap"] = {"stamp": stamp, "frames": on["frames"] + 1, "base": on["base"]}
+                        texts["snap"] = {"stamp": stamp, "frames": on["frames"] + 1, "base": on["base"],
+                                         "last": (on["stamp"][1], frame[:_SNAPSHOT_CHECK])}
                         return
             # in place, under the game's lock: a torn or zero-filled snapshot does
             # not read back (its checksum), and one of another file has another digest
             blob = _snapshot_blob(digest, data, texts)
             stamp = _overwrite(path, blob)
-            texts["snap"] = {"stamp": stamp, "frames": 0, "base": len(blob)}
+            head = len(_SNAPSHOT_MAGIC)
+            texts["snap"] = {"stamp": stamp, "frames": 0, "base": len(blob),
+                             "last": (head, blob[head:head + _SNAPSHOT_CHECK])}
         except (OSError, TypeError, ValueError):
             try:
                 path.unlink(missing_ok=True)
@@ -1099,8 +1102,10 @@ class GameStore:
         if data.get("format") != FORMAT:
             return None
         text = raw.decode("utf-8")
+        last = frames[-2] if len(frames) > 1 else len(_SNAPSHOT_MAGIC)  # where the last frame starts
         texts: dict[str, Any] = {"plain": True, "starts": starts, "snap": {
-            "stamp": (st.st_ino, len(blob), st.st_mtime_ns), "frames": len(frames) - 1, "base": frames[0]}}
+            "stamp": (st.st_ino, len(blob), st.st_mtime_ns), "frames": len(frames) - 1, "base": frames[0],
+            "last": (last, blob[last:last + _SNAPSHOT_CHECK])}}
         for key, follows in zip(_LISTS, (*_LISTS[1:], "state")):
             items = data[key]
             if not items:
@@ -1146,19 +1151,25 @@ def _overwrite(path: Path, blob: bytes) -> tuple[int, int, int]:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def _append(path: Path, frame: bytes, stamp: tuple[int, int, int]) -> tuple[int, int, int] | None:
+def _append(path: Path, frame: bytes, stamp: tuple[int, int, int], last: tuple[int, bytes]
+            ) -> tuple[int, int, int] | None:
     """Append ``frame`` to the snapshot ``path`` when the file is still the one
-    whose ``(inode, size, mtime_ns)`` is ``stamp`` (what this store last read or
-    wrote there); returns the file's new stamp, or None (nothing written) when the
-    file is another or missing.  A crash meanwhile leaves a torn last frame, which
-    its checksum rejects.  Raises OSError."""
+    this store last read or wrote there: its ``(inode, size, mtime_ns)`` is
+    ``stamp`` and its last frame, at ``last[0]``, still starts with the checksum
+    ``last[1]`` (a file rewritten in place to the same size within one tick of a
+    coarse clock is told apart too).  Returns the file's new stamp, or None
+    (nothing written) when the file is another or missing.  A crash meanwhile
+    leaves a torn last frame, which its checksum rejects.  Raises OSError."""
     try:
-        fd = os.open(path, os.O_WRONLY | getattr(os, "O_BINARY", 0))
+        fd = os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
         return None
     try:
         st = os.fstat(fd)
         if (st.st_ino, st.st_size, st.st_mtime_ns) != stamp:
+            return None
+        os.lseek(fd, last[0], os.SEEK_SET)
+        if os.read(fd, len(last[1])) != last[1]:
             return None
         os.lseek(fd, st.st_size, os.SEEK_SET)
         view = memoryview(frame)
