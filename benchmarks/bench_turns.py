@@ -25,7 +25,10 @@ the texts of the list entries); ``copy``: the copy ``read_file`` hands out; ``re
 ``write``: the atomic write; ``snapshot``: writing the snapshot), plus the
 file sizes.  ``--no-snapshot`` measures the store as it was before the snapshot
 (a parse and a whole dump every time).  ``--replay`` also times the full replay and comparison (``pbem replay``,
-hand-edited files) for comparison.
+hand-edited files) for comparison.  ``--consecutive N`` also plays up to N orders
+one after the other on each file (a fresh ``GameStore`` for each, as one process per
+mail; the snapshot as the saves before left it: whole, or with delta frames) and
+prints ``consecutive_mean_ms_turnT``, the mean CPU per order, and the orders played.
 """
 from __future__ import annotations
 
@@ -151,12 +154,37 @@ def one_replay(directory: Path, base: bytes) -> float:
     return t
 
 
+def consecutive(directory: Path, base: bytes, digest: str, snap: bytes | None, n: int,
+                rng: random.Random) -> list[float]:
+    """Up to ``n`` orders one after the other on the game file ``base`` (until the
+    game ends), each a trusted load, apply and save with a fresh store; the CPU
+    seconds of each."""
+    put_back(directory, base, snap)
+    times = []
+    for i in range(n):
+        game = GameStore(directory).load("g", trusted_digest=digest).game
+        if game.phase != "play":
+            break
+        p = game.waiting_for()[0]
+        invest = [a for a in game.legal_actions(p) if isinstance(a, Invest)] if game.share_hands[p] else []
+        action = rng.choice(invest) if invest and rng.random() < 0.9 else game.random_action(p, rng)
+        store = GameStore(directory)
+        t0 = time.process_time()
+        record = store.load("g", trusted_digest=digest)
+        record.apply(p, action, f"<next-{i}@example.org>", "2026-01-02T00:00:00+00:00")
+        digest = store.write(record).digest
+        times.append(time.process_time() - t0)
+    return times
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("runs", nargs="?", type=int, default=30, help="cycles per file (default 30)")
     ap.add_argument("--turn", type=int, default=150, help="the late turn (default 150)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the games (default 0)")
     ap.add_argument("--replay", action="store_true", help="also time the full replay and comparison")
+    ap.add_argument("--consecutive", type=int, default=0, metavar="N",
+                    help="also play up to N orders one after the other on each file")
     ap.add_argument("--no-snapshot", action="store_true",
                     help="as a moderator without the snapshot: YAML parse and whole dump every time")
     args = ap.parse_args(argv)
@@ -198,6 +226,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{k}_ms_turn{t}: {med[t][k]:.2f}")
             if args.replay:
                 print(f"full_replay_load_ms_turn{t}: {statistics.median(replays[t]) * 1000:.2f}")
+        if args.consecutive:
+            for turn, (d, base, digest, snap) in files.items():
+                times = consecutive(d, base, digest, snap, args.consecutive, random.Random(args.seed))
+                print(f"consecutive_orders_turn{turn}: {len(times)}")
+                print(f"consecutive_mean_ms_turn{turn}: {statistics.mean(times) * 1000:.2f}")
         print(f"turn{late}_vs_turn1: {med[late]['cycle'] / med[1]['cycle']:.2f}")
     return 0
 

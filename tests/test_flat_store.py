@@ -6,11 +6,13 @@ from __future__ import annotations
 import marshal
 import random
 import shutil
+import zlib
 from pathlib import Path
 
 import pytest
 import yaml
 
+from moderator.rules.actions import Invest
 from moderator.rules.board import Board
 from moderator.rules.engine import Game
 from moderator.store import gamefile
@@ -62,6 +64,8 @@ def test_saves_reusing_texts_are_byte_identical_to_a_whole_dump(tmp_path, seed):
         text = saved.path.read_text(encoding="utf-8")
         assert text == gamefile._dump(rec.to_data())
         assert parsed(saved.path) == saved.data
+        # the snapshot, its delta frames applied, is what the parse gives
+        assert gamefile.read_snapshot(store.snapshot_path("g").read_bytes())[:2] == (saved.digest, saved.data)
     assert steps > 20
 
 
@@ -129,12 +133,20 @@ def test_hand_edited_file_never_uses_the_snapshot(tmp_path):
     assert gf.data["state"]["money"]["Ann"] == data["state"]["money"]["Ann"]
 
 
-def _sealed(payload: bytes) -> bytes:
-    """A snapshot file's bytes around a marshal payload: magic, BLAKE2b-128 of the
-    payload (so that a changed payload is read, and judged, by its content)."""
-    import hashlib
+HEAD = 22
+"""Before a whole snapshot's payload: 14 bytes of magic, then its frame's CRC-32 and
+length, 4 bytes each (snapshot format 4)."""
 
-    return b"pbem-snapshot\x00" + hashlib.blake2b(payload, digest_size=16).digest() + payload
+
+def _frame(payload: bytes) -> bytes:
+    """One frame: the CRC-32 of the payload and its length, big-endian, then the payload."""
+    return zlib.crc32(payload).to_bytes(4, "big") + len(payload).to_bytes(4, "big") + payload
+
+
+def _sealed(payload: bytes) -> bytes:
+    """A snapshot file's bytes around a marshal payload: magic and one frame (so
+    that a changed payload is read, and judged, by its content)."""
+    return b"pbem-snapshot\x00" + _frame(payload)
 
 
 @pytest.mark.parametrize("damage", ["torn", "stale", "other-dumper", "missing", "garbage", "moved-texts",
@@ -144,8 +156,9 @@ def test_a_damaged_or_stale_snapshot_is_ignored(tmp_path, damage):
     saved = store.write(record(9, 50))
     snap_path = store.snapshot_path("g")
     blob = snap_path.read_bytes()
-    assert blob[:30] == _sealed(blob[30:])[:30]
-    snap = list(marshal.loads(blob[30:]))
+    assert blob[:HEAD] == _sealed(blob[HEAD:])[:HEAD]
+    snap = list(marshal.loads(blob[HEAD:]))
+    assert snap[0] == gamefile.SNAPSHOT_FORMAT == 4
     if damage == "torn":
         snap_path.write_bytes(blob[: len(blob) // 2])
     elif damage == "zeroed-middle":
@@ -177,6 +190,178 @@ def test_a_damaged_or_stale_snapshot_is_ignored(tmp_path, damage):
     again = fresh.write(rec)
     assert again.path.read_text(encoding="utf-8") == gamefile._dump(rec.to_data())
     assert gamefile.read_snapshot(snap_path.read_bytes())[0] == again.digest
+
+
+def test_a_format_3_snapshot_is_ignored_and_rewritten(tmp_path, monkeypatch):
+    """A snapshot an earlier pbem wrote (format 3: BLAKE2b-128 after the magic) is
+    not read: the file is parsed, and the next save writes a format-4 snapshot."""
+    import hashlib
+
+    store = GameStore(tmp_path)
+    saved = store.write(record(11, 40))
+    snap_path = store.snapshot_path("g")
+    snap = list(marshal.loads(snap_path.read_bytes()[HEAD:]))
+    snap[0] = 3
+    payload = marshal.dumps(tuple(snap), 4)
+    snap_path.write_bytes(b"pbem-snapshot\x00" + hashlib.blake2b(payload, digest_size=16).digest() + payload)
+    calls = []
+    real = yaml.load
+    monkeypatch.setattr(gamefile.yaml, "load", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    fresh = GameStore(tmp_path)
+    rec = fresh.load("g", trusted_digest=saved.digest)
+    assert calls == [1] and rec.to_data() == saved.data
+    again = fresh.write(rec)
+    blob = snap_path.read_bytes()
+    assert blob[:HEAD] == _sealed(blob[HEAD:])[:HEAD] and marshal.loads(blob[HEAD:])[0] == 4
+    assert gamefile.read_snapshot(blob)[0] == again.digest
+
+
+def test_a_snapshot_is_written_over_a_longer_one_and_cut_to_its_length(tmp_path):
+    """The snapshot is overwritten in place, then cut: a longer file left there (an
+    earlier, longer snapshot, or junk) leaves no tail behind."""
+    store = GameStore(tmp_path)
+    saved = store.write(record(12, 40))
+    snap_path = store.snapshot_path("g")
+    size = snap_path.stat().st_size
+    snap_path.write_bytes(b"\xff" * (size + 5000))
+    store.write(store.load("g", trusted_digest=saved.digest))  # the same game: the same digest
+    # a tail left behind would be part of the payload and fail its checksum
+    assert snap_path.stat().st_size < size + 5000
+    assert gamefile.read_snapshot(snap_path.read_bytes())[:2] == (saved.digest, saved.data)
+    shutil.rmtree(snap_path.parent)  # the directory is made again when missing
+    store.write(store.load("g", trusted_digest=saved.digest))
+    assert gamefile.read_snapshot(snap_path.read_bytes())[:2] == (saved.digest, saved.data)
+
+
+def frames(store: GameStore) -> list[int]:
+    """The end of each frame of game g's snapshot (the first: the whole snapshot's)."""
+    ends: list[int] = []
+    assert gamefile._read_frames(store.snapshot_path("g").read_bytes(), ends) is not None
+    return ends
+
+
+def test_saves_append_delta_frames_then_a_whole_snapshot_again(tmp_path):
+    """Each save appends a delta frame to the snapshot it read or wrote (the
+    snapshot file grows by less than a whole one), at most SNAPSHOT_DELTAS of them
+    within the whole snapshot's size; then a whole snapshot again.  Every snapshot,
+    deltas applied, is what the YAML parse of the file gives, and a cold trusted
+    load from it gives the same record, without a parse.  A history cut short (as
+    ``gm undo`` cuts it) is a delta too; an entry changed in place is not."""
+    rng = random.Random(4)
+    store = GameStore(tmp_path)
+    rec = record(4, 40)
+    saved = store.write(rec)
+    counts = []
+    for i in range(40):
+        if i % 3 == 0:  # a new process now and then: the snapshot read back
+            store = GameStore(tmp_path)
+            rec = store.load("g", trusted_digest=saved.digest)
+            assert rec.to_data() == saved.data
+        if i == 20:
+            rec.history = rec.history[:-2]
+        elif i == 30:
+            rec.history[0]["received"] = "2026-01-01T13:00:00+00:00"
+        else:
+            p = rec.game.waiting_for()[0]
+            invest = [a for a in rec.game.legal_actions(p) if isinstance(a, Invest)]  # the game lasts
+            action = rng.choice(invest) if invest else rec.game.random_action(p, rng)
+            rec.apply(p, action, f"<d{i}@example.org>", "2026-01-02T00:00:00+00:00")
+        before = store.snapshot_path("g").stat().st_size
+        saved = store.write(rec)
+        ends = frames(store)
+        counts.append(len(ends) - 1)
+        assert gamefile.read_snapshot(store.snapshot_path("g").read_bytes())[:2] == (saved.digest, parsed(saved.path))
+        if len(ends) > 1:  # appended: the bytes before the new frame are the old file's
+            assert ends[-2] == before and ends[-1] - before < ends[0] / 2
+            assert ends[-1] - ends[0] <= ends[0] - len(gamefile._SNAPSHOT_MAGIC)
+    assert counts[20] == counts[19] + 1  # the cut history: a delta
+    assert counts[30] == 0  # an entry changed in place: a whole snapshot
+    assert max(counts) <= GameStore.SNAPSHOT_DELTAS and counts.count(0) >= 3
+    assert sorted(set(counts)) == list(range(max(counts) + 1)) and max(counts) >= 3
+    calls = []
+    real = yaml.load
+    try:
+        gamefile.yaml.load = lambda *a, **k: (calls.append(1), real(*a, **k))[1]
+        again = GameStore(tmp_path).load("g", trusted_digest=saved.digest)
+    finally:
+        gamefile.yaml.load = real
+    assert calls == [] and again.to_data() == saved.data
+
+
+def test_a_torn_delta_frame_is_ignored(tmp_path, monkeypatch):
+    """A crash while a delta frame was appended leaves the snapshot torn at its
+    end: not read back (the file is parsed; the record is the same), and the next
+    save writes a whole snapshot."""
+    store = GameStore(tmp_path)
+    rec = record(13, 40)
+    store.write(rec)
+    p = rec.game.waiting_for()[0]
+    rec.apply(p, rec.game.random_action(p, random.Random(0)), "<t@example.org>", "")
+    saved = store.write(rec)
+    ends = frames(store)
+    assert len(ends) == 2
+    snap_path = store.snapshot_path("g")
+    blob = snap_path.read_bytes()
+    calls = []
+    real = yaml.load
+    monkeypatch.setattr(gamefile.yaml, "load", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    for cut in (ends[0] + 3, (ends[0] + ends[1]) // 2, ends[1] - 1):
+        snap_path.write_bytes(blob[:cut])
+        fresh = GameStore(tmp_path)
+        assert fresh.load("g", trusted_digest=saved.digest).to_data() == saved.data
+    assert calls == [1, 1, 1]
+    # a torn frame in the file's own length: zeros over the end of the delta
+    snap_path.write_bytes(blob[:ends[1] - 100] + b"\x00" * 100)
+    fresh = GameStore(tmp_path)
+    rec = fresh.load("g", trusted_digest=saved.digest)
+    assert calls == [1, 1, 1, 1] and rec.to_data() == saved.data
+    again = fresh.write(rec)
+    assert len(frames(fresh)) == 1
+    assert gamefile.read_snapshot(snap_path.read_bytes())[0] == again.digest
+
+
+def test_a_snapshot_written_meanwhile_by_another_process_is_not_appended_to(tmp_path):
+    """A store appends only to the snapshot file it read or wrote itself (the same
+    inode, size and modification time): when another process wrote it since, the
+    save writes a whole snapshot."""
+    store = GameStore(tmp_path)
+    rec = record(14, 40)
+    saved = store.write(rec)
+    rec = store.load("g", trusted_digest=saved.digest)  # its texts stay remembered
+    snap_path = store.snapshot_path("g")
+    blob = snap_path.read_bytes()
+    snap_path.unlink()
+    snap_path.write_bytes(blob)  # the same bytes, another file
+    p = rec.game.waiting_for()[0]
+    rec.apply(p, rec.game.random_action(p, random.Random(2)), "<w@example.org>", "")
+    again = store.write(rec)
+    assert len(frames(store)) == 1
+    assert gamefile.read_snapshot(snap_path.read_bytes())[:2] == (again.digest, parsed(again.path))
+
+
+def test_a_snapshot_rewritten_in_place_within_one_clock_tick_is_not_appended_to(tmp_path):
+    """Inode, size and modification time cannot tell apart a snapshot another
+    process rewrote in place to the same size within one tick of a coarse clock:
+    the last frame's checksum, read back before appending, does."""
+    import os
+
+    store = GameStore(tmp_path)
+    rec = record(15, 40)
+    saved = store.write(rec)
+    snap_path = store.snapshot_path("g")
+    st = snap_path.stat()
+    blob = bytearray(snap_path.read_bytes())
+    blob[14] ^= 0xFF  # the whole snapshot's checksum: another snapshot's bytes
+    with open(snap_path, "r+b") as fh:  # in place: the same inode and size
+        fh.write(blob)
+    os.utime(snap_path, ns=(st.st_atime_ns, st.st_mtime_ns))  # and the same time
+    assert (snap_path.stat().st_ino, snap_path.stat().st_size, snap_path.stat().st_mtime_ns) == \
+        (st.st_ino, st.st_size, st.st_mtime_ns)
+    p = rec.game.waiting_for()[0]
+    rec.apply(p, rec.game.random_action(p, random.Random(3)), "<c@example.org>", "")
+    again = store.write(rec)
+    assert len(frames(store)) == 1  # a whole snapshot, not a delta on bytes it did not write
+    assert gamefile.read_snapshot(snap_path.read_bytes())[:2] == (again.digest, parsed(again.path))
 
 
 def test_fixture_files_load_and_save_as_a_whole_dump(tmp_path):

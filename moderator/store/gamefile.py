@@ -38,7 +38,8 @@ file keeps it): a mismatch raises ``StoreError`` (never a guess).  A file the
 moderator itself wrote, unchanged since (its digest is trusted), is restored from
 ``state`` and ``log`` without a replay (``restore_game``; its orders are read
 on first use), and without a YAML parse when the snapshot ``write`` left
-(``games/.snapshots/GAME.snap``, a cache keyed by the file's digest) matches; a
+(``games/.snapshots/GAME.snap``, a cache keyed by the file's digest, to which a
+save appends what changed) matches; a
 save reuses the text of the entries of ``history``,
 ``log`` and the growing parts of ``state`` that did not change, writing exactly
 the bytes of a whole dump.  Only the safe YAML loader is used (libyaml's
@@ -51,9 +52,11 @@ from __future__ import annotations
 import copy
 import hashlib
 import marshal
+import operator
 import os
 import re
 import secrets
+import zlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -468,15 +471,19 @@ def _split_block(text: str, indent: int, keys: list | None, n: int) -> list[str]
     return out
 
 
-def _state_text(state: dict[str, Any], old: dict[str, Any]) -> tuple[str, dict[str, Any], list[Any]]:
+def _state_text(state: dict[str, Any], old: dict[str, Any]
+                ) -> tuple[str, dict[str, Any], list[Any], list[Any]]:
     """The ``state:`` part of a dump of ``state``, with the texts remembered in
     ``old`` (from a previous ``_state_text`` or a snapshot, ``_state_memo``) reused
     for equal values; the growing values (a non-empty list or mapping) entry by
-    entry.  Returns the text, what to remember and the values dumped anew."""
+    entry.  Returns the text, what to remember, the values dumped anew and the
+    keys whose text is not all reused from ``old`` (what a snapshot's delta
+    frame carries)."""
     if not state or not isinstance(state, dict):
-        return _dump({"state": state}), {}, [state]
+        return _dump({"state": state}), {}, [state], list(state) if isinstance(state, dict) else []
     parts, memo = ["state:\n"], {}
     fresh: list[Any] = []
+    changed: list[Any] = []
     run: list[str] = []  # changed keys, dumped together
 
     def flush() -> None:
@@ -490,6 +497,7 @@ def _state_text(state: dict[str, Any], old: dict[str, Any]) -> tuple[str, dict[s
             memo[k] = ("whole", state[k], t)
             fresh.append(state[k])
         parts.extend(split)
+        changed.extend(run)
         run.clear()
 
     for k, v in state.items():
@@ -503,35 +511,42 @@ def _state_text(state: dict[str, Any], old: dict[str, Any]) -> tuple[str, dict[s
             flush()
             head = f"  {k}:\n"
             cut = len("state:\n") + len(head)
-            if o is not None and o[0] == "entries":
-                olds = o[1]
+            is_list = isinstance(v, list)
+            keys = None if is_list else list(v)
+            values = list(v) if is_list else list(v.values())
+            if o is not None and o[0] == "entries" and (o[1] is None) == is_list:
+                old_keys, old_values, old_texts = o[1], o[2], o[3]
             else:
-                olds = [] if isinstance(v, list) else {}
-            if isinstance(v, list):
+                old_keys, old_values, old_texts = (None if is_list else []), [], []
+            same = keys == old_keys and len(values) == len(old_values)
+            at: dict[int, int] | None = None  # where each entry was, when not at its place
+            if keys == old_keys:  # entry by entry at the same places, compared in C
+                equal = list(map(operator.eq, values, old_values))
+            else:  # keys added or gone: by key
+                where = {kk: i for i, kk in enumerate(old_keys)}
+                at = {i: where[kk] for i, kk in enumerate(keys) if kk in where}
+                equal = [i in at and old_values[at[i]] == x for i, x in enumerate(values)]
+            if same and all(equal):
+                texts = old_texts
+            else:
                 texts = []
-                for i, x in enumerate(v):
-                    if i < len(olds) and olds[i][0] == x:
-                        texts.append(olds[i][1])
-                    else:
+                for i, x in enumerate(values):
+                    if i < len(equal) and equal[i]:
+                        texts.append(old_texts[i if at is None else at[i]])
+                    elif is_list:
                         texts.append(_dump({"state": {k: [x]}})[cut:])
                         fresh.append(x)
-                memo[k] = ("entries", list(zip(v, texts)))
-            else:
-                texts = []
-                for kk, x in v.items():
-                    ot = olds.get(kk)
-                    if ot is not None and ot[0] == x:
-                        texts.append(ot[1])
                     else:
-                        texts.append(_dump({"state": {k: {kk: x}}})[cut:])
-                        fresh.append({kk: x})  # the key too
-                memo[k] = ("entries", {kk: (x, t) for (kk, x), t in zip(v.items(), texts)})
+                        texts.append(_dump({"state": {k: {keys[i]: x}}})[cut:])
+                        fresh.append({keys[i]: x})  # the key too
+                changed.append(k)
+            memo[k] = ("entries", keys, values, texts)
             parts.append(head)
             parts.extend(texts)
             continue
         run.append(k)
     flush()
-    return "".join(parts), memo, fresh
+    return "".join(parts), memo, fresh, changed
 
 
 def _by_entries(key: Any, value: Any) -> bool:
@@ -687,6 +702,11 @@ class GameStore:
     index and the trusted digest follow every save without each caller doing it);
     an exception it raises propagates from ``save`` after the file was written."""
 
+    SNAPSHOT_DELTAS = 8
+    """Delta frames a snapshot takes after its whole snapshot (each save appends one
+    while its size stays within the whole snapshot's); then the next save writes
+    a whole snapshot again: a trusted load reads at most this many deltas."""
+
     PARSE_CACHE = 32
     """Parsed files kept (least recently used dropped): memory does not grow with
     the number of game files."""
@@ -697,11 +717,17 @@ class GameStore:
     ``DUMP_ID``, the mapping, the length of each list entry's YAML text and the
     texts of ``state``'s entries), so that a trusted load
     (``load(trusted_digest=...)`` of the bytes the moderator wrote) skips the YAML
-    parse and the next ``write`` reuses the text of the unchanged entries.  Its
+    parse and the next ``write`` reuses the text of the unchanged entries.  A
+    whole snapshot, then the delta frames of the saves since (``_delta_payload``:
+    the entries added, the state keys changed), each frame with its CRC-32: a
+    save appends a delta to the snapshot this store read or wrote while the file
+    is still that one and the deltas stay few (``SNAPSHOT_DELTAS``) and smaller
+    than the whole snapshot, else writes a whole snapshot over it, so that a
+    save's snapshot does not grow with the game.  Its
     ``marshal`` is read only from this file, which this process or another pbem
     wrote (never data from mail).  A cache, never the record: written after the game file, without
     fsync; used only when the game file's bytes hash to both the trusted digest
-    and the snapshot's digest (a file edited by hand, restored or written by
+    and the snapshot's digest (its last frame's; a file edited by hand, restored or written by
     another tool is parsed, and fully checked by ``load``); a missing, torn or
     stale snapshot is ignored."""
 
@@ -942,7 +968,11 @@ class GameStore:
         remember: for each list ``(items, the length of each entry's YAML text,
         the YAML text of all entries)``, the memo of ``state`` (``_state_text``)
         and ``plain`` (whether ``data`` is plain data a snapshot gives back
-        exactly, ``_plain``: checked for the parts dumped anew only); None when
+        exactly, ``_plain``: checked for the parts dumped anew only), and
+        ``delta`` (what ``_write_snapshot`` appends to the snapshot the old texts
+        came with, ``snap``: the head, per list the entries kept and added, the
+        keys of ``state`` whose text changed; None when an entry changed in place
+        or there is no such snapshot); None when
         ``data`` does not have the usual key order: then a plain ``_dump``."""
         keys = list(data)
         if keys[-3:] != ["history", "log", "state"] or not all(isinstance(data[k], list) for k in _LISTS):
@@ -953,6 +983,10 @@ class GameStore:
         plain = _plain(head)
         parts = [_dump(head)]
         texts: dict[str, Any] = {"starts": {}}
+        # what changed since the snapshot the old texts belong to (None: a whole
+        # snapshot is written): the head, the entries kept and added, state's keys
+        delta: dict[str, Any] | None = {"on": old["snap"], "head": head, "lists": {}} \
+            if old.get("snap") else None
         at = len(parts[0])  # where the text of each list's entries starts
         for key in _LISTS:
             items = data[key]
@@ -960,6 +994,8 @@ class GameStore:
                 parts.append(f"{key}: []\n")
                 texts[key] = ([], [], "")
                 at += len(parts[-1])
+                if delta is not None:
+                    delta["lists"][key] = (0, [], [])
                 continue
             old_items, old_lens, old_block = old.get(key, ([], [], ""))
             n = min(len(old_items), len(items))
@@ -967,6 +1003,8 @@ class GameStore:
                 lens = old_lens[:n]
                 out = [old_block if n == len(old_items) else old_block[:sum(lens)]]
             else:
+                if old_items:
+                    delta = None  # an entry changed in place: a whole snapshot
                 lens, out, n = [], [], 0
             ends: list[int] = []
             for i in range(n, len(items)):
@@ -986,7 +1024,15 @@ class GameStore:
             texts[key] = (items, lens, block)
             texts["starts"][key] = at + len(key) + 2
             at += len(key) + 2 + len(block)
-        state_text, texts["state"], fresh = _state_text(data["state"], old.get("state") or {})
+            if delta is not None:
+                delta["lists"][key] = (n, items[n:], lens[n:])
+        old_state = old.get("state") or {}
+        state_text, texts["state"], fresh, changed = _state_text(data["state"], old_state)
+        if delta is not None and isinstance(data["state"], dict) and list(data["state"]) == list(old_state):
+            delta["state"] = changed
+        else:
+            delta = None
+        texts["delta"] = delta
         parts.append(state_text)
         plain = plain and all(_plain(v) for v in fresh) and all(type(k) is str for k in data["state"])
         if old and not old.get("plain"):
@@ -997,20 +1043,38 @@ class GameStore:
     def _write_snapshot(self, game_id: str, digest: str, data: dict[str, Any],
                         texts: dict[str, Any] | None = None) -> None:
         """Write the snapshot of what was just written (best effort: a cache; see
-        ``SNAPSHOTS``) with the texts ``_dump_reusing`` made (``texts``).  Only
+        ``SNAPSHOTS``) with the texts ``_dump_reusing`` made (``texts``): its
+        delta frame appended to the snapshot file when it may (``_append``),
+        else a whole snapshot over it; ``texts["snap"]`` then says what the file
+        holds (its stamp, the deltas after the whole snapshot, the whole one's
+        size), for the next save's delta.  Only
         when the snapshot gives back exactly ``data``, as the YAML parse of the
         file would (``texts["plain"]``); else (and without ``texts``) the
         snapshot is removed."""
         path = self.snapshot_path(game_id)
+        delta = texts.pop("delta", None) if texts is not None else None
         try:
-            blob = _snapshot_blob(digest, data, texts) if texts is not None and texts.get("plain") else None
-            if blob is None:
+            if texts is None or not texts.get("plain"):
                 path.unlink(missing_ok=True)
                 return
-            path.parent.mkdir(exist_ok=True)
+            texts["snap"] = None  # what the snapshot file holds, once written
+            if delta is not None:
+                on = delta["on"]
+                frame = _snapshot_frame(_delta_payload(digest, data, texts, delta))
+                if on["frames"] < self.SNAPSHOT_DELTAS and \
+                        on["stamp"][1] - on["base"] + len(frame) <= on["base"]:
+                    stamp = _append(path, frame, on["stamp"], on["last"])
+                    if stamp is not None:
+                        texts["snap"] = {"stamp": stamp, "frames": on["frames"] + 1, "base": on["base"],
+                                         "last": (on["stamp"][1], frame[:_SNAPSHOT_CHECK])}
+                        return
             # in place, under the game's lock: a torn or zero-filled snapshot does
             # not read back (its checksum), and one of another file has another digest
-            path.write_bytes(blob)
+            blob = _snapshot_blob(digest, data, texts)
+            stamp = _overwrite(path, blob)
+            head = len(_SNAPSHOT_MAGIC)
+            texts["snap"] = {"stamp": stamp, "frames": 0, "base": len(blob),
+                             "last": (head, blob[head:head + _SNAPSHOT_CHECK])}
         except (OSError, TypeError, ValueError):
             try:
                 path.unlink(missing_ok=True)
@@ -1025,16 +1089,23 @@ class GameStore:
         keeps of the lists and of ``state`` (the remembered values are the
         mapping's own)."""
         try:
-            snap = read_snapshot(self.snapshot_path(game_id).read_bytes())
+            with open(self.snapshot_path(game_id), "rb") as fh:
+                st = os.fstat(fh.fileno())
+                blob = fh.read()
         except OSError:
             return None
+        frames: list[int] = []
+        snap = _read_frames(blob, frames)
         if snap is None or snap[0] != digest:
             return None
         data, lens, starts, layout = snap[1], snap[2], snap[3], snap[4]
         if data.get("format") != FORMAT:
             return None
         text = raw.decode("utf-8")
-        texts: dict[str, Any] = {"plain": True, "starts": starts}
+        last = frames[-2] if len(frames) > 1 else len(_SNAPSHOT_MAGIC)  # where the last frame starts
+        texts: dict[str, Any] = {"plain": True, "starts": starts, "snap": {
+            "stamp": (st.st_ino, len(blob), st.st_mtime_ns), "frames": len(frames) - 1, "base": frames[0],
+            "last": (last, blob[last:last + _SNAPSHOT_CHECK])}}
         for key, follows in zip(_LISTS, (*_LISTS[1:], "state")):
             items = data[key]
             if not items:
@@ -1055,6 +1126,61 @@ class GameStore:
         return data
 
 
+def _overwrite(path: Path, blob: bytes) -> tuple[int, int, int]:
+    """Write ``blob`` over the file ``path`` in place (made, with its directory,
+    when missing): its bytes written over the old ones, then the file cut to their
+    length; returns the file's ``(inode, size, mtime_ns)`` after the write.
+    Neither truncated first nor replaced, so that the file system keeps the
+    file's blocks instead of freeing and allocating them at every save.  Not
+    atomic: a crash meanwhile leaves a mix of old and new bytes, which a snapshot's
+    checksum rejects.  Raises OSError."""
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except FileNotFoundError:
+        path.parent.mkdir(exist_ok=True)
+        fd = os.open(path, flags, 0o644)
+    try:
+        view = memoryview(blob)
+        while view:
+            view = view[os.write(fd, view):]
+        os.ftruncate(fd, len(blob))
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _append(path: Path, frame: bytes, stamp: tuple[int, int, int], last: tuple[int, bytes]
+            ) -> tuple[int, int, int] | None:
+    """Append ``frame`` to the snapshot ``path`` when the file is still the one
+    this store last read or wrote there: its ``(inode, size, mtime_ns)`` is
+    ``stamp`` and its last frame, at ``last[0]``, still starts with the checksum
+    ``last[1]`` (a file rewritten in place to the same size within one tick of a
+    coarse clock is told apart too).  Returns the file's new stamp, or None
+    (nothing written) when the file is another or missing.  A crash meanwhile
+    leaves a torn last frame, which its checksum rejects.  Raises OSError."""
+    try:
+        fd = os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if (st.st_ino, st.st_size, st.st_mtime_ns) != stamp:
+            return None
+        os.lseek(fd, last[0], os.SEEK_SET)
+        if os.read(fd, len(last[1])) != last[1]:
+            return None
+        os.lseek(fd, st.st_size, os.SEEK_SET)
+        view = memoryview(frame)
+        while view:
+            view = view[os.write(fd, view):]
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 _KEY_TYPES = (str, int, bool, float, type(None))
 
 
@@ -1073,62 +1199,140 @@ def _plain(value: Any) -> bool:
     return False
 
 
-SNAPSHOT_FORMAT = 3
+SNAPSHOT_FORMAT = 4
 """The version of the snapshot's layout (``_snapshot_blob``); 1 was JSON lines, 2
-``marshal`` without its own checksum."""
+``marshal`` without its own checksum, 3 one ``marshal`` payload with a BLAKE2b-128
+checksum; 4 frames with a CRC-32 each, a whole snapshot and the deltas of the
+saves since."""
 
 _SNAPSHOT_MAGIC = b"pbem-snapshot\x00"
-_SNAPSHOT_CHECK = 16
-"""Bytes of the BLAKE2b checksum of the marshal payload that follow the magic: a
-snapshot whose bytes changed after it was written (a crash that left zeros inside a
-file of the right length) does not read back."""
+_SNAPSHOT_CHECK = 4
+"""Bytes of each frame's checksum: the CRC-32 of its payload (``zlib.crc32``,
+big-endian), so that a snapshot whose bytes changed after they were written (a
+crash that left zeros inside a file of the right length, a torn last frame, a
+flipped bit) does not read back.  CRC-32 detects every change of up to 32 bits in
+a row and misses other accidental damage once in 4 billion times; a snapshot is
+a cache, only ever read back when the game file's bytes hash (sha256) to the
+digest the moderator recorded, so a checksum against accidents suffices, at a
+quarter of BLAKE2b's time."""
+
+
+def _snapshot_frame(payload: bytes) -> bytes:
+    """One frame of a snapshot file: the CRC-32 of ``payload`` and its length
+    (4 bytes each, big-endian), then ``payload``."""
+    return zlib.crc32(payload).to_bytes(_SNAPSHOT_CHECK, "big") + len(payload).to_bytes(4, "big") + payload
+
+
+def _layout_entry(memo: tuple[Any, ...]) -> tuple[str, Any]:
+    """The snapshot's texts of one ``state`` entry from its ``_state_text`` memo:
+    ``("whole", text)`` or ``("entries", [text of each entry])``."""
+    if memo[0] == "whole":
+        return ("whole", memo[2])
+    return ("entries", memo[3])
 
 
 def _snapshot_blob(digest: str, data: dict[str, Any], texts: dict[str, Any]) -> bytes:
-    """The snapshot of a game file (``GameStore.SNAPSHOTS``): ``marshal`` (format
+    """A whole snapshot of a game file (``GameStore.SNAPSHOTS``): the magic, then
+    one frame (``_snapshot_frame``) whose payload is the ``marshal`` (format
     version 4; an object that occurs twice in ``data`` is shared again, as the
     YAML anchor its dump would have) of ``(SNAPSHOT_FORMAT, DUMP_ID, digest,
     data, lengths, starts, layout)``: ``lengths`` the length in characters of
     each entry's YAML text in the game file, by list; ``starts`` where (in
-    characters) the text of each non-empty list's entries starts; ``layout`` the texts of
-    ``state``'s entries as ``_state_text`` cut them (``{key: ("whole", text)}``
-    or ``("entries", [text of each entry])``).  Raises ValueError for data
-    ``marshal`` cannot hold."""
-    layout = {}
-    for k, m in texts["state"].items():
-        if m[0] == "whole":
-            layout[k] = ("whole", m[2])
-        elif isinstance(m[1], list):
-            layout[k] = ("entries", [t for _, t in m[1]])
-        else:
-            layout[k] = ("entries", [t for _, t in m[1].values()])
+    characters) the text of each non-empty list's entries starts; ``layout`` the
+    texts of ``state``'s entries as ``_state_text`` cut them (``_layout_entry``).
+    Later saves append delta frames (``_delta_payload``).  Raises ValueError for
+    data ``marshal`` cannot hold."""
+    layout = {k: _layout_entry(m) for k, m in texts["state"].items()}
     lens = {k: texts[k][1] for k in _LISTS}
     payload = marshal.dumps((SNAPSHOT_FORMAT, DUMP_ID, digest, data, lens, texts["starts"], layout), 4)
-    return _SNAPSHOT_MAGIC + hashlib.blake2b(payload, digest_size=_SNAPSHOT_CHECK).digest() + payload
+    return _SNAPSHOT_MAGIC + _snapshot_frame(payload)
+
+
+def _delta_payload(digest: str, data: dict[str, Any], texts: dict[str, Any], delta: dict[str, Any]) -> bytes:
+    """The payload of a delta frame: what turns the snapshot the file holds into
+    the snapshot of ``data`` (just written, its bytes hashing to ``digest``), as
+    ``_dump_reusing`` found it (``delta``): the ``marshal`` of ``("delta",
+    digest, head, lists, starts, keys, changes)`` where ``head`` is the
+    ``marshal`` (bytes) of the keys before ``history`` (only the last frame's is
+    read), ``lists`` ``{key: (entries kept, entries added, their YAML text
+    lengths)}`` for ``history`` and ``log``, ``starts`` as in the whole snapshot,
+    ``keys`` the keys of ``state`` in order and ``changes`` ``{key: (value,
+    layout entry)}`` for the keys of ``state`` whose text changed.  Raises
+    ValueError for data ``marshal`` cannot hold."""
+    state = data["state"]
+    changes = {k: (state[k], _layout_entry(texts["state"][k])) for k in delta["state"]}
+    return marshal.dumps(("delta", digest, marshal.dumps(delta["head"], 4), delta["lists"], texts["starts"],
+                          list(state), changes), 4)
 
 
 def read_snapshot(blob: bytes) -> tuple[str, dict[str, Any], dict[str, list[int]], dict[str, int],
                                          dict[str, Any]] | None:
     """A snapshot's ``(digest, data, YAML text lengths, starts, state layout)`` (see
-    ``_snapshot_blob``), or None when it is not a complete snapshot of this
-    layout made by this dumper (``DUMP_ID``), or whose checksum does not match its
-    bytes."""
-    head = len(_SNAPSHOT_MAGIC) + _SNAPSHOT_CHECK
-    if not blob.startswith(_SNAPSHOT_MAGIC) or len(blob) <= head:
+    ``_snapshot_blob``), its delta frames applied, or None when it is not a
+    complete snapshot of this layout made by this dumper (``DUMP_ID``), or a
+    frame's checksum does not match its bytes."""
+    return _read_frames(blob, [])
+
+
+def _read_frames(blob: bytes, sizes: list[int]) -> tuple[str, dict[str, Any], dict[str, list[int]],
+                                                          dict[str, int], dict[str, Any]] | None:
+    """``read_snapshot``, appending to ``sizes`` the end of each frame (the first:
+    the size of the whole snapshot before any delta)."""
+    if not blob.startswith(_SNAPSHOT_MAGIC):
         return None
-    payload = blob[head:]
-    if hashlib.blake2b(payload, digest_size=_SNAPSHOT_CHECK).digest() != blob[len(_SNAPSHOT_MAGIC):head]:
-        return None
+    view = memoryview(blob)  # the payloads are not copied
+    pos, frames = len(_SNAPSHOT_MAGIC), []
     try:
-        snap = marshal.loads(payload)
-    except (ValueError, EOFError, TypeError):
-        return None
-    if type(snap) is not tuple or len(snap) != 7 or snap[0] != SNAPSHOT_FORMAT or snap[1] != DUMP_ID:
-        return None
-    _, _, digest, data, lens, starts, layout = snap
-    if type(digest) is not str or not all(type(x) is dict for x in (data, lens, starts, layout)):
-        return None
-    if not all(type(data.get(k)) is list and type(lens.get(k)) is list for k in _LISTS):
+        while pos < len(blob):
+            size = int.from_bytes(view[pos + _SNAPSHOT_CHECK:pos + _SNAPSHOT_CHECK + 4], "big")
+            start = pos + _SNAPSHOT_CHECK + 4
+            payload = view[start:start + size]
+            if start > len(blob) or not size or len(payload) != size or \
+                    zlib.crc32(payload).to_bytes(_SNAPSHOT_CHECK, "big") != blob[pos:pos + _SNAPSHOT_CHECK]:
+                return None
+            frames.append(marshal.loads(payload))
+            pos = start + size
+            sizes.append(pos)
+        if not frames:
+            return None
+        snap = frames[0]
+        if type(snap) is not tuple or len(snap) != 7 or snap[0] != SNAPSHOT_FORMAT or snap[1] != DUMP_ID:
+            return None
+        _, _, digest, data, lens, starts, layout = snap
+        if type(digest) is not str or not all(type(x) is dict for x in (data, lens, starts, layout)):
+            return None
+        if not all(type(data.get(k)) is list and type(lens.get(k)) is list for k in _LISTS):
+            return None
+        head = None
+        state = data.get("state")
+        for frame in frames[1:]:
+            if type(frame) is not tuple or len(frame) != 7 or frame[0] != "delta" or type(state) is not dict:
+                return None
+            _, digest, head, lists, starts, keys, changes = frame
+            for key in _LISTS:
+                keep, items, added = lists[key]
+                entries, lengths = data[key], lens[key]
+                if type(keep) is not int or not 0 <= keep <= len(entries) or type(items) is not list or \
+                        type(added) is not list or len(items) != len(added):
+                    return None
+                del entries[keep:], lengths[keep:]
+                entries.extend(items)
+                lengths.extend(added)
+            for k, (value, entry) in changes.items():
+                if k not in state:
+                    return None
+                state[k] = value
+                layout[k] = entry
+            if list(state) != keys:
+                return None
+        if head is not None:
+            head = marshal.loads(head)
+            if type(head) is not dict or any(k in head for k in (*_LISTS, "state")):
+                return None
+            data = {**head, "history": data["history"], "log": data["log"], "state": state}
+        if type(digest) is not str or type(starts) is not dict:
+            return None
+    except (ValueError, EOFError, TypeError, KeyError, IndexError):
         return None
     return digest, data, lens, starts, layout
 
@@ -1144,9 +1348,9 @@ def _state_memo(state: Any, layout: dict[str, Any]) -> dict[str, Any] | None:
         if how[0] == "whole":
             memo[k] = ("whole", v, how[1])
         elif isinstance(v, list) and len(v) == len(how[1]):
-            memo[k] = ("entries", list(zip(v, how[1])))
+            memo[k] = ("entries", None, list(v), how[1])
         elif isinstance(v, dict) and len(v) == len(how[1]):
-            memo[k] = ("entries", {kk: (x, t) for (kk, x), t in zip(v.items(), how[1])})
+            memo[k] = ("entries", list(v), list(v.values()), how[1])
         else:
             return None
     return memo
