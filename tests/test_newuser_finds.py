@@ -1,0 +1,161 @@
+"""What a new user found playing a game by hand on the embedded default (local
+Maildirs), each with the real mail that showed it: raw RFC 5322 replies as mail
+programs write them (In-Reply-To the moderator's mail, quoted history), dropped
+into the inbox Maildir, handled by real moderator cycles."""
+from __future__ import annotations
+
+import email
+import mailbox
+from datetime import datetime, timedelta, timezone
+from email import policy
+
+import pytest
+
+from moderator.config import Config
+from moderator.moderation.cycle import Moderator
+from moderator.store.gamefile import GameStore
+
+PLAYERS = [("Ann", "ann@example.org"), ("Bob", "bob@example.org"), ("Cy", "cy@example.net")]
+OPERATOR = "op@example.com"
+T0 = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+
+
+def _delivery_order(key):
+    """A Maildir key ``SECONDS.M<usec>P<pid>Q<n>`` as the time it was delivered."""
+    seconds, _, rest = key.partition(".")
+    usec = rest[1:].partition("P")[0] if rest.startswith("M") else "0"
+    return int(seconds), int(usec), key
+
+
+class Table:
+    """A game on local Maildirs with a settable clock; players reply to the
+    moderator's latest mail to them with raw RFC 5322 messages."""
+
+    def __init__(self, tmp_path):
+        self.now = T0
+        self.config = Config(games_dir=tmp_path / "games", maildir_inbox=tmp_path / "mail" / "inbox",
+                             maildir_outbox=tmp_path / "mail" / "outbox", spool_dir=tmp_path / "spool",
+                             operator=OPERATOR)
+        self.mod = Moderator(self.config, clock=lambda: self.now)
+        self.mod.create_game("ridge", PLAYERS, seed=42)
+        self.inbox = mailbox.Maildir(str(self.config.maildir_inbox), create=True)
+        self.outbox = mailbox.Maildir(str(self.config.maildir_outbox), create=True)
+        self.all: list = []
+        self.seen: set[str] = set()
+        self.count = 0
+
+    def load(self):
+        return GameStore(self.config.games_dir).load("ridge")
+
+    @property
+    def path(self):
+        return self.mod.store.path("ridge")
+
+    def sent(self):
+        """The mails the moderator sent since the last call, oldest first."""
+        out = []
+        for key in sorted(self.outbox.keys(), key=_delivery_order):
+            if key in self.seen:
+                continue
+            self.seen.add(key)
+            with self.outbox.get_file(key) as fh:
+                out.append(email.message_from_binary_file(fh, policy=policy.default))
+        self.all += out
+        return out
+
+    def last_to(self, address):
+        self.sent()
+        return [m for m in self.all if str(m["To"]).lower() == address][-1]
+
+    def reply(self, name, body, content_type="text/plain; charset=UTF-8", cte="8bit", extra=""):
+        """``name`` hits Reply on the moderator's latest mail to them and writes
+        ``body`` (str, or bytes already encoded) on top, Thunderbird-style."""
+        address = dict(PLAYERS)[name]
+        last = self.last_to(address)
+        self.count += 1
+        head = (f"From: {name} Example <{address}>\r\n"
+                f"To: Union Pacific moderator <{self.config.moderator_address}>\r\n"
+                f"Subject: Re: {last['Subject']}\r\n"
+                f"Date: Tue, 1 Dec 2026 10:{self.count:02d}:00 +0100\r\n"
+                f"Message-ID: <{self.count}.{name.lower()}@client.example>\r\n"
+                f"In-Reply-To: {last['Message-ID']}\r\nReferences: {last['Message-ID']}\r\n"
+                f"MIME-Version: 1.0\r\n{extra}"
+                f"Content-Type: {content_type}\r\nContent-Transfer-Encoding: {cte}\r\n\r\n").encode()
+        if isinstance(body, str):
+            body = body.replace("\n", "\r\n").encode("utf-8")
+        self.inbox.add(head + body)
+
+    def run(self, minutes=5):
+        self.now += timedelta(minutes=minutes)
+        return self.mod.run_cycle()
+
+
+def text_of(msg):
+    return msg.get_body(preferencelist=("plain",)).get_content()
+
+
+def to(mails, address):
+    return [m for m in mails if str(m["To"]).lower() == address]
+
+
+@pytest.fixture
+def t(tmp_path):
+    return Table(tmp_path)
+
+
+def start_all(t):
+    rec = t.load()
+    for name, _ in PLAYERS:
+        t.reply(name, f"start {sorted(rec.game.share_hands[name])[0]}\n")
+    report = t.run()
+    assert report.applied == 3, report.summary()
+    t.sent()
+
+
+def test_resign_confirm_in_the_cycle_of_another_players_order_gets_no_status_mail(t):
+    """Cy confirms a resignation in the cycle that also applies Ann's order
+    (Ann's mail first): Cy's status mail about Ann's move, spooled before the
+    resignation took effect, is not sent; Cy gets only the answer "You resigned."."""
+    start_all(t)
+    rec = t.load()
+    assert rec.game.to_move == "Ann"
+    t.reply("Cy", "resign\n")
+    t.run()
+    assert [str(m["To"]) for m in t.sent()] == ["cy@example.net"]  # the question
+    legal = str(rec.game.legal_actions("Ann")[0])
+    t.reply("Ann", f"{legal}\n\nOn Tue, Dec 1, 2026 at 10:00 AM moderator wrote:\n> IT IS YOUR TURN\n")
+    t.reply("Cy", "resign confirm\n")
+    report = t.run()
+    assert report.applied == 1, report.summary()
+    assert t.load().resigned == ["Cy"]
+    mails = to(t.sent(), "cy@example.net")
+    assert [text_of(m).strip() for m in mails] == ["You resigned. Thank you for playing; you will get the final result."]
+    # later moves: still nothing to Cy
+    rec = t.load()
+    who = rec.game.to_move
+    assert who == "Bob"
+    t.reply(who, f"{rec.game.legal_actions(who)[0]}\n")
+    assert t.run().applied == 1
+    assert to(t.sent(), "cy@example.net") == []
+
+
+def test_eject_in_the_cycle_of_another_players_order_stops_the_status_mail(t):
+    """The game master's "eject Cy" (their reply, in the cycle that applies Ann's
+    order, after it) gives Cy's seat to the built-in player: Cy gets none of the
+    cycle's status mails (no mail at all: "they get no more mail but the final
+    result", gm_help.txt), while Bob gets his."""
+    start_all(t)
+    t.sent()
+    rec = t.load()
+    t.reply("Ann", f"{rec.game.legal_actions('Ann')[0]}\n")
+    secret = rec.game_master["secret"]
+    t.inbox.add((f"From: Game Master <{OPERATOR}>\r\nTo: {t.config.moderator_address}\r\n"
+                 "Subject: ridge\r\nDate: Tue, 1 Dec 2026 10:30:00 +0100\r\nMessage-ID: <gm.1@example.com>\r\n"
+                 "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=us-ascii\r\n\r\n"
+                 f"game: ridge\r\nsecret: {secret}\r\neject Cy\r\n").encode())
+    report = t.run()
+    assert report.applied == 1, report.summary()
+    assert t.load().resigned == ["Cy"] and t.load().player_by_name("Cy").bot
+    mails = t.sent()
+    assert to(mails, "cy@example.net") == []
+    assert any("It is your turn." in text_of(m) or "IT IS YOUR TURN" in text_of(m) for m in to(mails, "bob@example.org"))
