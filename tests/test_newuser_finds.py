@@ -159,3 +159,32 @@ def test_eject_in_the_cycle_of_another_players_order_stops_the_status_mail(t):
     mails = t.sent()
     assert to(mails, "cy@example.net") == []
     assert any("It is your turn." in text_of(m) or "IT IS YOUR TURN" in text_of(m) for m in to(mails, "bob@example.org"))
+
+
+PGP_SIGNATURE = """-----BEGIN PGP SIGNATURE-----
+
+iHUEARYKAB0WIQTm0hFvXQ3n3Jk2a5b8b8N8sWj2eAUCZ2xAbQAKCRC8b8N8sWj2
+eIzuAP9a0Zz3rmA+f0lQ4qTAbcdEfGhIjKlMnOpQrStUvWxYzAEAyXwq7fYtVb0
+=AbCd
+-----END PGP SIGNATURE-----
+"""
+
+
+def test_pgp_clearsigned_order_is_read(t):
+    """Mutt / Enigmail "inline PGP": the order inside an OpenPGP cleartext
+    signature (armor header, dash-escaped signature separator, quoted history
+    signed with it) is read and applied; it was refused as "no orders found"
+    (the BEGIN line was taken for an "-----Original Message-----" separator)."""
+    start_all(t)
+    rec = t.load()
+    order = str(rec.game.legal_actions("Ann")[0])
+    t.reply("Ann", "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA512\n\n"
+                   f"{order}\n\nOn Tue, Dec 01, 2026 at 09:05:00AM +0000, Union Pacific moderator wrote:\n"
+                   "> IT IS YOUR TURN.\n> build WW BIL-BIS black; take stack\n\n- -- \nAnn, with a key\n"
+                   + PGP_SIGNATURE)
+    report = t.run()
+    assert report.applied == 1 and report.refused == 0, report.summary()
+    assert t.load().history[-1]["order"] == order
+    # nothing left unread to complain about: no second answer to Ann beyond her status mail
+    (ann,) = to(t.sent(), "ann@example.org")
+    assert "WHAT HAPPENED" in text_of(ann)
