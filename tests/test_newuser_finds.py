@@ -188,3 +188,20 @@ def test_pgp_clearsigned_order_is_read(t):
     # nothing left unread to complain about: no second answer to Ann beyond her status mail
     (ann,) = to(t.sent(), "ann@example.org")
     assert "WHAT HAPPENED" in text_of(ann)
+
+
+def test_a_very_long_line_is_not_mailed_back_whole(t):
+    """A 150,000-character line (a pasted blob, under max_size) under an illegal
+    order: the refusal quotes the lines, the long one cut at 200 characters with
+    "…"; the answer was over 300 kB (the line in the text and the HTML part)."""
+    start_all(t)
+    before = t.path.read_bytes()
+    blob = "x" * 150_000
+    t.reply("Ann", f"invest 5 BNL; discard black\n{blob}\n")
+    report = t.run()
+    assert report.refused == 1, report.summary()
+    assert t.path.read_bytes() == before
+    (reply,) = to(t.sent(), "ann@example.org")
+    text = text_of(reply)
+    assert f"You wrote:\n  > invest 5 BNL; discard black\n  > {'x' * 199}\u2026\n\nOrder not legal:" in text
+    assert len(reply.as_bytes()) < 60_000
