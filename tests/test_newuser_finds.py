@@ -205,3 +205,26 @@ def test_a_very_long_line_is_not_mailed_back_whole(t):
     text = text_of(reply)
     assert f"You wrote:\n  > invest 5 BNL; discard black\n  > {'x' * 199}\u2026\n\nOrder not legal:" in text
     assert len(reply.as_bytes()) < 60_000
+
+
+def test_an_order_after_resigning_is_not_invited_again(t):
+    """Cy resigned, then sends an order (Czech Outlook style, quoted-printable):
+    the answer says the moderator takes no more orders from Cy, and no longer
+    ends with "Send a corrected order when ready." (there is none to send)."""
+    start_all(t)
+    t.reply("Cy", "resign\n")
+    t.run()
+    t.reply("Cy", "resign confirm\n")
+    t.run()
+    t.sent()
+    before = t.path.read_bytes()
+    t.reply("Cy", b"build KCC DEN-KCY white; take stack\r\n\r\nS pozdravem\r\nCy\r\n\r\n"
+                  b"-----Original Message-----\r\nFrom: Union Pacific moderator\r\n", cte="quoted-printable")
+    report = t.run()
+    assert report.refused == 1, report.summary()
+    assert t.path.read_bytes() == before
+    (reply,) = to(t.sent(), "cy@example.net")
+    assert text_of(reply) == (
+        "Union Pacific, game ridge: you resigned\n\n"
+        "You left this game (you resigned, or the game master gave your seat to the built-in player): "
+        "the moderator takes no more orders from you.\n")

@@ -299,8 +299,9 @@ def _decline(v: Decline, om: OrderMail, post: Post, store: GameStore, report: Cy
         thread = thread_of(record, record.player_by_name(v.player))
         language = record.language_of(v.player)
     with i18n.speaking(language):
+        # no "Send a corrected order": none is taken from them (the reason says why)
         post.reply(om, v.reply_key, v.to, v.game_id, word("gm", v.reason + "_title"), word("gm", v.reason),
-                   player=thread)
+                   player=thread, unchanged=False)
 
 
 _ACTIONS: dict[type, Callable[..., None]] = {
