@@ -283,9 +283,10 @@ def replay(ctx, game):
 @click.option("--reason", default="", help="undo, end: the reason told to everyone.")
 @click.pass_context
 def gm(ctx, game, words, force, reason):
-    """A game master's COMMAND on GAME, as by mail: replace PLAYER NAME=ADDRESS,
-    undo N, end, message TEXT, observe ADDRESS; "help" prints the guide,
-    "secret" the game master's address and secret."""
+    """A game master's COMMAND on GAME, as by mail: pause [REASON], resume,
+    deadline DURATION|none, extend PLAYER DURATION, eject PLAYER, replace PLAYER
+    NAME=ADDRESS, undo N, end, message TEXT, observe ADDRESS; "help" prints the
+    guide, "secret" the game master's address and secret."""
     from moderator.mail.transport import TransportError
     from moderator.moderation import gm as gm_
     from moderator.moderation.cycle import Moderator

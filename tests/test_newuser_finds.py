@@ -228,3 +228,16 @@ def test_an_order_after_resigning_is_not_invited_again(t):
         "Union Pacific, game ridge: you resigned\n\n"
         "You left this game (you resigned, or the game master gave your seat to the built-in player): "
         "the moderator takes no more orders from you.\n")
+
+
+def test_pbem_gm_help_names_every_game_master_command():
+    """``pbem gm --help`` named 5 of the 10 commands (no pause, resume, deadline,
+    extend, eject), while the README and the guide list them all."""
+    from click.testing import CliRunner
+
+    import pbem
+    from moderator.moderation.gm import GM_COMMANDS
+
+    out = CliRunner().invoke(pbem.main, ["gm", "--help"]).output
+    words = set(out.replace(",", " ").replace(";", " ").split())
+    assert [c for c in GM_COMMANDS if c not in words] == []
