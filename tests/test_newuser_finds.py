@@ -241,3 +241,34 @@ def test_pbem_gm_help_names_every_game_master_command():
     out = CliRunner().invoke(pbem.main, ["gm", "--help"]).output
     words = set(out.replace(",", " ").replace(";", " ").split())
     assert [c for c in GM_COMMANDS if c not in words] == []
+
+
+def test_the_readme_mail_to_try_a_game_by_hand_is_applied(tmp_path):
+    """The README's example of a player's mail dropped into the inbox Maildir by
+    hand (section "Trying a game by hand"), with the welcome mail's Message-ID
+    filled in and the share Ann holds, is applied by ``pbem run``."""
+    import re
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    import pbem
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    section = readme.split("### Trying a game by hand, without a mail server", 1)[1]
+    example = re.search(r"```\n(From: Ann.*?)```", section, re.S).group(1)
+    runner = CliRunner()
+    with runner.isolated_filesystem(temp_dir=tmp_path):
+        out = runner.invoke(pbem.main, ["new", "ridge", "--player", "Ann=ann@example.org",
+                                        "--player", "Bob=bob@example.org", "--seed", "7"])
+        assert out.exit_code == 0, out.output
+        welcome = next(m for m in (email.message_from_bytes(p.read_bytes(), policy=policy.default)
+                                   for p in Path("mail/outbox/new").iterdir()) if "ann@" in m["To"])
+        assert "\n  start UP\n" in text_of(welcome)  # seed 7: Ann may start with UP, as the example does
+        raw = example.replace("<MESSAGE-ID OF THE WELCOME MAIL TO ANN>", welcome["Message-ID"].strip())
+        Path("mail/inbox/tmp/hand").write_text(raw.replace("\n", "\r\n"))
+        Path("mail/inbox/tmp/hand").rename("mail/inbox/new/hand")
+        out = runner.invoke(pbem.main, ["run", "--now", "2026-12-02T10:00:00+00:00"])
+        assert out.exit_code == 0, out.output
+        assert "1 order(s) applied" in out.output
+        assert list(Path("mail/inbox/.processed/cur").iterdir()) or list(Path("mail/inbox/.processed/new").iterdir())
