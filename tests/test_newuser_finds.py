@@ -272,3 +272,27 @@ def test_the_readme_mail_to_try_a_game_by_hand_is_applied(tmp_path):
         assert out.exit_code == 0, out.output
         assert "1 order(s) applied" in out.output
         assert list(Path("mail/inbox/.processed/cur").iterdir()) or list(Path("mail/inbox/.processed/new").iterdir())
+
+
+def test_status_mails_name_the_seats_of_the_built_in_player(t):
+    """After Cy resigned, the built-in player moves for Cy at once; the status
+    mails listed Cy like any player, so the others could not tell who plays the
+    seat.  Now a line below the players table (text and HTML part) names it."""
+    start_all(t)
+    rec = t.load()
+    ann_before = text_of(to(t.all, "ann@example.org")[-1])
+    assert "built-in player" not in ann_before
+    t.reply("Cy", "resign\n")
+    t.run()
+    t.reply("Cy", "resign confirm\n")
+    t.run()
+    t.sent()
+    rec = t.load()
+    t.reply("Ann", f"{rec.game.legal_actions('Ann')[0]}\n")
+    assert t.run().applied == 1
+    (ann,) = [m for m in to(t.sent(), "ann@example.org") if "WHAT HAPPENED" in text_of(m)]
+    text = text_of(ann)
+    players = text[text.index("PLAYERS (in turn order"):text.index("COMPANIES (value")]
+    assert players.splitlines()[-2:] == ["  Played by the built-in player: Cy.", ""]
+    html = ann.get_body(preferencelist=("html",)).get_content()
+    assert '<p class="small">Played by the built-in player: Cy.</p>' in html

@@ -299,6 +299,7 @@ def _observer_mail(post: Post, record: GameRecord, address: str, events: list[st
     ctx = {"game_id": record.id, "view": view, "you": None, "hand_after_choice": [], "events": list(events),
            "welcome": welcome, "notice": post.notice_text(), "map_here": MAP_HERE,
            "board_lines": board_text(record.game), "ended": record.ended,
+           "bot_seats": [p.name for p in record.players if p.bot],
            "headline": word("gm", "ended_headline") if record.ended else _headline(view_for_headline)}
     text = render("observer.txt", **ctx)
     subject = word("notices", "subject", game_id=record.id,
