@@ -270,7 +270,8 @@ def replay(ctx, game):
     record = _load(ctx, game)
     click.echo(f"Game {game}: {len(record.history)} orders replayed; the state matches the file.")
     for e in record.gm_log:
-        click.echo(f"  game master: {e.get('at', '?')} {e.get('by', '?')}: {e.get('command', '?')}"
+        who = "player" if e.get("command") == "resign" else "game master"  # a resignation is the player's
+        click.echo(f"  {who}: {e.get('at', '?')} {e.get('by', '?')}: {e.get('command', '?')}"
                    + (f" ({e['reason']})" if e.get("reason") else ""))
     if record.ended:
         click.echo(f"Ended by the game master at {record.ended.get('at')}.")

@@ -296,3 +296,27 @@ def test_status_mails_name_the_seats_of_the_built_in_player(t):
     assert players.splitlines()[-2:] == ["  Played by the built-in player: Cy.", ""]
     html = ann.get_body(preferencelist=("html",)).get_content()
     assert '<p class="small">Played by the built-in player: Cy.</p>' in html
+
+
+def test_pbem_replay_names_a_resignation_the_players(t):
+    """``pbem replay`` listed Cy's own "resign" as "game master: ... cy@...: resign";
+    it is the player's, the game master's commands keep their label."""
+    from click.testing import CliRunner
+
+    import pbem
+
+    start_all(t)
+    t.reply("Cy", "resign\n")
+    t.run()
+    t.reply("Cy", "resign confirm\n")
+    t.run()
+    t.mod.manage("ridge", "pause tea break", by="op@example.com")
+    at = t.load().gm_log[0]["at"]
+    cfg = t.config.games_dir.parent / "pbem.yaml"
+    cfg.write_text(f"games_dir: {t.config.games_dir}\nspool_dir: {t.config.spool_dir}\n"
+                   f"maildir: {{inbox: {t.config.maildir_inbox}, outbox: {t.config.maildir_outbox}}}\n")
+    out = CliRunner().invoke(pbem.main, ["--config", str(cfg), "replay", "ridge"])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert lines[1] == f"  player: {at} cy@example.net: resign"
+    assert lines[2].startswith("  game master: ") and lines[2].endswith(": pause (tea break)")
