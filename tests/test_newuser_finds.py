@@ -320,3 +320,27 @@ def test_pbem_replay_names_a_resignation_the_players(t):
     lines = out.output.splitlines()
     assert lines[1] == f"  player: {at} cy@example.net: resign"
     assert lines[2].startswith("  game master: ") and lines[2].endswith(": pause (tea break)")
+
+
+def test_a_mail_of_many_short_lines_is_answered_in_linear_time(t):
+    """A 90 kB mail: a legal order, then 30,000 lines "2" (a pasted column of
+    numbers).  Reading a turn from each run of lines from the top, longest first,
+    parsed every run: the square of the lines (minutes of CPU for a 256 kB mail,
+    every other game waiting).  Now the runs tried are at most
+    ``MAX_TURN_LINES`` long: the order is applied and the lines not read are
+    named, in well under a second of CPU."""
+    import time
+
+    start_all(t)
+    rec = t.load()
+    order = str(rec.game.legal_actions("Ann")[0])
+    t.reply("Ann", order + "\n" + "2\n" * 30_000)
+    cpu = time.process_time()
+    report = t.run()
+    cpu = time.process_time() - cpu
+    assert report.applied == 1, report.summary()
+    assert t.load().history[-1]["order"] == order
+    notes = [m for m in to(t.sent(), "ann@example.org") if "WHAT HAPPENED" not in text_of(m)]
+    assert len(notes) == 1
+    assert "(29970 more lines of your mail not shown)" in text_of(notes[0])
+    assert cpu < 10, cpu  # about 1.5 s; the square of the lines took about 35 s
