@@ -344,3 +344,33 @@ def test_a_mail_of_many_short_lines_is_answered_in_linear_time(t):
     assert len(notes) == 1
     assert "(29970 more lines of your mail not shown)" in text_of(notes[0])
     assert cpu < 10, cpu  # about 1.5 s; the square of the lines took about 35 s
+
+
+def test_an_eject_after_the_last_move_keeps_the_final_result(t):
+    """The game master ejects Cy in the cycle of the move that ends the game:
+    Cy still gets the final result (nothing is dropped once the game is over)."""
+    import random
+
+    start_all(t)
+    rng = random.Random(3)
+    while True:
+        rec = t.load()
+        who = rec.game.to_move
+        action = rec.game.random_action(who, rng)
+        after = rec.game.copy()
+        after.push(who, action)
+        t.reply(who, f"{action}\n")
+        if after.phase == "over":
+            break
+        assert t.run(minutes=1).applied == 1
+    t.sent()
+    secret = rec.game_master["secret"]
+    t.inbox.add((f"From: Game Master <{OPERATOR}>\r\nTo: {t.config.moderator_address}\r\n"
+                 "Subject: ridge\r\nDate: Tue, 1 Dec 2026 23:30:00 +0100\r\nMessage-ID: <gm.end@example.com>\r\n"
+                 "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=us-ascii\r\n\r\n"
+                 f"game: ridge\r\nsecret: {secret}\r\neject Cy\r\n").encode())
+    report = t.run()
+    assert report.applied == 1, report.summary()
+    assert t.load().game.phase == "over" and t.load().player_by_name("Cy").bot
+    (final,) = to(t.sent(), "cy@example.net")
+    assert text_of(final).startswith("Union Pacific, game ridge: game over\n\nTHE GAME IS OVER.\n")

@@ -237,10 +237,13 @@ def drop_unsent_status(post: Post, record: GameRecord, name: str) -> int:
     game not yet sent (those whose sending is under way stay): a player who just
     resigned, or whose seat the game master gave to the built-in player, gets no
     status mail spooled earlier in the same cycle (``receives_status`` keeps
-    later ones from them).  Returns how many were removed; raises OSError as
+    later ones from them).  Once the game is over nothing is removed: the final
+    result is theirs too.  Returns how many were removed; raises OSError as
     ``Spool.remove``."""
     from . import spooled
 
+    if record.game.phase == "over" or record.ended is not None:
+        return 0
     stale = spooled.view(post.spool).stale_status(record.id).get(name, [])
     for entry, _ in stale:
         post.spool.remove(entry)
