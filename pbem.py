@@ -270,7 +270,8 @@ def replay(ctx, game):
     record = _load(ctx, game)
     click.echo(f"Game {game}: {len(record.history)} orders replayed; the state matches the file.")
     for e in record.gm_log:
-        click.echo(f"  game master: {e.get('at', '?')} {e.get('by', '?')}: {e.get('command', '?')}"
+        who = "player" if e.get("command") == "resign" else "game master"  # a resignation is the player's
+        click.echo(f"  {who}: {e.get('at', '?')} {e.get('by', '?')}: {e.get('command', '?')}"
                    + (f" ({e['reason']})" if e.get("reason") else ""))
     if record.ended:
         click.echo(f"Ended by the game master at {record.ended.get('at')}.")
@@ -283,9 +284,10 @@ def replay(ctx, game):
 @click.option("--reason", default="", help="undo, end: the reason told to everyone.")
 @click.pass_context
 def gm(ctx, game, words, force, reason):
-    """A game master's COMMAND on GAME, as by mail: replace PLAYER NAME=ADDRESS,
-    undo N, end, message TEXT, observe ADDRESS; "help" prints the guide,
-    "secret" the game master's address and secret."""
+    """A game master's COMMAND on GAME, as by mail: pause [REASON], resume,
+    deadline DURATION|none, extend PLAYER DURATION, eject PLAYER, replace PLAYER
+    NAME=ADDRESS, undo N, end, message TEXT, observe ADDRESS; "help" prints the
+    guide, "secret" the game master's address and secret."""
     from moderator.mail.transport import TransportError
     from moderator.moderation import gm as gm_
     from moderator.moderation.cycle import Moderator

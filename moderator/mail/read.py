@@ -354,6 +354,9 @@ def strip_quoted(text: str) -> str:
     lines removed).  Dropped are:
 
     * lines quoted with ``>``;
+    * the frame of an OpenPGP cleartext signature (``_pgp_cleartext``: the
+      ``BEGIN PGP SIGNED MESSAGE`` line, its ``Hash:`` header, the signature
+      block); the signed text is read;
     * everything from a signature line ``-- `` (or ``--``) on, and from a phone/app
       footer such as "Sent from my iPhone", "Get Outlook for Android",
       "Enviado desde mi iPhone", "Von meinem iPhone gesendet";
@@ -379,9 +382,40 @@ def strip_quoted(text: str) -> str:
     return "\n".join(_strip(text)[0])
 
 
+_PGP_BEGIN = "-----BEGIN PGP SIGNED MESSAGE-----"
+_PGP_SIGNATURE = "-----BEGIN PGP SIGNATURE-----"
+_PGP_END = "-----END PGP SIGNATURE-----"
+_ARMOR_HEADER_RE = re.compile(r"[A-Za-z][A-Za-z0-9-]*: ?\S.*")
+
+
+def _pgp_cleartext(lines: list[str]) -> list[str]:
+    """``lines`` with an OpenPGP cleartext signature (RFC 4880, section 7: Mutt,
+    Thunderbird/Enigmail "inline PGP", gpg --clearsign) taken apart: when the
+    first non-blank line is ``-----BEGIN PGP SIGNED MESSAGE-----``, that line and
+    its armor headers (``Hash: SHA256``) up to the first blank line go, the signed
+    lines are kept with their dash-escaping undone (``- --`` is ``--``), and the
+    signature block (``-----BEGIN PGP SIGNATURE-----`` to ``-----END PGP
+    SIGNATURE-----``) goes; lines after it are kept.  Any other ``lines`` are
+    returned as they are.  Never raises."""
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None or lines[first].strip() != _PGP_BEGIN:
+        return lines
+    i = first + 1
+    while i < len(lines) and _ARMOR_HEADER_RE.fullmatch(lines[i].strip()):
+        i += 1
+    out = lines[:first]
+    while i < len(lines) and lines[i].strip() != _PGP_SIGNATURE:
+        line = lines[i]
+        out.append(line[2:] if line.startswith("- ") else line)
+        i += 1
+    while i < len(lines) and lines[i].strip() != _PGP_END:
+        i += 1
+    return out + lines[i + 1:]
+
+
 def _strip(text: str) -> tuple[list[str], str | None]:
     """``(kept lines, why reading stopped or None)`` for :func:`strip_quoted`."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = _pgp_cleartext(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
     nxt = _next_text(lines)
     kept: list[str] = []
     cut: str | None = None

@@ -223,14 +223,22 @@ def _apply(v: Apply, om: OrderMail, post: Post, store: GameStore, report: CycleR
 MAX_QUOTED = 30
 """A reply quotes at most this many lines of the mail (and says how many it left out)."""
 
+MAX_QUOTED_CHARS = 200
+"""A quoted line longer than this many characters is cut there, ending in "…"
+(a 200 kB line is not mailed back whole, twice: text and HTML part)."""
+
+
+def _shortened(line: str) -> str:
+    return line if len(line) <= MAX_QUOTED_CHARS else line[:MAX_QUOTED_CHARS - 1].rstrip() + "\u2026"
+
 
 def quoted(lines: tuple[str, ...] | list[str], kinds: tuple[str, ...] | list[str], failed: str,
            unread: bool = False) -> tuple[list[dict[str, str]], int]:
     """The lines a reply quotes, each with its mark (``templates/words/notices.txt``,
     ``mark``): the ``failed`` one, the others not applied beside it, and why a
     line was not read (its ``OrderMail.kinds``; ``unread``: every line is one
-    not read).  At most ``MAX_QUOTED`` (the failed one always among them); also
-    returns how many were left out."""
+    not read).  At most ``MAX_QUOTED`` (the failed one always among them), each
+    at most ``MAX_QUOTED_CHARS`` long; also returns how many were left out."""
     lines = list(lines)
     kinds = list(kinds) if len(kinds) == len(lines) else ["text"] * len(lines)
     marked = []
@@ -243,7 +251,8 @@ def quoted(lines: tuple[str, ...] | list[str], kinds: tuple[str, ...] | list[str
             mark = "not_applied"
         else:
             mark = ""
-        marked.append({"line": line, "mark": word("notices", "mark", mark=mark, kind=kind) if mark else ""})
+        marked.append({"line": _shortened(line),
+                       "mark": word("notices", "mark", mark=mark, kind=kind) if mark else ""})
     if len(marked) <= MAX_QUOTED:
         return marked, 0
     shown = marked[:MAX_QUOTED]
@@ -290,8 +299,9 @@ def _decline(v: Decline, om: OrderMail, post: Post, store: GameStore, report: Cy
         thread = thread_of(record, record.player_by_name(v.player))
         language = record.language_of(v.player)
     with i18n.speaking(language):
+        # no "Send a corrected order": none is taken from them (the reason says why)
         post.reply(om, v.reply_key, v.to, v.game_id, word("gm", v.reason + "_title"), word("gm", v.reason),
-                   player=thread)
+                   player=thread, unchanged=False)
 
 
 _ACTIONS: dict[type, Callable[..., None]] = {

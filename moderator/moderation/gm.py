@@ -232,6 +232,24 @@ def receives_status(record: GameRecord, player: Player, events: list[str], waiti
         any(e.startswith("Dividend ") for e in events)
 
 
+def drop_unsent_status(post: Post, record: GameRecord, name: str) -> int:
+    """Remove from the spool the status mails to player ``name`` of ``record``'s
+    game not yet sent (those whose sending is under way stay): a player who just
+    resigned, or whose seat the game master gave to the built-in player, gets no
+    status mail spooled earlier in the same cycle (``receives_status`` keeps
+    later ones from them).  Once the game is over nothing is removed: the final
+    result is theirs too.  Returns how many were removed; raises OSError as
+    ``Spool.remove``."""
+    from . import spooled
+
+    if record.game.phase == "over" or record.ended is not None:
+        return 0
+    stale = spooled.view(post.spool).stale_status(record.id).get(name, [])
+    for entry, _ in stale:
+        post.spool.remove(entry)
+    return len(stale)
+
+
 # ---------------------------------------------------------------- mails
 
 
@@ -284,6 +302,7 @@ def _observer_mail(post: Post, record: GameRecord, address: str, events: list[st
     ctx = {"game_id": record.id, "view": view, "you": None, "hand_after_choice": [], "events": list(events),
            "welcome": welcome, "notice": post.notice_text(), "map_here": MAP_HERE,
            "board_lines": board_text(record.game), "ended": record.ended,
+           "bot_seats": [p.name for p in record.players if p.bot],
            "headline": word("gm", "ended_headline") if record.ended else _headline(view_for_headline)}
     text = render("observer.txt", **ctx)
     subject = word("notices", "subject", game_id=record.id,
@@ -416,6 +435,8 @@ def execute(ctx: Context, cmd: GmCommand) -> str:
     done = _COMMANDS[cmd.name](ctx, cmd, entry)
     record.gm_log.append(entry)
     ctx.store.save(record)
+    if cmd.name == "eject":  # the seat's player gets no status mail spooled before
+        drop_unsent_status(ctx.post, record, entry["player"])
     return done
 
 
@@ -687,6 +708,7 @@ def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player
     record.gm_log.append({"by": canonical_address(player.address), "at": now.isoformat(timespec="seconds"),
                           "command": "resign", "player": name})
     store.save(record)
+    drop_unsent_status(post, record, name)
     tell_everyone(post, record, lambda: word("gm", "resigned_title", seat=name),
                   lambda: word("gm", "resigned", seat=name), skip=(name,))
     gm = game_master_address(record, post.config)

@@ -81,7 +81,8 @@ def interpret(lines: Iterable[str], board: Board, kinds: Iterable[str] = ()) -> 
     ``kinds`` (``OrderMail.kinds``, one per line) lets a complete turn be read
     when the whole set of lines is none: first from the lines of kind ``text``
     (no signature, sign-off, greeting or gateway notice), then from the longest
-    run of those lines from the top whose dropped lines do not look like orders
+    run of those lines from the top (at most ``MAX_TURN_LINES``) whose dropped
+    lines do not look like orders
     (``looks_like_order``: a mistyped order is never dropped).  The caller
     applies such a turn only when it is legal, and tells the player which lines
     were not read (``Orders.unread``)."""
@@ -113,6 +114,13 @@ def interpret(lines: Iterable[str], board: Board, kinds: Iterable[str] = ()) -> 
     return Orders(commands, orders, error=first, kinds=order_kinds)
 
 
+MAX_TURN_LINES = 50
+"""The longest run of lines from the top that ``interpret`` reads a turn from when
+the whole mail is none: a turn is a few lines, and each try parses its lines, so
+that trying every run of a mail of 100,000 short lines ("2", "Denver") took
+minutes of CPU (the square of the lines)."""
+
+
 def _fallbacks(pairs: list[tuple[str, str]]) -> Iterable[list[str]]:
     """Smaller sets of order lines to read a turn from, best first (see ``interpret``)."""
     # a sign-off or greeting matched the reader's table as a whole line ("Take
@@ -122,7 +130,10 @@ def _fallbacks(pairs: list[tuple[str, str]]) -> Iterable[list[str]]:
     text = [l for l, k in pairs if k == KIND_TEXT]
     if text and len(text) < len(pairs):
         yield text
-    for n in range(len(text) - 1, 0, -1):
+    longest = min(len(text) - 1, MAX_TURN_LINES)
+    if any(looks_like_order(line) for line in text[longest + 1:]):
+        return  # a mistyped order far below: never read the turn without it
+    for n in range(longest, 0, -1):
         if looks_like_order(text[n]):
             break  # a mistyped order below: never read the turn without it
         yield text[:n]

@@ -336,7 +336,8 @@ def status_context(record: Any, player: str, events: list[str]) -> dict[str, Any
     colours and invested share counts of the HTML part, ``imaginary_took`` (a
     two-player game is over: the imaginary third player took the display, the
     stack and the UP pile, rules: Two players) and ``up_may_start`` (the ruleset
-    lets the UP share be the initial investment)."""
+    lets the UP share be the initial investment); ``bot_seats``: the names of the
+    seats the built-in player plays (``Player.bot``), listed below the players."""
     game: Game = record.game
     view = game.view(player)
     me = record.player_by_name(player)
@@ -360,6 +361,7 @@ def status_context(record: Any, player: str, events: list[str]) -> dict[str, Any
         "up_may_start": ruleset_of(game.ruleset).up_may_start,
         "colours": company_colours(),
         "invested": invested_counts(view),
+        "bot_seats": [p.name for p in record.players if p.bot],
     }
 
 
