@@ -162,10 +162,13 @@ def _option_flags(command):
                    "'language CODE').")
 @click.option("--observer", "observers", multiple=True, metavar="ADDRESS",
               help="An address that gets the public status mails (repeatable).")
+@click.option("--now", "now", default=None, metavar="TIMESTAMP",
+              help="Create the game as if it were TIMESTAMP (ISO 8601; UTC when no offset): the "
+                   "first deadline runs from then, as for games run with `pbem run --now`.")
 @_option_flags
 @click.pass_context
 def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed, abandon_after, gm, observers,
-        language, player_languages, **flags):
+        language, player_languages, now, **flags):
     """Create GAME and mail every player a welcome with their secret and hand."""
     from moderator.moderation.deadlines import parse_duration
 
@@ -200,7 +203,7 @@ def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed
         import secrets
 
         seed = secrets.randbelow(2**31)
-    moderator = Moderator(_config(ctx))
+    moderator = Moderator(_config(ctx), **_clock(now))
     try:
         record = moderator.create_game(game, parsed, seed, ruleset, options, board_path, settings, bots,
                                        gm=gm, observers=observers, languages=languages)
@@ -243,13 +246,9 @@ def run(ctx, loop, interval, archive_dir, now):
     reminders, the built-in player's moves), send status mails."""
     from moderator.moderation.cycle import Moderator
 
-    kwargs = {}
-    if now is not None:
-        if loop:
-            raise click.BadParameter("--now sets the clock for one cycle; leave out --loop", param_hint="--now")
-        fixed = _timestamp(now)
-        kwargs["clock"] = lambda: fixed
-    moderator = Moderator(_config(ctx), **kwargs)
+    if now is not None and loop:
+        raise click.BadParameter("--now sets the clock for one cycle; leave out --loop", param_hint="--now")
+    moderator = Moderator(_config(ctx), **_clock(now))
     while True:
         report = moderator.run_cycle()
         click.echo(report.summary())
@@ -282,8 +281,11 @@ def replay(ctx, game):
 @click.argument("words", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.option("--force", is_flag=True, help="undo: take back a paid dividend too.")
 @click.option("--reason", default="", help="undo, end: the reason told to everyone.")
+@click.option("--now", "now", default=None, metavar="TIMESTAMP",
+              help="Act as if it were TIMESTAMP (ISO 8601; UTC when no offset), as for games run "
+                   "with `pbem run --now`.")
 @click.pass_context
-def gm(ctx, game, words, force, reason):
+def gm(ctx, game, words, force, reason, now):
     """A game master's COMMAND on GAME, as by mail: pause [REASON], resume,
     deadline DURATION|none, extend PLAYER DURATION, eject PLAYER, replace PLAYER
     NAME=ADDRESS, undo N, end, message TEXT, observe ADDRESS; "help" prints the
@@ -300,7 +302,7 @@ def gm(ctx, game, words, force, reason):
     if words == ["help"]:
         click.echo(gm_.gm_help())
         return
-    moderator = Moderator(_config(ctx))
+    moderator = Moderator(_config(ctx), **_clock(now))
     try:
         if words == ["secret"]:
             address, secret = moderator.gm_secret(game)
@@ -559,6 +561,15 @@ def auth_status(ctx):
     click.echo(f"{found['provider']} sign-in of {found['account'] or username or 'an unnamed account'} "
                f"in {settings.token_file}, made {_when(found['obtained'])}; "
                f"access token valid until {_when(found['expiry'])}.")
+
+
+def _clock(now: str | None) -> dict:
+    """The ``Moderator`` keywords for ``--now TIMESTAMP``: ``{"clock": ...}`` fixed
+    at that time, or ``{}`` (the wall clock) when ``now`` is None."""
+    if now is None:
+        return {}
+    fixed = _timestamp(now)
+    return {"clock": lambda: fixed}
 
 
 def _timestamp(text: str):

@@ -51,6 +51,10 @@ from .send import Post, thread_of
 GM_COMMANDS = ("pause", "resume", "deadline", "extend", "replace", "eject", "undo", "end", "message", "observe")
 """The game master's commands (the first word of a line of their mail)."""
 
+AFTER_THE_END = ("undo", "message", "observe")
+"""The game master's commands that still act once the game is over (the final
+dividend paid): the others (seats, clock, ``end``) would change nothing."""
+
 SEAT_COMMANDS = ("resign", "resign confirm", "digest on", "digest off")
 """The players' seat commands (``seat_command``)."""
 
@@ -429,6 +433,8 @@ def execute(ctx: Context, cmd: GmCommand) -> str:
     record = ctx.record
     if record.ended is not None:
         raise GmRefusal("gm_game_ended")
+    if record.game.phase == "over" and cmd.name not in AFTER_THE_END:
+        raise GmRefusal("gm_game_over", command=cmd.name)
     entry: dict[str, Any] = {"by": ctx.by, "at": ctx.at, "command": cmd.text}
     if ctx.mail:
         entry["mail"], entry["line"] = ctx.mail, ctx.line
