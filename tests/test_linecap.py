@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from moderator.render.words import names
-from test_newuser_finds import Table, start_all, t, text_of, to  # noqa: F401 - t: the fixture
+from test_newuser_finds import OPERATOR, start_all, t, text_of, to  # noqa: F401 - t: the fixture
 
 SOURCES = Path(__file__).resolve().parent.parent / "moderator"
 
@@ -160,3 +160,32 @@ def test_every_limits_word_is_used():
             if fn == "Refuse" and keys.get("words") == "limits":
                 used |= {keys["reason"], keys["reason"] + "_title"}
     assert used == names("limits")
+
+
+def test_a_game_masters_mail_of_too_many_lines_does_none_of_them(t):
+    """The game master's mail of 400 lines "pause" is answered with how many lines
+    it had, none done (the reply is not 400 results long); a stranger's mail of
+    64,000 lines in a player's name is refused as before, in well under a second."""
+    start_all(t)
+    secret = t.load().game_master["secret"]
+    before = t.path.read_bytes()
+    t.inbox.add((f"From: Game Master <{OPERATOR}>\r\nTo: {t.config.moderator_address}\r\n"
+                 "Subject: ridge\r\nDate: Tue, 1 Dec 2026 23:30:00 +0100\r\nMessage-ID: <gm.many@example.com>\r\n"
+                 "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=us-ascii\r\n\r\n"
+                 f"game: ridge\r\nsecret: {secret}\r\n" + "pause\r\n" * 400).encode())
+    report = t.run()
+    assert report.commands == 1 and not report.errors, report.summary()
+    assert t.load().settings["paused"] is None and t.path.read_bytes() == before
+    (answer,) = to(t.sent(), OPERATOR)
+    assert ("your mail has 400 lines; at most 300 are read, so none of them was done: send your commands "
+            "alone, one per line") in text_of(answer)
+    assert text_of(answer).count("pause") < 5
+    t.inbox.add(("From: Ann <ann@example.org>\r\nTo: " + t.config.moderator_address + "\r\nSubject: ridge\r\n"
+                 "Message-ID: <stranger.many@example.com>\r\nDate: Tue, 1 Dec 2026 23:31:00 +0100\r\n\r\n"
+                 "game: ridge\r\n" + "hi\r\n" * 64_000).encode())
+    cpu = time.process_time()
+    report = t.run()
+    assert time.process_time() - cpu < 5
+    assert report.refused == 1, report.summary()
+    (note,) = to(t.sent(), "ann@example.org")
+    assert text_of(note).startswith("Union Pacific, game ridge: secret missing or wrong\n")
