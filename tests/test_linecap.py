@@ -94,6 +94,12 @@ def test_an_order_in_the_subject_of_an_empty_mail_is_named(t):
         "The moderator reads orders from the body of your mail (its text), not from the Subject, and the "
         f"body had no orders. Your Subject reads like an order: \"{order}\". To play it, write it in the "
         "body of your reply, one order per line.\n\nWhat is legal now:\n")
+    # the same with the old Subject tag [pbem:GAME:SECRET] in front
+    secret = t.load().player_by_name("Ann").secret
+    _raw_reply(t, "Ann", f"AW: [pbem:ridge:{secret}] {order}", "\n")
+    assert t.run().refused == 1
+    (note,) = to(t.sent(), "ann@example.org")
+    assert f"Your Subject reads like an order: \"{order}\"." in text_of(note)
 
 
 def test_an_empty_body_is_named_and_a_quoted_only_body_keeps_its_answer(t):

@@ -935,8 +935,9 @@ _PREFIX_RE = re.compile(
 
 def subject_text(subject: str) -> str:
     """``subject`` without its reply and forward prefixes and list tags in front
-    (``'Re: AW: [list] build KCC'`` is ``'build KCC'``), stripped."""
-    return _PREFIX_RE.sub("", subject or "", count=1).strip()
+    and without the ``[pbem:GAME:SECRET]`` tag (``'Re: AW: [list] build KCC'`` is
+    ``'build KCC'``), stripped."""
+    return _PREFIX_RE.sub("", _TAG_RE.sub(" ", subject or ""), count=1).strip()
 
 
 _OOO_SUBJECT_RE = re.compile(

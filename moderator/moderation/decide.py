@@ -135,7 +135,8 @@ def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup,
         subject = subject_text(om.subject)
         if subject and subject_order(subject, record):
             return Refuse(key=key, reason="order_in_subject", to=om.sender, game_id=record.id, player=who.name,
-                          values={"subject": subject}, with_legal=True, words="limits")
+                          values={"subject": subject if len(subject) <= 200 else subject[:199] + "\u2026"},
+                          with_legal=True, words="limits")
         if om.body_blank:
             return Refuse(key=key, reason="body_empty", to=om.sender, game_id=record.id, player=who.name,
                           with_legal=True, orderless=True, words="limits")
