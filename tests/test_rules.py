@@ -527,7 +527,7 @@ class TestInvest:
         g = kcc_game()
         hand(g, shares=["KCC"])
         assert reason(refused(g, Invest(("KCC", "KCC"), "plain"))) == "you hold 1 KCC share, not 2"
-        assert reason(refused(g, Invest(("DM",), "plain"))) == "you hold 0 DM shares, not 1"
+        assert reason(refused(g, Invest(("DM",), "plain"))) == "you hold no DM share: you can invest only the shares in your hand"
 
     def test_discard_required_and_held(self):
         g = kcc_game()

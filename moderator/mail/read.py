@@ -59,6 +59,7 @@ __all__ = [
     "read_mail",
     "strip_quoted",
     "subject_tag",
+    "subject_text",
     "unflow",
 ]
 
@@ -797,6 +798,9 @@ class OrderMail:
       (sender, subject, tag, ``delivery_key``) are still filled when possible, so an
       unreadable mail from a player can be answered "mail not readable".
 
+    * ``body_blank``: the text of the body is empty or white space only (an
+      order written in the Subject alone).
+
     Added for real mail (issue 12):
 
     * ``kinds``: one entry per line of ``lines`` (same length, same order), what
@@ -851,6 +855,7 @@ class OrderMail:
     delivery_key: str = field(default="", compare=False)
     sender_problem: str | None = field(default=None, compare=False)
     auto_hint: str | None = field(default=None, compare=False)
+    body_blank: bool = field(default=False, compare=False)
 
     @property
     def unread(self) -> list[str]:
@@ -926,6 +931,15 @@ _PREFIX_RE = re.compile(
     r"(?:re|aw|sv|vs|wg|fw|fwd|tr|rv|odp|antw|r|res|回复|答复|回覆)\s*[:：]))*\s*",
     re.IGNORECASE,
 )
+
+
+def subject_text(subject: str) -> str:
+    """``subject`` without its reply and forward prefixes and list tags in front
+    and without the ``[pbem:GAME:SECRET]`` tag (``'Re: AW: [list] build KCC'`` is
+    ``'build KCC'``), stripped."""
+    return _PREFIX_RE.sub("", _TAG_RE.sub(" ", subject or ""), count=1).strip()
+
+
 _OOO_SUBJECT_RE = re.compile(
     r"(?:out of (?:the )?office|automatic reply|auto[- ]?reply|autoreply|auto[- ]?response|"
     r"vacation reply|away from (?:the )?office|abwesenheitsnotiz|automatische antwort|"
@@ -1503,6 +1517,7 @@ def _read(raw: bytes, result: OrderMail, own_address: str | None) -> None:
     result.lines = lines
     result.kinds = classify_lines(lines, result.sender, result.sender_display)
     result.cut = cut
+    result.body_blank = not (text or "").strip()
     if not result.machine and result.in_reply_to is None:
         found = _AUTO_TEXT_RE.search(" ".join(lines)[:2000])
         result.auto_hint = found.group(0) if found else None

@@ -20,6 +20,7 @@ from ..mail.read import OrderMail, canonical_address
 from ..orders.lexicon import localize
 from ..render import render, status_context
 from ..render.legal import legal_lines
+from ..render.when import byte_size, number
 from ..render.words import reason, word
 from ..rules.engine import IllegalAction
 from ..store.gamefile import GameRecord, GameStore, StoreError
@@ -117,6 +118,10 @@ def _refuse_in_language(v: Refuse, om: OrderMail, post: Post, store: GameStore, 
     values: dict[str, Any] = dict(v.values)
     if v.reason == "order_not_legal":  # the engine's named refusal, worded by words/illegal.txt
         values = {"reason": reason(SimpleNamespace(code=values["code"], values=values["values"]))}
+    elif v.reason == "mail_too_large":  # sizes as the player's language writes them ("27.4 MB")
+        values = {"size": byte_size(values["size"]), "max_size": byte_size(values["max_size"])}
+    elif v.reason == "too_many_lines":
+        values = {"lines": number(values["lines"]), "max_lines": number(values["max_lines"])}
     extra: dict[str, Any] = {}
     thread, to = None, v.to
     rotated = False
@@ -142,8 +147,8 @@ def _refuse_in_language(v: Refuse, om: OrderMail, post: Post, store: GameStore, 
             extra["game_over"] = record.game.phase == "over"
     if v.orders:
         extra["quoted"], extra["omitted"] = quoted(v.orders, v.kinds, v.failed)
-    post.reply(om, v.reply_key, to, v.game_id, word("notices", v.reason + "_title"),
-               word("notices", v.reason, **values), player=thread, **extra)
+    post.reply(om, v.reply_key, to, v.game_id, word(v.words, v.reason + "_title"),
+               word(v.words, v.reason, **values), player=thread, **extra)
     if record is not None and v.player is not None:
         _commands(v, om, post, store, report, record, skip_status=True, rotated=rotated)
 
@@ -241,24 +246,24 @@ def quoted(lines: tuple[str, ...] | list[str], kinds: tuple[str, ...] | list[str
     at most ``MAX_QUOTED_CHARS`` long; also returns how many were left out."""
     lines = list(lines)
     kinds = list(kinds) if len(kinds) == len(lines) else ["text"] * len(lines)
+    at = lines.index(failed) if failed and failed in lines else None  # looked up once: linear, not square
+    shown = list(range(min(len(lines), MAX_QUOTED)))
+    if at is not None and at >= MAX_QUOTED:
+        shown[-1] = at
     marked = []
-    for line, kind in zip(lines, kinds):
+    for i in shown:  # only the lines shown are worded
+        line, kind = lines[i], kinds[i]
         if failed and line == failed:
             mark = "failed"
         elif unread or kind != "text":
             mark = "not_read"
-        elif failed and failed in lines:
+        elif at is not None:
             mark = "not_applied"
         else:
             mark = ""
         marked.append({"line": _shortened(line),
                        "mark": word("notices", "mark", mark=mark, kind=kind) if mark else ""})
-    if len(marked) <= MAX_QUOTED:
-        return marked, 0
-    shown = marked[:MAX_QUOTED]
-    if failed and failed in lines and lines.index(failed) >= MAX_QUOTED:
-        shown = marked[:MAX_QUOTED - 1] + [marked[lines.index(failed)]]
-    return shown, len(marked) - len(shown)
+    return marked, len(lines) - len(marked)
 
 
 def _answer(v: Answer, om: OrderMail, post: Post, store: GameStore, report: CycleReport,

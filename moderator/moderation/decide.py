@@ -20,13 +20,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from ..mail.read import OrderMail, canonical_address
+from ..mail.read import OrderMail, canonical_address, subject_text
 from ..rules.engine import IllegalAction
 from ..store.gamefile import GameRecord, Player
 from .authenticate import authenticate
 from .route import referenced_game
-from ..orders.parser import command
-from .interpret import Orders, interpret, looks_like_order
+from ..orders.parser import OrderError, command, parse_turn
+from .interpret import MAX_ORDER_LINES, Orders, interpret, looks_like_order
 from ..mail.threads import carries_token
 from .route import same_secret
 from .verdict import (ALREADY_APPLIED, ANSWERED, Answer, Apply, Decline, Duplicate, Ignore, Manage,
@@ -52,7 +52,7 @@ def screen(om: OrderMail, key: str, *, max_size: int, answered: Lookup, plays: L
         return Ignore(key=key, reason="stranger_unreadable", sender=om.sender)
     if om.oversize:
         return Refuse(key=key, reason="mail_too_large", to=om.sender, game_id=om.game_id or referenced_game(om),
-                      values={"size": om.size, "max_size": max_size})
+                      values={"size": om.size, "max_size": max_size}, words="limits")
     if om.error:
         return Refuse(key=key, reason="mail_unreadable", to=om.sender, game_id=om.game_id or referenced_game(om),
                       values={"error": om.error})
@@ -108,9 +108,12 @@ def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup,
         if who.name in record.resigned:
             return Decline(key=key, reason="resigned_no_orders", to=who.address, game_id=record.id,
                            player=who.name)
+        if len(om.lines) > MAX_ORDER_LINES:  # refused unread: the work per mail is bounded
+            return Refuse(key=key, reason="too_many_lines", to=who.address, game_id=record.id, player=who.name,
+                          values={"lines": len(om.lines), "max_lines": MAX_ORDER_LINES}, words="limits")
         if any(looks_like_gm(l) and not seat_command(l) and not command(l) for l in om.lines):
             return Decline(key=key, reason="gm_only", to=who.address, game_id=record.id, player=who.name)
-    if isinstance(who, Refuse) and not any(command(l) or looks_like_order(l) for l in om.lines):
+    if isinstance(who, Refuse) and not any(command(l) or looks_like_order(l) for l in om.lines[:MAX_ORDER_LINES]):
         # no order and no command (a vacation responder that drops the tag): limited per day
         return replace(who, orderless=True)
     if not isinstance(who, Player):
@@ -128,8 +131,30 @@ def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup,
         return judge_order(key, record, who, asked, commands, repeat)
     if asked.commands:
         return Answer(key=key, game_id=record.id, player=who.name, commands=commands, repeat_commands=repeat)
+    if not om.lines:  # the body had no order line: perhaps the order is in the Subject
+        subject = subject_text(om.subject)
+        if subject and subject_order(subject, record):
+            return Refuse(key=key, reason="order_in_subject", to=om.sender, game_id=record.id, player=who.name,
+                          values={"subject": subject if len(subject) <= 200 else subject[:199] + "\u2026"},
+                          with_legal=True, words="limits")
+        if om.body_blank:
+            return Refuse(key=key, reason="body_empty", to=om.sender, game_id=record.id, player=who.name,
+                          with_legal=True, orderless=True, words="limits")
     return Refuse(key=key, reason="no_orders_found", to=om.sender, game_id=record.id, player=who.name,
                   with_legal=True, orderless=True)
+
+
+def subject_order(subject: str, record: GameRecord) -> bool:
+    """Whether ``subject`` (a Subject without reply prefixes) reads as an order
+    line in the game's names: it parses as a turn, or starts with an order word
+    or one close to it (``looks_like_order``)."""
+    if looks_like_order(subject):
+        return True
+    try:
+        parse_turn([subject], record.game.board)
+    except OrderError:
+        return False
+    return True
 
 
 def judge_order(key: str, record: GameRecord, player: Player, asked: Orders,

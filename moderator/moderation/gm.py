@@ -45,7 +45,8 @@ from ..rules.notation import parse_action, public_order
 from ..store.gamefile import GameRecord, GameStore, Player, default_clock, new_secret
 from ..config import Config
 from .deadlines import format_duration, game_master_address, parse_duration, parse_time
-from ..render.when import format_duration as spoken_duration, format_when
+from ..render.when import format_duration as spoken_duration, format_when, number
+from .interpret import MAX_ORDER_LINES
 from .send import Post, thread_of
 
 GM_COMMANDS = ("pause", "resume", "deadline", "extend", "replace", "eject", "undo", "end", "message", "observe")
@@ -640,11 +641,18 @@ def manage_mail(post: Post, store: GameStore, om: OrderMail, key: str, record: G
     """Carry out the game master's mail ``om`` (authenticated; the mail ``key``):
     each line a command, in order; answer them with what was done and what was
     refused (``templates/gm_reply.txt``).  A command of this mail done already
-    (an interrupted cycle: ``gm_log`` names the mail and line) is not done again."""
+    (an interrupted cycle: ``gm_log`` names the mail and line) is not done again.
+    A mail of more than ``MAX_ORDER_LINES`` lines is answered with how many it
+    had, and none of them is done."""
     ctx = Context(post, store, record, canonical_address(om.sender), at.isoformat(timespec="seconds"), key)
     done_lines = {e.get("line") for e in record.gm_log if e.get("mail") == key}
     results, guide = [], False
-    for i, line in enumerate(om.lines):
+    lines = om.lines
+    if len(lines) > MAX_ORDER_LINES:  # none done: the work per mail is bounded (interpret.MAX_ORDER_LINES)
+        results.append({"line": "", "ok": False, "text": word("limits", "gm_too_many_lines", lines=number(len(lines)),
+                                                              max_lines=number(MAX_ORDER_LINES))})
+        lines = []
+    for i, line in enumerate(lines):
         if line.strip().strip("?!.").lower() == "help":
             guide = True
             continue

@@ -13,6 +13,7 @@ import difflib
 import hashlib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable
 
 from ..mail.read import OrderMail
@@ -92,11 +93,9 @@ def interpret(lines: Iterable[str], board: Board, kinds: Iterable[str] = ()) -> 
         kinds = [KIND_TEXT] * len(lines)
     from .gm import seat_command  # resign, digest (the players' seat commands)
 
-    def any_command(line: str) -> str | None:
-        return command(line) or seat_command(line)
-
-    commands = tuple(dict.fromkeys(c for c in (any_command(l) for l in lines) if c))
-    pairs = [(l, k) for l, k in zip(lines, kinds) if any_command(l) is None]
+    found = [command(l) or seat_command(l) for l in lines]  # the command check once per line
+    commands = tuple(dict.fromkeys(c for c in found if c))
+    pairs = [(l, k) for l, k, c in zip(lines, kinds, found) if c is None]
     orders = tuple(l for l, _ in pairs)
     order_kinds = tuple(k for _, k in pairs)
     if not orders:
@@ -113,6 +112,14 @@ def interpret(lines: Iterable[str], board: Board, kinds: Iterable[str] = ()) -> 
         return Orders(commands, orders, action=action, error=first, kinds=order_kinds, used=tuple(used))
     return Orders(commands, orders, error=first, kinds=order_kinds)
 
+
+MAX_ORDER_LINES = 300
+"""The most order lines (``OrderMail.lines``: not blank, not quoted, no
+signature) a player's mail may have: a turn is a few lines, and every line costs
+the command check and the parser's work, so that a 256 kB mail of 64,000 lines
+"hi" took a minute of CPU while every other game waited.  A longer mail is
+refused unread (``decide.in_game``, notice ``too_many_lines`` of
+``templates/words/limits.txt``)."""
 
 MAX_TURN_LINES = 50
 """The longest run of lines from the top that ``interpret`` reads a turn from when
@@ -148,4 +155,11 @@ def looks_like_order(line: str) -> bool:
     words = re.findall(r"[^\W\d_]+", line.lower())
     if not words:
         return False
-    return words[0] in VERBS or bool(difflib.get_close_matches(words[0], VERBS, n=1, cutoff=0.8))
+    return words[0] in VERBS or _close_to_verb(words[0])
+
+
+@lru_cache(maxsize=4096)
+def _close_to_verb(word: str) -> bool:
+    """Whether ``word`` is close to an order word (difflib, ratio 0.8): asked once
+    per distinct word, not once per line."""
+    return bool(difflib.get_close_matches(word, VERBS, n=1, cutoff=0.8))

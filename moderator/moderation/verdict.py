@@ -126,7 +126,10 @@ class Refuse(Verdict):
     ``orderless``: the mail had no order and no command (a vacation responder?):
     such answers are limited per sender, game and day.  ``addressee``: the
     registered player an unauthenticated refusal goes to (``secret_wrong``):
-    the reply carries their tag and goes to their registered address."""
+    the reply carries their tag and goes to their registered address.
+    ``words``: the words file (``templates/words/WORDS.txt``) of ``reason`` and
+    ``reason + "_title"``: ``notices``, or ``limits`` (the mail's size, too
+    many lines, an order in the Subject only)."""
 
     reason: str
     to: str
@@ -146,6 +149,7 @@ class Refuse(Verdict):
     addressee: str | None = field(default=None, compare=False)
     summary: Any = field(default=None, compare=False)
     first: str | None = field(default=None, compare=False)
+    words: str = field(default="notices", compare=False)
 
     @property
     def authenticated(self) -> bool:

@@ -143,3 +143,30 @@ def format_duration(seconds: int | float, language: str | None = None) -> str:
         return format_list(words, style="unit", locale=locale)
     except KeyError:  # a locale without a unit list pattern in Babel's data (es)
         return format_list(words, style="standard", locale=locale)
+
+
+_BYTE_UNITS = (("digital-gigabyte", 1024 ** 3), ("digital-megabyte", 1024 ** 2), ("digital-kilobyte", 1024))
+
+
+def byte_size(size: int, language: str | None = None) -> str:
+    """A mail's size in bytes as ``language`` (default: the language in force)
+    writes it with a unit, by Babel (CLDR short units, one decimal at most, units
+    of 1024): ``byte_size(28698579)`` is ``'27.4 MB'`` in English, ``'27,4 MB'``
+    in German; ``262144`` is ``'256 kB'``; under 1024, grouped bytes
+    (``'999 byte'``)."""
+    from babel.units import format_unit
+
+    locale = i18n.babel_locale(language)
+    for unit, factor in _BYTE_UNITS:
+        if size >= factor:
+            return format_unit(size / factor, unit, length="short", format="#,##0.#", locale=locale)
+    return format_unit(size, "digital-byte", length="short", format="#,##0", locale=locale)
+
+
+def number(value: int, language: str | None = None) -> str:
+    """A whole number as ``language`` (default: the language in force) groups its
+    digits, by Babel: ``number(64000)`` is ``'64,000'`` in English, ``'64.000'``
+    in German."""
+    from babel.numbers import format_decimal
+
+    return format_decimal(value, locale=i18n.babel_locale(language))

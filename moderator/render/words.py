@@ -39,5 +39,11 @@ def word(domain: str, name: str, **values: Any) -> str:
 def reason(exc: Any) -> str:
     """The player-facing reason of an ``IllegalAction`` (its ``code`` and
     ``values``, worded by ``templates/words/illegal.txt``).  KeyError for a code
-    without a macro."""
+    without a macro.
+
+    ``too_few_shares`` of a company the player holds none of is worded as that:
+    "you hold no DM share" (``no_share_held`` of ``templates/words/limits.txt``;
+    rules: INVEST, only shares in the player's hand are invested)."""
+    if exc.code == "too_few_shares" and exc.values.get("have") == 0:
+        return word("limits", "no_share_held", company=exc.values["company"])
     return word("illegal", exc.code, **exc.values)
