@@ -35,7 +35,7 @@ import struct
 import zlib
 from functools import lru_cache
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -353,14 +353,70 @@ def _home(draw: ImageDraw.ImageDraw, xy: tuple[float, float], company: str, half
                    fill=COMPANY_COLOURS.get(company, (255, 0, 255)), outline=INK, width=2)
 
 
-def _text(draw: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, size: int,
-          fill: Colour = INK, halo: Colour | None = None) -> None:
-    if halo is None:
-        draw.text(xy, text, font=_font(size), fill=fill)
-    else:
-        draw.text(xy, text, font=_font(size), fill=fill, stroke_width=3, stroke_fill=halo)
+def _text(img: Image.Image, xy: tuple[int, int], text: str, size: int,
+          fill: Colour = INK, halo: Colour | None = None, masks: Callable | None = None) -> None:
+    """Draw ``text`` at ``xy`` on ``img``, in ``fill``, with a halo of 3 pixels
+    in ``halo`` under it when given, exactly as ``ImageDraw.text`` draws it
+    (``stroke_width=3, stroke_fill=halo``): from its masks, rendered once per
+    text (``masks``: ``_text_masks`` by default, ``_line_masks`` for the
+    reader's legend lines) and pasted in ``halo`` and ``fill``
+    (``Image.paste`` with a mask blends as ``ImageDraw.text`` does: the same
+    pixels).  At a point that is not whole pixels, or without a FreeType
+    font, it is drawn directly."""
+    found = None
+    if isinstance(xy[0], int) and isinstance(xy[1], int):  # a mask fits whole pixels only
+        found = (masks or _text_masks)(text, size, halo is not None)
+    if found is None:
+        draw = ImageDraw.Draw(img)
+        if halo is None:
+            draw.text(xy, text, font=_font(size), fill=fill)
+        else:
+            draw.text(xy, text, font=_font(size), fill=fill, stroke_width=3, stroke_fill=halo)
+        return
+    (ox, oy), stroke, ink = found
+    box = (xy[0] - ox, xy[1] - oy)
+    if stroke is not None and halo is not None:
+        img.paste(halo, box, stroke)
+        if halo == fill:  # ImageDraw.text draws the fill only in another colour
+            return
+    img.paste(fill, box, ink)
 
 
+def _render_masks(text: str, size: int, halo: bool
+                  ) -> tuple[tuple[int, int], Image.Image | None, Image.Image] | None:
+    """The masks ``ImageDraw.text`` draws ``text`` with at a point of whole
+    pixels: ``(origin, halo mask, fill mask)``, "L" images of the same size
+    with the text's point at ``origin``; the halo mask (``stroke_width=3``,
+    filled) is None without ``halo``.  None when the font is not a FreeType
+    font (then ``_text`` draws directly)."""
+    font = _font(size)
+    if not isinstance(font, ImageFont.FreeTypeFont):
+        return None
+    stroke = 3 if halo else 0
+    left, top, right, bottom = font.getbbox(text, stroke_width=stroke)
+    pad = 4  # a mask wider than getbbox says costs nothing but zeros
+    origin = (pad - min(left, 0), pad - min(top, 0))
+    shape = (origin[0] + max(right, 0) + pad, origin[1] + max(bottom, 0) + pad)
+
+    def mask(stroke_width: int) -> Image.Image:
+        # drawn in 255 on 0, an "L" image's pixels are the mask itself
+        im = Image.new("L", shape, 0)
+        ImageDraw.Draw(im).text(origin, text, font=font, fill=255, stroke_width=stroke_width,
+                                stroke_fill=255 if stroke_width else None)
+        return im
+
+    return origin, (mask(stroke) if halo else None), mask(0)
+
+
+_text_masks = lru_cache(maxsize=512)(_render_masks)
+"""``_render_masks`` of the texts every position draws again (the city ids, the
+legend's words and company cells), kept: about 5 KB each."""
+_line_masks = lru_cache(maxsize=128)(_render_masks)
+"""``_render_masks`` of the reader's legend lines (their shares), kept apart
+(up to 30 KB each) so that they never push the city ids out."""
+
+
+@lru_cache(maxsize=512)
 def _text_width(text: str, size: int) -> int:
     left, _, right, _ = _font(size).getbbox(text)
     return right - left
@@ -379,7 +435,7 @@ def map_image(game: Any, player: str | None = None) -> Image.Image:
     view = game.public_view() if player is None else game.view(player)
     lay = layout(game.board)
     img = _base(game, view, lay).copy()
-    _reader_lines(ImageDraw.Draw(img), lay, view, player)
+    _reader_lines(img, lay, view, player)
     return img
 
 
@@ -444,13 +500,13 @@ def _base_image(game: Any, view: dict[str, Any], lay: Layout) -> Image.Image:
         else:
             _disc(draw, xy, CITY_R, INK, INK, 1)
     for cid, xy in lay.labels.items():
-        _text(draw, xy, cid, LABEL_SIZE, INK, halo=BACKGROUND)
+        _text(img, xy, cid, LABEL_SIZE, INK, halo=BACKGROUND)
 
-    _legend(draw, lay, view)
+    _legend(img, draw, lay, view)
     return img
 
 
-def _legend(draw: ImageDraw.ImageDraw, lay: Layout, view: dict[str, Any]) -> None:
+def _legend(img: Image.Image, draw: ImageDraw.ImageDraw, lay: Layout, view: dict[str, Any]) -> None:
     top = lay.map_height
     draw.rectangle((0, top, lay.width, lay.height), fill=LEGEND_BACKGROUND)
     draw.line((0, top, lay.width, top), fill=LINE, width=2)
@@ -460,16 +516,16 @@ def _legend(draw: ImageDraw.ImageDraw, lay: Layout, view: dict[str, Any]) -> Non
     x = 16
     for track in TRACK_TYPES:
         _free_space(draw, (x + 8, y), track, half=8)
-        _text(draw, (x + 22, y - 13), track, SMALL_SIZE, MUTED)
+        _text(img, (x + 22, y - 13), track, SMALL_SIZE, MUTED)
         x += 30 + _text_width(track, SMALL_SIZE) + 22
     _disc(draw, (x + 9, y), TRAIN_R, COMPANY_COLOURS["BNL"])
-    _text(draw, (x + 24, y - 13), "train", SMALL_SIZE, MUTED)
+    _text(img, (x + 24, y - 13), "train", SMALL_SIZE, MUTED)
     x += 30 + _text_width("train", SMALL_SIZE) + 22
     _train(draw, (x + 11, y), "BNL", start=True)
-    _text(draw, (x + 28, y - 13), "start", SMALL_SIZE, MUTED)
+    _text(img, (x + 28, y - 13), "start", SMALL_SIZE, MUTED)
     x += 34 + _text_width("start", SMALL_SIZE) + 22
     _home(draw, (x + 9, y), "BNL", half=9)
-    _text(draw, (x + 24, y - 13), "home", SMALL_SIZE, MUTED)
+    _text(img, (x + 24, y - 13), "home", SMALL_SIZE, MUTED)
 
     # the companies: colour, value in millions, home station and trains left
     cols, cell_w, cell_h = 5, lay.width // 5, CELL_H
@@ -478,21 +534,22 @@ def _legend(draw: ImageDraw.ImageDraw, lay: Layout, view: dict[str, Any]) -> Non
         cx = (i % cols) * cell_w + 14
         cy = y0 + (i // cols) * cell_h
         _disc(draw, (cx + 11, cy + 15), 11, COMPANY_COLOURS.get(c["abbr"], (255, 0, 255)))
-        _text(draw, (cx + 30, cy - 2), f"{c['abbr']} ${c['value']}M", LEGEND_SIZE, INK)
-        _text(draw, (cx + 30, cy + 27), f"{c['home']} · {c['in_box']} left", SMALL_SIZE, MUTED)
+        _text(img, (cx + 30, cy - 2), f"{c['abbr']} ${c['value']}M", LEGEND_SIZE, INK)
+        _text(img, (cx + 30, cy + 27), f"{c['home']} · {c['in_box']} left", SMALL_SIZE, MUTED)
 
     y = top + CELLS_TOP + 2 * CELL_H + 6
     draw.line((14, y - 4, lay.width - 14, y - 4), fill=(225, 220, 210), width=1)
 
 
-def _reader_lines(draw: ImageDraw.ImageDraw, lay: Layout, view: dict[str, Any], player: str | None,
+def _reader_lines(img: Image.Image, lay: Layout, view: dict[str, Any], player: str | None,
                   top: int = 0) -> None:
     """The legend's last lines: the reader's own shares, or what the public view is
     (drawn on a picture whose row 0 is the map's row ``top``)."""
     y = lay.map_height + CELLS_TOP + 2 * CELL_H + 6 - top
     lines = legend_lines(view, player)
     for k, line in enumerate(lines):
-        _text(draw, (16, y + k * 28), _fit(line, LEGEND_SIZE - 2, lay.width - 32), LEGEND_SIZE - 2, INK)
+        _text(img, (16, y + k * 28), _fit(line, LEGEND_SIZE - 2, lay.width - 32), LEGEND_SIZE - 2, INK,
+              masks=_line_masks)
 
 
 def legend_lines(view: dict[str, Any], player: str | None) -> list[str]:
@@ -594,7 +651,7 @@ def _png(game: Any, player: str | None) -> bytes:
     _, out, comp = cached
     comp = comp.copy()
     tail = base.crop((0, top, lay.width, lay.height))
-    _reader_lines(ImageDraw.Draw(tail), lay, view, player, top=top)
+    _reader_lines(tail, lay, view, player, top=top)
     rows = tail.quantize(palette=palette(), dither=Image.Dither.NONE).tobytes()
     idat = out + comp.compress(_scanlines(rows, lay.width)) + comp.flush()
     return b"".join([
