@@ -29,10 +29,12 @@ start-up of ``pbem --help`` must stay light).
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import math
 import struct
 import zlib
+from collections import OrderedDict
 from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -624,17 +626,33 @@ def render_map(game: Any, player: str | None = None, *, width: int | None = None
 PNG_LEVEL = 6
 """The zlib level of the map's PNG (``_png``)."""
 
-_PREFIXES: dict[int, tuple[Image.Image, bytes, Any]] = {}
+BAND_ROWS = 128
+"""The most rows of the map area compressed as one piece of the PNG's zlib
+stream (``_deflated``): a new train changes one or two such bands and the
+legend, the others are taken as they were compressed before.  Bands this tall
+make the PNG about 0.5% larger than one stream (``benchmarks/bench_map.py``)."""
+
+BAND_CACHE = 1024
+"""How many compressed bands (``_deflated``, about 5 KB each) the process keeps:
+every band of the last positions of some hundred games."""
+
+_PREFIXES: dict[int, tuple[Image.Image, bytes, int]] = {}
+_BANDS: OrderedDict[bytes, bytes] = OrderedDict()
+_ZLIB_HEAD = b"\x78\x9c"  # deflate, 32 KB window, default level; (0x789c % 31 == 0)
+_FINAL = b"\x03\x00"  # an empty last block (fixed Huffman codes): the end of the deflate data
 
 
 def _png(game: Any, player: str | None) -> bytes:
     """``render_map`` at full size: the PNG of ``map_image(game, player)`` as a
     palette PNG (8-bit indices into ``palette``, no dithering, scanline filter
-    0, ``PNG_LEVEL``), whose rows above ``Layout.shares_top`` (the same for every
-    reader of the position) are mapped to the palette and compressed once per
-    position: each reader's PNG continues a copy of that zlib stream
-    (``zlib.Compress.copy``) with the rows of their legend lines only.
-    Decodes to the very pixels of ``map_image(game, player).quantize(...)``."""
+    0, ``PNG_LEVEL``).  Its zlib stream is a row of pieces, each compressed
+    alone and ending on a byte (``_deflated``): the rows above
+    ``Layout.shares_top`` (the same for every reader of the position) in bands
+    (``_bands``), mapped to the palette and joined once per position, then the
+    rows of the reader's legend lines, then an empty last block and the
+    Adler-32 of all the rows.  A band whose rows were compressed before (an
+    earlier position, another game) is not compressed again.  Decodes to the
+    very pixels of ``map_image(game, player).quantize(...)``."""
     view = game.public_view() if player is None else game.view(player)
     lay = layout(game.board)
     base = _base(game, view, lay)
@@ -642,18 +660,18 @@ def _png(game: Any, player: str | None) -> bytes:
     cached = _PREFIXES.get(id(base))
     if cached is None or cached[0] is not base:
         head = base.crop((0, 0, lay.width, top)).quantize(palette=palette(), dither=Image.Dither.NONE)
-        comp = zlib.compressobj(PNG_LEVEL)
-        out = comp.compress(_scanlines(head.tobytes(), lay.width))
-        cached = (base, out, comp)
+        lines = _scanlines(head.tobytes(), lay.width)
+        step = lay.width + 1
+        out = b"".join(_deflated(lines[a * step:b * step]) for a, b in _bands(lay))
+        cached = (base, out, zlib.adler32(lines))
         _PREFIXES[id(base)] = cached
         while len(_PREFIXES) > BASE_CACHE:
             del _PREFIXES[next(iter(_PREFIXES))]
-    _, out, comp = cached
-    comp = comp.copy()
+    _, out, adler = cached
     tail = base.crop((0, top, lay.width, lay.height))
     _reader_lines(tail, lay, view, player, top=top)
-    rows = tail.quantize(palette=palette(), dither=Image.Dither.NONE).tobytes()
-    idat = out + comp.compress(_scanlines(rows, lay.width)) + comp.flush()
+    rows = _scanlines(tail.quantize(palette=palette(), dither=Image.Dither.NONE).tobytes(), lay.width)
+    idat = b"".join([_ZLIB_HEAD, out, _deflated(rows), _FINAL, struct.pack(">I", zlib.adler32(rows, adler))])
     return b"".join([
         b"\x89PNG\r\n\x1a\n",
         _chunk(b"IHDR", struct.pack(">IIBBBBB", lay.width, lay.height, 8, 3, 0, 0, 0)),
@@ -661,6 +679,32 @@ def _png(game: Any, player: str | None) -> bytes:
         _chunk(b"IDAT", idat),
         _chunk(b"IEND", b""),
     ])
+
+
+def _bands(lay: Layout) -> list[tuple[int, int]]:
+    """The bands ``(first row, end row)`` of the rows above ``Layout.shares_top``:
+    the map area in bands of ``BAND_ROWS``, then the legend's shared part
+    (every company's value and trains left) as one."""
+    edges = [*range(0, lay.map_height, BAND_ROWS), lay.map_height, lay.shares_top]
+    return [(a, b) for a, b in zip(edges, edges[1:]) if b > a]
+
+
+def _deflated(data: bytes) -> bytes:
+    """``data`` as raw deflate blocks (``PNG_LEVEL``) compressed alone (no
+    reference to anything before them) and ending on a byte boundary (a sync
+    flush; no last block): pieces that join into one deflate stream.  Kept by
+    content (a BLAKE2b digest of ``data``; ``BAND_CACHE``)."""
+    key = hashlib.blake2b(data, digest_size=16).digest()
+    out = _BANDS.get(key)
+    if out is not None:
+        _BANDS.move_to_end(key)
+        return out
+    comp = zlib.compressobj(PNG_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
+    out = comp.compress(data) + comp.flush(zlib.Z_SYNC_FLUSH)
+    _BANDS[key] = out
+    while len(_BANDS) > BAND_CACHE:
+        _BANDS.popitem(last=False)
+    return out
 
 
 def _scanlines(rows: bytes, width: int) -> bytes:
