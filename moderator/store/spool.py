@@ -124,10 +124,12 @@ class Spool:
         self.dir.mkdir(parents=True, exist_ok=True)
         self._seq = 0
 
-    def _new_name(self, now: datetime) -> str:
+    def _new_name(self, now: datetime, existing: set[str] | None = None) -> str:
         # Wall-clock nanoseconds, not ``now`` (an injected clock may stand still):
-        # names must sort in spooling order even across processes.
-        existing = {p.stem for p in self.dir.glob("*.eml")}
+        # names must sort in spooling order even across processes.  ``existing``:
+        # the entry names, listed once by a caller naming a batch.
+        if existing is None:
+            existing = {p.stem for p in self.dir.glob("*.eml")}
         while True:
             self._seq += 1
             name = f"{time.time_ns():020d}-{os.getpid() % 100000:05d}-{self._seq:06d}"
@@ -148,8 +150,10 @@ class Spool:
         killed meanwhile leaves a prefix of the batch spooled (each entry whole or
         absent).  Raises OSError."""
         names, items = [], []
+        existing = {p.stem for p in self.dir.glob("*.eml")}  # listed once for the batch
         for msg, meta in mails:
-            name = self._new_name(now)
+            name = self._new_name(now, existing)
+            existing.add(name)
             names.append(name)
             meta = {"attempts": 0, "next_try": None, **meta, "created": now.isoformat()}
             items.append((self.dir / f"{name}.json", json.dumps(meta, sort_keys=True).encode()))
@@ -346,9 +350,11 @@ def _server_failure(due: list[SpoolEntry], outcomes: list) -> str | None:
     for err, code in zip(outcomes, codes):
         if getattr(err, "step", None) == "MAIL FROM" and code is not None and 500 <= code < 600:
             return f"the SMTP server refused the sender address (MAIL FROM): {err}"
-    recipients = {str(e.stored.get("To", "")).lower() for e in due}
-    if (len(recipients) >= 2 and all(err is not None for err in outcomes)
+    if not (all(err is not None for err in outcomes)
             and len(set(codes)) == 1 and codes[0] is not None and 500 <= codes[0] < 600):
+        return None
+    recipients = {str(e.stored.get("To", "")).lower() for e in due}  # parsed only then
+    if len(recipients) >= 2:
         return (f"the SMTP server refused all {len(due)} mails to {len(recipients)} recipients with "
                 f"{codes[0]}: {outcomes[-1]}")
     return None
