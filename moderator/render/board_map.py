@@ -629,7 +629,7 @@ PNG_LEVEL = 6
 BAND_ROWS = 128
 """The most rows of the map area compressed as one piece of the PNG's zlib
 stream (``_deflated``): a new train changes one or two such bands and the
-legend, the others are taken as they were compressed before.  Bands this tall
+legend's company cells, the others are taken as they were compressed before.  Bands this tall
 make the PNG about 0.5% larger than one stream (``benchmarks/bench_map.py``)."""
 
 BAND_CACHE = 1024
@@ -683,9 +683,10 @@ def _png(game: Any, player: str | None) -> bytes:
 
 def _bands(lay: Layout) -> list[tuple[int, int]]:
     """The bands ``(first row, end row)`` of the rows above ``Layout.shares_top``:
-    the map area in bands of ``BAND_ROWS``, then the legend's shared part
-    (every company's value and trains left) as one."""
-    edges = [*range(0, lay.map_height, BAND_ROWS), lay.map_height, lay.shares_top]
+    the map area in bands of ``BAND_ROWS``, then the legend's key (the same in
+    every position), then its company cells (their values and trains left)."""
+    edges = [*range(0, lay.map_height, BAND_ROWS), lay.map_height, lay.map_height + CELLS_TOP - 8,
+             lay.shares_top]
     return [(a, b) for a, b in zip(edges, edges[1:]) if b > a]
 
 
@@ -693,8 +694,9 @@ def _deflated(data: bytes) -> bytes:
     """``data`` as raw deflate blocks (``PNG_LEVEL``) compressed alone (no
     reference to anything before them) and ending on a byte boundary (a sync
     flush; no last block): pieces that join into one deflate stream.  Kept by
-    content (a BLAKE2b digest of ``data``; ``BAND_CACHE``)."""
-    key = hashlib.blake2b(data, digest_size=16).digest()
+    content (its SHA-256 digest, the fastest collision-resistant hash of
+    ``hashlib`` here; ``BAND_CACHE``)."""
+    key = hashlib.sha256(data).digest()
     out = _BANDS.get(key)
     if out is not None:
         _BANDS.move_to_end(key)
