@@ -1,7 +1,7 @@
 """The map's PNG from bands compressed alone and kept (``board_map._deflated``):
-one well-formed zlib stream, the same bytes whether its bands were kept or
-compressed anew, and a new train compresses again only the band it is in and
-the legend's."""
+one well-formed zlib stream, the same bytes whether its bands (and a reader's
+last rows, ``_TAILS``) were kept or compressed anew, and a new train
+compresses again only the band it is in and the legend's company cells."""
 from __future__ import annotations
 
 import io
@@ -35,6 +35,7 @@ def forget() -> None:
     bm._BASES.clear()
     bm._PREFIXES.clear()
     bm._BANDS.clear()
+    bm._TAILS.clear()
 
 
 def idat(png: bytes) -> bytes:
@@ -74,6 +75,7 @@ def test_a_new_train_compresses_its_band_and_the_legend_again():
     forget()
     bm.render_map(game, "Ann")
     kept = set(bm._BANDS)
+    tails = list(bm._TAILS)
     lay = bm.layout(game.board)
     sid, space = next((sid, t) for sid, row in game.placed.items()
                       for t, occ in zip(game.board.sections[sid].spaces, row) if occ is None)
@@ -89,5 +91,27 @@ def test_a_new_train_compresses_its_band_and_the_legend_again():
     # the train's band(s) and the legend's (the company's value and trains left);
     # Ann's own legend lines are unchanged: her last rows are kept too
     assert len(new) == len(bands) + 1
+    assert list(bm._TAILS) == tails  # drawn once: the same lines
     assert Image.open(io.BytesIO(png)).convert("RGB").tobytes() == \
         bm.map_image(game, "Ann").quantize(palette=bm.palette(), dither=Image.Dither.NONE).convert("RGB").tobytes()
+
+
+def test_the_adler32_of_two_pieces_joined():
+    rng = random.Random(9)
+    for size1, size2 in [(0, 0), (1, 0), (0, 1), (65521, 65521), (65520, 3), (5, 131042),
+                         *((rng.randrange(200_000), rng.randrange(200_000)) for _ in range(40))]:
+        for fill in (None, 0xFF):
+            one = bytes([fill]) * size1 if fill else rng.randbytes(size1)
+            two = bytes([fill]) * size2 if fill else rng.randbytes(size2)
+            assert bm._adler32_combine(zlib.adler32(one), zlib.adler32(two), size2) == zlib.adler32(one + two)
+
+
+def test_a_readers_last_rows_are_kept_by_their_lines():
+    game = played(4, 30)
+    forget()
+    first = {r: bm.render_map(game, r) for r in (*NAMES, None)}
+    assert len(bm._TAILS) == len(NAMES) + 1  # each reader's own lines
+    bm._BASES.clear()
+    bm._PREFIXES.clear()
+    again = {r: bm.render_map(game, r) for r in (*NAMES, None)}  # the tails kept
+    assert again == first and len(bm._TAILS) == len(NAMES) + 1

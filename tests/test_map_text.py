@@ -76,6 +76,14 @@ def test_the_masks_are_kept_once_per_text():
     assert (info.misses, info.hits) == (1, 2)
 
 
+def forget() -> None:
+    """Nothing kept: every text of the next map is drawn."""
+    bm._BASES.clear()
+    bm._PREFIXES.clear()
+    bm._BANDS.clear()
+    bm._TAILS.clear()
+
+
 def played(actions: int, seed: int) -> Game:
     g = Game.new(default_board(), PLAYERS, seed)
     rng = random.Random(seed)
@@ -95,15 +103,12 @@ def test_the_map_from_kept_masks_is_the_map_drawn_with_imagedraw(monkeypatch, ac
     same whether its texts come from kept masks or from ``ImageDraw.text``."""
     g = played(actions, seed=7)
     readers = [None, *PLAYERS]
-    bm._BASES.clear()
-    bm._PREFIXES.clear()
+    forget()
     kept = {r: (bm.render_map(g, r), bm.map_image(g, r).tobytes()) for r in readers}
-    bm._BASES.clear()
-    bm._PREFIXES.clear()
+    forget()
     monkeypatch.setattr(bm, "_text_masks", lambda *a: None)
     monkeypatch.setattr(bm, "_line_masks", lambda *a: None)
     drawn = {r: (bm.render_map(g, r), bm.map_image(g, r).tobytes()) for r in readers}
-    bm._BASES.clear()
-    bm._PREFIXES.clear()
+    forget()
     assert kept == drawn
     assert len({png for png, _ in kept.values()}) == len(readers)  # each reader's own legend lines

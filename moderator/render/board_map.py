@@ -636,8 +636,13 @@ BAND_CACHE = 1024
 """How many compressed bands (``_deflated``, about 5 KB each) the process keeps:
 every band of the last positions of some hundred games."""
 
-_PREFIXES: dict[int, tuple[Image.Image, bytes, int]] = {}
+TAIL_CACHE = 256
+"""How many readers' last rows (their legend lines, compressed: about 2 KB
+each) the process keeps."""
+
+_PREFIXES: dict[int, tuple[Image.Image, bytes, int, bytes]] = {}
 _BANDS: OrderedDict[bytes, bytes] = OrderedDict()
+_TAILS: OrderedDict[tuple, tuple[bytes, int, int]] = OrderedDict()
 _ZLIB_HEAD = b"\x78\x9c"  # deflate, 32 KB window, default level; (0x789c % 31 == 0)
 _FINAL = b"\x03\x00"  # an empty last block (fixed Huffman codes): the end of the deflate data
 
@@ -651,7 +656,8 @@ def _png(game: Any, player: str | None) -> bytes:
     (``_bands``), mapped to the palette and joined once per position, then the
     rows of the reader's legend lines, then an empty last block and the
     Adler-32 of all the rows.  A band whose rows were compressed before (an
-    earlier position, another game) is not compressed again.  Decodes to the
+    earlier position, another game) is not compressed again; a reader's last
+    rows are kept by their legend lines (``_TAILS``).  Decodes to the
     very pixels of ``map_image(game, player).quantize(...)``."""
     view = game.public_view() if player is None else game.view(player)
     lay = layout(game.board)
@@ -663,15 +669,27 @@ def _png(game: Any, player: str | None) -> bytes:
         lines = _scanlines(head.tobytes(), lay.width)
         step = lay.width + 1
         out = b"".join(_deflated(lines[a * step:b * step]) for a, b in _bands(lay))
-        cached = (base, out, zlib.adler32(lines))
+        blank = hashlib.sha256(base.crop((0, top, lay.width, lay.height)).tobytes()).digest()
+        cached = (base, out, zlib.adler32(lines), blank)
         _PREFIXES[id(base)] = cached
         while len(_PREFIXES) > BASE_CACHE:
             del _PREFIXES[next(iter(_PREFIXES))]
-    _, out, adler = cached
-    tail = base.crop((0, top, lay.width, lay.height))
-    _reader_lines(tail, lay, view, player, top=top)
-    rows = _scanlines(tail.quantize(palette=palette(), dither=Image.Dither.NONE).tobytes(), lay.width)
-    idat = b"".join([_ZLIB_HEAD, out, _deflated(rows), _FINAL, struct.pack(">I", zlib.adler32(rows, adler))])
+    _, out, adler, blank = cached
+    # the reader's last rows: their legend lines on the base's (blank) last rows
+    key = (blank, lay.width, lay.height, top, lay.map_height, tuple(legend_lines(view, player)))
+    found = _TAILS.get(key)
+    if found is None:
+        tail = base.crop((0, top, lay.width, lay.height))
+        _reader_lines(tail, lay, view, player, top=top)
+        rows = _scanlines(tail.quantize(palette=palette(), dither=Image.Dither.NONE).tobytes(), lay.width)
+        found = _TAILS[key] = (_deflated(rows), zlib.adler32(rows), len(rows))
+        while len(_TAILS) > TAIL_CACHE:
+            _TAILS.popitem(last=False)
+    else:
+        _TAILS.move_to_end(key)
+    piece, tail_adler, tail_size = found
+    check = _adler32_combine(adler, tail_adler, tail_size)
+    idat = b"".join([_ZLIB_HEAD, out, piece, _FINAL, struct.pack(">I", check)])
     return b"".join([
         b"\x89PNG\r\n\x1a\n",
         _chunk(b"IHDR", struct.pack(">IIBBBBB", lay.width, lay.height, 8, 3, 0, 0, 0)),
@@ -679,6 +697,19 @@ def _png(game: Any, player: str | None) -> bytes:
         _chunk(b"IDAT", idat),
         _chunk(b"IEND", b""),
     ])
+
+
+def _adler32_combine(first: int, second: int, size: int) -> int:
+    """The Adler-32 of two pieces of data joined, from the Adler-32 ``first``
+    of the first, ``second`` of the second and the second's ``size`` in bytes
+    (zlib's ``adler32_combine``, which Python's ``zlib`` does not offer)."""
+    base = 65521
+    rem = size % base
+    sum1 = first & 0xFFFF
+    sum2 = rem * sum1 % base
+    sum1 = (sum1 + (second & 0xFFFF) + base - 1) % base
+    sum2 = (sum2 + (first >> 16) + (second >> 16) + base - rem) % base
+    return sum1 | sum2 << 16
 
 
 def _bands(lay: Layout) -> list[tuple[int, int]]:
