@@ -1,7 +1,9 @@
 """``compose.build_message`` sets each multipart's boundary itself
-(``compose._boundary``): the mail is byte for byte the one the ``email`` package
-builds when it makes the boundaries up while flattening (but for the random
-boundaries and Message-ID), and no boundary appears inside a part."""
+(``compose._boundary``) and keeps the header objects it repeats
+(``compose._header``): the mail is byte for byte the one the ``email`` package
+builds alone (but for the random boundaries and Message-ID), and no boundary
+appears inside a part.  ``compose.flatten`` writes the bytes of
+``as_bytes(policy=policy.SMTP)``."""
 from __future__ import annotations
 
 import random
@@ -14,7 +16,10 @@ from email.parser import BytesParser
 
 import pytest
 
-from moderator.mail.compose import _cte, build_message
+from pathlib import Path
+
+from moderator.mail.compose import _cte, build_message, flatten
+from moderator.mail.transport import StoredMail
 
 WHEN = datetime(2026, 12, 1, 9, 30, 0, tzinfo=timezone.utc)
 PNG = bytes(random.Random(4).randrange(256) for _ in range(5000))  # base64 is all that matters
@@ -111,3 +116,44 @@ def test_no_boundary_appears_inside_a_part_and_each_is_new(case):
         delimiters = [line for line in lines if line.startswith(b"--" + inner.encode())]
         assert delimiters == [b"--" + inner.encode()] * 2 + [b"--" + inner.encode() + b"--"]
         assert raw.count(outer.encode()) == 4 and raw.count(inner.encode()) == 4  # and the header
+
+
+CORPUS = sorted((Path(__file__).with_name("mail")).rglob("*.eml"))
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
+def test_flatten_writes_what_as_bytes_writes_for_any_mail(path):
+    """Players' mails of every kind (8-bit bodies, bare CR or LF, multiparts,
+    bounces), parsed as the moderator parses them."""
+    msg = BytesParser(policy=policy.default).parsebytes(path.read_bytes())
+    assert flatten(msg) == msg.as_bytes(policy=policy.SMTP)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_flatten_writes_what_as_bytes_writes_for_our_mails(case):
+    for images in ([], [("map.g1@up.example", PNG)]):
+        msg = ours(images=images, **CASES[case])
+        assert flatten(msg) == msg.as_bytes(policy=policy.SMTP)
+    odd = EmailMessage(policy=policy.default)
+    odd["Subject"] = "no body"
+    assert flatten(odd) == odd.as_bytes(policy=policy.SMTP)
+    odd.set_content("a\rb\r\nc\nno end", cte="8bit")
+    odd.preamble = "pre\namble"
+    assert flatten(odd) == odd.as_bytes(policy=policy.SMTP)
+
+
+def test_flatten_gives_a_stored_mails_own_bytes():
+    raw = ours(images=[], **CASES["ascii"]).as_bytes(policy=policy.SMTP)
+    stored = StoredMail.of(raw)
+    assert flatten(stored) == raw
+
+
+def test_repeated_headers_are_shared_and_still_right():
+    one, two = ours(images=[], **CASES["non-ascii"]), ours(images=[], **CASES["ascii"])
+    assert one["To"] is two["To"] and one["From"] is two["From"]  # kept, not parsed again
+    assert one["To"].addresses[0].addr_spec == "zoe@players.example"
+    assert str(one["Subject"]) == "[pbem] Game g1 — Zoë"
+    for msg in (one, two):
+        raw = msg.as_bytes(policy=policy.SMTP)
+        assert b"To: =?utf-8?q?Zo=C3=AB?= <zoe@players.example>\r\n" in raw
+        assert b'From: UP moderator <moderator@up.example>\r\n' in raw

@@ -56,6 +56,7 @@ from typing import Any
 
 from .files import atomic_write, atomic_write_many, fsync_dir
 from .state import ModeratorState  # noqa: F401 - re-exported: its old import path (legacy reader)
+from ..mail.compose import flatten
 from ..mail.transport import Outbox, StoredMail, TransportError
 
 BACKOFF_START = 60.0
@@ -157,7 +158,7 @@ class Spool:
             names.append(name)
             meta = {"attempts": 0, "next_try": None, **meta, "created": now.isoformat()}
             items.append((self.dir / f"{name}.json", json.dumps(meta, sort_keys=True).encode()))
-            items.append((self.dir / f"{name}.eml", msg.as_bytes(policy=policy.SMTP)))
+            items.append((self.dir / f"{name}.eml", flatten(msg)))  # msg.as_bytes(policy=policy.SMTP)
         if items:
             atomic_write_many(items)
         return names
