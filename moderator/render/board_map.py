@@ -767,7 +767,9 @@ def board_text(game: Any, width: int = 64) -> list[str]:
     station) and the sections it could build on next with their free space types;
     then a legend of the city ids.  Lines of at most about ``width`` characters."""
     from . import card_text  # track types in the reader's language
-    from .words import word  # worded in templates/words/board.txt (translated)
+    from .words import wording  # worded in templates/words/board.txt (translated)
+
+    word = wording("board")
 
     board: Board = game.board
     net = game.network
@@ -777,17 +779,17 @@ def board_text(game: Any, width: int = 64) -> list[str]:
         if route is None:
             continue
         left = game.box.get(abbr, 0)
-        lines.append(word("board", "company", company=abbr, full_name=company.name, home=route.home,
+        lines.append(word("company", company=abbr, full_name=company.name, home=route.home,
                           count=left, value=game.value(abbr)))
-        lines.extend(_wrap_items(f"  {word('board', 'network')} ", sorted(net.network_cities(abbr)), width, " "))
+        lines.extend(_wrap_items(f"  {word('network')} ", sorted(net.network_cities(abbr)), width, " "))
         nxt = buildable(game, abbr)
         if nxt:
-            lines.extend(_wrap_items(f"  {word('board', 'next')} ",
+            lines.extend(_wrap_items(f"  {word('next')} ",
                                      [f"{sid} ({'/'.join(card_text(t) for t in ts)})" for sid, ts in nxt], width))
         else:
-            lines.append("  " + word("board", "next_nothing" if left else "next_no_trains"))
+            lines.append("  " + word("next_nothing" if left else "next_no_trains"))
     lines.append("")
-    lines.extend(_wrap_items(f"{word('board', 'cities')} ",
+    lines.extend(_wrap_items(f"{word('cities')} ",
                              [f"{cid} {name}" for cid, name in city_legend(board)], width))
     return lines
 
