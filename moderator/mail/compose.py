@@ -134,11 +134,13 @@ def build_message(
             raise ValueError(f"bad image cid {cid!r}")
 
     msg = EmailMessage(policy=policy.default)
-    msg["From"] = _header("From", (from_name or "", from_addr.strip()))
-    msg["To"] = _header("To", to.strip())
-    msg["Subject"] = _header("Subject", subject)
-    msg["Date"] = format_datetime(date or datetime.now(timezone.utc))
-    msg["Message-ID"] = make_msgid(domain=domain.strip())
+    # a new message holds no header yet: each is stored with set_raw, as msg[name] =
+    # value stores it, without the check for a second one (it costs a class a header)
+    msg.set_raw("From", _header("From", (from_name or "", from_addr.strip())))
+    msg.set_raw("To", _header("To", to.strip()))
+    msg.set_raw("Subject", _header("Subject", subject))
+    msg.set_raw(*policy.default.header_store_parse("Date", format_datetime(date or datetime.now(timezone.utc))))
+    msg.set_raw(*policy.default.header_store_parse("Message-ID", make_msgid(domain=domain.strip())))
 
     reply_id = _msgid(in_reply_to or "")
     refs: list[str] = []
@@ -148,11 +150,11 @@ def build_message(
             if one and one not in refs:
                 refs.append(one)
     if reply_id:
-        msg["In-Reply-To"] = reply_id
+        msg.set_raw(*policy.default.header_store_parse("In-Reply-To", reply_id))
     if refs:
-        msg["References"] = " ".join(refs)
-    msg["Auto-Submitted"] = _header("Auto-Submitted", auto_submitted)
-    msg["X-Auto-Response-Suppress"] = _header("X-Auto-Response-Suppress", "OOF, AutoReply")
+        msg.set_raw(*policy.default.header_store_parse("References", " ".join(refs)))
+    msg.set_raw("Auto-Submitted", _header("Auto-Submitted", auto_submitted))
+    msg.set_raw("X-Auto-Response-Suppress", _header("X-Auto-Response-Suppress", "OOF, AutoReply"))
 
     msg.set_content(text, charset="utf-8", cte=_cte(text))
     if html is not None:
