@@ -43,7 +43,9 @@ Merging stale status mails is crash-safe: the newer entry names the entries it
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
+from collections import OrderedDict
 import os
 import time
 from dataclasses import dataclass, field
@@ -72,12 +74,23 @@ ORPHAN_AGE = 60.0
 one may be an entry being written right now)."""
 
 
+KEPT_HEADERS = 1024
+"""How many spooled mails' header sections the process keeps for sending
+(``SpoolEntry.stored``): the mails of a cycle are sent at its end."""
+
+_KEPT: OrderedDict[str, tuple[bytes, list[tuple[str, Any]]]] = OrderedDict()
+"""``.eml`` path -> (SHA-256 of the bytes written, the header section of the
+message they were flattened from: ``raw_items()``)."""
+
+
 @dataclass
 class SpoolEntry:
     """One spooled mail: its ``name`` (file stem), its ``meta`` (``game``,
     ``player``, ``kind``, ``events``, ``attempts``, ``next_try``) and its ``path``;
     ``message`` parses the mail on first use (most callers need only ``meta``),
-    ``stored`` reads it for sending (its header section parsed only).  Raises
+    ``stored`` reads it for sending (its header section parsed only, or,
+    for a mail this process spooled, taken from the message it was written
+    from when the file holds those very bytes: ``_KEPT``).  Raises
     FileNotFoundError from ``message`` and ``stored`` if the entry was sent
     meanwhile."""
 
@@ -98,7 +111,11 @@ class SpoolEntry:
         its header section parsed), read on first use.  Raises FileNotFoundError
         when the entry was sent or removed meanwhile."""
         with open(self.path, "rb") as fh:
-            return StoredMail.of(fh.read())
+            raw = fh.read()
+        kept = _KEPT.get(str(self.path))
+        if kept is not None and kept[0] == hashlib.sha256(raw).digest():
+            return StoredMail.of(raw, headers=kept[1])  # as spooled: not parsed again
+        return StoredMail.of(raw)
 
 
 @dataclass
@@ -150,7 +167,7 @@ class Spool:
         Returns the entry names, in order.  Durable when it returns; a process
         killed meanwhile leaves a prefix of the batch spooled (each entry whole or
         absent).  Raises OSError."""
-        names, items = [], []
+        names, items, heads = [], [], []
         existing = {p.stem for p in self.dir.glob("*.eml")}  # listed once for the batch
         for msg, meta in mails:
             name = self._new_name(now, existing)
@@ -158,9 +175,15 @@ class Spool:
             names.append(name)
             meta = {"attempts": 0, "next_try": None, **meta, "created": now.isoformat()}
             items.append((self.dir / f"{name}.json", json.dumps(meta, sort_keys=True).encode()))
-            items.append((self.dir / f"{name}.eml", flatten(msg)))  # msg.as_bytes(policy=policy.SMTP)
+            raw = flatten(msg)  # msg.as_bytes(policy=policy.SMTP)
+            items.append((self.dir / f"{name}.eml", raw))
+            heads.append((str(self.dir / f"{name}.eml"), hashlib.sha256(raw).digest(), list(msg.raw_items())))
         if items:
             atomic_write_many(items)
+        for path, digest, headers in heads:
+            _KEPT[path] = (digest, headers)
+            while len(_KEPT) > KEPT_HEADERS:
+                _KEPT.popitem(last=False)
         return names
 
     def _sending(self) -> tuple[str | None, list[str]]:
