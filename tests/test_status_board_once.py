@@ -67,3 +67,28 @@ def test_one_board_in_words_per_language_and_each_reader_gets_theirs(tmp_path, m
         english = board_text(game)
     with i18n.speaking("es"):
         assert board_text(game) != english  # a shared board would have shown in one language
+
+
+def test_the_text_blocks_are_worked_out_only_for_a_layout_that_reads_them(monkeypatch):
+    """``to_html`` hands the layouts ``blocks`` worked out on first reading:
+    the plain layout (mail/text.html) gets them as before, a status mail's
+    layout never reads them."""
+    from moderator import render
+
+    calls = []
+    text_blocks = render.text_blocks
+
+    def counted(text):
+        calls.append(text)
+        return text_blocks(text)
+
+    text = f"TITLE\n\nA line.\n{render.MAP_HERE}\n  - an item\n"
+    figures = [("map.g1@up.example", "Map", 640)]
+    expected = render.render_html("mail/text.html", blocks=text_blocks(text), figures=[
+        {"cid": "map.g1@up.example", "alt": "Map", "width": 640}])
+    monkeypatch.setattr(render, "text_blocks", counted)
+    assert render.to_html(text, figures) == expected
+    assert calls == [text]
+    calls.clear()
+    no_map = render.to_html("TITLE\n\nA line.\n", figures)  # the figure goes at the end
+    assert no_map.index("A line.") < no_map.index('src="cid:map.g1@up.example"') and calls
