@@ -74,6 +74,17 @@ ORPHAN_AGE = 60.0
 one may be an entry being written right now)."""
 
 
+def entry_names(directory: Path) -> list[str]:
+    """The names of the entries in a spool ``directory`` (its ``NAME.eml``
+    files, as ``directory.glob("*.eml")`` finds them; none when it is
+    missing or unreadable), unsorted: one ``os.scandir``, no ``Path`` per file."""
+    try:
+        with os.scandir(directory) as found:
+            return [e.name[:-4] for e in found if e.name.endswith(".eml")]
+    except (FileNotFoundError, NotADirectoryError, PermissionError):  # as glob has it
+        return []
+
+
 KEPT_HEADERS = 1024
 """How many spooled mails' header sections the process keeps for sending
 (``SpoolEntry.stored``): the mails of a cycle are sent at its end."""
@@ -147,7 +158,7 @@ class Spool:
         # names must sort in spooling order even across processes.  ``existing``:
         # the entry names, listed once by a caller naming a batch.
         if existing is None:
-            existing = {p.stem for p in self.dir.glob("*.eml")}
+            existing = set(entry_names(self.dir))
         while True:
             self._seq += 1
             name = f"{time.time_ns():020d}-{os.getpid() % 100000:05d}-{self._seq:06d}"
@@ -168,7 +179,7 @@ class Spool:
         killed meanwhile leaves a prefix of the batch spooled (each entry whole or
         absent).  Raises OSError."""
         names, items, heads = [], [], []
-        existing = {p.stem for p in self.dir.glob("*.eml")}  # listed once for the batch
+        existing = set(entry_names(self.dir))  # listed once for the batch
         for msg, meta in mails:
             name = self._new_name(now, existing)
             existing.add(name)
@@ -201,7 +212,7 @@ class Spool:
         out = []
         at, sending = self._sending()
         sending = set(sending)
-        for eml in sorted(self.dir.glob("*.eml")):
+        for eml in (self.dir / f"{name}.eml" for name in sorted(entry_names(self.dir))):
             meta_path = eml.with_suffix(".json")
             try:
                 meta = json.loads(meta_path.read_text())
