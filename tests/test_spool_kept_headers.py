@@ -44,6 +44,8 @@ def test_a_spooled_mail_keeps_its_headers_for_sending(tmp_path):
         same(kept, parsed)
         assert kept["To"] is not parsed["To"]  # the very header object spooled, not a new parse
     assert envelope_of(entries[0].stored) == ("moderator@up.example", ["zoe@players.example"])
+    spool.remove(entries[0].name)  # sent: nothing kept for it
+    assert str(entries[0].path) not in spool_module._KEPT and str(entries[1].path) in spool_module._KEPT
 
 
 def test_a_changed_file_is_parsed_again(tmp_path):

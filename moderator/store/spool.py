@@ -85,13 +85,17 @@ def entry_names(directory: Path) -> list[str]:
         return []
 
 
-KEPT_HEADERS = 1024
+KEPT_HEADERS = 512
 """How many spooled mails' header sections the process keeps for sending
-(``SpoolEntry.stored``): the mails of a cycle are sent at its end."""
+(``SpoolEntry.stored``; dropped when the mail leaves the spool): the mails of
+a cycle are sent at its end."""
 
 _KEPT: OrderedDict[str, tuple[bytes, list[tuple[str, Any]]]] = OrderedDict()
 """``.eml`` path -> (SHA-256 of the bytes written, the header section of the
-message they were flattened from: ``raw_items()``)."""
+message they were flattened from: ``raw_items()``, the envelope's header
+objects as they are (``compose`` shares them among mails), every other value
+as its text, parsed only if read)."""
+_ENVELOPE = {"from", "to", "cc"}
 
 
 @dataclass
@@ -188,7 +192,8 @@ class Spool:
             items.append((self.dir / f"{name}.json", json.dumps(meta, sort_keys=True).encode()))
             raw = flatten(msg)  # msg.as_bytes(policy=policy.SMTP)
             items.append((self.dir / f"{name}.eml", raw))
-            heads.append((str(self.dir / f"{name}.eml"), hashlib.sha256(raw).digest(), list(msg.raw_items())))
+            heads.append((str(self.dir / f"{name}.eml"), hashlib.sha256(raw).digest(),
+                          [(h, v if h.lower() in _ENVELOPE else str(v)) for h, v in msg.raw_items()]))
         if items:
             atomic_write_many(items)
         for path, digest, headers in heads:
@@ -236,6 +241,7 @@ class Spool:
     def remove(self, name: str) -> None:
         """Drop entry ``name`` (after the server accepted it, or when merged): both its
         files; a file already gone is no error.  Raises OSError for others."""
+        _KEPT.pop(str(self.dir / f"{name}.eml"), None)
         for suffix in (".eml", ".json"):
             try:
                 (self.dir / f"{name}{suffix}").unlink()
