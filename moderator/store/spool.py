@@ -45,9 +45,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections import OrderedDict
 import os
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from email import policy
