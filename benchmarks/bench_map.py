@@ -6,7 +6,10 @@ renders the map of a 4-player game on the default board N times (default 30) at
 the start of play and late in play (after random legal play, before the end), as
 one player sees it, PNG encoding included, and prints the median wall time of one
 render in ms (target: at most 150 ms), the PNG sizes, and the one-off layout of the
-board (computed once per board and cached).  Prints ``NAME: VALUE`` lines.
+board (computed once per board and cached), and the CPU of the three readers'
+maps of each new position of a game in play (what a cycle draws after each
+order: ``render_new_position_3_readers_cpu_ms``; a map drawn again for the same
+position and reader is mostly kept pieces).  Prints ``NAME: VALUE`` lines.
 """
 from __future__ import annotations
 
@@ -76,6 +79,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"render_{name}_png_bytes: {len(board_map.render_map(g, 'P1'))}")
     ms = median_ms(lambda: board_map.board_text(late), args.renders)
     print(f"text_late_median_ms: {ms:.2f}")
+    # what a cycle does after each order: every reader's map of a new position
+    positions = [played(board, n, args.seed + 1) for n in range(8, 8 + 3 * args.renders, 3)]
+    readers = ["P1", "P2", "P3"]
+    for g in positions[:3]:  # the layout, fonts and texts of the board once
+        board_map.render_map(g, "P1")
+    times = []
+    for g in positions:
+        c = time.process_time()
+        for reader in readers:
+            board_map.render_map(g, reader)
+        times.append(time.process_time() - c)
+    print(f"render_new_position_3_readers_cpu_ms: {statistics.median(times) * 1000:.1f}")
     return 0
 
 

@@ -1,8 +1,8 @@
-"""The map's PNG is written from one zlib stream per position: the rows every
-reader shares are compressed once, each reader's PNG continues a copy of that
-stream with their own legend lines.  Each PNG must decode to exactly the pixels
-of that reader's map (``map_image`` mapped to the palette), also when positions
-and games alternate (the kept streams are per position)."""
+"""The map's PNG is written from pieces compressed once: the rows every reader
+of a position shares (in bands kept by content, see test_map_bands.py), then
+each reader's own legend lines.  Each PNG must decode to exactly the pixels of
+that reader's map (``map_image`` mapped to the palette), also when positions
+and games alternate (the kept pieces are per position and per band)."""
 from __future__ import annotations
 
 import io

@@ -1477,7 +1477,14 @@ def _depth_ok(msg: Message) -> bool:
 
 def _read(raw: bytes, result: OrderMail, own_address: str | None) -> None:
     parser = BytesParser(policy=policy.default)
-    head = parser.parsebytes(raw, headersonly=True)
+    deep = not result.oversize and _mime_too_deep(raw)
+    whole = None  # parsed once, whole, unless oversize (no body read) or nested too deeply
+    if not result.oversize and not deep:
+        try:
+            whole = parser.parsebytes(raw)
+        except Exception:  # the headers first then, as they are; the whole parse again below
+            whole = None
+    head = whole if whole is not None else parser.parsebytes(raw, headersonly=True)
     if not head.keys():
         result.error = "no headers"
         return
@@ -1490,12 +1497,12 @@ def _read(raw: bytes, result: OrderMail, own_address: str | None) -> None:
     result.references = _MSGID_RE.findall(_header(head, "References") or "")
     result.game_id, result.secret = parse_subject_tag(result.subject)
 
-    if not result.oversize and _mime_too_deep(raw):
+    if deep:
         result.error = "MIME nested too deeply"
         result.machine = _machine_reason(head, result.sender, result.subject,
                                          canonical_address(own_address or ""))
         return
-    msg = head if result.oversize else parser.parsebytes(raw)
+    msg = head if result.oversize else whole if whole is not None else parser.parsebytes(raw)
     if not result.oversize and not _depth_ok(msg):
         result.error = "MIME nested too deeply"
         msg = head

@@ -30,7 +30,8 @@ log = logging.getLogger("pbem")
 
 def status_mail(post: Post, record: GameRecord, player: Player, events: list[str],
                 in_reply_to: str | None = None, template: str = "status.txt",
-                drawn: list[tuple[str, bool]] = ()) -> EmailMessage:
+                drawn: list[tuple[str, bool]] = (), boards: dict[str, list[str]] | None = None
+                ) -> EmailMessage:
     """The status mail (or with ``template="welcome.txt"`` the welcome mail) to
     ``player``: their view of ``record``'s game only, with ``events``, the post's
     outage notice and their bounce note.  It answers ``in_reply_to`` if given, else
@@ -42,21 +43,25 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
     (``board_text``, section "THE BOARD").  The HTML part is laid out by
     ``templates/mail/status.html`` (the welcome: ``mail/welcome.html``, with the
     order guide) from the same context.  Everything is rendered in ``player``'s
-    language (``GameRecord.language_of``), text and HTML part alike."""
+    language (``GameRecord.language_of``), text and HTML part alike.
+    ``boards``: the board in words of this position by language, shared by the
+    status mails of one position (``status_text``)."""
     with i18n.speaking(record.language_of(player)):
-        return _status_mail(post, record, player, events, in_reply_to, template, drawn)
+        return _status_mail(post, record, player, events, in_reply_to, template, drawn, boards)
 
 
 def status_text(record: GameRecord, player: Player, events: list[str], *, notice: str = "",
                 bounce: str | None = None, moderator_address: str = "",
-                drawn: list[tuple[str, bool]] | tuple = (), template: str = "status.txt"
-                ) -> tuple[str, str, dict]:
+                drawn: list[tuple[str, bool]] | tuple = (), template: str = "status.txt",
+                boards: dict[str, list[str]] | None = None) -> tuple[str, str, dict]:
     """The text of ``player``'s status mail (``template``: ``status.txt`` or
     ``welcome.txt``) in the language in force, with the name of its HTML
     template and the context both are rendered from: ``(text, html template,
     context)`` (``status_mail`` without the mail: the map's picture, headers;
     ``benchmarks/bench_languages.py`` times it).  ``notice``: the outage notice;
-    ``bounce``: the player's bounce note."""
+    ``bounce``: the player's bounce note.  ``boards``: ``board_text`` of
+    ``record``'s game by language, filled and read here (the board in words is
+    the same for every reader of a position: worded once per language)."""
     from ..render.board_map import board_text  # Pillow: only where a map is drawn
 
     ctx = status_context(record, player.name, events)
@@ -64,7 +69,13 @@ def status_text(record: GameRecord, player: Player, events: list[str], *, notice
     ctx["notice"] = notice
     ctx["bounce"] = bounce
     ctx["map_here"] = MAP_HERE
-    ctx["board_lines"] = board_text(record.game)
+    language = i18n.current()
+    lines = boards.get(language) if boards is not None else None
+    if lines is None:
+        lines = board_text(record.game)
+        if boards is not None:
+            boards[language] = lines
+    ctx["board_lines"] = lines
     ctx["moderator_address"] = moderator_address
     ctx["drawn"] = [word("threads", "you_drew", share=share, swapped=swapped) for share, swapped in drawn]
     ctx["deadline"] = _deadline_line(record, player)
@@ -77,12 +88,12 @@ def status_text(record: GameRecord, player: Player, events: list[str], *, notice
 
 
 def _status_mail(post: Post, record: GameRecord, player: Player, events: list[str],
-                 in_reply_to: str | None, template: str, drawn) -> EmailMessage:
+                 in_reply_to: str | None, template: str, drawn, boards) -> EmailMessage:
     from ..render.board_map import render_map  # Pillow: only where a map is drawn
 
     text, html_template, ctx = status_text(
         record, player, events, notice=post.notice_text(), bounce=post.bk.bounce(canonical_address(player.address)),
-        moderator_address=post.config.moderator_address, drawn=drawn, template=template)
+        moderator_address=post.config.moderator_address, drawn=drawn, template=template, boards=boards)
     thread = thread_of(record, player)  # one Subject for the whole game; the turn is in the text
     root = thread.thread
     return post.message(
@@ -139,6 +150,7 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
     # who was on move before these events (a digest reader hears of their own move)
     waiting_before = {h["player"] for h in record.history[len(record.history) - 1:]} if record.history else set()
     batch, replaced = [], []
+    boards: dict[str, list[str]] = {}  # the board in words, once per language
     for p in record.players:
         if not p.address:  # a seat of the built-in player gets no mail
             continue
@@ -157,7 +169,8 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
         meta = {"kind": "status", "game": record.id, "player": p.name, "events": mine, "answers": None,
                 "log_from": start, "log_to": end, "replaces": [name for name, _ in older]}
         drawn = [(share, swapped) for at, who, share, swapped in draws if who == p.name and at >= start]
-        batch.append((status_mail(post, record, p, mine, record.reply_to.get(p.name), drawn=drawn), meta))
+        batch.append((status_mail(post, record, p, mine, record.reply_to.get(p.name), drawn=drawn,
+                                  boards=boards), meta))
         replaced += older
     for address in record.observers:
         batch.append((observer_mail(post, record, address, events),

@@ -131,8 +131,8 @@ class Post:
             auto_submitted=auto, domain=self.domain,
         )
         if game_id:
-            del msg["Message-ID"]
-            msg["Message-ID"] = new_message_id(game_id, token, self.domain)
+            del msg["Message-ID"]  # then stored last, as msg["Message-ID"] = ... would
+            msg.set_raw(*msg.policy.header_store_parse("Message-ID", new_message_id(game_id, token, self.domain)))
         return msg
 
     def answer(self, om: OrderMail, game_id: str | None, to: str, subject: str, text: str,

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..store.spool import SENDING, Spool
+from ..store.spool import SENDING, Spool, entry_names
 
 _VIEWS: dict[Path, "SpoolView"] = {}
 
@@ -45,7 +45,7 @@ class SpoolView:
         named by another's ``replaces``; ``sending`` set on those whose sending is
         under way (as ``Spool.entries``).  Raises OSError when the directory
         cannot be listed."""
-        names = sorted(p.stem for p in self.dir.glob("*.eml"))
+        names = sorted(entry_names(self.dir))
         present = set(names)
         for gone in [n for n in self._metas if n not in present]:
             del self._metas[gone]

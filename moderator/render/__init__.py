@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib.resources
 import re
 import os
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from collections.abc import Sequence
 from typing import Any
@@ -234,10 +234,30 @@ def to_html(text: str, images: Sequence[tuple[str, str, int]] = (),
     cid without angle brackets) at most ``width`` pixels wide and never wider than
     the screen, where the text has the line ``MAP_HERE`` (else below the text)."""
     figures = [{"cid": cid.strip("<>"), "alt": alt, "width": int(width)} for cid, alt, width in images]
-    blocks = text_blocks(text)
-    if figures and not any(b["kind"] == "map" for b in blocks):
-        blocks.append({"kind": "map"})
-    return render_html(template, blocks=blocks, figures=figures, **context)
+    return render_html(template, blocks=_Blocks(text, bool(figures)), figures=figures, **context)
+
+
+class _Blocks(Sequence):
+    """``text_blocks(text)`` (with a ``map`` block at the end when ``figures``
+    and the text has no ``MAP_HERE``), worked out when a template first reads
+    it: the layouts of a status mail and the welcome have their own context
+    and never read ``blocks``."""
+
+    def __init__(self, text: str, figures: bool):
+        self._text, self._figures = text, figures
+
+    @cached_property
+    def _blocks(self) -> list[dict[str, Any]]:
+        blocks = text_blocks(self._text)
+        if self._figures and not any(b["kind"] == "map" for b in blocks):
+            blocks.append({"kind": "map"})
+        return blocks
+
+    def __getitem__(self, index):
+        return self._blocks[index]
+
+    def __len__(self) -> int:
+        return len(self._blocks)
 
 
 def css_colour(rgb: tuple[int, int, int]) -> str:

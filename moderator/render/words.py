@@ -11,7 +11,7 @@ macro is a bug and raises KeyError, which a test over every name catches.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from . import environment
 
@@ -30,7 +30,19 @@ def word(domain: str, name: str, **values: Any) -> str:
     """The text of refusal or notice ``name`` of ``domain`` (``illegal``, ``notices``
     ...) with ``values``; surrounding white space stripped.  KeyError when the
     domain's template has no macro ``name``."""
-    macro = getattr(_module(domain), name, None)
+    return _worded(_module(domain), domain, name, values)
+
+
+def wording(domain: str) -> Callable[..., str]:
+    """``word`` of one ``domain``, its template looked up once: ``wording(domain)(name,
+    **values) == word(domain, name, **values)``, for a caller wording many
+    notices of one domain in a row (``board_map.board_text``)."""
+    module = _module(domain)
+    return lambda name, **values: _worded(module, domain, name, values)
+
+
+def _worded(module: Any, domain: str, name: str, values: dict[str, Any]) -> str:
+    macro = getattr(module, name, None)
     if macro is None or not callable(macro):
         raise KeyError(f"templates/words/{domain}.txt has no macro {name!r}")
     return str(macro(**values)).strip()

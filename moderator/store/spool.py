@@ -43,9 +43,11 @@ Merging stale status mails is crash-safe: the newer entry names the entries it
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from email import policy
@@ -56,6 +58,7 @@ from typing import Any
 
 from .files import atomic_write, atomic_write_many, fsync_dir
 from .state import ModeratorState  # noqa: F401 - re-exported: its old import path (legacy reader)
+from ..mail.compose import flatten
 from ..mail.transport import Outbox, StoredMail, TransportError
 
 BACKOFF_START = 60.0
@@ -71,12 +74,38 @@ ORPHAN_AGE = 60.0
 one may be an entry being written right now)."""
 
 
+def entry_names(directory: Path) -> list[str]:
+    """The names of the entries in a spool ``directory`` (its ``NAME.eml``
+    files, as ``directory.glob("*.eml")`` finds them; none when it is
+    missing or unreadable), unsorted: one ``os.scandir``, no ``Path`` per file."""
+    try:
+        with os.scandir(directory) as found:
+            return [e.name[:-4] for e in found if e.name.endswith(".eml")]
+    except (FileNotFoundError, NotADirectoryError, PermissionError):  # as glob has it
+        return []
+
+
+KEPT_HEADERS = 512
+"""How many spooled mails' header sections the process keeps for sending
+(``SpoolEntry.stored``; dropped when the mail leaves the spool): the mails of
+a cycle are sent at its end."""
+
+_KEPT: OrderedDict[str, tuple[bytes, list[tuple[str, Any]]]] = OrderedDict()
+"""``.eml`` path -> (SHA-256 of the bytes written, the header section of the
+message they were flattened from: ``raw_items()``, the envelope's header
+objects as they are (``compose`` shares them among mails), every other value
+as its text, parsed only if read)."""
+_ENVELOPE = {"from", "to", "cc"}
+
+
 @dataclass
 class SpoolEntry:
     """One spooled mail: its ``name`` (file stem), its ``meta`` (``game``,
     ``player``, ``kind``, ``events``, ``attempts``, ``next_try``) and its ``path``;
     ``message`` parses the mail on first use (most callers need only ``meta``),
-    ``stored`` reads it for sending (its header section parsed only).  Raises
+    ``stored`` reads it for sending (its header section parsed only, or,
+    for a mail this process spooled, taken from the message it was written
+    from when the file holds those very bytes: ``_KEPT``).  Raises
     FileNotFoundError from ``message`` and ``stored`` if the entry was sent
     meanwhile."""
 
@@ -97,7 +126,11 @@ class SpoolEntry:
         its header section parsed), read on first use.  Raises FileNotFoundError
         when the entry was sent or removed meanwhile."""
         with open(self.path, "rb") as fh:
-            return StoredMail.of(fh.read())
+            raw = fh.read()
+        kept = _KEPT.get(str(self.path))
+        if kept is not None and kept[0] == hashlib.sha256(raw).digest():
+            return StoredMail.of(raw, headers=kept[1])  # as spooled: not parsed again
+        return StoredMail.of(raw)
 
 
 @dataclass
@@ -124,10 +157,12 @@ class Spool:
         self.dir.mkdir(parents=True, exist_ok=True)
         self._seq = 0
 
-    def _new_name(self, now: datetime) -> str:
+    def _new_name(self, now: datetime, existing: set[str] | None = None) -> str:
         # Wall-clock nanoseconds, not ``now`` (an injected clock may stand still):
-        # names must sort in spooling order even across processes.
-        existing = {p.stem for p in self.dir.glob("*.eml")}
+        # names must sort in spooling order even across processes.  ``existing``:
+        # the entry names, listed once by a caller naming a batch.
+        if existing is None:
+            existing = set(entry_names(self.dir))
         while True:
             self._seq += 1
             name = f"{time.time_ns():020d}-{os.getpid() % 100000:05d}-{self._seq:06d}"
@@ -147,15 +182,24 @@ class Spool:
         Returns the entry names, in order.  Durable when it returns; a process
         killed meanwhile leaves a prefix of the batch spooled (each entry whole or
         absent).  Raises OSError."""
-        names, items = [], []
+        names, items, heads = [], [], []
+        existing = set(entry_names(self.dir))  # listed once for the batch
         for msg, meta in mails:
-            name = self._new_name(now)
+            name = self._new_name(now, existing)
+            existing.add(name)
             names.append(name)
             meta = {"attempts": 0, "next_try": None, **meta, "created": now.isoformat()}
             items.append((self.dir / f"{name}.json", json.dumps(meta, sort_keys=True).encode()))
-            items.append((self.dir / f"{name}.eml", msg.as_bytes(policy=policy.SMTP)))
+            raw = flatten(msg)  # msg.as_bytes(policy=policy.SMTP)
+            items.append((self.dir / f"{name}.eml", raw))
+            heads.append((str(self.dir / f"{name}.eml"), hashlib.sha256(raw).digest(),
+                          [(h, v if h.lower() in _ENVELOPE else str(v)) for h, v in msg.raw_items()]))
         if items:
             atomic_write_many(items)
+        for path, digest, headers in heads:
+            _KEPT[path] = (digest, headers)
+            while len(_KEPT) > KEPT_HEADERS:
+                _KEPT.popitem(last=False)
         return names
 
     def _sending(self) -> tuple[str | None, list[str]]:
@@ -173,7 +217,7 @@ class Spool:
         out = []
         at, sending = self._sending()
         sending = set(sending)
-        for eml in sorted(self.dir.glob("*.eml")):
+        for eml in (self.dir / f"{name}.eml" for name in sorted(entry_names(self.dir))):
             meta_path = eml.with_suffix(".json")
             try:
                 meta = json.loads(meta_path.read_text())
@@ -197,6 +241,7 @@ class Spool:
     def remove(self, name: str) -> None:
         """Drop entry ``name`` (after the server accepted it, or when merged): both its
         files; a file already gone is no error.  Raises OSError for others."""
+        _KEPT.pop(str(self.dir / f"{name}.eml"), None)
         for suffix in (".eml", ".json"):
             try:
                 (self.dir / f"{name}{suffix}").unlink()
@@ -346,9 +391,11 @@ def _server_failure(due: list[SpoolEntry], outcomes: list) -> str | None:
     for err, code in zip(outcomes, codes):
         if getattr(err, "step", None) == "MAIL FROM" and code is not None and 500 <= code < 600:
             return f"the SMTP server refused the sender address (MAIL FROM): {err}"
-    recipients = {str(e.stored.get("To", "")).lower() for e in due}
-    if (len(recipients) >= 2 and all(err is not None for err in outcomes)
+    if not (all(err is not None for err in outcomes)
             and len(set(codes)) == 1 and codes[0] is not None and 500 <= codes[0] < 600):
+        return None
+    recipients = {str(e.stored.get("To", "")).lower() for e in due}  # parsed only then
+    if len(recipients) >= 2:
         return (f"the SMTP server refused all {len(due)} mails to {len(recipients)} recipients with "
                 f"{codes[0]}: {outcomes[-1]}")
     return None

@@ -43,7 +43,7 @@ import abc
 import email.utils
 from dataclasses import dataclass
 from email.message import EmailMessage
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 __all__ = [
     "SECURITY_MODES",
@@ -112,13 +112,21 @@ class StoredMail(EmailMessage):
     raw: bytes
 
     @classmethod
-    def of(cls, raw: bytes) -> "StoredMail":
+    def of(cls, raw: bytes, headers: Iterable[tuple[str, Any]] | None = None) -> "StoredMail":
         """The ``StoredMail`` of ``raw`` (a whole mail with CRLF line ends, as
         ``as_bytes(policy=email.policy.SMTP)`` writes it): its header section is
-        parsed, up to the first empty line."""
+        parsed, up to the first empty line.  ``headers``: the ``raw_items()`` of
+        the message that ``raw`` was flattened from (``email.policy.default``),
+        taken instead of parsing them again."""
         import email.parser
         import email.policy
 
+        if headers is not None:
+            msg = cls(policy=email.policy.default)
+            for name, value in headers:
+                msg.set_raw(name, value)
+            msg.raw = raw
+            return msg
         end = raw.find(b"\r\n\r\n")
         head = raw if end < 0 else raw[:end + 4]
         msg = email.parser.BytesParser(_class=cls, policy=email.policy.default).parsebytes(

@@ -248,9 +248,11 @@ class SmtpOutbox(Outbox):
     async def _send_one(
         self, smtp: aiosmtplib.SMTP, msg: EmailMessage, sender: str, recipients: list[str]
     ) -> TransportError | None:
-        what = f"sending {msg.get('Subject', '')!r} from {sender} to {', '.join(recipients)}"
+        def what() -> str:  # for an error only: the Subject is parsed then
+            return f"sending {msg.get('Subject', '')!r} from {sender} to {', '.join(recipients)}"
+
         if not smtp.is_connected:
-            return TransportError(f"{self._where()}: {what} failed: connection lost",
+            return TransportError(f"{self._where()}: {what()} failed: connection lost",
                                   host=self.host, port=self.port)
         try:
             raw = await _as_stored(smtp, msg, sender, recipients)
@@ -264,20 +266,20 @@ class SmtpOutbox(Outbox):
             first = exc.recipients[0] if exc.recipients else None
             detail = "; ".join(f"{r.recipient}: {r.code} {r.message}" for r in exc.recipients)
             return TransportError(
-                f"{self._where()}: {what} failed: all recipients refused ({detail})",
+                f"{self._where()}: {what()} failed: all recipients refused ({detail})",
                 host=self.host, port=self.port, code=first.code if first else None,
             )
         except aiosmtplib.SMTPSenderRefused as exc:
-            error = self._error(what, exc)
+            error = self._error(what(), exc)
             error.step = "MAIL FROM"
             return error
         except (aiosmtplib.SMTPException, OSError, asyncio.TimeoutError) as exc:
-            return self._error(what, exc)
+            return self._error(what(), exc)
         if refused:
             detail = "; ".join(f"{addr}: {resp.code} {resp.message}" for addr, resp in refused.items())
             first = next(iter(refused.values()))
             return TransportError(
-                f"{self._where()}: {what}: accepted for some recipients but refused for {detail}",
+                f"{self._where()}: {what()}: accepted for some recipients but refused for {detail}",
                 host=self.host, port=self.port, code=first.code,
             )
         return None
