@@ -134,7 +134,7 @@ def test_investing_a_share_kind_not_held_names_it(t):
 
 def test_a_mail_too_large_says_its_size_with_a_unit_in_the_players_locale(t):
     """The size and the limit with a unit, by Babel in the player's locale (Ann
-    speaks German: "293,1 kB"; the words are English until translated)."""
+    speaks German: "293,1 kB", decimal comma)."""
     start_all(t)
     t.reply("Ann", "language de\n")
     t.run()
@@ -145,7 +145,8 @@ def test_a_mail_too_large_says_its_size_with_a_unit_in_the_players_locale(t):
     assert report.refused == 1, report.summary()
     (note,) = to(t.sent(), "ann@example.org")
     shown = f"{size / 1024:.1f}".replace(".", ",")
-    assert f" {shown} kB; " in text_of(note) and " 256 kB. " in text_of(note), text_of(note)
+    assert (f"Deine Mail ist {shown} kB groß; der Moderator liest Mails bis 256 kB."
+            in " ".join(text_of(note).split())), text_of(note)
     assert str(size) not in text_of(note)
 
 

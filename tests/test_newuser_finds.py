@@ -352,7 +352,8 @@ def test_a_mail_of_many_short_lines_is_refused_unread(t):
 
 def test_an_eject_after_the_last_move_keeps_the_final_result(t):
     """The game master ejects Cy in the cycle of the move that ends the game:
-    Cy still gets the final result (nothing is dropped once the game is over)."""
+    the eject comes after the end and is refused (``gm_game_over``), and Cy
+    still gets the final result (nothing is dropped once the game is over)."""
     import random
 
     start_all(t)
@@ -374,7 +375,10 @@ def test_an_eject_after_the_last_move_keeps_the_final_result(t):
                  "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=us-ascii\r\n\r\n"
                  f"game: ridge\r\nsecret: {secret}\r\neject Cy\r\n").encode())
     report = t.run()
-    assert report.applied == 1, report.summary()
-    assert t.load().game.phase == "over" and t.load().player_by_name("Cy").bot
-    (final,) = to(t.sent(), "cy@example.net")
+    assert t.load().game.phase == "over" and not t.load().player_by_name("Cy").bot, report.summary()
+    sent = t.sent()
+    (answer,) = to(sent, OPERATOR)
+    assert 'The game is over (the final dividend is paid): "eject" would change nothing now.' in \
+        " ".join(text_of(answer).split())
+    (final,) = to(sent, "cy@example.net")
     assert text_of(final).startswith("Union Pacific, game ridge: game over\n\nTHE GAME IS OVER.\n")
