@@ -131,7 +131,7 @@ def one_cycle(directory: Path, base: bytes, digest: str, rng: random.Random,
         data, t["parse"] = timed(lambda: store.read_file("g").data)
         t["copy"] = 0.0
     board, t["board"] = timed(lambda: gamefile.load_board_ref(data["board"]))
-    game, t["restore"] = timed(lambda: gamefile.restore_game(data, board))
+    game, t["restore"] = timed(lambda: gamefile.restore_game(data, board, owned=True))
     assert game == record.game or len(game.history) + 1 == len(record.game.history)
     rec2 = GameRecord("g", game, record.players, data["board"], history=[dict(h) for h in data["history"]])
     _, t["apply"] = timed(lambda: rec2.apply(p, action, "<x@y>"))
