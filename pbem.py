@@ -250,6 +250,9 @@ def run(ctx, loop, interval, archive_dir, now):
         fixed = _timestamp(now)
         kwargs["clock"] = lambda: fixed
     moderator = Moderator(_config(ctx), **kwargs)
+    from moderator.runtime import tune_gc
+
+    tune_gc()  # the collector: less often, the start-up's objects left out (moderator/runtime.py)
     while True:
         report = moderator.run_cycle()
         click.echo(report.summary())
