@@ -252,7 +252,7 @@ def run(ctx, loop, interval, archive_dir, now):
     moderator = Moderator(_config(ctx), **kwargs)
     from moderator.runtime import tune_gc
 
-    tune_gc()  # the collector: less often, the start-up's objects left out (moderator/runtime.py)
+    tune_gc()  # young collections less often (moderator/runtime.py)
     while True:
         report = moderator.run_cycle()
         click.echo(report.summary())
