@@ -249,6 +249,9 @@ def run(ctx, loop, interval, archive_dir, now):
     if now is not None and loop:
         raise click.BadParameter("--now sets the clock for one cycle; leave out --loop", param_hint="--now")
     moderator = Moderator(_config(ctx), **_clock(now))
+    from moderator.runtime import tune_gc
+
+    tune_gc()  # young collections less often (moderator/runtime.py)
     while True:
         report = moderator.run_cycle()
         click.echo(report.summary())

@@ -29,6 +29,8 @@ hand-edited files) for comparison.  ``--consecutive N`` also plays up to N order
 one after the other on each file (a fresh ``GameStore`` for each, as one process per
 mail; the snapshot as the saves before left it: whole, or with delta frames) and
 prints ``consecutive_mean_ms_turnT``, the mean CPU per order, and the orders played.
+The garbage collector is set as ``pbem run`` sets it (``moderator.runtime.tune_gc``);
+``--default-gc`` keeps Python's defaults.
 """
 from __future__ import annotations
 
@@ -51,6 +53,7 @@ import yaml  # noqa: E402
 from moderator.rules.actions import Invest  # noqa: E402
 from moderator.rules.board import Board  # noqa: E402
 from moderator.rules.engine import Game  # noqa: E402
+from moderator.runtime import tune_gc  # noqa: E402
 from moderator.store import gamefile  # noqa: E402
 from moderator.store.files import atomic_write  # noqa: E402
 from moderator.store.gamefile import GameRecord, GameStore, Player  # noqa: E402
@@ -131,7 +134,7 @@ def one_cycle(directory: Path, base: bytes, digest: str, rng: random.Random,
         data, t["parse"] = timed(lambda: store.read_file("g").data)
         t["copy"] = 0.0
     board, t["board"] = timed(lambda: gamefile.load_board_ref(data["board"]))
-    game, t["restore"] = timed(lambda: gamefile.restore_game(data, board))
+    game, t["restore"] = timed(lambda: gamefile.restore_game(data, board, owned=True))
     assert game == record.game or len(game.history) + 1 == len(record.game.history)
     rec2 = GameRecord("g", game, record.players, data["board"], history=[dict(h) for h in data["history"]])
     _, t["apply"] = timed(lambda: rec2.apply(p, action, "<x@y>"))
@@ -187,7 +190,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="also play up to N orders one after the other on each file")
     ap.add_argument("--no-snapshot", action="store_true",
                     help="as a moderator without the snapshot: YAML parse and whole dump every time")
+    ap.add_argument("--default-gc", action="store_true",
+                    help="keep Python's default collector settings (pbem run sets its own: moderator/runtime.py)")
     args = ap.parse_args(argv)
+    if not args.default_gc:
+        tune_gc()  # as ``pbem run`` does after its imports
     board = Board.default()
     print(f"libyaml: loader {gamefile.SafeLoader.__name__}, dumper {gamefile.SafeDumper.__name__}")
     with tempfile.TemporaryDirectory() as tmp:

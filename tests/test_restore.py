@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import test_properties as tp
 from game_helpers import default_board, freeze
-from moderator.rules.engine import Game, _plain_copy
+from moderator.rules.engine import Game, _check_shape, _plain_copy
 from moderator.rules.history import History
 from moderator.store import gamefile
 from moderator.store.gamefile import GameRecord, GameStore, Player, StoreError
@@ -31,10 +31,10 @@ from moderator.store.gamefile import GameRecord, GameStore, Player, StoreError
 FIXTURES = Path(__file__).parent / "fixtures" / "games"
 
 
-def restored(g: Game, state: dict | None = None) -> Game:
+def restored(g: Game, state: dict | None = None, owned: bool = False) -> Game:
     return Game.from_dict(
         g.to_dict() if state is None else state, board=g.board, players=g.players, seed=g.seed,
-        ruleset=g.ruleset, options=g.options, log=g.log, history=g.history,
+        ruleset=g.ruleset, options=g.options, log=g.log, history=g.history, owned=owned,
     )
 
 
@@ -177,17 +177,57 @@ BAD_STATES = {
     "money of a stranger": lambda s: s["money"].update(Zed=3),
     "payout not a mapping": lambda s: s["payouts"].append(["KCC", 3]),
     "payout key not text": lambda s: s["payouts"].append({1: "KCC"}),
+    "train not text": lambda s: _first_row(s).__setitem__(0, 3),
+    "train a list": lambda s: _first_row(s).__setitem__(0, ["KCC"]),
+    "train a bool": lambda s: _first_row(s).__setitem__(-1, False),
+    "row not a list": lambda s: s["placed"].update({k: tuple(v) for k, v in list(s["placed"].items())[:1]}),
+    "unknown company on a space": lambda s: _first_row(s).__setitem__(0, "XYZ"),
     "not a mapping": None,
 }
 
 
+def _first_row(state: dict) -> list:
+    return next(iter(state["placed"].values()))
+
+
+@pytest.mark.parametrize("owned", [False, True])
 @pytest.mark.parametrize("case", sorted(BAD_STATES))
-def test_a_malformed_state_is_a_value_error(case):
+def test_a_malformed_state_is_a_value_error(case, owned):
+    # a state handed over (owned) is checked as fully as any other
     g = _mid_game()
     change = BAD_STATES[case]
     state = ["not", "a", "state"] if change is None else _changed(g.to_dict(), change)
     with pytest.raises(ValueError):
-        restored(g, state)
+        restored(g, state, owned)
+
+
+@pytest.mark.parametrize("value, hint, message", [
+    (["a", "b", 3], list[str], r"^x\[2\]: 3 is not a str$"),
+    (["a", ["b"]], list[str], r"^x\[1\]: \['b'\] is not a str$"),
+    ({"S": ["KCC", None], "T": [None, 2]}, dict[str, list[str | None]], r"^x\['T'\]\[1\]: 2 is not a str \| None$"),
+    ({"S": ["KCC", {"a": 1}]}, dict[str, list[str | None]], r"^x\['S'\]\[1\]: .* is not a str \| None$"),
+    ({"S": ("KCC",)}, dict[str, list[str | None]], r"^x\['S'\]: expected a list, got tuple$"),
+    ({3: ["KCC"]}, dict[str, list[str | None]], r"^x key: 3 is not a str$"),
+])
+def test_the_shape_checks_of_long_lists_name_the_first_misfit(value, hint, message):
+    with pytest.raises(ValueError, match=message):
+        _check_shape(value, hint, "x")
+
+
+def test_the_shape_checks_take_subclasses_and_only_them():
+    class Name(str):
+        pass
+
+    class Masked:  # an instance of str by its __class__ only: isinstance says yes
+        __class__ = str  # type: ignore[assignment]
+
+    for value in (["a", Name("b")], ["a", Masked()], []):
+        _check_shape(value, list[str], "x")
+    _check_shape({"S": [Name("KCC"), None, Masked()], "T": []}, dict[str, list[str | None]], "x")
+    with pytest.raises(ValueError):
+        _check_shape({"S": [b"KCC"]}, dict[str, list[str | None]], "x")
+    with pytest.raises(ValueError):
+        _check_shape(["a", b"b"], list[str], "x")
 
 
 @pytest.mark.parametrize("setup", [
@@ -350,6 +390,25 @@ def test_check_log_names_the_first_differing_entry():
     with pytest.raises(StoreError, match="not a list"):
         gamefile.check_log("a", ["a"])
     gamefile.check_log(["a"], ["a"])
+
+
+def test_an_owned_state_keeps_the_payout_records_in_a_new_list():
+    # from_dict(owned=True), the store's trusted load: the payouts (never changed
+    # once paid) are not copied, but the list the game appends to is its own, and
+    # every other value is copied as without it
+    g = _mid_game()
+    state = g.to_dict()
+    assert state["payouts"] and state["payouts"] is not g.payouts
+    assert all(a is b for a, b in zip(state["payouts"], g.payouts))  # to_dict: the records shared
+    frozen = copy.deepcopy(state)
+    h = restored(g, state, owned=True)
+    assert h == restored(g, state) and h.to_dict() == frozen
+    assert h.payouts is not state["payouts"] and all(a is b for a, b in zip(h.payouts, state["payouts"]))
+    play(h, random.Random(8), 200, invest_bias=0.5)  # to the end: more dividends paid
+    assert len(h.payouts) > len(frozen["payouts"]) and state == frozen
+    h.track_deck.clear()
+    h.money["Ann"] += 1
+    assert state == frozen
 
 
 def test_a_restored_game_copies_its_plain_state():

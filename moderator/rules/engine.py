@@ -33,7 +33,8 @@ import types
 import typing
 from collections import Counter
 from dataclasses import MISSING, dataclass, field, fields
-from itertools import repeat
+from itertools import chain, repeat
+from operator import itemgetter
 from typing import Any
 
 from .actions import DRAWN, Action, Build, Invest, Pass, Start, Take
@@ -210,6 +211,37 @@ def _classes(tp: Any) -> tuple[type, ...] | None:
     return None
 
 
+class _Chained:
+    """The items of every list in ``rows``, one after the other, as often as
+    iterated (``itertools.chain`` goes once)."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: Any):
+        self.rows = rows
+
+    def __iter__(self) -> Any:
+        return chain.from_iterable(self.rows)
+
+
+def _instances(items: Any, classes: tuple[type, ...]) -> bool:
+    """Whether every item of ``items`` (iterable more than once) is an instance of
+    ``classes``, tested in C at the cost of a few ns an item: text by one
+    ``str.join`` (which takes exactly the instances of str), any other classes by
+    the set of the items' types (a handful: each tested once); when that fails,
+    item by item with ``isinstance`` (the exact answer).  Long lists grow with the
+    game (the log, the trains on the board), so their check must stay cheap."""
+    try:
+        if classes == (str,):
+            "".join(items)
+            return True
+        if all(issubclass(t, classes) for t in set(map(type, items))):
+            return True
+    except TypeError:
+        pass
+    return all(map(isinstance, items, repeat(classes)))
+
+
 def _fits(tp: Any) -> Any:
     """A fast test ``value -> bool`` of the shape ``_check_shape`` checks (built
     once per type hint)."""
@@ -236,7 +268,7 @@ def _fits(tp: Any) -> Any:
         item_classes = _classes(args[0])  # the items tested in C (long lists: the log)
 
         def test(v: Any) -> bool:
-            return isinstance(v, list) and all(map(isinstance, v, repeat(item_classes)))
+            return isinstance(v, list) and _instances(v, item_classes)
     elif origin is list:
         item = _fits(args[0])
 
@@ -250,6 +282,16 @@ def _fits(tp: Any) -> Any:
     elif origin is dict and args[1] is Any and args[0] is str:
         def test(v: Any) -> bool:  # the common plain record: only the keys to test
             return isinstance(v, dict) and all(type(k) is str for k in v)
+    elif origin is dict and _classes(args[0]) is not None and typing.get_origin(args[1]) is list and \
+            _classes(typing.get_args(args[1])[0]) is not None:
+        # rows of plain items (``placed``: a row per section): every row's items at once, in C
+        key_classes, item_classes = _classes(args[0]), _classes(typing.get_args(args[1])[0])
+
+        def test(v: Any) -> bool:
+            if not isinstance(v, dict) or not all(map(isinstance, v, repeat(key_classes))):
+                return False
+            rows = v.values()
+            return all(map(isinstance, rows, repeat(list))) and _instances(_Chained(rows), item_classes)
     elif origin is dict and _classes(args[0]) is not None:
         key_classes, val = _classes(args[0]), _fits(args[1])
 
@@ -332,7 +374,7 @@ def _type_name(tp: Any) -> str:
 
 
 def _state(default: Any = MISSING, *, factory: Any = MISSING, copy: Any = _same,
-           save: bool | Any = True, load: Any = None, visible: str = "public") -> Any:
+           save: bool | Any = True, load: Any = None, adopt: Any = None, visible: str = "public") -> Any:
     """A field of ``Game``, declared once with what the generic code needs:
 
     - ``copy``: how ``Game.copy`` copies the value (``_same`` for immutable values
@@ -344,13 +386,19 @@ def _state(default: Any = MISSING, *, factory: Any = MISSING, copy: Any = _same,
     - ``load``: for a saved field whose saved form is not the value itself, the
       function ``(saved, board) -> value`` that ``Game.from_dict`` uses to rebuild
       it (the inverse of ``save``); by default the saved form copied with ``copy``;
+    - ``adopt``: how ``Game.from_dict(owned=True)`` takes the saved form the
+      caller hands over instead (by default as ``load``): ``list`` for a list of
+      records the engine never changes once added (``payouts``), so that only
+      the list is new;
     - ``visible``: who may see it (rules: What each player may know): ``"public"``
       (everyone; ``public_view`` shows it or what follows from it), ``"own"``
       (each player only their own entry: ``view(player)["you"]``) or ``"hidden"``
       (nobody: deck and stack order, the history with its secret swaps; sizes
       only are public).  Documentation for the views, checked by a test."""
+    load = load or (lambda value, board: copy(value))
     metadata = {"copy": copy, "save": (copy if save is True else save) or None,
-                "load": load or (lambda value, board: copy(value)), "visible": visible}
+                "load": load, "adopt": (lambda value, board: adopt(value)) if adopt else load,
+                "visible": visible}
     if factory is not MISSING:
         return field(default_factory=factory, metadata=metadata)
     if default is not MISSING:
@@ -402,7 +450,9 @@ class Game:
     dividends_paid: int = _state(0)
     dividends_pending: int = _state(0, save=False)  # announced, not yet paid (only inside an action)
     money: dict[str, int] = _state(factory=dict, copy=dict)  # millions; option hidden_money hides it
-    payouts: list[dict[str, Any]] = _state(factory=list, copy=_plain_copy)
+    # one record per dividend paid, never changed once added: saved and adopted
+    # as a new list of the same records (``to_dict``, ``from_dict(owned=True)``)
+    payouts: list[dict[str, Any]] = _state(factory=list, copy=_plain_copy, save=list, adopt=list)
     log: list[str] = _state(factory=list, copy=list, save=False)
     # a list, or a ``History`` (a restored game: the recorded entries read on first use)
     history: list[tuple[PlayerName, Action]] = _state(factory=list, copy=_copy_history, save=False,
@@ -1316,7 +1366,10 @@ class Game:
 
     def to_dict(self) -> dict[str, Any]:
         """The full state as plain data (secrets included) for the game file: the
-        fields declared saved (``_state(save=...)``), in declaration order."""
+        fields declared saved (``_state(save=...)``), in declaration order.  Every
+        list and mapping is new, but the records the engine never changes once
+        added (each entry of ``payouts``) are the game's own: read them, do not
+        change them."""
         return {f.name: f.metadata["save"](getattr(self, f.name)) for f in _SAVED}
 
     @classmethod
@@ -1331,6 +1384,7 @@ class Game:
         options: dict[str, bool],
         log: list[str],
         history: list[tuple[PlayerName, Action]] | History,
+        owned: bool = False,
     ) -> "Game":
         """The game whose ``to_dict()`` is ``state``, with the fields that
         ``to_dict`` does not save given here: the inverse of ``to_dict``, so that a
@@ -1340,8 +1394,12 @@ class Game:
         (rebuilt by its ``_state(load=...)``, else copied as ``copy`` copies it),
         the unsaved ones are the arguments or their defaults (``dividends_pending``
         is 0 between actions); the network's caches are rebuilt lazily.  Pure: the
-        arguments are copied, never kept or changed.  ``state`` must hold exactly
-        the saved keys.  ``history`` is a list of ``(player, action)`` or a
+        arguments are copied, never kept or changed.  With ``owned`` the caller
+        hands ``state`` over (a fresh parse or snapshot of a game file, which
+        nothing else changes afterwards): the records the engine never changes
+        (``payouts``' entries) are kept instead of copied, as declared
+        (``_state(adopt=...)``); every other value is copied and everything
+        checked as without it.  ``state`` must hold exactly the saved keys.  ``history`` is a list of ``(player, action)`` or a
         ``History`` of strict notation texts, read on first use (its players are
         checked now).
 
@@ -1371,10 +1429,11 @@ class Game:
         for f in _COPIED:
             if f.name in given:
                 kwargs[f.name] = f.metadata["copy"](opts if f.name == "options" else given[f.name])
+        how = "adopt" if owned else "load"
         for f in _SAVED:
             value = state[f.name]
             _check_shape(value, _HINTS[f.name], f"state {f.name!r}")
-            kwargs[f.name] = f.metadata["load"](value, board)
+            kwargs[f.name] = f.metadata[how](value, board)
         g = cls(**kwargs)
         g._check_restored()
         return g
@@ -1402,12 +1461,14 @@ class Game:
             raise bad("'money' is not keyed by the players")
         if set(self.box) != set(COMPANIES):
             raise bad("'box' is not keyed by the companies")
+        # the trains on the neutral spaces and on the starting spaces, counted in C
+        on_board = Counter(chain.from_iterable(self.placed.values()))
+        occupants = set(on_board)
+        on_board.update(chain.from_iterable(s.starts for s in self.board.sections.values()))
         for abbr, c in COMPANIES.items():
-            on_board = sum(row.count(abbr) for row in self.placed.values())
-            on_board += sum(s.starts.count(abbr) for s in self.board.sections.values())
-            if self.box[abbr] < 0 or on_board + self.box[abbr] != c.trains:
+            if self.box[abbr] < 0 or on_board[abbr] + self.box[abbr] != c.trains:
                 raise bad(f"the trains of {abbr} do not add up to {c.trains}")
-        if any(o is not None and o not in COMPANIES for row in self.placed.values() for o in row):
+        if not occupants <= _OCCUPANTS:
             raise bad("'placed' holds an unknown company")
         track = Counter(self.track_deck) + Counter(self.track_discards) + Counter(self.track_removed)
         for p in self.players:
@@ -1422,12 +1483,13 @@ class Game:
         if not set(self.stack) <= shares | {DIVIDEND} or len(self.display) not in (0, 4):
             raise bad("the stack or the display holds an unknown card")
         history = self.history
-        names = list(history.players() if isinstance(history, History) else (p for p, _a in history))
-        try:
-            known = players.issuperset(names)  # in C: the history grows with the game
+        try:  # in C: the history grows with the game
+            known = players.issuperset(history.players() if isinstance(history, History)
+                                       else map(itemgetter(0), history))
         except TypeError:  # an unhashable name: found below
             known = False
         if not known:
+            names = list(history.players() if isinstance(history, History) else (p for p, _a in history))
             for i, player in enumerate(names):
                 if player not in players:
                     raise bad(f"history entry {i + 1} is by {player!r}, not a player")
@@ -1452,6 +1514,8 @@ _COPIED = tuple(f for f in fields(Game) if f.init)
 """The fields ``Game.copy`` copies: every field given to ``Game(...)``."""
 _SAVED = tuple(f for f in fields(Game) if f.metadata.get("save"))
 """The fields ``Game.to_dict`` saves, in declaration order (the game file's order)."""
+_OCCUPANTS = frozenset(COMPANIES) | {None}
+"""What a space may hold: a company's train or nothing."""
 _HINTS = typing.get_type_hints(Game)
 """The fields' types, resolved: ``Game.from_dict`` checks shapes against them."""
 

@@ -598,7 +598,7 @@ def replay(data: dict[str, Any], board: Board) -> Game:
     return game
 
 
-def restore_game(data: dict[str, Any], board: Board) -> Game:
+def restore_game(data: dict[str, Any], board: Board, owned: bool = False) -> Game:
     """The ``Game`` recorded in a game file, for a file the moderator itself wrote
     (its bytes hash to the digest recorded at the save): no comparison is needed.
 
@@ -610,7 +610,10 @@ def restore_game(data: dict[str, Any], board: Board) -> Game:
     strict notation, read on first use (the moderator wrote them as ``str(action)``
     of actions it applied): a load costs about the same at turn 150 as at turn 1.
     An older file (no ``log``) is replayed (``replay``): the log exists nowhere
-    else.
+    else.  ``owned``: ``data`` is the caller's own fresh mapping (``read_file``
+    gives one), which nothing changes afterwards: the game keeps the records of
+    ``state`` the engine never changes instead of copying them
+    (``Game.from_dict(owned=True)``).
 
     Raises StoreError for a ``log`` whose length is not ``log_length`` and (by
     replay) for a history entry that cannot be read or does not apply;
@@ -625,6 +628,7 @@ def restore_game(data: dict[str, Any], board: Board) -> Game:
     return Game.from_dict(
         data["state"], board=board, players=[p["name"] for p in data["players"]], seed=data["seed"],
         ruleset=data["ruleset"], options=data.get("options") or {}, log=log, history=history,
+        owned=owned,
     )
 
 
@@ -877,7 +881,8 @@ class GameStore:
                     f"game {game_id}: the board has changed since the game was created "
                     "(board_sha256 differs)"
                 )
-            game = restore_game(data, board) if trusted else replay(data, board)
+            # ``read_file`` gave a fresh mapping, used only here: the game may keep its records
+            game = restore_game(data, board, owned=True) if trusted else replay(data, board)
             players = [Player.from_data(p) for p in data["players"]]
             settings = {**default_settings(None), **dict(data["settings"])}
             clock = {**default_clock(), **dict(data["clock"])}
