@@ -105,6 +105,22 @@ def play_random(g: Game, rng: random.Random, limit: int = 5000, check=None) -> i
 
 
 # ------------------------------------------------------------------ invariants
+def played_until_end(players: Iterable[str], seed: int, actions: int) -> Game:
+    """A game on the default board after up to ``actions`` random legal actions
+    (``Game.random_action`` with ``random.Random(seed)``), stopped before the
+    action that would end it."""
+    g = Game.new(default_board(), list(players), seed)
+    rng = random.Random(seed)
+    for _ in range(actions):
+        p = g.waiting_for()[0]
+        nxt = g.copy()
+        nxt.push(p, nxt.random_action(p, rng))
+        if nxt.phase == "over":
+            break
+        g = nxt
+    return g
+
+
 def share_census(g: Game) -> Counter:
     """Every share card of the game by company, wherever it is (hands, invested,
     display, stack, four-of-a-kind removals, UP swap returns, UP pile)."""

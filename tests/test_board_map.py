@@ -7,7 +7,6 @@ for a person to look at.
 from __future__ import annotations
 
 import io
-import random
 import re
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from moderator.render import board_map as bm
 from moderator.rules.components import COMPANIES
 from moderator.rules.engine import Game
 
-from game_helpers import default_board, place, started
+from game_helpers import default_board, place, played_until_end, started
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 PLAYERS = ["Ann", "Bob", "Cy", "Dee"]
@@ -27,16 +26,7 @@ PLAYERS = ["Ann", "Bob", "Cy", "Dee"]
 def played(actions: int, seed: int = 3) -> Game:
     """A 4-player game on the default board after up to ``actions`` random legal
     actions, stopping before the game would end."""
-    g = Game.new(default_board(), PLAYERS, seed)
-    rng = random.Random(seed)
-    for _ in range(actions):
-        p = g.waiting_for()[0]
-        nxt = g.copy()
-        nxt.push(p, nxt.random_action(p, rng))
-        if nxt.phase == "over":
-            break
-        g = nxt
-    return g
+    return played_until_end(PLAYERS, seed, actions)
 
 
 @pytest.fixture(scope="module")

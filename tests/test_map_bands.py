@@ -13,22 +13,13 @@ from PIL import Image
 from moderator.render import board_map as bm
 from moderator.rules.engine import Game
 
-from game_helpers import default_board, place
+from game_helpers import place, played_until_end
 
 NAMES = ["Ann", "Bob", "Cy"]
 
 
 def played(seed: int, actions: int) -> Game:
-    g = Game.new(default_board(), NAMES, seed)
-    rng = random.Random(seed)
-    for _ in range(actions):
-        p = g.waiting_for()[0]
-        nxt = g.copy()
-        nxt.push(p, nxt.random_action(p, rng))
-        if nxt.phase == "over":
-            break
-        g = nxt
-    return g
+    return played_until_end(NAMES, seed, actions)
 
 
 def forget() -> None:

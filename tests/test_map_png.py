@@ -6,29 +6,20 @@ and games alternate (the kept pieces are per position and per band)."""
 from __future__ import annotations
 
 import io
-import random
 import zlib
 
 from PIL import Image
 
 from moderator.render import board_map as bm
-from moderator.rules.board import Board
 from moderator.rules.engine import Game
+
+from game_helpers import played_until_end
 
 NAMES = ["Ann", "Bob", "Cy", "Dee"]
 
 
 def played(seed: int, actions: int) -> Game:
-    g = Game.new(Board.default(), NAMES, seed)
-    rng = random.Random(seed)
-    for _ in range(actions):
-        p = g.waiting_for()[0]
-        nxt = g.copy()
-        nxt.push(p, nxt.random_action(p, rng))
-        if nxt.phase == "over":
-            break
-        g = nxt
-    return g
+    return played_until_end(NAMES, seed, actions)
 
 
 def pixels(png: bytes) -> bytes:

@@ -11,7 +11,7 @@ from PIL import Image, ImageDraw
 from moderator.render import board_map as bm
 from moderator.rules.engine import Game
 
-from game_helpers import default_board
+from game_helpers import played_until_end
 
 PLAYERS = ["Ann", "Zoë Ångström-Łukasiewicz Longname", "Cy"]
 
@@ -85,16 +85,7 @@ def forget() -> None:
 
 
 def played(actions: int, seed: int) -> Game:
-    g = Game.new(default_board(), PLAYERS, seed)
-    rng = random.Random(seed)
-    for _ in range(actions):
-        p = g.waiting_for()[0]
-        nxt = g.copy()
-        nxt.push(p, nxt.random_action(p, rng))
-        if nxt.phase == "over":
-            break
-        g = nxt
-    return g
+    return played_until_end(PLAYERS, seed, actions)
 
 
 @pytest.mark.parametrize("actions", [3, 40, 10_000])
