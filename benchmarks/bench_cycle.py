@@ -32,6 +32,9 @@
    transport of the same mails (imapclient fetch, aiosmtplib send) in this
    process: ``per_order_vs_transport_N``.
 
+The garbage collector is set as ``pbem run`` sets it (``moderator.runtime.tune_gc``);
+``--default-gc`` keeps Python's defaults.
+
 It ends with lines ``NAME: VALUE``.  Machines here are shared and noisy: compare
 medians, and ratios measured side by side in one run.
 """
@@ -375,7 +378,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--transport", default="1,10,50",
                     help="order mails per cycle against Dovecot and aiosmtpd (default 1,10,50; '' skips)")
     ap.add_argument("--transport-cycles", type=int, default=7, help="cycles measured per size")
+    ap.add_argument("--default-gc", action="store_true",
+                    help="keep Python's garbage collector settings (default: as pbem run sets them)")
     args = ap.parse_args(argv)
+    if not args.default_gc:
+        from moderator.runtime import tune_gc
+
+        tune_gc()  # as ``pbem run`` does after its imports
     all_times: list[float] = []
     store_total = 0.0
     orders = 0
