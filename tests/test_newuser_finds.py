@@ -243,7 +243,7 @@ def test_pbem_gm_help_names_every_game_master_command():
     assert [c for c in GM_COMMANDS if c not in words] == []
 
 
-def test_the_readme_mail_to_try_a_game_by_hand_is_applied(tmp_path):
+def test_the_readme_mail_to_try_a_game_by_hand_is_applied(tmp_path, monkeypatch):
     """The README's example of a player's mail dropped into the inbox Maildir by
     hand (section "Trying a game by hand"), with the welcome mail's Message-ID
     filled in and the share Ann holds, is applied by ``pbem run``."""
@@ -258,20 +258,20 @@ def test_the_readme_mail_to_try_a_game_by_hand_is_applied(tmp_path):
     section = readme.split("### Trying a game by hand, without a mail server", 1)[1]
     example = re.search(r"```\n(From: Ann.*?)```", section, re.S).group(1)
     runner = CliRunner()
-    with runner.isolated_filesystem(temp_dir=tmp_path):
-        out = runner.invoke(pbem.main, ["new", "ridge", "--player", "Ann=ann@example.org",
-                                        "--player", "Bob=bob@example.org", "--seed", "7"])
-        assert out.exit_code == 0, out.output
-        welcome = next(m for m in (email.message_from_bytes(p.read_bytes(), policy=policy.default)
-                                   for p in Path("mail/outbox/new").iterdir()) if "ann@" in m["To"])
-        assert "\n  start UP\n" in text_of(welcome)  # seed 7: Ann may start with UP, as the example does
-        raw = example.replace("<MESSAGE-ID OF THE WELCOME MAIL TO ANN>", welcome["Message-ID"].strip())
-        Path("mail/inbox/tmp/hand").write_text(raw.replace("\n", "\r\n"))
-        Path("mail/inbox/tmp/hand").rename("mail/inbox/new/hand")
-        out = runner.invoke(pbem.main, ["run", "--now", "2026-12-02T10:00:00+00:00"])
-        assert out.exit_code == 0, out.output
-        assert "1 order(s) applied" in out.output
-        assert list(Path("mail/inbox/.processed/cur").iterdir()) or list(Path("mail/inbox/.processed/new").iterdir())
+    monkeypatch.chdir(tmp_path)
+    out = runner.invoke(pbem.main, ["new", "ridge", "--player", "Ann=ann@example.org",
+                                    "--player", "Bob=bob@example.org", "--seed", "7"])
+    assert out.exit_code == 0, out.output
+    welcome = next(m for m in (email.message_from_bytes(p.read_bytes(), policy=policy.default)
+                               for p in Path("mail/outbox/new").iterdir()) if "ann@" in m["To"])
+    assert "\n  start UP\n" in text_of(welcome)  # seed 7: Ann may start with UP, as the example does
+    raw = example.replace("<MESSAGE-ID OF THE WELCOME MAIL TO ANN>", welcome["Message-ID"].strip())
+    Path("mail/inbox/tmp/hand").write_text(raw.replace("\n", "\r\n"))
+    Path("mail/inbox/tmp/hand").rename("mail/inbox/new/hand")
+    out = runner.invoke(pbem.main, ["run", "--now", "2026-12-02T10:00:00+00:00"])
+    assert out.exit_code == 0, out.output
+    assert "1 order(s) applied" in out.output
+    assert list(Path("mail/inbox/.processed/cur").iterdir()) or list(Path("mail/inbox/.processed/new").iterdir())
 
 
 def test_status_mails_name_the_seats_of_the_built_in_player(t):
