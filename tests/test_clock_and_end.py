@@ -116,3 +116,23 @@ def test_message_and_observe_still_act_after_the_final_dividend(finished):
     assert [e["command"] for e in record.gm_log][-1] == "observe watcher@example.com"
     finished.manage("fin", "message Thanks for playing!")
     assert finished.store.load("fin").gm_log[-1]["command"] == "message Thanks for playing!"
+
+
+def test_pbem_list_says_a_paused_game_is_paused_and_since_when(cli, tmp_path):
+    """A paused game has no deadline while the pause lasts: `pbem list` says
+    "paused" with the time of the pause in the DEADLINE column, and the deadline
+    again once the game master resumes (moved by the pause's length, 6 hours)."""
+    r = cli("new", "ridge", "--seed", "7", "--deadline", "24h", "--now", "2026-03-01T12:00:00Z",
+            *[x for n, a in PLAYERS for x in ("--player", f"{n}={a}")])
+    assert r.exit_code == 0, r.output
+
+    def deadline_cell():
+        lines = cli("list").output.splitlines()
+        assert lines[0].split()[5] == "DEADLINE"
+        return [c.strip() for c in lines[1].split("  ") if c.strip()][5]
+
+    assert deadline_cell() == "2026-03-02 12:00"
+    assert cli("gm", "ridge", "pause", "--now", "2026-03-01T18:00:00Z").exit_code == 0
+    assert deadline_cell() == "paused 2026-03-01 18:00"
+    assert cli("gm", "ridge", "resume", "--now", "2026-03-02T00:00:00Z").exit_code == 0
+    assert deadline_cell() == "2026-03-02 18:00"

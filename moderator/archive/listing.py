@@ -42,8 +42,10 @@ def summary(data: dict[str, Any]) -> dict[str, Any]:
     history entry, else ``created``), ``deadline`` (the earliest deadline of the
     players awaited, ISO 8601 UTC, or None: no deadline), ``dividends``, ``final_dividend``, ``winners`` (empty before the end),
     ``ended`` (the game master ended the game: the ``ended`` mapping's ``reason``,
-    ``''`` when none was given; None for a game not ended so).  An ended game
-    waits for nobody and has no deadline (docs/game-file.md: ``ended``)."""
+    ``''`` when none was given; None for a game not ended so), ``paused`` (when
+    the game master paused the game's clock, ``settings.paused``, or None).  An
+    ended game waits for nobody and has no deadline (docs/game-file.md: ``ended``);
+    a paused one has no deadline while the pause lasts."""
     state = data.get("state") or {}
     names = [p["name"] for p in data.get("players") or []]
     phase = state.get("phase", "initial")
@@ -74,6 +76,7 @@ def summary(data: dict[str, Any]) -> dict[str, Any]:
         "final_dividend": final_dividend(len(names)),
         "winners": winners_of(state.get("money") or {}) if phase == "over" else [],
         "ended": str(ended.get("reason") or "") if isinstance(ended, dict) else None,
+        "paused": str((data.get("settings") or {}).get("paused") or "") or None,
     }
 
 
@@ -90,8 +93,11 @@ def row(s: dict[str, Any]) -> tuple[str, ...]:
         move = "start: " + ", ".join(s["waiting"])
     else:
         move = ", ".join(s["waiting"])
+    deadline = short_time(s["deadline"] or "")
+    if s.get("paused") and s.get("ended") is None and s["phase"] != "over":
+        deadline = "paused " + short_time(s["paused"])
     return (s["id"], s["ruleset"], ", ".join(s["players"]), move, short_time(s["since"]),
-            short_time(s["deadline"] or ""), f"{s['dividends']}/{s['final_dividend']}",
+            deadline, f"{s['dividends']}/{s['final_dividend']}",
             ", ".join(s["winners"]) or "-")
 
 
