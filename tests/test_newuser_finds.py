@@ -112,6 +112,15 @@ def start_all(t):
     t.sent()
 
 
+
+def _gm_mail(t, secret, command, hhmm, local_id):
+    """The game master's mail (from the operator's address, with the game and
+    secret lines) carrying ``command``, dated 1 Dec 2026 at ``hhmm`` +0100."""
+    t.inbox.add((f"From: Game Master <{OPERATOR}>\r\nTo: {t.config.moderator_address}\r\n"
+                 f"Subject: ridge\r\nDate: Tue, 1 Dec 2026 {hhmm}:00 +0100\r\nMessage-ID: <{local_id}@example.com>\r\n"
+                 "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=us-ascii\r\n\r\n"
+                 f"game: ridge\r\nsecret: {secret}\r\n{command}\r\n").encode())
+
 def test_resign_confirm_in_the_cycle_of_another_players_order_gets_no_status_mail(t):
     """Cy confirms a resignation in the cycle that also applies Ann's order
     (Ann's mail first): Cy's status mail about Ann's move, spooled before the
@@ -149,10 +158,7 @@ def test_eject_in_the_cycle_of_another_players_order_stops_the_status_mail(t):
     rec = t.load()
     t.reply("Ann", f"{rec.game.legal_actions('Ann')[0]}\n")
     secret = rec.game_master["secret"]
-    t.inbox.add((f"From: Game Master <{OPERATOR}>\r\nTo: {t.config.moderator_address}\r\n"
-                 "Subject: ridge\r\nDate: Tue, 1 Dec 2026 10:30:00 +0100\r\nMessage-ID: <gm.1@example.com>\r\n"
-                 "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=us-ascii\r\n\r\n"
-                 f"game: ridge\r\nsecret: {secret}\r\neject Cy\r\n").encode())
+    _gm_mail(t, secret, "eject Cy", "10:30", "gm.1")
     report = t.run()
     assert report.applied == 1, report.summary()
     assert t.load().resigned == ["Cy"] and t.load().player_by_name("Cy").bot
@@ -370,10 +376,7 @@ def test_an_eject_after_the_last_move_keeps_the_final_result(t):
         assert t.run(minutes=1).applied == 1
     t.sent()
     secret = rec.game_master["secret"]
-    t.inbox.add((f"From: Game Master <{OPERATOR}>\r\nTo: {t.config.moderator_address}\r\n"
-                 "Subject: ridge\r\nDate: Tue, 1 Dec 2026 23:30:00 +0100\r\nMessage-ID: <gm.end@example.com>\r\n"
-                 "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=us-ascii\r\n\r\n"
-                 f"game: ridge\r\nsecret: {secret}\r\neject Cy\r\n").encode())
+    _gm_mail(t, secret, "eject Cy", "23:30", "gm.end")
     report = t.run()
     assert t.load().game.phase == "over" and not t.load().player_by_name("Cy").bot, report.summary()
     sent = t.sent()

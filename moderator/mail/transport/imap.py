@@ -16,10 +16,11 @@ with IDLE (RFC 2177, :meth:`ImapInbox.wait_for_mail`) where the server offers it
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import ssl
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import imapclient
 from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginError
@@ -234,12 +235,27 @@ class ImapInbox(Inbox):
         return MailStream(keys, {f"{validity}:{uid}": sizes[uid] for uid in uids}, read,
                           batch_bytes=self.max_size, max_size=self.max_size)
 
+    @contextlib.contextmanager
+    def _fetching(self, last_try: bool) -> Iterator[None]:
+        """Errors of reading the inbox: a lost connection is _ConnectionLost (the
+        caller opens it again once), or TransportError when ``last_try``; any
+        other IMAP error is TransportError."""
+        try:
+            yield
+        except (IMAPClientAbortError, OSError) as exc:
+            self._lost()
+            if last_try:
+                raise self._error(f"fetching from {self.mailbox!r}", exc) from exc
+            raise _ConnectionLost() from exc
+        except IMAPClientError as exc:
+            raise self._error(f"fetching from {self.mailbox!r}", exc) from exc
+
     def _listing(self, last_try: bool = False) -> tuple[list[int], dict[int, int]]:
         """The UIDs of the mails not flagged ``\\Deleted`` (selected again,
         UIDVALIDITY read) and their sizes. Raises _ConnectionLost (unless
         ``last_try``) or TransportError."""
         client = self._connected()
-        try:
+        with self._fetching(last_try):
             self._select(client)
             uids = sorted(int(uid) for uid in client.search(["UNDELETED"]))
             sizes: dict[int, int] = {}
@@ -249,20 +265,13 @@ class ImapInbox(Inbox):
                     if b"RFC822.SIZE" in item:
                         sizes[int(uid)] = int(item[b"RFC822.SIZE"])
             return [uid for uid in uids if uid in sizes], sizes  # others expunged meanwhile
-        except (IMAPClientAbortError, OSError) as exc:
-            self._lost()
-            if last_try:
-                raise self._error(f"fetching from {self.mailbox!r}", exc) from exc
-            raise _ConnectionLost() from exc
-        except IMAPClientError as exc:
-            raise self._error(f"fetching from {self.mailbox!r}", exc) from exc
 
     def _read(self, uids: list[int], sizes: dict[int, int], last_try: bool = False) -> list[InboundMail]:
         """The mails ``uids`` (in that order; those expunged meanwhile left out):
         whole up to ``max_size`` bytes, else their headers only. Raises
         _ConnectionLost (unless ``last_try``) or TransportError."""
         client = self._connected()
-        try:
+        with self._fetching(last_try):
             small = [uid for uid in uids if sizes[uid] <= self.max_size]
             large = [uid for uid in uids if sizes[uid] > self.max_size]
             got: dict[int, InboundMail] = {}
@@ -287,13 +296,6 @@ class ImapInbox(Inbox):
                     got[uid] = InboundMail(key=f"{self.uidvalidity}:{uid}", raw=head,
                                            size=sizes[uid], headers_only=True)
             return [got[uid] for uid in uids if uid in got]
-        except (IMAPClientAbortError, OSError) as exc:
-            self._lost()
-            if last_try:
-                raise self._error(f"fetching from {self.mailbox!r}", exc) from exc
-            raise _ConnectionLost() from exc
-        except IMAPClientError as exc:
-            raise self._error(f"fetching from {self.mailbox!r}", exc) from exc
 
     def _parse_key(self, key: str) -> tuple[int, int]:
         try:
