@@ -7,6 +7,7 @@ for a person to look at.
 from __future__ import annotations
 
 import io
+import random
 import re
 from pathlib import Path
 
@@ -208,7 +209,8 @@ def test_the_readers_shares_appear_only_for_that_reader(late_game):
     hand = g.share_hands["Ann"]
     for share in set(hand):
         assert f"{hand.count(share)} {share}" in lines[1]
-    assert all("Ann" in line for line in lines)
+    assert lines[0].startswith("Your shares invested: ") and lines[1].startswith("Your shares in hand: ")
+    assert not any("Ann" in line for line in lines)
     assert not any("shares" in line for line in bm.legend_lines(g.public_view(), None))
 
 
@@ -342,3 +344,23 @@ def test_each_starting_space_lies_at_its_companys_home_end(which):
             hx, hy = lay.cities[home]
             ox, oy = lay.cities[other]
             assert (x - hx) ** 2 + (y - hy) ** 2 < (x - ox) ** 2 + (y - oy) ** 2, (sid, co)
+
+
+def test_the_legend_draws_no_missing_glyph_for_names_beyond_ascii():
+    """Pillow's bundled font has no glyph for "é" or "李" (it draws its empty box
+    for them): the reader's legend lines say "Your shares", never the name, so a
+    player named José or 李雷 sees no boxes in their own map."""
+    font = bm._font(bm.LEGEND_SIZE - 2)
+    box = bytes(font.getmask("\uffff"))
+    assert bytes(font.getmask("é")) == box and bytes(font.getmask("李")) == box  # what the test guards against
+    names = ["José", "李雷", "Jiří", "Zoë"]
+    g = Game.new(default_board(), names, 5)
+    rng = random.Random(5)
+    for _ in range(30):
+        player = g.waiting_for()[0]
+        g.push(player, g.random_action(player, rng))
+    for reader in [*names, None]:
+        view = g.public_view() if reader is None else g.view(reader)
+        for line in bm.legend_lines(view, reader):
+            missing = sorted({ch for ch in line if bytes(font.getmask(ch)) == box and not ch.isspace()})
+            assert missing == [], (reader, line)

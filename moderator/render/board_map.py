@@ -572,7 +572,9 @@ def _reader_lines(img: Image.Image, lay: Layout, view: dict[str, Any], player: s
 
 def legend_lines(view: dict[str, Any], player: str | None) -> list[str]:
     """The last lines of the legend: ``player``'s own shares, invested and in hand,
-    from ``view = game.view(player)``; for the public view (``player=None``) the
+    from ``view = game.view(player)``, headed "Your shares" (the map goes to that
+    player alone, and Pillow's bundled font draws ASCII only: a name such as
+    "José" or "李雷" would show boxes); for the public view (``player=None``) the
     turn and the dividends instead."""
     if player is None:
         return [f"Public view · turn {view['turn'] + 1} · "
@@ -581,8 +583,8 @@ def legend_lines(view: dict[str, Any], player: str | None) -> list[str]:
     hand: dict[str, int] = {}
     for share in view["you"]["shares"]:
         hand[share] = hand.get(share, 0) + 1
-    return [f"{player}'s shares invested: {_shares_text(me['invested'] if me else {})}",
-            f"{player}'s shares in hand: {_shares_text(hand)}"]
+    return [f"Your shares invested: {_shares_text(me['invested'] if me else {})}",
+            f"Your shares in hand: {_shares_text(hand)}"]
 
 
 def _fit(text: str, size: int, width: int) -> str:
