@@ -29,13 +29,18 @@ class _Tables:
     sections touching it; ``links`` city bit -> ``((section bit, other city bit),
     ...)``, sections by id; ``ends`` section bit -> its two city bits and
     ``esum`` their sum (a section's other end is ``esum[i] - city``); ``spaces``
-    section id -> its neutral spaces' track types (``Section.spaces``); ``types``
-    company -> the track types it may use (``TRACK_TYPES`` order first);
-    ``users`` track type -> the companies that may use it; ``home`` company ->
-    its home city's bit (None for a company the board does not list)."""
+    section id -> its neutral spaces' track types (``Section.spaces``); ``sec``
+    section id -> ``(section bit, 1 << section bit, city bit, other city bit,
+    {type: the indices of its neutral spaces of that type})`` (what
+    ``Network.place`` reads); ``types`` company -> the track types it may use
+    (``TRACK_TYPES`` order first); ``users`` track type -> the companies that
+    may use it; ``umask`` the same as a company set (bit ``k``: company
+    ``cos[k]``, ``cos`` the companies in table order, ``cbit`` company -> its
+    bit); ``home`` company -> its home city's bit (None for a company the board
+    does not list)."""
 
-    __slots__ = ("sids", "index", "city_ids", "cindex", "at", "links", "ends", "esum", "spaces", "types", "users",
-                 "home", "memo", "start")
+    __slots__ = ("sids", "index", "city_ids", "cindex", "at", "links", "ends", "esum", "spaces", "sec", "types",
+                 "users", "umask", "cos", "cbit", "home", "memo", "start")
 
     def __init__(self, board: Board) -> None:
         self.sids = tuple(sorted(board.sections))
@@ -62,6 +67,12 @@ class _Tables:
         self.ends = tuple(ends)
         self.esum = tuple(a + b for a, b in ends)
         self.spaces = {sid: tuple(board.sections[sid].spaces) for sid in self.sids}
+        self.sec: dict[str, tuple[int, int, int, int, dict[str, tuple[int, ...]]]] = {}
+        for i, sid in enumerate(self.sids):
+            slots: dict[str, tuple[int, ...]] = {}
+            for k, t in enumerate(self.spaces[sid]):
+                slots[t] = slots.get(t, ()) + (k,)
+            self.sec[sid] = (i, 1 << i, ends[i][0], ends[i][1], slots)
         self.types: dict[str, tuple[str, ...]] = {}
         self.home: dict[str, int | None] = {}
         for c in COMPANIES:
@@ -75,6 +86,9 @@ class _Tables:
         for own in self.types.values():
             kinds.update(dict.fromkeys(own))
         self.users = {t: tuple(c for c, own in self.types.items() if t in own) for t in kinds}
+        self.cos = tuple(COMPANIES)
+        self.cbit = {c: 1 << k for k, c in enumerate(self.cos)}
+        self.umask = {t: sum(self.cbit[c] for c in users) for t, users in self.users.items()}
         self.memo: dict[int, tuple[str, ...]] = {}
         self.start: _Derived | None = None  # the caches of a new game (``Network.new_game``)
 
@@ -114,27 +128,38 @@ def tables(board: Board) -> _Tables:
 class _Derived:
     """Caches derived from the board, ``placed`` and ``box`` (rules: BUILD, step
     2), updated incrementally by ``Network.place``, never saved; section and city
-    sets are bit sets over ``_Tables``.
+    sets are bit sets over ``_Tables``, company sets bit sets over
+    ``_Tables.cos``.
 
     ``secs`` company -> sections holding its trains (starting spaces included);
     ``net`` company -> network cities; ``near`` company -> sections touching a
-    network city that hold none of its trains; ``avail`` type (every type of
-    ``tables.users``) -> sections with an empty neutral space of that type;
-    ``free`` type -> empty neutral spaces on the board; ``tot`` type ->
-    placements of that type over the companies with trains in the box.  A
-    company may build on ``(section, type)`` when the type is one of its own and
-    the section is in ``near & avail[type]``.  ``lists`` the placements
-    by company and type as sorted section ids, made on demand (None until
-    asked, dropped by ``place``); ``memo`` company -> answers its callers derived
-    from its placements alone (``Network.memo``), dropped when they change."""
+    network city that hold none of its trains; ``csec`` section bit -> the
+    companies with a train on it and ``cnet`` city bit -> the companies whose
+    network holds it (the same facts by section and city); ``avail`` type
+    (every type of ``tables.users``) -> sections with an empty neutral space of
+    that type; ``free`` type -> empty neutral spaces on the board; ``cnt`` type
+    (every type of ``tables.users``) -> company (each of its users) -> its
+    placements of that type ignoring its box (the bits of ``near &
+    avail[type]``); ``live`` type -> its users with trains in the box, in table
+    order; ``tot`` type -> placements of that type over the companies with
+    trains in the box (``cnt[type]`` summed over ``live[type]``).  A company may
+    build on ``(section, type)`` when the type is one of its own and the section
+    is in ``near & avail[type]``.  ``lists`` the placements by company and type
+    as sorted section ids, made on demand (None until asked, dropped by
+    ``place``); ``memo`` company -> answers its callers derived from its
+    placements alone (``Network.memo``), dropped when they change."""
 
-    __slots__ = ("secs", "net", "near", "avail", "free", "tot", "lists", "memo")
+    __slots__ = ("secs", "net", "near", "csec", "cnet", "avail", "free", "cnt", "live", "tot", "lists", "memo")
 
     secs: dict[str, int]
     net: dict[str, int]
     near: dict[str, int]
+    csec: list[int]
+    cnet: list[int]
     avail: dict[str, int]
     free: dict[str, int]
+    cnt: dict[str, dict[str, int]]
+    live: dict[str, tuple[str, ...]]
     tot: dict[str, int]
     lists: dict[str, dict[str, tuple[str, ...]]] | None
     memo: dict[str, dict[Any, Any]]
@@ -143,7 +168,10 @@ class _Derived:
         """An independent copy."""
         e = _Derived()
         e.secs, e.net, e.near = dict(self.secs), dict(self.net), dict(self.near)
+        e.csec, e.cnet = list(self.csec), list(self.cnet)
         e.avail, e.free, e.tot = dict(self.avail), dict(self.free), dict(self.tot)
+        e.cnt = {t: dict(n) for t, n in self.cnt.items()}
+        e.live = dict(self.live)  # tuples: replaced, never changed
         e.lists = self.lists  # never changed in place: dropped and made anew
         e.memo = {c: dict(m) for c, m in self.memo.items()}
         return e
@@ -225,7 +253,12 @@ class Network:
                 elif occ in d.secs:
                     d.secs[occ] |= bit
         d.net, d.near = {}, {}
+        d.csec = [0] * len(T.sids)
+        d.cnet = [0] * len(T.city_ids)
         d.tot = dict.fromkeys(d.free, 0)
+        d.cnt = {t: {} for t in T.users}
+        box = self.box
+        d.live = {t: tuple(c for c in users if box[c] > 0) for t, users in T.users.items()}
         for c in COMPANIES:
             net = reach = 0
             home = T.home[c]
@@ -242,9 +275,16 @@ class Network:
                             todo.append(y)
             near = reach & ~d.secs[c]
             d.net[c], d.near[c] = net, near
-            if self.box[c] > 0:
-                for t in T.types[c]:
-                    d.tot[t] = d.tot.get(t, 0) + (near & d.avail[t]).bit_count()
+            cb = T.cbit[c]
+            for bits, by in ((d.secs[c], d.csec), (net, d.cnet)):
+                while bits:
+                    low = bits & -bits
+                    by[low.bit_length() - 1] |= cb
+                    bits ^= low
+            for t in T.types[c]:
+                n = d.cnt[t][c] = (near & d.avail[t]).bit_count()
+                if box[c] > 0:
+                    d.tot[t] = d.tot.get(t, 0) + n
         d.lists = None
         d.memo = {c: {} for c in COMPANIES}
         return d
@@ -259,71 +299,93 @@ class Network:
         not build on the section again; the sections at its new network cities
         become placements for it.  AssertionError when no such space is empty."""
         T = self._t
-        spaces = T.spaces[sid]
+        i, bit, a, b, slots = T.sec[sid]
         row = self.placed[sid]
-        idx = -1
-        more = False  # another empty ``space``-type space is left on the section
-        for k, t in enumerate(spaces):
-            if t == space and row[k] is None:
-                if idx < 0:
-                    idx = k
-                else:
-                    more = True
-                    break
-        if idx < 0:
-            raise AssertionError(f"no empty {space} space on {sid}")
-        row[idx] = company
+        ks = slots.get(space, ())
+        if len(ks) == 1:  # the usual section: one space of that type
+            k = ks[0]
+            if row[k] is not None:
+                raise AssertionError(f"no empty {space} space on {sid}")
+            more = False  # another empty ``space``-type space is left on the section
+        else:
+            empty = [k for k in ks if row[k] is None]
+            if not empty:
+                raise AssertionError(f"no empty {space} space on {sid}")
+            k = empty[0]
+            more = len(empty) > 1
+        row[k] = company
         box = self.box
+        had = box[company]
+        box[company] = had - 1
         d = self._d
         if d is None:
-            box[company] -= 1
             return
-        i = T.index[sid]
-        bit = 1 << i
-        avail, tot, all_near = d.avail, d.tot, d.near
-        old_near = near = all_near[company]
-        had = box[company] > 0  # the company's placements were in the totals
-        old_space = avail[space]
-        box[company] -= 1
-        d.free[space] -= 1
-        memo = d.memo
-        if not more:  # the section's last empty space of that type: nobody builds there on it
-            avail[space] = old_space & ~bit
-            for c in T.users[space]:
-                if all_near[c] & bit and c != company:
-                    memo[c] = {}
-                    if box[c] > 0:
-                        tot[space] -= 1
+        cb = T.cbit[company]
+        csec = d.csec
+        csec[i] |= cb
         secs = d.secs[company] | bit
         d.secs[company] = secs
-        near &= ~bit
+        near = d.near[company] & ~bit
         net = d.net[company]
-        at, esum = T.at, T.esum
-        todo = []
-        for x in T.ends[i]:
-            if not net >> x & 1:
-                net |= 1 << x
-                todo.append(x)
-        while todo:  # the network grows through the company's trains from the new cities
-            x = todo.pop()
+        if net >> a & 1:  # the network grows at the section's far end when that city is new
+            x = -1 if net >> b & 1 else b
+        else:
+            x = a if net >> b & 1 else -1  # neither end: the section is not connected, nothing grows
+        if x >= 0:
+            at, cnet = T.at, d.cnet
+            net |= 1 << x
+            cnet[x] |= cb
             near |= at[x] & ~secs
-            m = at[x] & secs & ~bit  # the company's other sections at x
-            while m:
-                low = m & -m
-                y = esum[low.bit_length() - 1] - x
-                if not net >> y & 1:
-                    net |= 1 << y
-                    todo.append(y)
-                m ^= low
-        d.net[company] = net
-        all_near[company] = near
+            m = at[x] & secs & ~bit  # the company's other sections at x: on through them
+            if m:
+                esum = T.esum
+                todo = [(x, m)]
+                while todo:
+                    x, m = todo.pop()
+                    while m:
+                        low = m & -m
+                        y = esum[low.bit_length() - 1] - x
+                        if not net >> y & 1:
+                            net |= 1 << y
+                            cnet[y] |= cb
+                            near |= at[y] & ~secs
+                            todo.append((y, at[y] & secs))
+                        m ^= low
+            d.net[company] = net
+        d.near[company] = near
+        d.free[space] -= 1
+        memo = d.memo
         memo[company] = {}
-        has = box[company] > 0
-        if had or has:  # the company's placements in the totals: the old ones out, the new ones in
+        avail, cnt, tot = d.avail, d.cnt, d.tot
+        if not more:  # the section's last empty space of that type: nobody builds there on it
+            avail[space] &= ~bit
+            cnet = d.cnet
+            hit = (cnet[a] | cnet[b]) & T.umask[space] & ~csec[i]  # the other users it was a placement of
+            if hit:
+                n = cnt[space]
+                cos = T.cos
+                while hit:
+                    low = hit & -hit
+                    c = cos[low.bit_length() - 1]
+                    memo[c] = {}
+                    n[c] -= 1
+                    if box[c] > 0:
+                        tot[space] -= 1
+                    hit ^= low
+        if had > 1:  # trains left in the box: the company's placements change in the totals
             for t in T.types[company]:
-                a = avail[t]
-                tot[t] += (has and (near & a).bit_count()) - (
-                    had and (old_near & (old_space if t == space else a)).bit_count())
+                n = cnt[t]
+                k = (near & avail[t]).bit_count()
+                tot[t] += k - n[company]
+                n[company] = k
+        else:  # its last train (its placements leave the totals) or none left
+            live = d.live
+            for t in T.types[company]:
+                n = cnt[t]
+                if had > 0:
+                    tot[t] -= n[company]
+                    live[t] = tuple(c for c in live[t] if c != company)
+                n[company] = (near & avail[t]).bit_count()
         d.lists = None
 
     # ================================================================= questions
@@ -394,18 +456,16 @@ class Network:
         sections sorted: ``(company, section id)``.  IndexError when ``q`` is not
         below ``placement_totals()[track_type]``."""
         d = self._d or self._derived()
-        T = self._t
-        box, near = self.box, d.near
-        avail = d.avail.get(track_type, 0)
-        for c in T.users.get(track_type, ()):
-            if box[c] > 0:
-                m = near[c] & avail
-                n = m.bit_count()
-                if q < n:
+        n = d.cnt.get(track_type)
+        if n is not None:
+            for c in d.live[track_type]:
+                k = n[c]
+                if q < k:
+                    m = d.near[c] & d.avail[track_type]
                     for _ in range(q):
                         m &= m - 1
-                    return c, T.sids[(m & -m).bit_length() - 1]
-                q -= n
+                    return c, self._t.sids[(m & -m).bit_length() - 1]
+                q -= k
         raise IndexError("placement index out of range")
 
     def placements(self, company: CompanyId) -> list[tuple[SectionId, TrackType]]:
