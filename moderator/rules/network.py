@@ -29,18 +29,20 @@ class _Tables:
     sections touching it; ``links`` city bit -> ``((section bit, other city bit),
     ...)``, sections by id; ``ends`` section bit -> its two city bits and
     ``esum`` their sum (a section's other end is ``esum[i] - city``); ``spaces``
-    section id -> its neutral spaces' track types (``Section.spaces``); ``sec``
-    section id -> ``(section bit, 1 << section bit, city bit, other city bit,
-    {type: the indices of its neutral spaces of that type})`` (what
-    ``Network.place`` reads); ``types`` company -> the track types it may use
-    (``TRACK_TYPES`` order first); ``users`` track type -> the companies that
-    may use it; ``umask`` the same as a company set (bit ``k``: company
-    ``cos[k]``, ``cos`` the companies in table order, ``cbit`` company -> its
-    bit); ``home`` company -> its home city's bit (None for a company the board
-    does not list)."""
+    section id -> its neutral spaces' track types (``Section.spaces``); ``slots``
+    section id -> {type: indices of its neutral spaces of that type}; ``sec``
+    section id -> what ``Network.place`` reads: ``(i, 1 << i, ~(1 << i), a, b,
+    one)`` for its bit ``i``, its city bits ``a`` and ``b`` and ``one`` {type:
+    the index of its one neutral space of that type, or -1 when it has several};
+    ``types`` company -> the track types it may use (``TRACK_TYPES`` order
+    first); ``users`` track type -> the companies that may use it; ``cos`` the
+    companies in table order (bit ``k`` of a company set is ``cos[k]``);
+    ``umask`` track type -> its users as a company set; ``co`` company -> ``(its
+    company bit as a set, its types)``; ``home`` company -> its home city's bit
+    (None for a company the board does not list)."""
 
-    __slots__ = ("sids", "index", "city_ids", "cindex", "at", "links", "ends", "esum", "spaces", "sec", "types",
-                 "users", "umask", "cos", "cbit", "home", "memo", "start")
+    __slots__ = ("sids", "index", "city_ids", "cindex", "at", "links", "ends", "esum", "spaces", "slots", "sec",
+                 "types", "users", "cos", "umask", "co", "home", "memo", "start")
 
     def __init__(self, board: Board) -> None:
         self.sids = tuple(sorted(board.sections))
@@ -67,12 +69,15 @@ class _Tables:
         self.ends = tuple(ends)
         self.esum = tuple(a + b for a, b in ends)
         self.spaces = {sid: tuple(board.sections[sid].spaces) for sid in self.sids}
-        self.sec: dict[str, tuple[int, int, int, int, dict[str, tuple[int, ...]]]] = {}
+        self.slots: dict[str, dict[str, tuple[int, ...]]] = {}
+        self.sec: dict[str, tuple[int, int, int, int, int, dict[str, int]]] = {}
         for i, sid in enumerate(self.sids):
             slots: dict[str, tuple[int, ...]] = {}
             for k, t in enumerate(self.spaces[sid]):
                 slots[t] = slots.get(t, ()) + (k,)
-            self.sec[sid] = (i, 1 << i, ends[i][0], ends[i][1], slots)
+            self.slots[sid] = slots
+            one = {t: ks[0] if len(ks) == 1 else -1 for t, ks in slots.items()}
+            self.sec[sid] = (i, 1 << i, ~(1 << i), *ends[i], one)
         self.types: dict[str, tuple[str, ...]] = {}
         self.home: dict[str, int | None] = {}
         for c in COMPANIES:
@@ -87,8 +92,8 @@ class _Tables:
             kinds.update(dict.fromkeys(own))
         self.users = {t: tuple(c for c, own in self.types.items() if t in own) for t in kinds}
         self.cos = tuple(COMPANIES)
-        self.cbit = {c: 1 << k for k, c in enumerate(self.cos)}
-        self.umask = {t: sum(self.cbit[c] for c in users) for t, users in self.users.items()}
+        self.co = {c: (1 << k, self.types[c]) for k, c in enumerate(self.cos)}
+        self.umask = {t: sum(self.co[c][0] for c in users) for t, users in self.users.items()}
         self.memo: dict[int, tuple[str, ...]] = {}
         self.start: _Derived | None = None  # the caches of a new game (``Network.new_game``)
 
@@ -128,53 +133,65 @@ def tables(board: Board) -> _Tables:
 class _Derived:
     """Caches derived from the board, ``placed`` and ``box`` (rules: BUILD, step
     2), updated incrementally by ``Network.place``, never saved; section and city
-    sets are bit sets over ``_Tables``, company sets bit sets over
-    ``_Tables.cos``.
+    sets are bit sets over ``_Tables``, company sets over ``_Tables.cos``.
 
     ``secs`` company -> sections holding its trains (starting spaces included);
-    ``net`` company -> network cities; ``near`` company -> sections touching a
-    network city that hold none of its trains; ``csec`` section bit -> the
-    companies with a train on it and ``cnet`` city bit -> the companies whose
-    network holds it (the same facts by section and city); ``avail`` type
-    (every type of ``tables.users``) -> sections with an empty neutral space of
-    that type; ``free`` type -> empty neutral spaces on the board; ``cnt`` type
-    (every type of ``tables.users``) -> company (each of its users) -> its
-    placements of that type ignoring its box (the bits of ``near &
-    avail[type]``); ``live`` type -> its users with trains in the box, in table
-    order; ``tot`` type -> placements of that type over the companies with
-    trains in the box (``cnt[type]`` summed over ``live[type]``).  A company may
-    build on ``(section, type)`` when the type is one of its own and the section
-    is in ``near & avail[type]``.  ``lists`` the placements by company and type
-    as sorted section ids, made on demand (None until asked, dropped by
-    ``place``); ``memo`` company -> answers its callers derived from its
-    placements alone (``Network.memo``), dropped when they change."""
+    ``near`` company -> sections touching a network city that hold none of its
+    trains; ``csec`` section bit -> the companies with a train on it; ``cnet``
+    city bit -> the companies whose network holds the city (home station and
+    every city reached from it through sections holding their trains); ``avail``
+    type (every type of ``tables.users``) -> sections with an empty neutral
+    space of that type; ``extra`` type -> empty neutral spaces of that type
+    beyond one on each section of ``avail[type]`` (so the free spaces are
+    ``avail[type].bit_count() + extra[type]``); ``cnt`` type (every type of
+    ``tables.users``) -> company (each of its users) -> its placements of that
+    type ignoring its box (the bits of ``near & avail[type]``); ``live`` type ->
+    its users with trains in the box, in table order; ``tot`` type ->
+    placements of that type over the companies with trains in the box
+    (``cnt[type]`` summed over ``live[type]``).  A company may build on
+    ``(section, type)`` when the type is one of its own and the section is in
+    ``near & avail[type]``.  ``memo`` company -> answers its callers derived from
+    its placements alone (``Network.memos``) and ``lists`` the placements by
+    company and type as sorted section ids (None until asked): ``place`` marks
+    the companies whose placements changed in ``stale`` (a company set), and
+    ``Network._fresh`` drops their memos and the lists before either is read.
+    ``parts`` the caches ``place`` changes, in one tuple: ``(secs, near, csec,
+    cnet, avail, extra, cnt, tot)`` (the same objects)."""
 
-    __slots__ = ("secs", "net", "near", "csec", "cnet", "avail", "free", "cnt", "live", "tot", "lists", "memo")
+    __slots__ = ("secs", "near", "csec", "cnet", "avail", "extra", "cnt", "live", "tot", "lists", "memo", "stale",
+                 "parts")
 
     secs: dict[str, int]
-    net: dict[str, int]
     near: dict[str, int]
     csec: list[int]
     cnet: list[int]
     avail: dict[str, int]
-    free: dict[str, int]
+    extra: dict[str, int]
     cnt: dict[str, dict[str, int]]
     live: dict[str, tuple[str, ...]]
     tot: dict[str, int]
     lists: dict[str, dict[str, tuple[str, ...]]] | None
     memo: dict[str, dict[Any, Any]]
+    stale: int
+    parts: tuple[Any, ...]
+
+    def seal(self) -> "_Derived":
+        """Set ``parts`` from the caches; return self."""
+        self.parts = (self.secs, self.near, self.csec, self.cnet, self.avail, self.extra, self.cnt, self.tot)
+        return self
 
     def copy(self) -> "_Derived":
         """An independent copy."""
         e = _Derived()
-        e.secs, e.net, e.near = dict(self.secs), dict(self.net), dict(self.near)
+        e.secs, e.near = dict(self.secs), dict(self.near)
         e.csec, e.cnet = list(self.csec), list(self.cnet)
-        e.avail, e.free, e.tot = dict(self.avail), dict(self.free), dict(self.tot)
+        e.avail, e.extra, e.tot = dict(self.avail), dict(self.extra), dict(self.tot)
         e.cnt = {t: dict(n) for t, n in self.cnt.items()}
         e.live = dict(self.live)  # tuples: replaced, never changed
         e.lists = self.lists  # never changed in place: dropped and made anew
         e.memo = {c: dict(m) for c, m in self.memo.items()}
-        return e
+        e.stale = self.stale
+        return e.seal()
 
 
 class Network:
@@ -231,13 +248,25 @@ class Network:
             d = self._d = self._compute()
         return d
 
+    def _fresh(self, d: _Derived) -> None:
+        """Drop the memos of the companies ``place`` marked stale, and the
+        placement lists."""
+        stale, memo, cos = d.stale, d.memo, self._t.cos
+        while stale:
+            low = stale & -stale
+            memo[cos[low.bit_length() - 1]] = {}
+            stale ^= low
+        d.stale = 0
+        d.lists = None
+
     def _compute(self) -> _Derived:
         """The caches computed from scratch (rules: BUILD, step 2)."""
         d = _Derived()
         T = self._t
         sections = self.board.sections
         d.secs = dict.fromkeys(COMPANIES, 0)
-        d.free = dict.fromkeys(TRACK_TYPES, 0)
+        d.csec = [0] * len(T.sids)
+        free = dict.fromkeys(TRACK_TYPES, 0)  # empty spaces by type
         d.avail = dict.fromkeys(T.users, 0)
         for i, sid in enumerate(T.sids):
             bit = 1 << i
@@ -248,22 +277,22 @@ class Network:
             occupants = self.placed.get(sid) or [None] * len(sec.spaces)
             for t, occ in zip(sec.spaces, occupants):
                 if occ is None:
-                    d.free[t] = d.free.get(t, 0) + 1
+                    free[t] = free.get(t, 0) + 1
                     d.avail[t] = d.avail.get(t, 0) | bit
                 elif occ in d.secs:
                     d.secs[occ] |= bit
-        d.net, d.near = {}, {}
-        d.csec = [0] * len(T.sids)
+        d.extra = {t: n - d.avail[t].bit_count() for t, n in free.items()}
+        d.near = {}
         d.cnet = [0] * len(T.city_ids)
-        d.tot = dict.fromkeys(d.free, 0)
+        d.tot = dict.fromkeys(free, 0)
         d.cnt = {t: {} for t in T.users}
         box = self.box
         d.live = {t: tuple(c for c in users if box[c] > 0) for t, users in T.users.items()}
         for c in COMPANIES:
+            secs = d.secs[c]
             net = reach = 0
             home = T.home[c]
             if home is not None:
-                secs = d.secs[c]
                 net = 1 << home
                 todo = [home]
                 while todo:
@@ -273,10 +302,9 @@ class Network:
                         if secs >> j & 1 and not net >> y & 1:
                             net |= 1 << y
                             todo.append(y)
-            near = reach & ~d.secs[c]
-            d.net[c], d.near[c] = net, near
-            cb = T.cbit[c]
-            for bits, by in ((d.secs[c], d.csec), (net, d.cnet)):
+            near = d.near[c] = reach & ~secs
+            cb = T.co[c][0]
+            for bits, by in ((secs, d.csec), (net, d.cnet)):
                 while bits:
                     low = bits & -bits
                     by[low.bit_length() - 1] |= cb
@@ -287,7 +315,8 @@ class Network:
                     d.tot[t] = d.tot.get(t, 0) + n
         d.lists = None
         d.memo = {c: {} for c in COMPANIES}
-        return d
+        d.stale = 0
+        return d.seal()
 
     # ================================================================= change
     def place(self, company: CompanyId, sid: SectionId, space: TrackType) -> None:
@@ -299,16 +328,16 @@ class Network:
         not build on the section again; the sections at its new network cities
         become placements for it.  AssertionError when no such space is empty."""
         T = self._t
-        i, bit, a, b, slots = T.sec[sid]
+        i, bit, nbit, a, b, one = T.sec[sid]
         row = self.placed[sid]
-        ks = slots.get(space, ())
-        if len(ks) == 1:  # the usual section: one space of that type
-            k = ks[0]
-            if row[k] is not None:
-                raise AssertionError(f"no empty {space} space on {sid}")
+        try:
+            k = one[space]
+        except KeyError:
+            raise AssertionError(f"no empty {space} space on {sid}") from None
+        if k >= 0 and row[k] is None:  # the usual section: one space of that type
             more = False  # another empty ``space``-type space is left on the section
         else:
-            empty = [k for k in ks if row[k] is None]
+            empty = [k for k in T.slots[sid][space] if row[k] is None]
             if not empty:
                 raise AssertionError(f"no empty {space} space on {sid}")
             k = empty[0]
@@ -320,73 +349,67 @@ class Network:
         d = self._d
         if d is None:
             return
-        cb = T.cbit[company]
-        csec = d.csec
+        secs_, near_, csec, cnet, avail, extra, cnt, tot = d.parts
+        cb, types = T.co[company]
         csec[i] |= cb
-        secs = d.secs[company] | bit
-        d.secs[company] = secs
-        near = d.near[company] & ~bit
-        net = d.net[company]
-        if net >> a & 1:  # the network grows at the section's far end when that city is new
-            x = -1 if net >> b & 1 else b
+        secs = secs_[company] | bit
+        secs_[company] = secs
+        near = near_[company] & nbit
+        if cnet[a] & cb:  # the network grows at the far end when that city is new to it
+            x = -1 if cnet[b] & cb else b
         else:
-            x = a if net >> b & 1 else -1  # neither end: the section is not connected, nothing grows
+            x = a if cnet[b] & cb else -1  # neither end: the section is not connected
         if x >= 0:
-            at, cnet = T.at, d.cnet
-            net |= 1 << x
             cnet[x] |= cb
-            near |= at[x] & ~secs
-            m = at[x] & secs & ~bit  # the company's other sections at x: on through them
-            if m:
-                esum = T.esum
-                todo = [(x, m)]
+            ax = T.at[x]
+            own = ax & secs
+            near |= ax ^ own
+            if own != bit:  # and on through the company's other sections at x
+                at, esum = T.at, T.esum
+                todo = [(x, own ^ bit)]
                 while todo:
                     x, m = todo.pop()
                     while m:
                         low = m & -m
                         y = esum[low.bit_length() - 1] - x
-                        if not net >> y & 1:
-                            net |= 1 << y
+                        if not cnet[y] & cb:
                             cnet[y] |= cb
                             near |= at[y] & ~secs
                             todo.append((y, at[y] & secs))
                         m ^= low
-            d.net[company] = net
-        d.near[company] = near
-        d.free[space] -= 1
-        memo = d.memo
-        memo[company] = {}
-        avail, cnt, tot = d.avail, d.cnt, d.tot
-        if not more:  # the section's last empty space of that type: nobody builds there on it
-            avail[space] &= ~bit
-            cnet = d.cnet
-            hit = (cnet[a] | cnet[b]) & T.umask[space] & ~csec[i]  # the other users it was a placement of
+        near_[company] = near
+        if more:  # one empty space of that type is left beyond the first
+            extra[space] -= 1
+            hit = 0
+        else:  # the section's last empty space of that type: a placement of nobody now
+            avail[space] &= nbit
+            hit = (cnet[a] | cnet[b]) & T.umask[space] & ~csec[i]  # the other users it was one of
             if hit:
                 n = cnt[space]
                 cos = T.cos
-                while hit:
-                    low = hit & -hit
+                m = hit
+                while m:
+                    low = m & -m
                     c = cos[low.bit_length() - 1]
-                    memo[c] = {}
                     n[c] -= 1
                     if box[c] > 0:
                         tot[space] -= 1
-                    hit ^= low
+                    m ^= low
         if had > 1:  # trains left in the box: the company's placements change in the totals
-            for t in T.types[company]:
+            for t in types:
                 n = cnt[t]
                 k = (near & avail[t]).bit_count()
                 tot[t] += k - n[company]
                 n[company] = k
         else:  # its last train (its placements leave the totals) or none left
             live = d.live
-            for t in T.types[company]:
+            for t in types:
                 n = cnt[t]
                 if had > 0:
                     tot[t] -= n[company]
                     live[t] = tuple(c for c in live[t] if c != company)
                 n[company] = (near & avail[t]).bit_count()
-        d.lists = None
+        d.stale |= cb | hit
 
     # ================================================================= questions
     def companies_on(self, sid: SectionId) -> set[CompanyId]:
@@ -398,7 +421,8 @@ class Network:
         """City ids in ``company``'s network: its home station and every city
         reached from it through sections holding its trains (rules: BUILD, step
         2); a new set.  KeyError for an unknown company."""
-        return self._t.cities(self._derived().net[company])
+        cnet, cb = self._derived().cnet, self._t.co[company][0]
+        return {c for c, m in zip(self._t.city_ids, cnet) if m & cb}
 
     def company_sections(self, company: CompanyId) -> list[SectionId]:
         """Ids (sorted) of the sections holding a train of ``company``, starting
@@ -414,13 +438,14 @@ class Network:
     def free_spaces(self, track_type: TrackType) -> int:
         """Empty neutral spaces of ``track_type`` on the whole board (0 for an
         unknown type)."""
-        return self._derived().free.get(track_type, 0)
+        d = self._derived()
+        return d.avail.get(track_type, 0).bit_count() + d.extra.get(track_type, 0)
 
     def full_track_types(self) -> list[TrackType]:
         """Track types every space of which is full (their cards are dead; option
         dead_track_redraw), in the order of TRACK_TYPES."""
-        free = self._derived().free
-        return [t for t in TRACK_TYPES if free.get(t, 0) == 0]
+        free = self.free_spaces
+        return [t for t in TRACK_TYPES if free(t) == 0]
 
     def placement_masks(self, company: CompanyId) -> dict[TrackType, int]:
         """``company``'s placements ignoring its box, by track type, as section bit
@@ -448,7 +473,10 @@ class Network:
         data, keyed as they choose: kept as long as those placements stay the
         same, a new empty dict when they change (``place``, ``invalidate``).  The
         legal summary keeps its builds per company and held track cards there."""
-        return self._derived().memo
+        d = self._derived()
+        if d.stale:
+            self._fresh(d)
+        return d.memo
 
     def placement_at(self, track_type: TrackType, q: int) -> tuple[CompanyId, SectionId]:
         """The ``q``-th placement on a ``track_type`` space over the companies with
@@ -482,6 +510,8 @@ class Network:
         {type: sorted section ids}}``, only the types with a placement (made once
         per position: do not change it)."""
         d = self._derived()
+        if d.stale:
+            self._fresh(d)
         lists = d.lists
         if lists is None:
             ids = self._t.ids
