@@ -37,12 +37,14 @@ class _Tables:
     ``types`` company -> the track types it may use (``TRACK_TYPES`` order
     first); ``users`` track type -> the companies that may use it; ``cos`` the
     companies in table order (bit ``k`` of a company set is ``cos[k]``);
-    ``umask`` track type -> its users as a company set; ``co`` company -> ``(its
-    company bit as a set, its types)``; ``home`` company -> its home city's bit
-    (None for a company the board does not list)."""
+    ``umask`` track type -> its users as a company set; ``toff`` track type ->
+    its offset in a list by type and company (``toff[type] + k`` for company
+    ``cos[k]``); ``co`` company -> ``(its company bit as a set, ((type, its
+    index in such a list), ...) for its types)``; ``home`` company -> its home
+    city's bit (None for a company the board does not list)."""
 
     __slots__ = ("sids", "index", "city_ids", "cindex", "at", "links", "ends", "esum", "spaces", "slots", "sec",
-                 "types", "users", "cos", "umask", "co", "home", "memo", "start")
+                 "types", "users", "cos", "umask", "toff", "co", "home", "memo", "start")
 
     def __init__(self, board: Board) -> None:
         self.sids = tuple(sorted(board.sections))
@@ -92,7 +94,8 @@ class _Tables:
             kinds.update(dict.fromkeys(own))
         self.users = {t: tuple(c for c, own in self.types.items() if t in own) for t in kinds}
         self.cos = tuple(COMPANIES)
-        self.co = {c: (1 << k, self.types[c]) for k, c in enumerate(self.cos)}
+        self.toff = {t: j * len(self.cos) for j, t in enumerate(self.users)}
+        self.co = {c: (1 << k, tuple((t, self.toff[t] + k) for t in self.types[c])) for k, c in enumerate(self.cos)}
         self.umask = {t: sum(self.co[c][0] for c in users) for t, users in self.users.items()}
         self.memo: dict[int, tuple[str, ...]] = {}
         self.start: _Derived | None = None  # the caches of a new game (``Network.new_game``)
@@ -143,12 +146,14 @@ class _Derived:
     type (every type of ``tables.users``) -> sections with an empty neutral
     space of that type; ``extra`` type -> empty neutral spaces of that type
     beyond one on each section of ``avail[type]`` (so the free spaces are
-    ``avail[type].bit_count() + extra[type]``); ``cnt`` type (every type of
-    ``tables.users``) -> company (each of its users) -> its placements of that
-    type ignoring its box (the bits of ``near & avail[type]``); ``live`` type ->
-    its users with trains in the box, in table order; ``tot`` type ->
-    placements of that type over the companies with trains in the box
-    (``cnt[type]`` summed over ``live[type]``).  A company may build on
+    ``avail[type].bit_count() + extra[type]``); ``cnt`` a list by type (every
+    type of ``tables.users``) and company (``tables.toff``): the company's
+    placements of that type ignoring its box (the bits of ``near &
+    avail[type]``, 0 for a type it does not use); ``live`` type -> ``((company,
+    its index in cnt), ...)`` for its users with trains in the box, in table
+    order, and ``lmask`` the companies with trains in the box; ``tot`` type ->
+    placements of that type over the companies with trains in the box (``cnt``
+    summed over ``live[type]``).  A company may build on
     ``(section, type)`` when the type is one of its own and the section is in
     ``near & avail[type]``.  ``memo`` company -> answers its callers derived from
     its placements alone (``Network.memos``) and ``lists`` the placements by
@@ -158,8 +163,8 @@ class _Derived:
     ``parts`` the caches ``place`` changes, in one tuple: ``(secs, near, csec,
     cnet, avail, extra, cnt, tot)`` (the same objects)."""
 
-    __slots__ = ("secs", "near", "csec", "cnet", "avail", "extra", "cnt", "live", "tot", "lists", "memo", "stale",
-                 "parts")
+    __slots__ = ("secs", "near", "csec", "cnet", "avail", "extra", "cnt", "live", "lmask", "tot", "lists", "memo",
+                 "stale", "parts")
 
     secs: dict[str, int]
     near: dict[str, int]
@@ -167,8 +172,9 @@ class _Derived:
     cnet: list[int]
     avail: dict[str, int]
     extra: dict[str, int]
-    cnt: dict[str, dict[str, int]]
-    live: dict[str, tuple[str, ...]]
+    cnt: list[int]
+    live: dict[str, tuple[tuple[str, int], ...]]
+    lmask: int
     tot: dict[str, int]
     lists: dict[str, dict[str, tuple[str, ...]]] | None
     memo: dict[str, dict[Any, Any]]
@@ -186,8 +192,9 @@ class _Derived:
         e.secs, e.near = dict(self.secs), dict(self.near)
         e.csec, e.cnet = list(self.csec), list(self.cnet)
         e.avail, e.extra, e.tot = dict(self.avail), dict(self.extra), dict(self.tot)
-        e.cnt = {t: dict(n) for t, n in self.cnt.items()}
+        e.cnt = list(self.cnt)
         e.live = dict(self.live)  # tuples: replaced, never changed
+        e.lmask = self.lmask
         e.lists = self.lists  # never changed in place: dropped and made anew
         e.memo = {c: dict(m) for c, m in self.memo.items()}
         e.stale = self.stale
@@ -285,9 +292,11 @@ class Network:
         d.near = {}
         d.cnet = [0] * len(T.city_ids)
         d.tot = dict.fromkeys(free, 0)
-        d.cnt = {t: {} for t in T.users}
+        d.cnt = [0] * (len(T.users) * len(T.cos))
         box = self.box
-        d.live = {t: tuple(c for c in users if box[c] > 0) for t, users in T.users.items()}
+        d.live = {t: tuple((c, T.toff[t] + T.cos.index(c)) for c in users if box[c] > 0)
+                  for t, users in T.users.items()}
+        d.lmask = sum(cb for c, (cb, _) in T.co.items() if box[c] > 0)
         for c in COMPANIES:
             secs = d.secs[c]
             net = reach = 0
@@ -303,14 +312,14 @@ class Network:
                             net |= 1 << y
                             todo.append(y)
             near = d.near[c] = reach & ~secs
-            cb = T.co[c][0]
+            cb, own = T.co[c]
             for bits, by in ((secs, d.csec), (net, d.cnet)):
                 while bits:
                     low = bits & -bits
                     by[low.bit_length() - 1] |= cb
                     bits ^= low
-            for t in T.types[c]:
-                n = d.cnt[t][c] = (near & d.avail[t]).bit_count()
+            for t, j in own:
+                n = d.cnt[j] = (near & d.avail[t]).bit_count()
                 if box[c] > 0:
                     d.tot[t] = d.tot.get(t, 0) + n
         d.lists = None
@@ -350,7 +359,7 @@ class Network:
         if d is None:
             return
         secs_, near_, csec, cnet, avail, extra, cnt, tot = d.parts
-        cb, types = T.co[company]
+        cb, own = T.co[company]
         csec[i] |= cb
         secs = secs_[company] | bit
         secs_[company] = secs
@@ -362,11 +371,11 @@ class Network:
         if x >= 0:
             cnet[x] |= cb
             ax = T.at[x]
-            own = ax & secs
-            near |= ax ^ own
-            if own != bit:  # and on through the company's other sections at x
+            mine = ax & secs
+            near |= ax ^ mine
+            if mine != bit:  # and on through the company's other sections at x
                 at, esum = T.at, T.esum
-                todo = [(x, own ^ bit)]
+                todo = [(x, mine ^ bit)]
                 while todo:
                     x, m = todo.pop()
                     while m:
@@ -385,30 +394,27 @@ class Network:
             avail[space] &= nbit
             hit = (cnet[a] | cnet[b]) & T.umask[space] & ~csec[i]  # the other users it was one of
             if hit:
-                n = cnt[space]
-                cos = T.cos
+                tot[space] -= (hit & d.lmask).bit_count()
+                j = T.toff[space] - 1
                 m = hit
                 while m:
                     low = m & -m
-                    c = cos[low.bit_length() - 1]
-                    n[c] -= 1
-                    if box[c] > 0:
-                        tot[space] -= 1
+                    cnt[j + low.bit_length()] -= 1
                     m ^= low
         if had > 1:  # trains left in the box: the company's placements change in the totals
-            for t in types:
-                n = cnt[t]
+            for t, j in own:
                 k = (near & avail[t]).bit_count()
-                tot[t] += k - n[company]
-                n[company] = k
+                tot[t] += k - cnt[j]
+                cnt[j] = k
         else:  # its last train (its placements leave the totals) or none left
             live = d.live
-            for t in types:
-                n = cnt[t]
+            for t, j in own:
                 if had > 0:
-                    tot[t] -= n[company]
-                    live[t] = tuple(c for c in live[t] if c != company)
-                n[company] = (near & avail[t]).bit_count()
+                    tot[t] -= cnt[j]
+                    live[t] = tuple(e for e in live[t] if e[0] != company)
+                cnt[j] = (near & avail[t]).bit_count()
+            if had > 0:
+                d.lmask &= ~cb
         d.stale |= cb | hit
 
     # ================================================================= questions
@@ -484,16 +490,15 @@ class Network:
         sections sorted: ``(company, section id)``.  IndexError when ``q`` is not
         below ``placement_totals()[track_type]``."""
         d = self._d or self._derived()
-        n = d.cnt.get(track_type)
-        if n is not None:
-            for c in d.live[track_type]:
-                k = n[c]
-                if q < k:
-                    m = d.near[c] & d.avail[track_type]
-                    for _ in range(q):
-                        m &= m - 1
-                    return c, self._t.sids[(m & -m).bit_length() - 1]
-                q -= k
+        cnt = d.cnt
+        for c, j in d.live.get(track_type, ()):
+            k = cnt[j]
+            if q < k:
+                m = d.near[c] & d.avail[track_type]
+                for _ in range(q):
+                    m &= m - 1
+                return c, self._t.sids[(m & -m).bit_length() - 1]
+            q -= k
         raise IndexError("placement index out of range")
 
     def placements(self, company: CompanyId) -> list[tuple[SectionId, TrackType]]:
