@@ -155,16 +155,15 @@ class _Derived:
     placements of that type over the companies with trains in the box (``cnt``
     summed over ``live[type]``).  A company may build on
     ``(section, type)`` when the type is one of its own and the section is in
-    ``near & avail[type]``.  ``memo`` company -> answers its callers derived from
-    its placements alone (``Network.memos``) and ``lists`` the placements by
-    company and type as sorted section ids (None until asked): ``place`` marks
-    the companies whose placements changed in ``stale`` (a company set), and
-    ``Network._fresh`` drops their memos and the lists before either is read.
-    ``parts`` the caches ``place`` changes, in one tuple: ``(secs, near, csec,
-    cnet, avail, extra, cnt, tot)`` (the same objects)."""
+    ``near & avail[type]``.  ``lists`` the placements by company and type as
+    sorted section ids, made on demand (None until asked, dropped by
+    ``place``); ``memo`` company -> answers its callers derived from its
+    placements alone (``Network.memos``), dropped when they change.  ``parts``
+    the caches ``place`` changes, in one tuple: ``(secs, near, csec, cnet,
+    avail, extra, cnt, tot, memo)`` (the same objects)."""
 
     __slots__ = ("secs", "near", "csec", "cnet", "avail", "extra", "cnt", "live", "lmask", "tot", "lists", "memo",
-                 "stale", "parts")
+                 "parts")
 
     secs: dict[str, int]
     near: dict[str, int]
@@ -178,12 +177,12 @@ class _Derived:
     tot: dict[str, int]
     lists: dict[str, dict[str, tuple[str, ...]]] | None
     memo: dict[str, dict[Any, Any]]
-    stale: int
     parts: tuple[Any, ...]
 
     def seal(self) -> "_Derived":
         """Set ``parts`` from the caches; return self."""
-        self.parts = (self.secs, self.near, self.csec, self.cnet, self.avail, self.extra, self.cnt, self.tot)
+        self.parts = (self.secs, self.near, self.csec, self.cnet, self.avail, self.extra, self.cnt, self.tot,
+                      self.memo)
         return self
 
     def copy(self) -> "_Derived":
@@ -197,7 +196,6 @@ class _Derived:
         e.lmask = self.lmask
         e.lists = self.lists  # never changed in place: dropped and made anew
         e.memo = {c: dict(m) for c, m in self.memo.items()}
-        e.stale = self.stale
         return e.seal()
 
 
@@ -254,17 +252,6 @@ class Network:
         if d is None:
             d = self._d = self._compute()
         return d
-
-    def _fresh(self, d: _Derived) -> None:
-        """Drop the memos of the companies ``place`` marked stale, and the
-        placement lists."""
-        stale, memo, cos = d.stale, d.memo, self._t.cos
-        while stale:
-            low = stale & -stale
-            memo[cos[low.bit_length() - 1]] = {}
-            stale ^= low
-        d.stale = 0
-        d.lists = None
 
     def _compute(self) -> _Derived:
         """The caches computed from scratch (rules: BUILD, step 2)."""
@@ -324,7 +311,6 @@ class Network:
                     d.tot[t] = d.tot.get(t, 0) + n
         d.lists = None
         d.memo = {c: {} for c in COMPANIES}
-        d.stale = 0
         return d.seal()
 
     # ================================================================= change
@@ -358,7 +344,7 @@ class Network:
         d = self._d
         if d is None:
             return
-        secs_, near_, csec, cnet, avail, extra, cnt, tot = d.parts
+        secs_, near_, csec, cnet, avail, extra, cnt, tot, memo = d.parts
         cb, own = T.co[company]
         csec[i] |= cb
         secs = secs_[company] | bit
@@ -389,18 +375,19 @@ class Network:
         near_[company] = near
         if more:  # one empty space of that type is left beyond the first
             extra[space] -= 1
-            hit = 0
         else:  # the section's last empty space of that type: a placement of nobody now
             avail[space] &= nbit
             hit = (cnet[a] | cnet[b]) & T.umask[space] & ~csec[i]  # the other users it was one of
             if hit:
                 tot[space] -= (hit & d.lmask).bit_count()
-                j = T.toff[space] - 1
-                m = hit
-                while m:
-                    low = m & -m
-                    cnt[j + low.bit_length()] -= 1
-                    m ^= low
+                j = T.toff[space]
+                cos = T.cos
+                while hit:
+                    low = hit & -hit
+                    k = low.bit_length() - 1
+                    cnt[j + k] -= 1
+                    memo[cos[k]] = {}
+                    hit ^= low
         if had > 1:  # trains left in the box: the company's placements change in the totals
             for t, j in own:
                 k = (near & avail[t]).bit_count()
@@ -415,7 +402,8 @@ class Network:
                 cnt[j] = (near & avail[t]).bit_count()
             if had > 0:
                 d.lmask &= ~cb
-        d.stale |= cb | hit
+        memo[company] = {}
+        d.lists = None
 
     # ================================================================= questions
     def companies_on(self, sid: SectionId) -> set[CompanyId]:
@@ -479,10 +467,7 @@ class Network:
         data, keyed as they choose: kept as long as those placements stay the
         same, a new empty dict when they change (``place``, ``invalidate``).  The
         legal summary keeps its builds per company and held track cards there."""
-        d = self._derived()
-        if d.stale:
-            self._fresh(d)
-        return d.memo
+        return self._derived().memo
 
     def placement_at(self, track_type: TrackType, q: int) -> tuple[CompanyId, SectionId]:
         """The ``q``-th placement on a ``track_type`` space over the companies with
@@ -515,8 +500,6 @@ class Network:
         {type: sorted section ids}}``, only the types with a placement (made once
         per position: do not change it)."""
         d = self._derived()
-        if d.stale:
-            self._fresh(d)
         lists = d.lists
         if lists is None:
             ids = self._t.ids
