@@ -480,8 +480,9 @@ class Network:
             k = cnt[j]
             if q < k:
                 m = d.near[c] & d.avail[track_type]
-                for _ in range(q):
+                while q:
                     m &= m - 1
+                    q -= 1
                 return c, self._t.sids[(m & -m).bit_length() - 1]
             q -= k
         raise IndexError("placement index out of range")
