@@ -59,7 +59,7 @@ def check_caches(g: Game) -> None:
         return
     fresh_network = Network(g.board, g.placed, g.box)
     fresh = fresh_network._derived()
-    for name in ("secs", "net", "near", "avail", "tot", "free"):
+    for name in ("secs", "near", "csec", "cnet", "avail", "extra", "cnt", "live", "lmask", "tot"):
         assert getattr(d, name) == getattr(fresh, name), name
     assert g.network.placement_lists() == fresh_network.placement_lists()
     for c in COMPANIES:

@@ -29,13 +29,22 @@ class _Tables:
     sections touching it; ``links`` city bit -> ``((section bit, other city bit),
     ...)``, sections by id; ``ends`` section bit -> its two city bits and
     ``esum`` their sum (a section's other end is ``esum[i] - city``); ``spaces``
-    section id -> its neutral spaces' track types (``Section.spaces``); ``types``
-    company -> the track types it may use (``TRACK_TYPES`` order first);
-    ``users`` track type -> the companies that may use it; ``home`` company ->
-    its home city's bit (None for a company the board does not list)."""
+    section id -> its neutral spaces' track types (``Section.spaces``); ``slots``
+    section id -> {type: indices of its neutral spaces of that type}; ``sec``
+    section id -> what ``Network.place`` reads: ``(i, 1 << i, ~(1 << i), a, b,
+    one)`` for its bit ``i``, its city bits ``a`` and ``b`` and ``one`` {type:
+    the index of its one neutral space of that type, or -1 when it has several};
+    ``types`` company -> the track types it may use (``TRACK_TYPES`` order
+    first); ``users`` track type -> the companies that may use it; ``cos`` the
+    companies in table order (bit ``k`` of a company set is ``cos[k]``);
+    ``umask`` track type -> its users as a company set; ``toff`` track type ->
+    its offset in a list by type and company (``toff[type] + k`` for company
+    ``cos[k]``); ``co`` company -> ``(its company bit as a set, ((type, its
+    index in such a list), ...) for its types)``; ``home`` company -> its home
+    city's bit (None for a company the board does not list)."""
 
-    __slots__ = ("sids", "index", "city_ids", "cindex", "at", "links", "ends", "esum", "spaces", "types", "users",
-                 "home", "memo", "start")
+    __slots__ = ("sids", "index", "city_ids", "cindex", "at", "links", "ends", "esum", "spaces", "slots", "sec",
+                 "types", "users", "cos", "umask", "toff", "co", "home", "memo", "start")
 
     def __init__(self, board: Board) -> None:
         self.sids = tuple(sorted(board.sections))
@@ -62,6 +71,15 @@ class _Tables:
         self.ends = tuple(ends)
         self.esum = tuple(a + b for a, b in ends)
         self.spaces = {sid: tuple(board.sections[sid].spaces) for sid in self.sids}
+        self.slots: dict[str, dict[str, tuple[int, ...]]] = {}
+        self.sec: dict[str, tuple[int, int, int, int, int, dict[str, int]]] = {}
+        for i, sid in enumerate(self.sids):
+            slots: dict[str, tuple[int, ...]] = {}
+            for k, t in enumerate(self.spaces[sid]):
+                slots[t] = slots.get(t, ()) + (k,)
+            self.slots[sid] = slots
+            one = {t: ks[0] if len(ks) == 1 else -1 for t, ks in slots.items()}
+            self.sec[sid] = (i, 1 << i, ~(1 << i), *ends[i], one)
         self.types: dict[str, tuple[str, ...]] = {}
         self.home: dict[str, int | None] = {}
         for c in COMPANIES:
@@ -75,6 +93,10 @@ class _Tables:
         for own in self.types.values():
             kinds.update(dict.fromkeys(own))
         self.users = {t: tuple(c for c, own in self.types.items() if t in own) for t in kinds}
+        self.cos = tuple(COMPANIES)
+        self.toff = {t: j * len(self.cos) for j, t in enumerate(self.users)}
+        self.co = {c: (1 << k, tuple((t, self.toff[t] + k) for t in self.types[c])) for k, c in enumerate(self.cos)}
+        self.umask = {t: sum(self.co[c][0] for c in users) for t, users in self.users.items()}
         self.memo: dict[int, tuple[str, ...]] = {}
         self.start: _Derived | None = None  # the caches of a new game (``Network.new_game``)
 
@@ -114,39 +136,67 @@ def tables(board: Board) -> _Tables:
 class _Derived:
     """Caches derived from the board, ``placed`` and ``box`` (rules: BUILD, step
     2), updated incrementally by ``Network.place``, never saved; section and city
-    sets are bit sets over ``_Tables``.
+    sets are bit sets over ``_Tables``, company sets over ``_Tables.cos``.
 
     ``secs`` company -> sections holding its trains (starting spaces included);
-    ``net`` company -> network cities; ``near`` company -> sections touching a
-    network city that hold none of its trains; ``avail`` type (every type of
-    ``tables.users``) -> sections with an empty neutral space of that type;
-    ``free`` type -> empty neutral spaces on the board; ``tot`` type ->
-    placements of that type over the companies with trains in the box.  A
-    company may build on ``(section, type)`` when the type is one of its own and
-    the section is in ``near & avail[type]``.  ``lists`` the placements
-    by company and type as sorted section ids, made on demand (None until
-    asked, dropped by ``place``); ``memo`` company -> answers its callers derived
-    from its placements alone (``Network.memo``), dropped when they change."""
+    ``near`` company -> sections touching a network city that hold none of its
+    trains; ``csec`` section bit -> the companies with a train on it; ``cnet``
+    city bit -> the companies whose network holds the city (home station and
+    every city reached from it through sections holding their trains); ``avail``
+    type (every type of ``tables.users``) -> sections with an empty neutral
+    space of that type; ``extra`` type -> empty neutral spaces of that type
+    beyond one on each section of ``avail[type]`` (so the free spaces are
+    ``avail[type].bit_count() + extra[type]``); ``cnt`` a list by type (every
+    type of ``tables.users``) and company (``tables.toff``): the company's
+    placements of that type ignoring its box (the bits of ``near &
+    avail[type]``, 0 for a type it does not use); ``live`` type -> ``((company,
+    its index in cnt), ...)`` for its users with trains in the box, in table
+    order, and ``lmask`` the companies with trains in the box; ``tot`` type ->
+    placements of that type over the companies with trains in the box (``cnt``
+    summed over ``live[type]``).  A company may build on
+    ``(section, type)`` when the type is one of its own and the section is in
+    ``near & avail[type]``.  ``lists`` the placements by company and type as
+    sorted section ids, made on demand (None until asked, dropped by
+    ``place``); ``memo`` company -> answers its callers derived from its
+    placements alone (``Network.memos``), dropped when they change.  ``parts``
+    the caches ``place`` changes, in one tuple: ``(secs, near, csec, cnet,
+    avail, extra, cnt, tot, memo)`` (the same objects)."""
 
-    __slots__ = ("secs", "net", "near", "avail", "free", "tot", "lists", "memo")
+    __slots__ = ("secs", "near", "csec", "cnet", "avail", "extra", "cnt", "live", "lmask", "tot", "lists", "memo",
+                 "parts")
 
     secs: dict[str, int]
-    net: dict[str, int]
     near: dict[str, int]
+    csec: list[int]
+    cnet: list[int]
     avail: dict[str, int]
-    free: dict[str, int]
+    extra: dict[str, int]
+    cnt: list[int]
+    live: dict[str, tuple[tuple[str, int], ...]]
+    lmask: int
     tot: dict[str, int]
     lists: dict[str, dict[str, tuple[str, ...]]] | None
     memo: dict[str, dict[Any, Any]]
+    parts: tuple[Any, ...]
+
+    def seal(self) -> "_Derived":
+        """Set ``parts`` from the caches; return self."""
+        self.parts = (self.secs, self.near, self.csec, self.cnet, self.avail, self.extra, self.cnt, self.tot,
+                      self.memo)
+        return self
 
     def copy(self) -> "_Derived":
         """An independent copy."""
         e = _Derived()
-        e.secs, e.net, e.near = dict(self.secs), dict(self.net), dict(self.near)
-        e.avail, e.free, e.tot = dict(self.avail), dict(self.free), dict(self.tot)
+        e.secs, e.near = dict(self.secs), dict(self.near)
+        e.csec, e.cnet = list(self.csec), list(self.cnet)
+        e.avail, e.extra, e.tot = dict(self.avail), dict(self.extra), dict(self.tot)
+        e.cnt = list(self.cnt)
+        e.live = dict(self.live)  # tuples: replaced, never changed
+        e.lmask = self.lmask
         e.lists = self.lists  # never changed in place: dropped and made anew
         e.memo = {c: dict(m) for c, m in self.memo.items()}
-        return e
+        return e.seal()
 
 
 class Network:
@@ -209,7 +259,8 @@ class Network:
         T = self._t
         sections = self.board.sections
         d.secs = dict.fromkeys(COMPANIES, 0)
-        d.free = dict.fromkeys(TRACK_TYPES, 0)
+        d.csec = [0] * len(T.sids)
+        free = dict.fromkeys(TRACK_TYPES, 0)  # empty spaces by type
         d.avail = dict.fromkeys(T.users, 0)
         for i, sid in enumerate(T.sids):
             bit = 1 << i
@@ -220,17 +271,24 @@ class Network:
             occupants = self.placed.get(sid) or [None] * len(sec.spaces)
             for t, occ in zip(sec.spaces, occupants):
                 if occ is None:
-                    d.free[t] = d.free.get(t, 0) + 1
+                    free[t] = free.get(t, 0) + 1
                     d.avail[t] = d.avail.get(t, 0) | bit
                 elif occ in d.secs:
                     d.secs[occ] |= bit
-        d.net, d.near = {}, {}
-        d.tot = dict.fromkeys(d.free, 0)
+        d.extra = {t: n - d.avail[t].bit_count() for t, n in free.items()}
+        d.near = {}
+        d.cnet = [0] * len(T.city_ids)
+        d.tot = dict.fromkeys(free, 0)
+        d.cnt = [0] * (len(T.users) * len(T.cos))
+        box = self.box
+        d.live = {t: tuple((c, T.toff[t] + T.cos.index(c)) for c in users if box[c] > 0)
+                  for t, users in T.users.items()}
+        d.lmask = sum(cb for c, (cb, _) in T.co.items() if box[c] > 0)
         for c in COMPANIES:
+            secs = d.secs[c]
             net = reach = 0
             home = T.home[c]
             if home is not None:
-                secs = d.secs[c]
                 net = 1 << home
                 todo = [home]
                 while todo:
@@ -240,14 +298,20 @@ class Network:
                         if secs >> j & 1 and not net >> y & 1:
                             net |= 1 << y
                             todo.append(y)
-            near = reach & ~d.secs[c]
-            d.net[c], d.near[c] = net, near
-            if self.box[c] > 0:
-                for t in T.types[c]:
-                    d.tot[t] = d.tot.get(t, 0) + (near & d.avail[t]).bit_count()
+            near = d.near[c] = reach & ~secs
+            cb, own = T.co[c]
+            for bits, by in ((secs, d.csec), (net, d.cnet)):
+                while bits:
+                    low = bits & -bits
+                    by[low.bit_length() - 1] |= cb
+                    bits ^= low
+            for t, j in own:
+                n = d.cnt[j] = (near & d.avail[t]).bit_count()
+                if box[c] > 0:
+                    d.tot[t] = d.tot.get(t, 0) + n
         d.lists = None
         d.memo = {c: {} for c in COMPANIES}
-        return d
+        return d.seal()
 
     # ================================================================= change
     def place(self, company: CompanyId, sid: SectionId, space: TrackType) -> None:
@@ -259,71 +323,86 @@ class Network:
         not build on the section again; the sections at its new network cities
         become placements for it.  AssertionError when no such space is empty."""
         T = self._t
-        spaces = T.spaces[sid]
+        i, bit, nbit, a, b, one = T.sec[sid]
         row = self.placed[sid]
-        idx = -1
-        more = False  # another empty ``space``-type space is left on the section
-        for k, t in enumerate(spaces):
-            if t == space and row[k] is None:
-                if idx < 0:
-                    idx = k
-                else:
-                    more = True
-                    break
-        if idx < 0:
-            raise AssertionError(f"no empty {space} space on {sid}")
-        row[idx] = company
+        try:
+            k = one[space]
+        except KeyError:
+            raise AssertionError(f"no empty {space} space on {sid}") from None
+        if k >= 0 and row[k] is None:  # the usual section: one space of that type
+            more = False  # another empty ``space``-type space is left on the section
+        else:
+            empty = [k for k in T.slots[sid][space] if row[k] is None]
+            if not empty:
+                raise AssertionError(f"no empty {space} space on {sid}")
+            k = empty[0]
+            more = len(empty) > 1
+        row[k] = company
         box = self.box
+        had = box[company]
+        box[company] = had - 1
         d = self._d
         if d is None:
-            box[company] -= 1
             return
-        i = T.index[sid]
-        bit = 1 << i
-        avail, tot, all_near = d.avail, d.tot, d.near
-        old_near = near = all_near[company]
-        had = box[company] > 0  # the company's placements were in the totals
-        old_space = avail[space]
-        box[company] -= 1
-        d.free[space] -= 1
-        memo = d.memo
-        if not more:  # the section's last empty space of that type: nobody builds there on it
-            avail[space] = old_space & ~bit
-            for c in T.users[space]:
-                if all_near[c] & bit and c != company:
-                    memo[c] = {}
-                    if box[c] > 0:
-                        tot[space] -= 1
-        secs = d.secs[company] | bit
-        d.secs[company] = secs
-        near &= ~bit
-        net = d.net[company]
-        at, esum = T.at, T.esum
-        todo = []
-        for x in T.ends[i]:
-            if not net >> x & 1:
-                net |= 1 << x
-                todo.append(x)
-        while todo:  # the network grows through the company's trains from the new cities
-            x = todo.pop()
-            near |= at[x] & ~secs
-            m = at[x] & secs & ~bit  # the company's other sections at x
-            while m:
-                low = m & -m
-                y = esum[low.bit_length() - 1] - x
-                if not net >> y & 1:
-                    net |= 1 << y
-                    todo.append(y)
-                m ^= low
-        d.net[company] = net
-        all_near[company] = near
+        secs_, near_, csec, cnet, avail, extra, cnt, tot, memo = d.parts
+        cb, own = T.co[company]
+        csec[i] |= cb
+        secs = secs_[company] | bit
+        secs_[company] = secs
+        near = near_[company] & nbit
+        if cnet[a] & cb:  # the network grows at the far end when that city is new to it
+            x = -1 if cnet[b] & cb else b
+        else:
+            x = a if cnet[b] & cb else -1  # neither end: the section is not connected
+        if x >= 0:
+            cnet[x] |= cb
+            ax = T.at[x]
+            mine = ax & secs
+            near |= ax ^ mine
+            if mine != bit:  # and on through the company's other sections at x
+                at, esum = T.at, T.esum
+                todo = [(x, mine ^ bit)]
+                while todo:
+                    x, m = todo.pop()
+                    while m:
+                        low = m & -m
+                        y = esum[low.bit_length() - 1] - x
+                        if not cnet[y] & cb:
+                            cnet[y] |= cb
+                            near |= at[y] & ~secs
+                            todo.append((y, at[y] & secs))
+                        m ^= low
+        near_[company] = near
+        if more:  # one empty space of that type is left beyond the first
+            extra[space] -= 1
+        else:  # the section's last empty space of that type: a placement of nobody now
+            avail[space] &= nbit
+            hit = (cnet[a] | cnet[b]) & T.umask[space] & ~csec[i]  # the other users it was one of
+            if hit:
+                tot[space] -= (hit & d.lmask).bit_count()
+                j = T.toff[space]
+                cos = T.cos
+                while hit:
+                    low = hit & -hit
+                    k = low.bit_length() - 1
+                    cnt[j + k] -= 1
+                    memo[cos[k]] = {}
+                    hit ^= low
+        if had > 1:  # trains left in the box: the company's placements change in the totals
+            for t, j in own:
+                k = (near & avail[t]).bit_count()
+                tot[t] += k - cnt[j]
+                cnt[j] = k
+        else:  # its last train (its placements leave the totals) or none left
+            live = d.live
+            for t, j in own:
+                if had > 0:
+                    tot[t] -= cnt[j]
+                    live[t] = tuple(e for e in live[t] if e[0] != company)
+                cnt[j] = (near & avail[t]).bit_count()
+            if had > 0:
+                d.lmask &= ~cb
         memo[company] = {}
-        has = box[company] > 0
-        if had or has:  # the company's placements in the totals: the old ones out, the new ones in
-            for t in T.types[company]:
-                a = avail[t]
-                tot[t] += (has and (near & a).bit_count()) - (
-                    had and (old_near & (old_space if t == space else a)).bit_count())
         d.lists = None
 
     # ================================================================= questions
@@ -336,7 +415,8 @@ class Network:
         """City ids in ``company``'s network: its home station and every city
         reached from it through sections holding its trains (rules: BUILD, step
         2); a new set.  KeyError for an unknown company."""
-        return self._t.cities(self._derived().net[company])
+        cnet, cb = self._derived().cnet, self._t.co[company][0]
+        return {c for c, m in zip(self._t.city_ids, cnet) if m & cb}
 
     def company_sections(self, company: CompanyId) -> list[SectionId]:
         """Ids (sorted) of the sections holding a train of ``company``, starting
@@ -352,13 +432,14 @@ class Network:
     def free_spaces(self, track_type: TrackType) -> int:
         """Empty neutral spaces of ``track_type`` on the whole board (0 for an
         unknown type)."""
-        return self._derived().free.get(track_type, 0)
+        d = self._derived()
+        return d.avail.get(track_type, 0).bit_count() + d.extra.get(track_type, 0)
 
     def full_track_types(self) -> list[TrackType]:
         """Track types every space of which is full (their cards are dead; option
         dead_track_redraw), in the order of TRACK_TYPES."""
-        free = self._derived().free
-        return [t for t in TRACK_TYPES if free.get(t, 0) == 0]
+        free = self.free_spaces
+        return [t for t in TRACK_TYPES if free(t) == 0]
 
     def placement_masks(self, company: CompanyId) -> dict[TrackType, int]:
         """``company``'s placements ignoring its box, by track type, as section bit
@@ -394,18 +475,16 @@ class Network:
         sections sorted: ``(company, section id)``.  IndexError when ``q`` is not
         below ``placement_totals()[track_type]``."""
         d = self._d or self._derived()
-        T = self._t
-        box, near = self.box, d.near
-        avail = d.avail.get(track_type, 0)
-        for c in T.users.get(track_type, ()):
-            if box[c] > 0:
-                m = near[c] & avail
-                n = m.bit_count()
-                if q < n:
-                    for _ in range(q):
-                        m &= m - 1
-                    return c, T.sids[(m & -m).bit_length() - 1]
-                q -= n
+        cnt = d.cnt
+        for c, j in d.live.get(track_type, ()):
+            k = cnt[j]
+            if q < k:
+                m = d.near[c] & d.avail[track_type]
+                while q:
+                    m &= m - 1
+                    q -= 1
+                return c, self._t.sids[(m & -m).bit_length() - 1]
+            q -= k
         raise IndexError("placement index out of range")
 
     def placements(self, company: CompanyId) -> list[tuple[SectionId, TrackType]]:
