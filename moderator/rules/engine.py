@@ -31,6 +31,7 @@ import marshal as _marshal
 import random
 import types
 import typing
+from bisect import insort
 from collections import Counter
 from dataclasses import MISSING, dataclass, field, fields
 from itertools import chain, repeat
@@ -984,20 +985,15 @@ class Game:
         if self.phase == "play":
             players = self.players
             share_hands = self.share_hands
-            for p in players:  # ``_stalled`` only when nobody holds a share
-                if share_hands[p]:
-                    break
-            else:
-                if self._stalled():
-                    self._finish_stalled()
-                    self.history.append((player, action))
-                    return log[start:]
+            if not share_hands[player] and not any(share_hands[p] for p in players) and self._stalled():
+                # nobody holds a share and no company can build: the game ends
+                self._finish_stalled()
+                self.history.append((player, action))
+                return log[start:]
             current = self.current = (self.current + 1) % len(players)
             deck = self.track_deck
-            if deck:  # ``_draw_track``, the common case inline
-                hand = self.track_hands[players[current]]
-                hand.append(deck.pop(0))
-                hand.sort()
+            if deck:  # ``_draw_track``, the common case inline (a hand is kept sorted)
+                insort(self.track_hands[players[current]], deck.pop(0))
             else:
                 self._draw_track(players[current])
         self.history.append((player, action))
@@ -1111,7 +1107,9 @@ class Game:
     def _apply_build(self, player: PlayerName, a: Build) -> None:
         """BUILD (rules: A turn, BUILD): play the card, place the train, draw the
         share (dividends drawn on the way are paid before the swap; a swap after the
-        game ended is not made), then the optional UP swap."""
+        game ended is not made), then the optional UP swap.  The share hand stays
+        sorted: a share drawn is inserted in order (``bisect.insort``; every hand
+        the engine deals or changes is sorted)."""
         card = a.card
         self.track_hands[player].remove(card)  # the card played: discarded (``_discard``)
         self.track_discards.insert(0, card)
@@ -1121,18 +1119,17 @@ class Game:
         if network is None or network.placed is not self.placed or network.box is not self.box:
             network = self.network
         log = self.log
-        if card == JOKER:
-            space = a.space
-            network.place(company, section, space)
-            built = f"{player} built {company} on {section} (joker as {space} track)"
-        else:
-            network.place(company, section, card)
-            built = f"{player} built {company} on {section} ({card} track)"
+        space = a.space if card == JOKER else card
+        network.place(company, section, space)
         left = self.box[company]
         try:
-            log.append(built + _WORTH[company][left])
+            worth = _WORTH[company][left]
         except KeyError:  # a box that no legal game holds (changed by hand)
-            log.append(f"{built}; {company} is worth {1 + _TRAINS[company] - left}.")
+            worth = f"; {company} is worth {1 + _TRAINS[company] - left}."
+        if card == JOKER:
+            log.append(f"{player} built {company} on {section} (joker as {space} track){worth}")
+        else:
+            log.append(f"{player} built {company} on {section} ({card} track){worth}")
         take = a.take
         source = take.source  # type: ignore[union-attr]
         hand = self.share_hands[player]
@@ -1143,7 +1140,7 @@ class Game:
             if got is None:
                 log.append("The stack held no more share: nothing was drawn.")
             else:
-                hand.append(got)
+                insort(hand, got)
         elif source == "display":
             display = self.display
             got = take.company  # type: ignore[union-attr]
@@ -1157,12 +1154,12 @@ class Game:
                 log.append(_REPLACED[new])
                 if display[0] == display[1] == display[2] == display[3]:
                     self._four_of_a_kind()
-            hand.append(got)  # type: ignore[arg-type]
+            insort(hand, got)  # type: ignore[arg-type]
         elif source == "up":
             got = UP
             self.up_pile -= 1
             log.append(f"{player} took a UP share.")
-            hand.append(UP)
+            insort(hand, UP)
         else:
             got = None
             log.append(f"{player} could draw no share.")
@@ -1177,10 +1174,9 @@ class Game:
                 assert returned is not None  # swap drawn: resolve saw a share in the stack
                 hand.remove(returned)
                 self.returned[player].append(returned)
-                hand.append(UP)
+                insort(hand, UP)
                 self.up_pile -= 1
                 log.append(f"{player} returned a share to the box unseen and took a UP share.")
-        hand.sort()
 
     def _apply_invest(self, player: PlayerName, a: Invest) -> None:
         hand = self.share_hands[player]
