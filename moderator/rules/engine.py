@@ -955,7 +955,7 @@ class Game:
         if drawn is None or drawn[1] is not action or drawn[0] != player or drawn[2] != start:
             action = self.resolve(player, action)
         self._drawn = None
-        if type(action) is Build:  # the common case first
+        if type(action) is Build:  # the common case first (it pays the dividends it draws)
             self.turn += 1
             if action.redraw is not None:
                 self._apply_redraw(player, action.redraw)
@@ -980,8 +980,8 @@ class Game:
                 self._discard(player, discard)
                 log.append(f"{player} can neither build nor invest and passes, discarding a {discard} track card."
                            if discard else f"{player} can neither build nor invest and passes.")
-        if self.dividends_pending:  # announced by a dividend card drawn
-            self._pay_pending()
+            if self.dividends_pending:  # announced by a dividend card drawn
+                self._pay_pending()
         if self.phase == "play":
             players = self.players
             share_hands = self.share_hands
