@@ -1075,21 +1075,20 @@ class Game:
         announced, and the next card is drawn in their place (rules: Dividends).
         None when the stack holds no more share (open point: a dividend card that is
         the last card of the stack leaves nothing to draw in its place)."""
-        while self.stack:
-            card = self.stack.pop(0)
-            if card == DIVIDEND:
-                self.dividends_drawn += 1
-                n = self.dividends_drawn
-                if n > self.final_dividend:
-                    self.log.append(
-                        f"The {_ORDINAL.get(n, n)} dividend card is drawn; it is not used "
-                        f"(the game ends with dividend {self.final_dividend})."
-                    )
-                else:
-                    self.dividends_pending += 1
-                    self.log.append(f"A dividend card is drawn: dividend {n} is announced.")
-                continue
-            return card
+        stack = self.stack
+        while stack:
+            card = stack.pop(0)
+            if card != DIVIDEND:
+                return card
+            n = self.dividends_drawn = self.dividends_drawn + 1
+            if n > self.final_dividend:
+                self.log.append(
+                    f"The {_ORDINAL.get(n, n)} dividend card is drawn; it is not used "
+                    f"(the game ends with dividend {self.final_dividend})."
+                )
+            else:
+                self.dividends_pending += 1
+                self.log.append(f"A dividend card is drawn: dividend {n} is announced.")
         return None
 
     def _four_of_a_kind(self) -> None:
