@@ -984,8 +984,7 @@ class Game:
                 self._pay_pending()
         if self.phase == "play":
             players = self.players
-            share_hands = self.share_hands
-            if not share_hands[player] and not any(share_hands[p] for p in players) and self._stalled():
+            if not self.share_hands[player] and self._stalled():  # the player who acted holds shares, mostly
                 # nobody holds a share and no company can build: the game ends
                 self._finish_stalled()
                 self.history.append((player, action))
