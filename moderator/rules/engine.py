@@ -71,8 +71,6 @@ _WORTH = {abbr: {box: f"; {abbr} is worth {company_value(n - box)}." for box in 
           for abbr, n in _TRAINS.items()}
 """The end of a BUILD's sentence by company and trains left in the box: its value
 (an int formatted in the hot path costs about 0.1 µs)."""
-_REPLACED = {share: f"It is replaced by {share}." for share in SHARE_COMPANIES}
-"""The sentence of a face-up share replaced from the stack, by share."""
 
 
 class IllegalAction(ValueError):
@@ -1149,7 +1147,7 @@ class Game:
             if new is None:
                 log.append("Its place stays empty: the stack holds no more share.")
             else:
-                log.append(_REPLACED[new])
+                log.append(f"It is replaced by {new}.")
                 if display[0] == display[1] == display[2] == display[3]:
                     self._four_of_a_kind()
             insort(hand, got)  # type: ignore[arg-type]
