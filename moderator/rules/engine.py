@@ -101,16 +101,64 @@ class IllegalAction(ValueError):
         return f"{self.code} ({', '.join(f'{k}={v!r}' for k, v in self.values.items())})"
 
 
-def _rng(seed: int, purpose: str, n: int = 0) -> random.Random:
-    return random.Random(f"{seed}/{purpose}/{n}")
+_TOPS = [b""] + [bytes(b >> (8 - k) for b in range(256)) for k in range(1, 9)]
+"""``_TOPS[k]`` maps the top byte of a 32-bit word to its top ``k`` bits (a table for
+``bytes.translate``): what ``getrandbits(k)`` returns for that word."""
 
 
-def _track_deck() -> list[str]:
-    return [kind for kind, count in TRACK_CARD_COUNTS.items() for _ in range(count)]
+class _Shuffler:
+    """``random.Random(f"{seed}/{purpose}/{n}").shuffle`` of one list or several in
+    turn, the same permutations from the same words of the generator, made faster.
+
+    ``random.shuffle`` draws ``j = randbelow(i + 1)`` for ``i`` from ``len - 1`` down
+    to 1 and swaps ``x[i]`` and ``x[j]``; ``randbelow(m)`` takes ``getrandbits(k)``
+    with ``k = m.bit_length()`` (the top ``k`` bits of one 32-bit word of the
+    Mersenne Twister) until it is below ``m``.  Here the words are drawn in bulk
+    (``getrandbits(32 * w)``: word 1 in the low bits), their top bytes kept, and each
+    run of ``i`` with the same ``k`` reads its draws from those bytes through a
+    ``bytes.translate`` table.  Lists of at most 255 items (the top byte holds ``k``
+    <= 8 bits); ValueError for longer ones."""
+
+    __slots__ = ("_bits", "_tops", "_at")
+
+    def __init__(self, seed: int, purpose: str, n: int = 0):
+        self._bits = random.Random(f"{seed}/{purpose}/{n}").getrandbits
+        self._tops = b""  # top bytes of the words drawn and not used yet
+        self._at = 0  # the next one to use
+
+    def _draw(self, n: int) -> None:
+        """Draw the top bytes of enough words for about ``n`` draws more."""
+        m = n + (n >> 1) + 8
+        self._tops = self._tops[self._at:] + self._bits(32 * m).to_bytes(4 * m, "little")[3::4]
+        self._at = 0
+
+    def shuffle(self, x: list[Any]) -> None:
+        """Shuffle ``x`` in place, as ``random.Random.shuffle`` does."""
+        i = len(x) - 1
+        if i >= 255:
+            raise ValueError(f"at most 255 items are shuffled here, not {len(x)}")
+        while i > 0:
+            k = (i + 1).bit_length()
+            low = (1 << (k - 1)) - 1 or 1  # the last ``i`` drawing ``k`` bits
+            at = self._at
+            tops = self._tops[at:].translate(_TOPS[k])
+            for at, j in enumerate(tops, at + 1):
+                if j <= i:  # else ``randbelow`` draws again
+                    x[i], x[j] = x[j], x[i]
+                    i -= 1
+                    if i < low:
+                        break
+            else:  # every word drawn is used: draw more
+                self._at = at
+                self._draw(i)
+                continue
+            self._at = at
 
 
-def _share_deck() -> list[str]:
-    return [c.abbr for c in COMPANIES.values() for _ in range(c.shares)]
+_TRACK_DECK = tuple(kind for kind, count in TRACK_CARD_COUNTS.items() for _ in range(count))
+"""The 40 track cards before the shuffle (rules: Components)."""
+_SHARE_DECK = tuple(c.abbr for c in COMPANIES.values() for _ in range(c.shares))
+"""The 98 company shares before the shuffle (rules: Components)."""
 
 
 _TAKES: dict[tuple[str, str | None], Take] = {
@@ -130,7 +178,7 @@ def turn_order(players: list[PlayerName], seed: int) -> list[PlayerName]:
     decision: the table rule "youngest starts" cannot be checked by mail).  Pass the
     result to ``Game.new`` when the players did not agree on an order."""
     order = list(players)
-    _rng(seed, "order").shuffle(order)
+    _Shuffler(seed, "order").shuffle(order)
     return order
 
 
@@ -479,37 +527,37 @@ class Game:
         draws one from the seed).  Raises ValueError for 1 or 7+ players, duplicate
         names, an unknown ruleset or option."""
         opts = check_setup(players, ruleset, options)
-        g = cls(board=board, players=list(players), seed=int(seed), ruleset=ruleset, options=opts)
         # 1. starting trains (on the coloured starting spaces, which the board lists
         #    per section apart from the neutral spaces)
-        g.placed = {sid: [None] * len(s.spaces) for sid, s in board.sections.items()}
-        g.box = {
-            abbr: c.trains - (len(board.companies[abbr].starts) if abbr in board.companies else 0)
-            for abbr, c in COMPANIES.items()
-        }
-        g._network = Network.new_game(board, g.placed, g.box)
+        rows, sids, empty, box = _empty_board(board)
+        placed = rows.copy()
+        placed.update(zip(sids, map(list.copy, empty)))
+        box = box.copy()
         # 2. track cards
-        deck = _track_deck()
-        _rng(seed, "track").shuffle(deck)
-        for p in players:
-            g.track_hands[p], deck = sorted(deck[:3]), deck[3:]
-        g.track_deck = deck
-        # 3. one UP share each
-        g.up_pile = UP_SHARES - len(players)
+        deck = list(_TRACK_DECK)
+        _Shuffler(seed, "track").shuffle(deck)
+        n = len(players)
+        track_hands = {p: sorted(deck[3 * i : 3 * i + 3]) for i, p in enumerate(players)}
         # 4. company shares
-        shares = _share_deck()
-        _rng(seed, "shares").shuffle(shares)
-        n = _ruleset(ruleset).shares_dealt
-        for p in players:
-            g.share_hands[p] = sorted(shares[:n] + [UP])
-            shares = shares[n:]
-            g.invested[p] = {}
-            g.money[p] = 0
-            g.returned[p] = []
-        g.stack = shares  # shuffled remainder; display and stack are laid out at reveal
-        g.log.append(
-            f"Game set up: {len(players)} players ({', '.join(players)}), ruleset {ruleset}."
+        shares = list(_SHARE_DECK)
+        _Shuffler(seed, "shares").shuffle(shares)
+        k = _ruleset(ruleset).shares_dealt
+        share_hands = {}
+        for i, p in enumerate(players):
+            hand = shares[k * i : k * i + k]
+            hand.append(UP)
+            hand.sort()
+            share_hands[p] = hand
+        g = cls(
+            board=board, players=list(players), seed=int(seed), ruleset=ruleset, options=opts,
+            placed=placed, box=box, track_deck=deck[3 * n :], track_hands=track_hands,
+            share_hands=share_hands, invested={p: {} for p in players}, money=dict.fromkeys(players, 0),
+            returned={p: [] for p in players},
+            stack=shares[k * n :],  # shuffled remainder; display and stack are laid out at reveal
+            up_pile=UP_SHARES - n,  # 3. one UP share each
+            log=[f"Game set up: {n} players ({', '.join(players)}), ruleset {ruleset}."],
         )
+        g._network = Network.new_game(board, placed, box)
         return g
 
     def _lay_out_shares(self) -> None:
@@ -529,11 +577,11 @@ class Game:
     def _stack_with_dividends(self, rest: list[str]) -> list[str]:
         """The share stack, top first, from the shares ``rest`` left after the
         display (rules: Setup, step 7; option spread_dividends)."""
-        rng = _rng(self.seed, "stack")
+        shuffle = _Shuffler(self.seed, "stack").shuffle
 
         def with_dividends(pile: list[str], k: int) -> list[str]:
             pile = pile + [DIVIDEND] * k
-            rng.shuffle(pile)
+            shuffle(pile)
             return pile
 
         if self.options["spread_dividends"]:
@@ -1009,7 +1057,7 @@ class Game:
             self.reshuffles += 1
             self.track_deck = self.track_discards
             self.track_discards = []
-            _rng(self.seed, "reshuffle", self.reshuffles).shuffle(self.track_deck)
+            _Shuffler(self.seed, "reshuffle", self.reshuffles).shuffle(self.track_deck)
             self.log.append(
                 f"The track deck was empty: the {len(self.track_deck)} discards were shuffled into a new deck."
             )
@@ -1518,6 +1566,23 @@ _OCCUPANTS = frozenset(COMPANIES) | {None}
 """What a space may hold: a company's train or nothing."""
 _HINTS = typing.get_type_hints(Game)
 """The fields' types, resolved: ``Game.from_dict`` checks shapes against them."""
+
+
+def _empty_board(board: Board) -> tuple[dict[SectionId, list[None]], tuple[SectionId, ...],
+                                          tuple[list[None], ...], dict[CompanyId, int]]:
+    """What ``Game.new`` copies for each game on ``board``, made once per board (the
+    board is never changed once loaded): ``placed`` with no train, its section ids
+    and rows apart, and ``box`` (each company's trains but those on its starting
+    spaces).  Never hand these out: copy them."""
+    made = board.__dict__.get("_empty_game")
+    if made is None:
+        rows = {sid: [None] * len(s.spaces) for sid, s in board.sections.items()}
+        box = {
+            abbr: c.trains - (len(board.companies[abbr].starts) if abbr in board.companies else 0)
+            for abbr, c in COMPANIES.items()
+        }
+        made = board.__dict__["_empty_game"] = (rows, tuple(rows), tuple(rows.values()), box)
+    return made
 
 
 def _split(cards: list[str], k: int) -> list[list[str]]:
