@@ -34,7 +34,7 @@ import typing
 from collections import Counter
 from dataclasses import MISSING, dataclass, field, fields
 from itertools import chain, repeat
-from operator import itemgetter
+from operator import itemgetter, sub
 from typing import Any
 
 from .actions import DRAWN, Action, Build, Invest, Pass, Start, Take
@@ -66,6 +66,10 @@ from .options import IMAGINARY, OPTIONS, RULESETS, check_setup, ruleset as _rule
 _ORDINAL = {1: "1st", 2: "2nd", 3: "3rd", 4: "4th"}
 _TRAINS = {abbr: c.trains for abbr, c in COMPANIES.items()}
 """Each company's trains in all (``Company.trains``)."""
+_COMPANY_IDS = tuple(COMPANIES)
+_TRAINS_AND_STATION = tuple(1 + c.trains for c in COMPANIES.values())
+"""Per company in order, its dividend value with every train on the board: the
+value is this minus the trains in the box (``company_value``)."""
 
 
 class IllegalAction(ValueError):
@@ -1275,15 +1279,21 @@ class Game:
 
     def _pay_dividend(self, number: int) -> None:
         """Pay the ``number``-th dividend (rules: Company dividends; Union Pacific
-        dividends; Two players)."""
-        holdings = self.investors()
-        if len(self.players) == 2 and number == self.final_dividend:
+        dividends; Two players) and keep its record in ``payouts``: ``values`` per
+        company, ``holdings`` per investor (shares sorted), ``paid`` per company
+        (``company_payout``, then ``up_payout``; companies in their order) and
+        ``totals`` per investor (sorted)."""
+        players = self.players
+        invested = self.invested
+        holdings = {p: invested[p] for p in players}  # read here, copied into the record
+        money = self.money
+        if len(players) == 2 and number == self.final_dividend:
             holdings[IMAGINARY] = self._imaginary_holdings()
-            self.money.setdefault(IMAGINARY, 0)
+            money.setdefault(IMAGINARY, 0)
             shown = ", ".join(f"{n} {c}" for c, n in sorted(holdings[IMAGINARY].items())) or "nothing"
             self.log.append(f"The imaginary third player takes the display, the stack and the UP pile: {shown}.")
         box = self.box
-        values = {c: 1 + n - box[c] for c, n in _TRAINS.items()}  # ``company_value``
+        values = dict(zip(_COMPANY_IDS, map(sub, _TRAINS_AND_STATION, map(box.__getitem__, _COMPANY_IDS))))
         by_company: dict[str, dict[str, int]] = {}
         for p, h in holdings.items():
             for company, n in h.items():
@@ -1294,17 +1304,36 @@ class Game:
                     else:
                         got[p] = n
         paid: dict[str, dict[str, int]] = {}
-        for company in COMPANIES:
-            if company in by_company:
-                paid[company] = company_payout(by_company[company], values[company])
-        if UP in by_company:
-            paid[UP] = up_payout(by_company[UP], number)
         totals: dict[str, int] = {}
-        for pay in paid.values():
+        for company in _COMPANY_IDS:
+            h = by_company.get(company)
+            if h is None:
+                continue
+            if len(h) == 1:  # ``company_payout``'s cases for one and two investors
+                value = values[company]
+                ((a, _),) = h.items()
+                pay = paid[company] = {a: value + value // 2}
+            elif len(h) == 2:
+                value = values[company]
+                (a, na), (b, nb) = h.items()
+                if na == nb:
+                    each = (value + value // 2) // 2
+                    pay = paid[company] = {a: each, b: each} if a < b else {b: each, a: each}
+                elif na > nb:
+                    pay = paid[company] = {a: value, b: value // 2}
+                else:
+                    pay = paid[company] = {b: value, a: value // 2}
+            else:
+                pay = paid[company] = company_payout(h, values[company])
+            for p, amount in pay.items():
+                totals[p] = totals.get(p, 0) + amount
+        h = by_company.get(UP)
+        if h is not None:
+            pay = paid[UP] = up_payout(h, number)
             for p, amount in pay.items():
                 totals[p] = totals.get(p, 0) + amount
         for p, amount in totals.items():
-            self.money[p] = self.money.get(p, 0) + amount
+            money[p] = money.get(p, 0) + amount
         self.payouts.append({
             "dividend": number,
             "values": values,
@@ -1316,7 +1345,7 @@ class Game:
             # option hidden_money: the public log must not let anyone add up the others' money
             self.log.append(f"Dividend {number} paid (amounts hidden: option hidden_money).")
         else:
-            parts = ", ".join(f"{p} +{totals.get(p, 0)}" for p in holdings)
+            parts = ", ".join([f"{p} +{totals.get(p, 0)}" for p in holdings])
             self.log.append(f"Dividend {number} paid: {parts} (millions).")
 
     def standings(self) -> list[tuple[int, PlayerName, int]]:
