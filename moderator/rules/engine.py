@@ -34,7 +34,7 @@ import typing
 from collections import Counter
 from dataclasses import MISSING, dataclass, field, fields
 from itertools import chain, repeat
-from operator import itemgetter, sub
+from operator import itemgetter
 from typing import Any
 
 from .actions import DRAWN, Action, Build, Invest, Pass, Start, Take
@@ -67,9 +67,9 @@ _ORDINAL = {1: "1st", 2: "2nd", 3: "3rd", 4: "4th"}
 _TRAINS = {abbr: c.trains for abbr, c in COMPANIES.items()}
 """Each company's trains in all (``Company.trains``)."""
 _COMPANY_IDS = tuple(COMPANIES)
-_TRAINS_AND_STATION = tuple(1 + c.trains for c in COMPANIES.values())
-"""Per company in order, its dividend value with every train on the board: the
-value is this minus the trains in the box (``company_value``)."""
+_TRAINS_AND_STATION = {abbr: 1 + c.trains for abbr, c in COMPANIES.items()}
+"""Each company's dividend value with every train on the board: the value is this
+minus the trains in the box (``company_value``)."""
 
 
 class IllegalAction(ValueError):
@@ -1293,7 +1293,7 @@ class Game:
             shown = ", ".join(f"{n} {c}" for c, n in sorted(holdings[IMAGINARY].items())) or "nothing"
             self.log.append(f"The imaginary third player takes the display, the stack and the UP pile: {shown}.")
         box = self.box
-        values = dict(zip(_COMPANY_IDS, map(sub, _TRAINS_AND_STATION, map(box.__getitem__, _COMPANY_IDS))))
+        values = {c: n - box[c] for c, n in _TRAINS_AND_STATION.items()}
         by_company: dict[str, dict[str, int]] = {}
         for p, h in holdings.items():
             for company, n in h.items():
