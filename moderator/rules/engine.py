@@ -1,8 +1,9 @@
 """The rules engine: a game of Union Pacific as a pure state machine.
 
 No I/O, no clock; the only randomness comes from generators seeded by the game's
-seed (``random.Random(f"{seed}/{purpose}/{n}")``), so a game is a replayable list of
-actions, like a chess game is a list of moves.  Typical use::
+seed (``random.Random(f"{seed}/{purpose}/{n}")``, its shuffles made by ``_Shuffler``:
+the same permutations), so a game is a replayable list of actions, like a chess game
+is a list of moves.  Typical use::
 
     game = Game.new(Board.default(), ["Ann", "Bob", "Cy"], seed=7)
     for player in game.waiting_for():
@@ -105,11 +106,6 @@ class IllegalAction(ValueError):
         return f"{self.code} ({', '.join(f'{k}={v!r}' for k, v in self.values.items())})"
 
 
-_TOPS = [b""] + [bytes(b >> (8 - k) for b in range(256)) for k in range(1, 9)]
-"""``_TOPS[k]`` maps the top byte of a 32-bit word to its top ``k`` bits (a table for
-``bytes.translate``): what ``getrandbits(k)`` returns for that word."""
-
-
 class _Shuffler:
     """``random.Random(f"{seed}/{purpose}/{n}").shuffle`` of one list or several in
     turn, the same permutations from the same words of the generator, made faster.
@@ -118,45 +114,37 @@ class _Shuffler:
     to 1 and swaps ``x[i]`` and ``x[j]``; ``randbelow(m)`` takes ``getrandbits(k)``
     with ``k = m.bit_length()`` (the top ``k`` bits of one 32-bit word of the
     Mersenne Twister) until it is below ``m``.  Here the words are drawn in bulk
-    (``getrandbits(32 * w)``: word 1 in the low bits), their top bytes kept, and each
-    run of ``i`` with the same ``k`` reads its draws from those bytes through a
-    ``bytes.translate`` table.  Lists of at most 255 items (the top byte holds ``k``
-    <= 8 bits); ValueError for longer ones."""
+    (``getrandbits(32 * w)``: the first word in the low bits) and only their top
+    bytes kept, read in turn by one iterator across the runs of ``i`` drawing the
+    same ``k``.  Lists of at most 255 items (the top byte holds ``k`` <= 8 bits);
+    ValueError for longer ones."""
 
-    __slots__ = ("_bits", "_tops", "_at")
+    __slots__ = ("_bits", "_tops")
 
     def __init__(self, seed: int, purpose: str, n: int = 0):
         self._bits = random.Random(f"{seed}/{purpose}/{n}").getrandbits
-        self._tops = b""  # top bytes of the words drawn and not used yet
-        self._at = 0  # the next one to use
-
-    def _draw(self, n: int) -> None:
-        """Draw the top bytes of enough words for about ``n`` draws more."""
-        m = n + (n >> 1) + 8
-        self._tops = self._tops[self._at:] + self._bits(32 * m).to_bytes(4 * m, "little")[3::4]
-        self._at = 0
+        self._tops: Any = iter(b"")  # the top bytes of the words drawn and not used yet
 
     def shuffle(self, x: list[Any]) -> None:
         """Shuffle ``x`` in place, as ``random.Random.shuffle`` does."""
         i = len(x) - 1
         if i >= 255:
             raise ValueError(f"at most 255 items are shuffled here, not {len(x)}")
+        tops = self._tops
         while i > 0:
             k = (i + 1).bit_length()
+            s = 8 - k
             low = (1 << (k - 1)) - 1 or 1  # the last ``i`` drawing ``k`` bits
-            at = self._at
-            tops = self._tops[at:].translate(_TOPS[k])
-            for at, j in enumerate(tops, at + 1):
+            for t in tops:
+                j = t >> s
                 if j <= i:  # else ``randbelow`` draws again
                     x[i], x[j] = x[j], x[i]
                     i -= 1
                     if i < low:
                         break
             else:  # every word drawn is used: draw more
-                self._at = at
-                self._draw(i)
-                continue
-            self._at = at
+                m = i + (i >> 1) + 8
+                tops = self._tops = iter(self._bits(32 * m).to_bytes(4 * m, "little")[3::4])
 
 
 _TRACK_DECK = tuple(kind for kind, count in TRACK_CARD_COUNTS.items() for _ in range(count))
