@@ -80,11 +80,16 @@ def up_payout(holdings: Mapping[str, int], dividend_number: int) -> dict[str, in
         raise ValueError(f"dividend number must be 1-4, not {dividend_number}")
     table = UP_TABLE[dividend_number]
     result: dict[str, int] = {}
-    rank = 0  # ranks already taken
-    for group in _groups(holdings):
-        amounts = [table[r] if r < len(table) else 0 for r in range(rank, rank + len(group))]
-        each = sum(amounts) // len(group)
-        for p in group:
+    # most shares first, names sorted among equals: the groups of ``_groups``
+    ranked = sorted([(-n, p) for p, n in holdings.items() if n > 0])
+    rank, end = 0, len(ranked)  # ranks already taken
+    while rank < end:
+        n = ranked[rank][0]
+        size = 1
+        while rank + size < end and ranked[rank + size][0] == n:
+            size += 1
+        each = sum(table[rank : rank + size]) // size  # ranks beyond 5 pay 0
+        for _, p in ranked[rank : rank + size]:
             result[p] = each
-        rank += len(group)
+        rank += size
     return result

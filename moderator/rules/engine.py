@@ -1,8 +1,9 @@
 """The rules engine: a game of Union Pacific as a pure state machine.
 
 No I/O, no clock; the only randomness comes from generators seeded by the game's
-seed (``random.Random(f"{seed}/{purpose}/{n}")``), so a game is a replayable list of
-actions, like a chess game is a list of moves.  Typical use::
+seed (``random.Random(f"{seed}/{purpose}/{n}")``, its shuffles made by ``_Shuffler``:
+the same permutations), so a game is a replayable list of actions, like a chess game
+is a list of moves.  Typical use::
 
     game = Game.new(Board.default(), ["Ann", "Bob", "Cy"], seed=7)
     for player in game.waiting_for():
@@ -71,6 +72,10 @@ _WORTH = {abbr: {box: f"; {abbr} is worth {company_value(n - box)}." for box in 
           for abbr, n in _TRAINS.items()}
 """The end of a BUILD's sentence by company and trains left in the box: its value
 (an int formatted in the hot path costs about 0.1 µs)."""
+_COMPANY_IDS = tuple(COMPANIES)
+_TRAINS_AND_STATION = {abbr: 1 + c.trains for abbr, c in COMPANIES.items()}
+"""Each company's dividend value with every train on the board: the value is this
+minus the trains in the box (``company_value``)."""
 
 
 class IllegalAction(ValueError):
@@ -106,16 +111,51 @@ class IllegalAction(ValueError):
         return f"{self.code} ({', '.join(f'{k}={v!r}' for k, v in self.values.items())})"
 
 
-def _rng(seed: int, purpose: str, n: int = 0) -> random.Random:
-    return random.Random(f"{seed}/{purpose}/{n}")
+class _Shuffler:
+    """``random.Random(f"{seed}/{purpose}/{n}").shuffle`` of one list or several in
+    turn, the same permutations from the same words of the generator, made faster.
+
+    ``random.shuffle`` draws ``j = randbelow(i + 1)`` for ``i`` from ``len - 1`` down
+    to 1 and swaps ``x[i]`` and ``x[j]``; ``randbelow(m)`` takes ``getrandbits(k)``
+    with ``k = m.bit_length()`` (the top ``k`` bits of one 32-bit word of the
+    Mersenne Twister) until it is below ``m``.  Here the words are drawn in bulk
+    (``getrandbits(32 * w)``: the first word in the low bits) and only their top
+    bytes kept, read in turn by one iterator across the runs of ``i`` drawing the
+    same ``k``.  Lists of at most 255 items (the top byte holds ``k`` <= 8 bits);
+    ValueError for longer ones."""
+
+    __slots__ = ("_bits", "_tops")
+
+    def __init__(self, seed: int, purpose: str, n: int = 0):
+        self._bits = random.Random(f"{seed}/{purpose}/{n}").getrandbits
+        self._tops: Any = iter(b"")  # the top bytes of the words drawn and not used yet
+
+    def shuffle(self, x: list[Any]) -> None:
+        """Shuffle ``x`` in place, as ``random.Random.shuffle`` does."""
+        i = len(x) - 1
+        if i >= 255:
+            raise ValueError(f"at most 255 items are shuffled here, not {len(x)}")
+        tops = self._tops
+        while i > 0:
+            k = (i + 1).bit_length()
+            s = 8 - k
+            low = (1 << (k - 1)) - 1 or 1  # the last ``i`` drawing ``k`` bits
+            for t in tops:
+                j = t >> s
+                if j <= i:  # else ``randbelow`` draws again
+                    x[i], x[j] = x[j], x[i]
+                    i -= 1
+                    if i < low:
+                        break
+            else:  # every word drawn is used: draw more
+                m = i + (i >> 1) + 8
+                tops = self._tops = iter(self._bits(32 * m).to_bytes(4 * m, "little")[3::4])
 
 
-def _track_deck() -> list[str]:
-    return [kind for kind, count in TRACK_CARD_COUNTS.items() for _ in range(count)]
-
-
-def _share_deck() -> list[str]:
-    return [c.abbr for c in COMPANIES.values() for _ in range(c.shares)]
+_TRACK_DECK = tuple(kind for kind, count in TRACK_CARD_COUNTS.items() for _ in range(count))
+"""The 40 track cards before the shuffle (rules: Components)."""
+_SHARE_DECK = tuple(c.abbr for c in COMPANIES.values() for _ in range(c.shares))
+"""The 98 company shares before the shuffle (rules: Components)."""
 
 
 _TAKES: dict[tuple[str, str | None], Take] = {
@@ -135,7 +175,7 @@ def turn_order(players: list[PlayerName], seed: int) -> list[PlayerName]:
     decision: the table rule "youngest starts" cannot be checked by mail).  Pass the
     result to ``Game.new`` when the players did not agree on an order."""
     order = list(players)
-    _rng(seed, "order").shuffle(order)
+    _Shuffler(seed, "order").shuffle(order)
     return order
 
 
@@ -484,37 +524,37 @@ class Game:
         draws one from the seed).  Raises ValueError for 1 or 7+ players, duplicate
         names, an unknown ruleset or option."""
         opts = check_setup(players, ruleset, options)
-        g = cls(board=board, players=list(players), seed=int(seed), ruleset=ruleset, options=opts)
         # 1. starting trains (on the coloured starting spaces, which the board lists
         #    per section apart from the neutral spaces)
-        g.placed = {sid: [None] * len(s.spaces) for sid, s in board.sections.items()}
-        g.box = {
-            abbr: c.trains - (len(board.companies[abbr].starts) if abbr in board.companies else 0)
-            for abbr, c in COMPANIES.items()
-        }
-        g._network = Network.new_game(board, g.placed, g.box)
+        rows, sids, empty, box = _empty_board(board)
+        placed = rows.copy()
+        placed.update(zip(sids, map(list.copy, empty)))
+        box = box.copy()
         # 2. track cards
-        deck = _track_deck()
-        _rng(seed, "track").shuffle(deck)
-        for p in players:
-            g.track_hands[p], deck = sorted(deck[:3]), deck[3:]
-        g.track_deck = deck
-        # 3. one UP share each
-        g.up_pile = UP_SHARES - len(players)
+        deck = list(_TRACK_DECK)
+        _Shuffler(seed, "track").shuffle(deck)
+        n = len(players)
+        track_hands = {p: sorted(deck[3 * i : 3 * i + 3]) for i, p in enumerate(players)}
         # 4. company shares
-        shares = _share_deck()
-        _rng(seed, "shares").shuffle(shares)
-        n = _ruleset(ruleset).shares_dealt
-        for p in players:
-            g.share_hands[p] = sorted(shares[:n] + [UP])
-            shares = shares[n:]
-            g.invested[p] = {}
-            g.money[p] = 0
-            g.returned[p] = []
-        g.stack = shares  # shuffled remainder; display and stack are laid out at reveal
-        g.log.append(
-            f"Game set up: {len(players)} players ({', '.join(players)}), ruleset {ruleset}."
+        shares = list(_SHARE_DECK)
+        _Shuffler(seed, "shares").shuffle(shares)
+        k = _ruleset(ruleset).shares_dealt
+        share_hands = {}
+        for i, p in enumerate(players):
+            hand = shares[k * i : k * i + k]
+            hand.append(UP)
+            hand.sort()
+            share_hands[p] = hand
+        g = cls(
+            board=board, players=list(players), seed=int(seed), ruleset=ruleset, options=opts,
+            placed=placed, box=box, track_deck=deck[3 * n :], track_hands=track_hands,
+            share_hands=share_hands, invested={p: {} for p in players}, money=dict.fromkeys(players, 0),
+            returned={p: [] for p in players},
+            stack=shares[k * n :],  # shuffled remainder; display and stack are laid out at reveal
+            up_pile=UP_SHARES - n,  # 3. one UP share each
+            log=[f"Game set up: {n} players ({', '.join(players)}), ruleset {ruleset}."],
         )
+        g._network = Network.new_game(board, placed, box)
         return g
 
     def _lay_out_shares(self) -> None:
@@ -534,11 +574,11 @@ class Game:
     def _stack_with_dividends(self, rest: list[str]) -> list[str]:
         """The share stack, top first, from the shares ``rest`` left after the
         display (rules: Setup, step 7; option spread_dividends)."""
-        rng = _rng(self.seed, "stack")
+        shuffle = _Shuffler(self.seed, "stack").shuffle
 
         def with_dividends(pile: list[str], k: int) -> list[str]:
             pile = pile + [DIVIDEND] * k
-            rng.shuffle(pile)
+            shuffle(pile)
             return pile
 
         if self.options["spread_dividends"]:
@@ -1017,7 +1057,7 @@ class Game:
             self.reshuffles += 1
             self.track_deck = self.track_discards
             self.track_discards = []
-            _rng(self.seed, "reshuffle", self.reshuffles).shuffle(self.track_deck)
+            _Shuffler(self.seed, "reshuffle", self.reshuffles).shuffle(self.track_deck)
             self.log.append(
                 f"The track deck was empty: the {len(self.track_deck)} discards were shuffled into a new deck."
             )
@@ -1249,15 +1289,21 @@ class Game:
 
     def _pay_dividend(self, number: int) -> None:
         """Pay the ``number``-th dividend (rules: Company dividends; Union Pacific
-        dividends; Two players)."""
-        holdings = self.investors()
-        if len(self.players) == 2 and number == self.final_dividend:
+        dividends; Two players) and keep its record in ``payouts``: ``values`` per
+        company, ``holdings`` per investor (shares sorted), ``paid`` per company
+        (``company_payout``, then ``up_payout``; companies in their order) and
+        ``totals`` per investor (sorted)."""
+        players = self.players
+        invested = self.invested
+        holdings = {p: invested[p] for p in players}  # read here, copied into the record
+        money = self.money
+        if len(players) == 2 and number == self.final_dividend:
             holdings[IMAGINARY] = self._imaginary_holdings()
-            self.money.setdefault(IMAGINARY, 0)
+            money.setdefault(IMAGINARY, 0)
             shown = ", ".join(f"{n} {c}" for c, n in sorted(holdings[IMAGINARY].items())) or "nothing"
             self.log.append(f"The imaginary third player takes the display, the stack and the UP pile: {shown}.")
         box = self.box
-        values = {c: 1 + n - box[c] for c, n in _TRAINS.items()}  # ``company_value``
+        values = {c: n - box[c] for c, n in _TRAINS_AND_STATION.items()}
         by_company: dict[str, dict[str, int]] = {}
         for p, h in holdings.items():
             for company, n in h.items():
@@ -1268,17 +1314,36 @@ class Game:
                     else:
                         got[p] = n
         paid: dict[str, dict[str, int]] = {}
-        for company in COMPANIES:
-            if company in by_company:
-                paid[company] = company_payout(by_company[company], values[company])
-        if UP in by_company:
-            paid[UP] = up_payout(by_company[UP], number)
         totals: dict[str, int] = {}
-        for pay in paid.values():
+        for company in _COMPANY_IDS:
+            h = by_company.get(company)
+            if h is None:
+                continue
+            if len(h) == 1:  # ``company_payout``'s cases for one and two investors
+                value = values[company]
+                ((a, _),) = h.items()
+                pay = paid[company] = {a: value + value // 2}
+            elif len(h) == 2:
+                value = values[company]
+                (a, na), (b, nb) = h.items()
+                if na == nb:
+                    each = (value + value // 2) // 2
+                    pay = paid[company] = {a: each, b: each} if a < b else {b: each, a: each}
+                elif na > nb:
+                    pay = paid[company] = {a: value, b: value // 2}
+                else:
+                    pay = paid[company] = {b: value, a: value // 2}
+            else:
+                pay = paid[company] = company_payout(h, values[company])
+            for p, amount in pay.items():
+                totals[p] = totals.get(p, 0) + amount
+        h = by_company.get(UP)
+        if h is not None:
+            pay = paid[UP] = up_payout(h, number)
             for p, amount in pay.items():
                 totals[p] = totals.get(p, 0) + amount
         for p, amount in totals.items():
-            self.money[p] = self.money.get(p, 0) + amount
+            money[p] = money.get(p, 0) + amount
         self.payouts.append({
             "dividend": number,
             "values": values,
@@ -1290,7 +1355,7 @@ class Game:
             # option hidden_money: the public log must not let anyone add up the others' money
             self.log.append(f"Dividend {number} paid (amounts hidden: option hidden_money).")
         else:
-            parts = ", ".join(f"{p} +{totals.get(p, 0)}" for p in holdings)
+            parts = ", ".join([f"{p} +{totals.get(p, 0)}" for p in holdings])
             self.log.append(f"Dividend {number} paid: {parts} (millions).")
 
     def standings(self) -> list[tuple[int, PlayerName, int]]:
@@ -1540,6 +1605,23 @@ _OCCUPANTS = frozenset(COMPANIES) | {None}
 """What a space may hold: a company's train or nothing."""
 _HINTS = typing.get_type_hints(Game)
 """The fields' types, resolved: ``Game.from_dict`` checks shapes against them."""
+
+
+def _empty_board(board: Board) -> tuple[dict[SectionId, list[None]], tuple[SectionId, ...],
+                                          tuple[list[None], ...], dict[CompanyId, int]]:
+    """What ``Game.new`` copies for each game on ``board``, made once per board (the
+    board is never changed once loaded): ``placed`` with no train, its section ids
+    and rows apart, and ``box`` (each company's trains but those on its starting
+    spaces).  Never hand these out: copy them."""
+    made = board.__dict__.get("_empty_game")
+    if made is None:
+        rows = {sid: [None] * len(s.spaces) for sid, s in board.sections.items()}
+        box = {
+            abbr: c.trains - (len(board.companies[abbr].starts) if abbr in board.companies else 0)
+            for abbr, c in COMPANIES.items()
+        }
+        made = board.__dict__["_empty_game"] = (rows, tuple(rows), tuple(rows.values()), box)
+    return made
 
 
 def _split(cards: list[str], k: int) -> list[list[str]]:
