@@ -1,0 +1,72 @@
+"""What a careful referee does that the moderator did not (the new user's
+leftovers): a resignation confirmed only in a later mail, ``pbem show`` naming a
+pause, the reminder saying what happens at the deadline, a refusal quoting the
+player's words as written.  Real RFC 5322 mails through real moderator cycles on
+local Maildirs (``test_newuser_finds.Table``)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from test_newuser_finds import Table, start_all, text_of, to
+
+ROOT = Path(__file__).resolve().parent.parent
+
+ASKED_CY = ('To resign, send "resign confirm" by 2026-12-02 09:10 UTC. Your seat then goes to the built-in '
+            'player, everyone is told, and you get no more mail but the final result.')
+SAME_MAIL = ('Your mail says both "resign" and "resign confirm". A resignation counts only when it is '
+             'confirmed in a later mail, after you have read this warning, so you are still in the game.')
+
+
+@pytest.fixture
+def t(tmp_path):
+    return Table(tmp_path)
+
+
+@pytest.mark.parametrize("body", [
+    "resign\nresign confirm\n",
+    "Resign, confirmed.\nI resign from this game, sorry.\n",  # the confirmation first
+])
+def test_resign_and_its_confirmation_in_one_mail_resign_no_one(t, body):
+    """Cy's one mail says "resign" and "resign confirm": Cy stays in the game,
+    gets one answer (the warning, saying the confirmation must come later), and
+    the request stands; "resign confirm" in a later mail resigns."""
+    start_all(t)
+    t.reply("Cy", body)
+    t.run()  # 09:10
+    (answer,) = t.sent()
+    assert str(answer["To"]) == "cy@example.net"
+    assert text_of(answer).strip() == SAME_MAIL + "\n\n" + ASKED_CY
+    rec = t.load()
+    assert rec.resigned == [] and not rec.player_by_name("Cy").bot
+    assert rec.resigning == {"Cy": "2026-12-01T09:10:00+00:00"}
+    assert rec.gm_log == []
+    t.reply("Cy", "resign confirm\n")
+    t.run()
+    rec = t.load()
+    assert rec.resigned == ["Cy"] and rec.resigning == {} and rec.player_by_name("Cy").bot
+    mails = t.sent()
+    assert [text_of(m).strip() for m in to(mails, "cy@example.net")] == [
+        "You resigned. Thank you for playing; you will get the final result."]
+    assert "Cy resigned from the game." in text_of(to(mails, "ann@example.org")[0])
+
+
+def test_resign_alone_still_answers_the_warning_alone(t):
+    """Without "resign confirm" in the mail the answer is the warning only."""
+    start_all(t)
+    t.reply("Cy", "resign\n")
+    t.run()
+    (answer,) = t.sent()
+    assert text_of(answer).strip() == ASKED_CY
+    assert t.load().resigned == []
+
+
+def test_every_polish_word_is_used():
+    """Each macro of templates/words/polish.txt is named in the code (as a literal)."""
+    names = re.findall(r"\{% macro (\w+)\(", (ROOT / "templates" / "words" / "polish.txt").read_text())
+    assert names
+    code = "\n".join(p.read_text() for p in (ROOT / "moderator").rglob("*.py"))
+    for name in names:
+        assert f'"{name}"' in code, name
