@@ -9,6 +9,10 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
+from click.testing import CliRunner
+
+import pbem
 
 from test_newuser_finds import Table, start_all, text_of, to
 
@@ -63,10 +67,41 @@ def test_resign_alone_still_answers_the_warning_alone(t):
     assert t.load().resigned == []
 
 
+@pytest.fixture
+def cli(tmp_path, monkeypatch):
+    """``pbem`` in ``tmp_path`` (its pbem.yaml: the operator), run by a user "carol"."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LOGNAME", "carol")
+    (tmp_path / "pbem.yaml").write_text(yaml.safe_dump({"operator": "op@example.com"}))
+    runner = CliRunner()
+    return lambda *args: runner.invoke(pbem.main, list(args), catch_exceptions=False)
+
+
+def test_pbem_show_says_a_paused_game_is_paused_since_when_by_whom_and_how_to_resume(cli):
+    r = cli("new", "ridge", "--seed", "7", "--deadline", "24h", "--now", "2026-03-01T12:00:00Z",
+            "--player", "Ann=ann@example.org", "--player", "Bob=bob@example.org", "--player", "Cy=cy@example.org")
+    assert r.exit_code == 0, r.output
+    shown = cli("show", "ridge").output
+    assert "aused" not in shown
+    r = cli("gm", "ridge", "pause", "Bob", "is", "ill", "--now", "2026-03-01T18:00:00Z")
+    assert r.exit_code == 0, r.output
+    lines = cli("show", "ridge").output.splitlines()
+    assert lines[0].startswith("Game ridge: phase initial")
+    assert lines[1] == ("Paused since 2026-03-01 18:00 UTC by command line (carol) (Bob is ill): no deadline runs, "
+                        "no reminder is sent and the built-in player does not move; orders are still taken. "
+                        'To resume: pbem gm ridge resume (or "resume" in the game master\'s mail).')
+    assert cli("gm", "ridge", "resume", "--now", "2026-03-01T19:00:00Z").exit_code == 0
+    assert "aused" not in cli("show", "ridge").output
+    # a pause without a reason (the game master's word is "pause" alone)
+    assert cli("gm", "ridge", "pause", "--now", "2026-03-02T08:30:00Z").exit_code == 0
+    assert cli("show", "ridge").output.splitlines()[1].startswith(
+        "Paused since 2026-03-02 08:30 UTC by command line (carol): no deadline runs")
+
+
 def test_every_polish_word_is_used():
     """Each macro of templates/words/polish.txt is named in the code (as a literal)."""
     names = re.findall(r"\{% macro (\w+)\(", (ROOT / "templates" / "words" / "polish.txt").read_text())
     assert names
-    code = "\n".join(p.read_text() for p in (ROOT / "moderator").rglob("*.py"))
+    code = "\n".join(p.read_text() for p in [*(ROOT / "moderator").rglob("*.py"), ROOT / "pbem.py"])
     for name in names:
         assert f'"{name}"' in code, name
