@@ -105,3 +105,60 @@ def test_every_polish_word_is_used():
     code = "\n".join(p.read_text() for p in [*(ROOT / "moderator").rglob("*.py"), ROOT / "pbem.py"])
     for name in names:
         assert f'"{name}"' in code, name
+
+
+# ------------------------------------------------------------------ the reminder
+from test_deadlines import T0, H, Clocked, body  # noqa: E402
+
+WAITING = "Reminder: the game is waiting for your initial investment. It is due by 2026-12-03 12:00 UTC; "
+REPLY = " Reply to your latest status mail with your orders ('status' brings the position again)."
+
+
+@pytest.mark.parametrize("settings, then", [
+    ({}, "if nothing arrives by then, the built-in player moves for you and everyone is told."),
+    ({"on_missed": "wait"}, "if nothing arrives by then, no move is made for you: the game keeps waiting, "
+                            "the missed move is counted and the game master is told."),
+    ({"abandon_after": 1}, "if nothing arrives by then, you have missed 1 move in a row and your seat is "
+                           "abandoned: the built-in player moves for you and plays the seat until the game "
+                           "master finds a replacement."),
+    ({"abandon_after": 1, "on_missed": "wait"}, "if nothing arrives by then, you have missed 1 move in a row "
+                                                "and your seat is abandoned: the built-in player moves for you "
+                                                "and plays the seat until the game master finds a replacement."),
+])
+def test_the_reminder_says_what_happens_at_the_deadline_under_the_games_policy(tmp_path, settings, then):
+    """Deadline 48 hours from T0: Cy's reminder, a day before it, says what the
+    moderator will do at the deadline (the game's on_missed, or the seat
+    abandoned when this miss makes abandon_after in a row), not "the game's
+    missed-move policy applies"."""
+    h = Clocked(tmp_path, settings={"deadline": 48 * 3600, **settings})
+    h.sent()
+    h.move("Ann")
+    h.move("Bob")
+    h.run(T0 + 2 * H)
+    h.sent()
+    h.run(T0 + 24 * H)
+    (reminder,) = h.sent()
+    assert str(reminder["To"]) == "cy@example.net"
+    assert body(reminder).split("\n\n")[1].rstrip("\n") == WAITING + then + REPLY
+
+
+def test_the_overdue_reminder_says_the_next_miss_abandons_the_seat(tmp_path):
+    """Policy wait, seats abandoned after 2 misses: Cy missed the deadline of
+    Dec 3, 12:00 (the wait starts again then, due Dec 5, 12:00); the daily
+    reminder says the next miss is counted then and abandons the seat; with 3
+    it does not say so."""
+    for after, tail in ((2, " Then your seat is abandoned: the built-in player plays it until the game master "
+                            "finds a replacement."), (3, "")):
+        h = Clocked(tmp_path / str(after), settings={"deadline": 48 * 3600, "on_missed": "wait",
+                                                     "abandon_after": after})
+        h.move("Ann")
+        h.move("Bob")
+        h.run(T0 + 2 * H)
+        h.run(T0 + 24 * H)
+        h.run(T0 + 48 * H)  # missed: the game waits
+        h.sent()
+        h.run(T0 + 72 * H)
+        (reminder,) = [m for m in h.sent() if str(m["To"]) == "cy@example.net"]
+        assert body(reminder).split("\n\n")[1].rstrip("\n") == (
+            "The game is still waiting for your initial investment: the deadline passed (1 missed in a row), "
+            "and the game waits for you. The next missed move is counted at 2026-12-05 12:00 UTC." + tail + REPLY)

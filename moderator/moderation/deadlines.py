@@ -357,6 +357,21 @@ def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
     return out
 
 
+def _at_the_deadline(record: GameRecord, p: Player) -> dict[str, Any]:
+    """What the reminder of player ``p`` says happens when the deadline passes
+    without a move (``tick``'s rules): ``then`` is ``abandon`` when this miss
+    makes ``abandon_after`` in a row (the seat is abandoned and the built-in
+    player moves), else the game's ``on_missed``: ``bot`` (the built-in player
+    moves for them) or ``wait`` (no move, the game master is told); with
+    ``abandon_after``."""
+    after = int(record.settings.get("abandon_after") or 0)
+    if 0 < after <= p.missed + 1:
+        then = "abandon"
+    else:
+        then = "wait" if record.settings.get("on_missed", "bot") == "wait" else "bot"
+    return {"then": then, "abandon_after": after}
+
+
 def _remind(record: GameRecord, now: datetime, out: Tick) -> None:
     """The reminders owed at ``now`` to the players the game waits for."""
     deadline = record.settings.get("deadline")
@@ -376,7 +391,7 @@ def _remind(record: GameRecord, now: datetime, out: Tick) -> None:
         language = record.language_of(p)
         out.notices.append(Notice(p.address, p.name, "reminder", {
             **_times(when, p, language), "expected": _expected(record, language), "overdue": bool(record.clock.get("overdue_told")),
-            "missed": p.missed}))
+            "missed": p.missed, **_at_the_deadline(record, p)}))
         record.clock["reminded"] = True
         record.clock["reminded_at"] = iso(now)
         out.changed = True
