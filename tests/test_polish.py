@@ -162,3 +162,25 @@ def test_the_overdue_reminder_says_the_next_miss_abandons_the_seat(tmp_path):
         assert body(reminder).split("\n\n")[1].rstrip("\n") == (
             "The game is still waiting for your initial investment: the deadline passed (1 missed in a row), "
             "and the game waits for you. The next missed move is counted at 2026-12-05 12:00 UTC." + tail + REPLY)
+
+
+# ------------------------------------------------------------------ quoting the player's words
+@pytest.mark.parametrize("line, quoted", [
+    ("take stack  # my best move", "'# my best move'"),
+    ("take # my best move", "'# my best move'"),
+    ("take the Reading Railroad", "'Reading Railroad'"),  # fillers at the edges are no part of it
+])
+def test_a_refusal_quotes_the_players_words_as_written(t, line, quoted):
+    """Ann's reply whose take line carries a comment: the refusal quotes what she
+    wrote after "take" (from its first word that is no company to the last),
+    "my" included; the game is unchanged."""
+    start_all(t)
+    before = t.path.read_bytes()
+    t.reply("Ann", f"build KCC DEN-KCY plain; {line}\n")
+    t.run()
+    (refusal,) = t.sent()
+    text = text_of(refusal)
+    assert f"> FAILED  build KCC DEN-KCY plain; {line}\n" in text
+    assert (f"Order not understood: {quoted} is not a company; say which share to take: 'take stack' "
+            "(the top card), 'take UP', a face-up company ('take KCC') or a face-up place ('take display 2')\n") in text
+    assert t.path.read_bytes() == before
