@@ -184,3 +184,34 @@ def test_a_refusal_quotes_the_players_words_as_written(t, line, quoted):
     assert (f"Order not understood: {quoted} is not a company; say which share to take: 'take stack' "
             "(the top card), 'take UP', a face-up company ('take KCC') or a face-up place ('take display 2')\n") in text
     assert t.path.read_bytes() == before
+
+
+# ------------------------------------------------------------------ automatic moves, one mail
+def test_the_automatic_moves_of_one_cycle_come_in_one_mail_per_player(tmp_path):
+    """Deadline 48 hours: Ann chooses her initial investment, Bob and Cy never do;
+    at the deadline the built-in player moves for both in one cycle, and each
+    player gets ONE mail naming both moves (their own in full, the other's
+    initial investment still secret when it was made), not one mail per move."""
+    h = Clocked(tmp_path, settings={"deadline": 48 * 3600})
+    h.move("Ann")
+    h.run(T0 + 2 * H)
+    h.run(T0 + 24 * H)
+    h.sent()
+    h.run(T0 + 48 * H)
+    rec = h.load()
+    bob, cy = rec.history[1], rec.history[2]
+    assert (bob["player"], bob["by"], cy["player"], cy["by"]) == ("Bob", "bot", "Cy", "bot")
+    mails = [m for m in h.sent() if "automatic move" in body(m).partition("\n")[0]]
+    assert sorted(str(m["To"]) for m in mails) == ["ann@example.org", "bob@example.org", "cy@example.net"]
+    text = {str(m["To"]): body(m) for m in mails}
+    head = "Union Pacific, game ridge: automatic moves for Bob, Cy\n\n"
+    end = "The game history marks the moves as automatic.\n"
+    assert text["bob@example.org"] == (
+        head + f"You missed the deadline, so the built-in player moved for you: {bob['order']}.\n"
+        f"Cy missed the deadline, so the built-in player moved for them: {cy['order']}.\n" + end)
+    assert text["cy@example.net"] == (
+        head + "Bob missed the deadline, so the built-in player moved for them: start (secret initial investment).\n"
+        f"You missed the deadline, so the built-in player moved for you: {cy['order']}.\n" + end)
+    assert text["ann@example.org"] == (
+        head + "Bob missed the deadline, so the built-in player moved for them: start (secret initial investment).\n"
+        f"Cy missed the deadline, so the built-in player moved for them: {cy['order']}.\n" + end)

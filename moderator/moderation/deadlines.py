@@ -354,6 +354,28 @@ def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
             record.clock.update(since=iso(max(w for _p, w in waits)), shift=0, reminded=False,
                                 reminded_at=None, overdue_told=True)
     _remind(record, now, out)
+    out.notices = _one_per_reader(out.notices)
+    return out
+
+
+def _one_per_reader(notices: list[Notice]) -> list[Notice]:
+    """``notices`` with the automatic moves of one tick told to each reader in one
+    mail: two or more ``automatic_move`` notices to one address become one
+    ``automatic_moves`` (values ``moves``: their values, in order, and
+    ``players``: the names moved for), in the place of the first; the others
+    stay as they are."""
+    moves: dict[str, list[Notice]] = {}
+    for n in notices:
+        if n.name == "automatic_move":
+            moves.setdefault(n.to, []).append(n)
+    out = []
+    for n in notices:
+        told = moves.get(n.to, [])
+        if n.name != "automatic_move" or len(told) < 2:
+            out.append(n)
+        elif n is told[0]:
+            out.append(Notice(n.to, n.player, "automatic_moves", {
+                "moves": [m.values for m in told], "players": ", ".join(m.values["player"] for m in told)}))
     return out
 
 
