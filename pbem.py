@@ -341,9 +341,11 @@ def rules(ctx, game):
               metavar="FILE.png", help="Also write a PNG map of the public view to FILE.png.")
 @click.pass_context
 def show(ctx, game, map_file):
-    """Print GAME's public position and log (no player's hand); with --map, also
-    write a picture of the board (the public view) to FILE.png."""
-    g = _load(ctx, game).game
+    """Print GAME's public position and log (no player's hand) and whether the game
+    master paused it; with --map, also write a picture of the board (the public
+    view) to FILE.png."""
+    record = _load(ctx, game)
+    g = record.game
     if map_file is not None:
         from moderator.render.board_map import render_map
 
@@ -354,6 +356,9 @@ def show(ctx, game, map_file):
     v = g.public_view()
     turn = f", turn {v['turn'] + 1}, {v['to_move']} to move" if v["phase"] == "play" else ""
     click.echo(f"Game {game}: phase {v['phase']}{turn}, dividends {v['dividends_paid']}/{v['final_dividend']}")
+    paused = _paused_line(record)
+    if paused:
+        click.echo(paused)
     for p in v["players"]:
         invested = ", ".join(f"{n} {c}" for c, n in p["invested"].items()) or "nothing"
         money = "hidden" if p["money"] is None else p["money"]
@@ -364,6 +369,23 @@ def show(ctx, game, map_file):
         click.echo(f"  - {line}")
     if map_file is not None:
         click.echo(f"Map written to {map_file}.")
+
+
+def _paused_line(record) -> str | None:
+    """The line of ``pbem show`` saying that the game master paused ``record``'s game:
+    since when (UTC), by whom and why (its ``gm_log`` entry, when recorded), how
+    to resume (``show_paused`` of templates/words/polish.txt); None when the game
+    is not paused, or is over or ended (a pause then stops nothing)."""
+    from moderator.archive.listing import short_time
+    from moderator.render.words import word
+
+    since = record.settings.get("paused")
+    if not since or record.ended is not None or record.game.phase == "over":
+        return None
+    entry = next((e for e in reversed(record.gm_log)
+                  if e.get("command") == "pause" and str(e.get("at")) == str(since)), {})
+    return word("polish", "show_paused", game_id=record.id, since=short_time(since),
+                by=entry.get("by") or "", reason=entry.get("reason") or "")
 
 
 def _archive(ctx: click.Context, out: str, force: bool = False) -> bool:

@@ -150,7 +150,9 @@ class Table:
 
     def sent(self):
         out = []
-        for key in sorted(self.outbox.keys()):
+        # in delivery order: the key's "SECONDS.M<usec>P..." as numbers (as text,
+        # M99999 sorts after M100000 and the mails of one cycle came out of order)
+        for key in sorted(self.outbox.keys(), key=_delivery_order):
             if key in self.seen:
                 continue
             self.seen.add(key)
@@ -160,6 +162,13 @@ class Table:
 
     def close(self):
         self.mod.close()
+
+
+def _delivery_order(key):
+    """A Maildir key ``SECONDS.M<usec>P<pid>Q<n>`` as the time it was delivered."""
+    seconds, _, rest = key.partition(".")
+    usec = rest[1:].partition("P")[0] if rest.startswith("M") else "0"
+    return int(seconds), int(usec), key
 
 
 def text(msg) -> str:

@@ -76,14 +76,21 @@ def answer_commands(post: Post, store: GameStore, om: OrderMail, key: str, recor
         post.put(post.answer(om, gid, player.address, thread.subject, text, token=thread.token,
                              thread=thread.thread), answers=key)
 
+    # "resign confirm" in the mail that says "resign" does not count (a later
+    # mail confirms, once the warning is read): one answer, to "resign"
+    confirm_too = "resign" in commands and "resign confirm" in commands
     for cmd in commands:
+        if confirm_too and cmd == "resign confirm":
+            continue
         with i18n.speaking(record.language_of(player)):
-            _answer_one(post, store, om, key, record, player, cmd, skip_status, send)
+            _answer_one(post, store, om, key, record, player, cmd, skip_status, send, confirm_too)
 
 
 def _answer_one(post: Post, store: GameStore, om: OrderMail, key: str, record: GameRecord, player: Player,
-                cmd: str, skip_status: bool, send: Callable[[str], None]) -> None:
-    """Answer one command of ``answer_commands`` (in the language in force)."""
+                cmd: str, skip_status: bool, send: Callable[[str], None], confirm_too: bool = False) -> None:
+    """Answer one command of ``answer_commands`` (in the language in force);
+    ``confirm_too``: the mail says ``resign confirm`` beside ``resign``
+    (``gm.seat_answer``)."""
     gid = record.id
     # the per-cycle limit of answers to one address (``Post.allow``); the new
     # secret is always sent (the player could not play without it)
@@ -112,7 +119,7 @@ def _answer_one(post: Post, store: GameStore, om: OrderMail, key: str, record: G
         with i18n.speaking(record.language_of(player)):  # a change: the answer in the new language
             send(text + "\n")
     elif cmd in SEAT_COMMANDS:
-        _, text = seat_answer(post, store, record, player, cmd, post.clock())
+        _, text = seat_answer(post, store, record, player, cmd, post.clock(), confirm_too)
         send(text + "\n")
     elif cmd == "secret new":
         send(word("notices", "secret_new", game_id=gid, secret=player.secret) + "\n")

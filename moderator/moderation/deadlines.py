@@ -354,7 +354,44 @@ def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
             record.clock.update(since=iso(max(w for _p, w in waits)), shift=0, reminded=False,
                                 reminded_at=None, overdue_told=True)
     _remind(record, now, out)
+    out.notices = _one_per_reader(out.notices)
     return out
+
+
+def _one_per_reader(notices: list[Notice]) -> list[Notice]:
+    """``notices`` with the automatic moves of one tick told to each reader in one
+    mail: two or more ``automatic_move`` notices to one address become one
+    ``automatic_moves`` (values ``moves``: their values, in order, and
+    ``players``: the names moved for), in the place of the first; the others
+    stay as they are."""
+    moves: dict[str, list[Notice]] = {}
+    for n in notices:
+        if n.name == "automatic_move":
+            moves.setdefault(n.to, []).append(n)
+    out = []
+    for n in notices:
+        told = moves.get(n.to, [])
+        if n.name != "automatic_move" or len(told) < 2:
+            out.append(n)
+        elif n is told[0]:
+            out.append(Notice(n.to, n.player, "automatic_moves", {
+                "moves": [m.values for m in told], "players": ", ".join(m.values["player"] for m in told)}))
+    return out
+
+
+def _at_the_deadline(record: GameRecord, p: Player) -> dict[str, Any]:
+    """What the reminder of player ``p`` says happens when the deadline passes
+    without a move (``tick``'s rules): ``then`` is ``abandon`` when this miss
+    makes ``abandon_after`` in a row (the seat is abandoned and the built-in
+    player moves), else the game's ``on_missed``: ``bot`` (the built-in player
+    moves for them) or ``wait`` (no move, the game master is told); with
+    ``abandon_after``."""
+    after = int(record.settings.get("abandon_after") or 0)
+    if 0 < after <= p.missed + 1:
+        then = "abandon"
+    else:
+        then = "wait" if record.settings.get("on_missed", "bot") == "wait" else "bot"
+    return {"then": then, "abandon_after": after}
 
 
 def _remind(record: GameRecord, now: datetime, out: Tick) -> None:
@@ -376,7 +413,7 @@ def _remind(record: GameRecord, now: datetime, out: Tick) -> None:
         language = record.language_of(p)
         out.notices.append(Notice(p.address, p.name, "reminder", {
             **_times(when, p, language), "expected": _expected(record, language), "overdue": bool(record.clock.get("overdue_told")),
-            "missed": p.missed}))
+            "missed": p.missed, **_at_the_deadline(record, p)}))
         record.clock["reminded"] = True
         record.clock["reminded_at"] = iso(now)
         out.changed = True

@@ -20,9 +20,9 @@ unchanged.  ``undo`` replays the history without its last N actions
 (``store.gamefile.replay``'s way: the strict notation through the engine), so
 that the game is exactly the game that never had them.
 
-Players' seat commands (a line of its own, like ``help``): ``resign`` then
-``resign confirm`` within a day (``RESIGN_WINDOW``); ``digest on`` / ``digest
-off``.  Observers (``record.observers``) get the public status mails (no hand,
+Players' seat commands (a line of its own, like ``help``): ``resign`` then, in
+a later mail, ``resign confirm`` within a day (``RESIGN_WINDOW``); ``digest on``
+/ ``digest off``.  Observers (``record.observers``) get the public status mails (no hand,
 no secret; ``templates/observer.txt``) and no orders are taken from them.
 """
 from __future__ import annotations
@@ -690,11 +690,16 @@ def gm_help() -> str:
 
 
 def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player, cmd: str,
-                now: datetime) -> tuple[str, str]:
+                now: datetime, confirm_too: bool = False) -> tuple[str, str]:
     """Carry out a player's seat command (``SEAT_COMMANDS``) and save; returns the
     title and text of the answer to them.  ``resign confirm`` within
     ``RESIGN_WINDOW`` of ``resign`` gives the seat up (announced to everyone, the
-    game master too); without it, or later, it is refused."""
+    game master too); without it, or later, it is refused.  The confirmation
+    must come in a later mail than ``resign``, once the player has read the
+    warning: ``confirm_too`` (``cmd`` is ``resign`` and the same mail says
+    ``resign confirm``, which the caller does not carry out) asks as ``resign``
+    does and says first that the confirmation of that mail does not count
+    (``resign_same_mail`` of ``templates/words/polish.txt``)."""
     name = player.name
     if cmd == "digest on" or cmd == "digest off":
         on = cmd == "digest on"
@@ -708,7 +713,10 @@ def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player
         record.resigning[name] = now.isoformat(timespec="seconds")
         store.save(record)
         until = format_when(now + RESIGN_WINDOW, player.timezone)  # the player's zone, named
-        return word("gm", "resign_title"), word("gm", "resign_asked", until=until)
+        asked = word("gm", "resign_asked", until=until)
+        if confirm_too:
+            asked = word("polish", "resign_same_mail") + "\n\n" + asked
+        return word("gm", "resign_title"), asked
     asked = record.resigning.get(name)
     if asked is None or now - datetime.fromisoformat(asked) > RESIGN_WINDOW:
         record.resigning.pop(name, None)

@@ -543,6 +543,18 @@ def _shares(tokens: list[str], line: str, order: str) -> list[str]:
     return out
 
 
+def _written_span(tokens: list[str], words: list[str]) -> str:
+    """The words of ``tokens`` (as written) from the first of ``words`` (lower
+    case, some of them) to the last, with the words between that were dropped
+    as fillers: what a refusal quotes ("# my best move", not "# best move")."""
+    low = [_low(t) for t in tokens]
+    if words[0] not in low or words[-1] not in low:
+        return " ".join(words)
+    first = low.index(words[0])
+    last = len(low) - 1 - low[::-1].index(words[-1])
+    return " ".join(tokens[first:last + 1]).replace(" ,", ",") if first <= last else " ".join(words)
+
+
 def _parse_take(rest: list[str], line: str) -> Take:
     original = {_low(t): t for t in rest}
     words = [_low(t) for t in rest if t not in (",", "+")]
@@ -568,7 +580,7 @@ def _parse_take(rest: list[str], line: str) -> Take:
     if others:
         found = companies_at(others, 0)
         if not found or found[0][1] != len(others):
-            bad = others[found[0][1]] if found else " ".join(others)
+            bad = others[found[0][1]] if found else _written_span(rest, others)
             bad = original.get(bad, bad)
             if card_word(bad):
                 raise OrderError("take_card", line, word=bad)
