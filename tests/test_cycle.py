@@ -16,6 +16,7 @@ from moderator.moderation.cycle import Moderator
 from moderator.mail.threads import thread_token
 from moderator.render import status_context
 from moderator.store.gamefile import GameStore
+from moderator.mail.transport.maildir import delivery_order
 
 PLAYERS = [("Ann", "ann@example.org"), ("Bob", "Bob@Example.org"), ("Cy", "cy@example.net")]
 
@@ -69,7 +70,7 @@ class Harness:
 
     def sent(self):
         out = []
-        for key in sorted(self.outbox.keys()):
+        for key in sorted(self.outbox.keys(), key=delivery_order):
             if key in self.seen:
                 continue
             self.seen.add(key)

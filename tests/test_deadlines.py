@@ -32,6 +32,7 @@ from moderator.rules.engine import Game
 from moderator.rules.notation import parse_action
 from moderator.store.gamefile import GameStore
 from moderator.mail.threads import thread_token
+from moderator.mail.transport.maildir import delivery_order
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 H = timedelta(hours=1)
@@ -85,7 +86,7 @@ class Clocked:
 
     def sent(self):
         out = []
-        for key in sorted(self.outbox.keys()):
+        for key in sorted(self.outbox.keys(), key=delivery_order):
             if key in self.seen:
                 continue
             self.seen.add(key)

@@ -30,6 +30,7 @@ from moderator.mail.read import read_mail
 from moderator.moderation.cycle import Moderator
 from moderator.moderation.interpret import mail_id
 from moderator.store.gamefile import GameStore
+from moderator.mail.transport.maildir import delivery_order
 
 SEED = int(os.environ.get("PBEM_FUZZ_SEED", datetime.date.today().toordinal()))
 COUNT = int(os.environ.get("PBEM_FUZZ_COUNT", "300"))
@@ -233,7 +234,7 @@ def test_fuzz_the_moderator(tmp_path):
                 who = w.authentic.get(entry["message_id"], set())
                 assert (gid, entry["player"]) in who, (context, gid, entry)
         # no answer to machines or strangers
-        for key in sorted(w.outbox.keys()):
+        for key in sorted(w.outbox.keys(), key=delivery_order):
             if key in seen:
                 continue
             seen.add(key)

@@ -36,6 +36,7 @@ from moderator.orders.parser import command
 from moderator.render.when import format_iso, format_when
 from moderator.render.words import names
 from moderator.store.gamefile import GameStore
+from moderator.mail.transport.maildir import delivery_order
 
 ROOT = Path(__file__).resolve().parent.parent
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)  # a Tuesday
@@ -150,9 +151,7 @@ class Table:
 
     def sent(self):
         out = []
-        # in delivery order: the key's "SECONDS.M<usec>P..." as numbers (as text,
-        # M99999 sorts after M100000 and the mails of one cycle came out of order)
-        for key in sorted(self.outbox.keys(), key=_delivery_order):
+        for key in sorted(self.outbox.keys(), key=delivery_order):
             if key in self.seen:
                 continue
             self.seen.add(key)
@@ -163,12 +162,6 @@ class Table:
     def close(self):
         self.mod.close()
 
-
-def _delivery_order(key):
-    """A Maildir key ``SECONDS.M<usec>P<pid>Q<n>`` as the time it was delivered."""
-    seconds, _, rest = key.partition(".")
-    usec = rest[1:].partition("P")[0] if rest.startswith("M") else "0"
-    return int(seconds), int(usec), key
 
 
 def text(msg) -> str:

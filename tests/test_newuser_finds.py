@@ -14,17 +14,12 @@ import pytest
 from moderator.config import Config
 from moderator.moderation.cycle import Moderator
 from moderator.store.gamefile import GameStore
+from moderator.mail.transport.maildir import delivery_order
 
 PLAYERS = [("Ann", "ann@example.org"), ("Bob", "bob@example.org"), ("Cy", "cy@example.net")]
 OPERATOR = "op@example.com"
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
 
-
-def _delivery_order(key):
-    """A Maildir key ``SECONDS.M<usec>P<pid>Q<n>`` as the time it was delivered."""
-    seconds, _, rest = key.partition(".")
-    usec = rest[1:].partition("P")[0] if rest.startswith("M") else "0"
-    return int(seconds), int(usec), key
 
 
 class Table:
@@ -54,7 +49,7 @@ class Table:
     def sent(self):
         """The mails the moderator sent since the last call, oldest first."""
         out = []
-        for key in sorted(self.outbox.keys(), key=_delivery_order):
+        for key in sorted(self.outbox.keys(), key=delivery_order):
             if key in self.seen:
                 continue
             self.seen.add(key)

@@ -23,6 +23,7 @@ from moderator.mail.read import read_mail
 from moderator.mail.threads import carries_token, thread_token, tokens_in
 from moderator.moderation.cycle import Moderator
 from moderator.store.gamefile import GameStore
+from moderator.mail.transport.maildir import delivery_order
 
 MAIL = Path(__file__).parent / "mail"
 EXPECTED = yaml.safe_load((MAIL / "expected.yaml").read_text(encoding="utf-8"))
@@ -92,7 +93,7 @@ class Table:
 
     def sent(self) -> list[EmailMessage]:
         out = []
-        for key in sorted(self.outbox.keys()):
+        for key in sorted(self.outbox.keys(), key=delivery_order):
             if key not in self.seen:
                 self.seen.add(key)
                 with self.outbox.get_file(key) as fh:

@@ -78,6 +78,22 @@ def _check_folder_name(name: str, what: str) -> str:
     return name
 
 
+def delivery_order(key: str) -> tuple[float, int, int, str] | None:
+    """The delivery time a Maildir unique name ``SECONDS.UNIQUE.HOST`` encodes, as
+    a sort key: ``(seconds, microseconds, delivery counter, key)``, the ``M`` and
+    ``Q`` parts of ``UNIQUE`` (0 when absent; Python's ``mailbox`` and Dovecot
+    write both); None for a name not in that form.  Sorted as text instead,
+    ``M99999`` would come after ``M100000``."""
+    match = _MAILDIR_NAME.match(key)
+    if not match:
+        return None
+    unique = match.group(2)
+    micro = re.search(r"M(\d+)", unique)
+    count = re.search(r"Q(\d+)", unique)
+    return (float(match.group(1)), int(micro.group(1)) if micro else 0,
+            int(count.group(1)) if count else 0, key)
+
+
 class MaildirInbox(Inbox):
     """An inbox that is a local Maildir (``new/``, ``cur/``, ``tmp/``).
 
@@ -130,17 +146,9 @@ class MaildirInbox(Inbox):
         self._colon = box.colon
 
     def _order(self, key: str) -> tuple:
-        match = _MAILDIR_NAME.match(key)
-        if match:
-            unique = match.group(2)
-            micro = re.search(r"M(\d+)", unique)
-            count = re.search(r"Q(\d+)", unique)
-            return (
-                float(match.group(1)),
-                int(micro.group(1)) if micro else 0,
-                int(count.group(1)) if count else 0,
-                key,
-            )
+        order = delivery_order(key)
+        if order is not None:
+            return order
         try:
             subdir, name = self._locate(key)
             mtime = os.path.getmtime(self.path / subdir / name)
