@@ -230,18 +230,17 @@ def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Actio
     kinds = None  # the kinds of shares held, when a swap may follow the draw
     if w:
         up = game.up_pile
-        display = tuple(game.display)
-        draws = _DISPLAY_DRAWS.get(display) or _display_draws(display)
+        shown = frozenset(game.display)  # the kinds face up (and None for an empty place)
+        draws = _DISPLAY_DRAWS.get(shown)
+        if draws is None:
+            draws = _display_draws(shown)
         stack = 1 if game.stack else 0
         if up <= 0:  # no swap: one pair per draw
             per_build = len(draws) + stack or 1
         else:
             kinds = set(shares)
             k = len(kinds)
-            per_build = (2 + k) * len(draws) + stack * (1 + k)
-            for take in draws:
-                if take.company in kinds:
-                    per_build -= 1
+            per_build = (2 + k) * len(draws) + stack * (1 + k) - len(kinds & shown)
             if not game.options["up_only_by_swap"]:
                 per_build += 1 if up <= 1 else 2 + k - (UP in kinds)
             elif not per_build:  # only "take none", with a swap
@@ -328,16 +327,16 @@ _NONE = Take("none")  # the draw when no share can be drawn
 _DISPLAY_TAKE = {c: Take("display", c) for c in SHARE_COMPANIES}
 """The draw of each face-up share kind (one object each)."""
 
-_DISPLAY_DRAWS: dict[tuple[str | None, ...], tuple[Take, ...]] = {}
-"""``_display_draws`` of each display seen (at most 12**4: four places, each one of
-the eleven share kinds or empty)."""
+_DISPLAY_DRAWS: dict[frozenset[ShareKind | None], tuple[Take, ...]] = {}
+"""``_display_draws`` of each set of face-up share kinds seen (at most 2 * 561: up
+to four of the eleven kinds, with or without an empty place)."""
 
 
-def _display_draws(display: tuple[str | None, ...]) -> tuple[Take, ...]:
-    """The draws from the face-up ``display`` (its places, None for an empty one):
-    one ``Take`` per company shown, sorted (``Game.share_options``'s first ones).
-    Kept per display."""
-    got = _DISPLAY_DRAWS[display] = tuple(_DISPLAY_TAKE[c] for c in sorted({c for c in display if c}))
+def _display_draws(shown: frozenset[ShareKind | None]) -> tuple[Take, ...]:
+    """The draws from a display showing the share kinds ``shown`` (None for an
+    empty place): one ``Take`` per kind, sorted (``Game.share_options``'s first
+    ones).  Kept per set of kinds."""
+    got = _DISPLAY_DRAWS[shown] = tuple(_DISPLAY_TAKE[c] for c in sorted(c for c in shown if c))
     return got
 
 
