@@ -231,13 +231,13 @@ def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Actio
     if w:
         up = game.up_pile
         shown = frozenset(game.display)  # the kinds face up (and None for an empty place)
-        draws = _DISPLAY_DRAWS.get(shown)
-        if draws is None:
-            draws = _display_draws(shown)
+        got = _DISPLAY_DRAWS.get(shown) or _display_draws(shown)
         stack = 1 if game.stack else 0
-        if up <= 0:  # no swap: one pair per draw
-            per_build = len(draws) + stack or 1
+        if up <= 0:  # no swap: one pair per draw, the draws of ``share_options``
+            takes = got[1 + stack]
+            per_build = len(takes)
         else:
+            draws = got[0]
             kinds = set(shares)
             k = len(kinds)
             per_build = (2 + k) * len(draws) + stack * (1 + k) - len(kinds & shown)
@@ -264,7 +264,8 @@ def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Actio
     else:
         i = rnd.randrange(total)
     if i < nb:
-        w, j = divmod(i, per_build)
+        w = i // per_build
+        j = i - w * per_build
         for t, cs, m in fits:
             n = tot[t] * m
             if w < n:
@@ -272,21 +273,19 @@ def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Actio
                     q = w
                     card, space = cs[0]
                 else:
-                    q, c = divmod(w, m)
-                    card, space = cs[c]
+                    q = w >> 1
+                    card, space = cs[w & 1]
                 break
             w -= n
         company, sid = network.placement_at(t, q)
-        if kinds is None:  # the draws in ``share_options`` order, no swap
-            if j < len(draws):
-                return _build(company, sid, card, space, draws[j], None, None)
-            return _build(company, sid, card, space, _STACK if stack else _NONE, None, None)
+        if kinds is None:
+            return _build(company, sid, card, space, takes[j], None, None)
         take, swap = _swap_at(draws, stack, up, game.options["up_only_by_swap"], kinds, j)
         return _build(company, sid, card, space, take, swap, None)
     i -= nb
     if i < ni:
-        v, c = divmod(i, nd)
-        return Invest.trusted(_invest_at(shares, v), discards[c], None)
+        v = i // nd
+        return Invest.trusted(_invest_at(shares, v), discards[i - v * nd], None)
     return Pass(discards[i - ni], None)
 
 
@@ -327,16 +326,20 @@ _NONE = Take("none")  # the draw when no share can be drawn
 _DISPLAY_TAKE = {c: Take("display", c) for c in SHARE_COMPANIES}
 """The draw of each face-up share kind (one object each)."""
 
-_DISPLAY_DRAWS: dict[frozenset[ShareKind | None], tuple[Take, ...]] = {}
+_DISPLAY_DRAWS: dict[frozenset[ShareKind | None], tuple[tuple[Take, ...], tuple[Take, ...], tuple[Take, ...]]] = {}
 """``_display_draws`` of each set of face-up share kinds seen (at most 2 * 561: up
 to four of the eleven kinds, with or without an empty place)."""
 
 
-def _display_draws(shown: frozenset[ShareKind | None]) -> tuple[Take, ...]:
+def _display_draws(shown: frozenset[ShareKind | None]) -> tuple[tuple[Take, ...], tuple[Take, ...],
+                                                                tuple[Take, ...]]:
     """The draws from a display showing the share kinds ``shown`` (None for an
     empty place): one ``Take`` per kind, sorted (``Game.share_options``'s first
-    ones).  Kept per set of kinds."""
-    got = _DISPLAY_DRAWS[shown] = tuple(_DISPLAY_TAKE[c] for c in sorted(c for c in shown if c))
+    ones); then ``share_options`` when no UP can be drawn, with an empty stack
+    (those draws, or "take none" alone) and with a stack (those and the stack's).
+    Kept per set of kinds."""
+    draws = tuple(_DISPLAY_TAKE[c] for c in sorted(c for c in shown if c))
+    got = _DISPLAY_DRAWS[shown] = (draws, draws or (_NONE,), draws + (_STACK,))
     return got
 
 
