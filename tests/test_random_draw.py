@@ -13,7 +13,8 @@ plain definition, the counted plan (``legal.plan`` + ``legal.action_at``).
 - The random numbers: the draw path consumes exactly those of
   ``randrange(plan.total)`` (the generator's state after it is the same).
 - The kept tables stay bounded and true: ``_DISPLAY_DRAWS`` (per set of face-up
-  kinds) and ``_FITS`` (per track hand) equal a fresh computation.
+  kinds) and ``_FITS`` (per track hand) equal a fresh computation; so does
+  ``Game.share_options`` (its draws kept per set of face-up kinds too).
 - ``Invest.trusted`` equals, hashes and prints like ``Invest(...)``; an initial
   investment drawn is ``starts(...)[randrange(len(starts))]``.
 """
@@ -124,6 +125,9 @@ def test_the_draw_path_is_the_plan_around_the_up_swap(display, stack, up, up_onl
     g.up_pile = up
     g.share_hands[player] = shares
     g.track_hands[player] = hand
+    plain = [Take("display", c) for c in sorted({c for c in display if c})]  # rules: BUILD, step 3
+    plain += [Take("stack")] * stack + [Take("up")] * (up > 0 and not up_only_by_swap)
+    assert g.share_options(player) == (plain or [Take("none")])
     if g.dead_cards(player):
         return
     assert check_position(g, player, random.Random(seed)) > 0
