@@ -83,14 +83,8 @@ class Build:
         the engine's own generated actions in its hot path.  Equal to, and
         hashing like, the same ``Build(...)``."""
         b = _new(cls)
-        d = b.__dict__
-        d["company"] = company
-        d["section"] = section
-        d["card"] = card
-        d["space"] = space
-        d["take"] = take
-        d["swap"] = swap
-        d["redraw"] = redraw
+        b.__dict__.update(company=company, section=section, card=card, space=space,
+                          take=take, swap=swap, redraw=redraw)
         return b
 
     def __str__(self) -> str:
@@ -123,10 +117,7 @@ class Invest:
         the engine's own generated actions.  Equal to, and hashing like, the same
         ``Invest(...)``."""
         i = _new(cls)
-        d = i.__dict__
-        d["shares"] = shares
-        d["discard"] = discard
-        d["redraw"] = redraw
+        i.__dict__.update(shares=shares, discard=discard, redraw=redraw)
         return i
 
     def __str__(self) -> str:
