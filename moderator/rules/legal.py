@@ -215,8 +215,8 @@ def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Actio
     """``action_at(game, player, p, rnd.randrange(p.total))`` for ``p = plan(game,
     player)`` when no dead card may be redrawn (one block), counted and drawn in
     one pass: the hot path of ``random_action``.  The draws after a BUILD are
-    counted from the face-up companies (``_display_draws``, kept per display)
-    without a list of ``Take``, and only when a BUILD is possible; the swaps are
+    counted from the face-up share kinds (``_display_draws``, kept per set of
+    kinds) without a list of ``Take``, and only when a BUILD is possible; the swaps are
     counted from the kinds of shares held, and only the drawn one is named
     (``_swap_at``).  Consumes exactly the random numbers ``randrange`` would."""
     hand = game.track_hands[player]
