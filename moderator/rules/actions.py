@@ -110,6 +110,16 @@ class Invest:
     discard: str | None = None
     redraw: str | None = None
 
+    @classmethod
+    def trusted(cls, shares: tuple[str, ...], discard: str | None, redraw: str | None) -> "Invest":
+        """``Invest(...)`` with every field given, made without the frozen
+        dataclass's checked assignment of each field, like ``Build.trusted``: for
+        the engine's own generated actions.  Equal to, and hashing like, the same
+        ``Invest(...)``."""
+        i = _new(cls)
+        i.__dict__.update(shares=shares, discard=discard, redraw=redraw)
+        return i
+
     def __str__(self) -> str:
         kinds = sorted(set(self.shares))
         if len(kinds) == 1:

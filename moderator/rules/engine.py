@@ -166,8 +166,9 @@ _TAKES: dict[tuple[str, str | None], Take] = {
 }
 """Shared immutable draws (building a frozen dataclass is slow in the hot path)."""
 _TAKE_NONE = [_TAKES[("none", None)]]
-_DISPLAY_TAKES: dict[tuple[str | None, ...], tuple[Take, ...]] = {}
-"""The draws from each face-up display seen so far (at most 12**4 displays)."""
+_DISPLAY_TAKES: dict[frozenset[str | None], tuple[Take, ...]] = {}
+"""The draws from each set of face-up share kinds seen so far (None for an empty
+place; at most 2 * 561 sets: up to four of the eleven kinds)."""
 
 
 def turn_order(players: list[PlayerName], seed: int) -> list[PlayerName]:
@@ -667,10 +668,10 @@ class Game:
     def share_options(self, player: PlayerName | None = None) -> list[Take]:
         """The draws possible after a BUILD now (rules: BUILD, step 3; option
         up_only_by_swap).  ``[Take("none")]`` when no share can be drawn."""
-        shown = tuple(self.display)
+        shown = frozenset(self.display)
         takes = _DISPLAY_TAKES.get(shown)
         if takes is None:
-            takes = _DISPLAY_TAKES[shown] = tuple(_TAKES["display", c] for c in sorted({c for c in shown if c}))
+            takes = _DISPLAY_TAKES[shown] = tuple(_TAKES["display", c] for c in sorted(c for c in shown if c))
         out = list(takes)
         if self.stack:
             out.append(_TAKES["stack", None])

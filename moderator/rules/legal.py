@@ -22,6 +22,7 @@ from __future__ import annotations
 import random as _random
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import combinations as _combinations, islice as _islice
 from typing import TYPE_CHECKING, Iterator, Mapping
 
 from .actions import Action, Build, Invest, Pass, Start, Take
@@ -49,12 +50,17 @@ def starts(game: "Game", player: PlayerName) -> list[Start]:
     """The initial investments ``player`` may choose (rules: Setup, step 5): one
     ``Start`` per share kind in hand, sorted, without UP in the second edition;
     empty outside the initial phase or after the player chose."""
+    return [Start(s) for s in _start_kinds(game, player)]
+
+
+def _start_kinds(game: "Game", player: PlayerName) -> list[ShareKind]:
+    """The share kinds of ``starts(game, player)``, in order."""
     if game.phase != "initial" or player not in game.players or player in game.initial_choice:
         return []
-    return [
-        Start(s) for s in sorted(set(game.share_hands[player]))
-        if not (s == UP and not _ruleset(game.ruleset).up_may_start)
-    ]
+    kinds = sorted(set(game.share_hands[player]))
+    if UP in kinds and not _ruleset(game.ruleset).up_may_start:
+        kinds.remove(UP)
+    return kinds
 
 
 def take_swaps(game: "Game", player: PlayerName) -> list[tuple[Take, list[ShareKind | None]]]:
@@ -209,28 +215,32 @@ def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Actio
     """``action_at(game, player, p, rnd.randrange(p.total))`` for ``p = plan(game,
     player)`` when no dead card may be redrawn (one block), counted and drawn in
     one pass: the hot path of ``random_action``.  The draws after a BUILD are
-    counted from the face-up companies without a list of ``Take``, and only
-    when a BUILD is possible."""
+    counted from the face-up share kinds (``_display_draws``, kept per set of
+    kinds) without a list of ``Take``, and only when a BUILD is possible; the swaps are
+    counted from the kinds of shares held, and only the drawn one is named
+    (``_swap_at``).  Consumes exactly the random numbers ``randrange`` would."""
     hand = game.track_hands[player]
     shares = game.share_hands[player]
-    tot = game.network.placement_totals()
-    fits, nd = _hand_fits(hand)
+    network = game.network
+    tot = network.placement_totals()
+    fits, discards = _FITS.get(tuple(hand)) or _hand_fits(hand)
     w = 0
-    for t, cl, m in fits:
-        n = tot[t]
-        if n:
-            w += n * m
+    for t, _cs, m in fits:
+        w += tot[t] * m
+    kinds = None  # the kinds of shares held, when a swap may follow the draw
     if w:
         up = game.up_pile
-        shown = set(game.display)  # the companies face up: one draw each
-        shown.discard(None)
+        shown = frozenset(game.display)  # the kinds face up (and None for an empty place)
+        got = _DISPLAY_DRAWS.get(shown) or _display_draws(shown)
         stack = 1 if game.stack else 0
-        if up <= 0:  # no swap: one pair per draw
-            per_build = len(shown) + stack or 1
+        if up <= 0:  # no swap: one pair per draw, the draws of ``share_options``
+            takes = got[1 + stack]
+            per_build = len(takes)
         else:
+            draws = got[0]
             kinds = set(shares)
             k = len(kinds)
-            per_build = len(shown) * (2 + k) - len(shown & kinds) + stack * (1 + k)
+            per_build = (2 + k) * len(draws) + stack * (1 + k) - len(kinds & shown)
             if not game.options["up_only_by_swap"]:
                 per_build += 1 if up <= 1 else 2 + k - (UP in kinds)
             elif not per_build:  # only "take none", with a swap
@@ -238,85 +248,147 @@ def _random_turn(game: "Game", player: PlayerName, rnd: _random.Random) -> Actio
         nb = w * per_build
     else:
         nb = 0
+    nd = len(discards)
     if shares:
-        k = len(set(shares))
+        k = len(kinds if kinds is not None else set(shares))
         ni = (len(shares) + k * (k - 1) // 2) * nd
         total = nb + ni
     else:
         ni = 0
         total = nb or nd
-    i = rnd._randbelow(total) if type(rnd) is _random.Random and total > 0 else rnd.randrange(total)
+    if type(rnd) is _Random:  # ``rnd.randrange(total)``: the same numbers, without its checks
+        bits = total.bit_length()
+        i = rnd.getrandbits(bits)
+        while i >= total:
+            i = rnd.getrandbits(bits)
+    else:
+        i = rnd.randrange(total)
     if i < nb:
-        w, j = divmod(i, per_build)
-        for t, cl, m in fits:
+        w = i // per_build
+        j = i - w * per_build
+        for t, cs, m in fits:
             n = tot[t] * m
             if w < n:
-                q, c = divmod(w, m)
-                card = cl[c]
+                if m == 1:
+                    q = w
+                    card, space = cs[0]
+                else:
+                    q = w >> 1
+                    card, space = cs[w & 1]
                 break
             w -= n
-        company, sid = game.network.placement_at(t, q)
-        if up <= 0:  # the draws in ``share_options`` order, no swap
-            if j < len(shown):
-                take = _DISPLAY_TAKE[sorted(shown)[j]]
-                return Build.trusted(company, sid, card, t if card == JOKER else None, take, None, None)
-            return Build.trusted(company, sid, card, t if card == JOKER else None, _STACK if stack else _NONE,
-                                 None, None)
-        take, swap = _take_swap_at(game, player, game.share_options(player), j)
-        return Build.trusted(company, sid, card, t if card == JOKER else None, take, swap, None)
-    discards: list[str | None] = sorted(set(hand)) or [None]  # type: ignore[assignment]
+        company, sid = network.placement_at(t, q)
+        if kinds is None:
+            return _build(company, sid, card, space, takes[j], None, None)
+        take, swap = _swap_at(draws, stack, up, game.options["up_only_by_swap"], kinds, j)
+        return _build(company, sid, card, space, take, swap, None)
     i -= nb
     if i < ni:
-        v, c = divmod(i, nd)
-        return Invest(_invest_at(shares, v), discards[c], None)
+        v = i // nd
+        return Invest.trusted(_invest_at(shares, v), discards[i - v * nd], None)
     return Pass(discards[i - ni], None)
 
 
-_FITS: dict[tuple[str, ...], tuple[tuple[tuple[str, tuple[str, ...], int], ...], int]] = {}
+_Random = _random.Random
+_build = Build.trusted
+
+_FITS: dict[tuple[str, ...], tuple[tuple[tuple[str, tuple[tuple[str, str | None], ...], int], ...],
+                                   tuple[str | None, ...]]] = {}
 """``_hand_fits`` of each hand seen (at most 4096, then cleared)."""
 
 
-def _hand_fits(hand: list[str]) -> tuple[tuple[tuple[str, tuple[str, ...], int], ...], int]:
-    """For the track cards ``hand``: ``((type, cards that build on it, their
-    number), ...)`` over ``TRACK_TYPES`` in order (the type itself first, then a
-    joker), only the types some card builds on; and the number of discard
-    choices (kinds held, or 1 for no card).  Kept per hand (bounded)."""
+def _hand_fits(hand: list[str]) -> tuple[tuple[tuple[str, tuple[tuple[str, str | None], ...], int], ...],
+                                         tuple[str | None, ...]]:
+    """For the track cards ``hand``: ``((type, ((card, space), ...), number of
+    cards), ...)`` over ``TRACK_TYPES`` in order, only the types some card builds
+    on: the cards that build on the type (the type itself first, then a joker)
+    with the ``space`` a ``Build`` names for them (None, or the type for a
+    joker); and the discard choices (the kinds held, sorted, or ``(None,)`` for
+    no card).  Kept per hand (bounded)."""
     key = tuple(hand)
     got = _FITS.get(key)
     if got is None:
         joker = JOKER in hand
         fits = []
         for t in TRACK_TYPES:
-            cl = ((t, JOKER) if joker else (t,)) if t in hand else ((JOKER,) if joker else ())
-            if cl:
-                fits.append((t, cl, len(cl)))
+            cs = (((t, None), (JOKER, t)) if joker else ((t, None),)) if t in hand else (((JOKER, t),) if joker else ())
+            if cs:
+                fits.append((t, cs, len(cs)))
         if len(_FITS) >= 4096:
             _FITS.clear()
-        got = _FITS[key] = (tuple(fits), len(set(hand)) or 1)
+        got = _FITS[key] = (tuple(fits), tuple(sorted(set(hand))) or (None,))
     return got
 
 
 _STACK = Take("stack")
+_UP = Take("up")
 _NONE = Take("none")  # the draw when no share can be drawn
 _DISPLAY_TAKE = {c: Take("display", c) for c in SHARE_COMPANIES}
 """The draw of each face-up share kind (one object each)."""
 
+_DISPLAY_DRAWS: dict[frozenset[ShareKind | None], tuple[tuple[Take, ...], tuple[Take, ...], tuple[Take, ...]]] = {}
+"""``_display_draws`` of each set of face-up share kinds seen (at most 2 * 561: up
+to four of the eleven kinds, with or without an empty place)."""
+
+
+def _display_draws(shown: frozenset[ShareKind | None]) -> tuple[tuple[Take, ...], tuple[Take, ...],
+                                                                tuple[Take, ...]]:
+    """The draws from a display showing the share kinds ``shown`` (None for an
+    empty place): one ``Take`` per kind, sorted (``Game.share_options``'s first
+    ones); then ``share_options`` when no UP can be drawn, with an empty stack
+    (those draws, or "take none" alone) and with a stack (those and the stack's).
+    Kept per set of kinds."""
+    draws = tuple(_DISPLAY_TAKE[c] for c in sorted(c for c in shown if c))
+    got = _DISPLAY_DRAWS[shown] = (draws, draws or (_NONE,), draws + (_STACK,))
+    return got
+
+
+def _swap_at(draws: tuple[Take, ...], stack: int, up: int, up_only_by_swap: bool, kinds: set[str],
+             j: int) -> tuple[Take, str | None]:
+    """The ``j``-th (draw, swap) pair of ``take_swaps`` when the UP pile ``up`` is
+    not empty: ``draws`` from the display (``_display_draws``), then the stack's
+    if ``stack``, then UP's unless ``up_only_by_swap``, or "take none" when there
+    is no other; ``kinds`` the share kinds held (a set this changes).  IndexError
+    out of range."""
+    k = len(kinds)
+    for take in draws:
+        company = take.company
+        n = 1 + k if company in kinds else 2 + k
+        if j < n:
+            if j == 0:
+                return take, None
+            kinds.add(company)
+            return take, sorted(kinds)[j - 1]
+        j -= n
+    if stack:
+        if j <= k:
+            return (_STACK, None) if j == 0 else (_STACK, sorted(kinds)[j - 1])
+        j -= 1 + k
+    elif not draws and up_only_by_swap:
+        if j <= k:
+            return (_NONE, None) if j == 0 else (_NONE, sorted(kinds)[j - 1])
+        j -= 1 + k
+    if not up_only_by_swap:
+        if j == 0:
+            return _UP, None
+        if up > 1:
+            kinds.add(UP)
+            if j <= len(kinds):
+                return _UP, sorted(kinds)[j - 1]
+    raise IndexError("draw index out of range")
+
 
 def _invest_at(shares: list[ShareKind], v: int) -> tuple[ShareKind, ...]:
-    """``invests(...)[v]`` for the share hand ``shares``, without listing them."""
-    counts: dict[str, int] = {}
-    for s in shares:
-        counts[s] = counts.get(s, 0) + 1
-    kinds = sorted(counts)
-    for a in kinds:
-        if v < counts[a]:
-            return (a,) * (v + 1)
-        v -= counts[a]
-    for i, a in enumerate(kinds):
-        rest = len(kinds) - i - 1
-        if v < rest:
-            return (a, kinds[i + 1 + v])
-        v -= rest
+    """``invests(...)[v]`` for the share hand ``shares``, without listing them:
+    the first ``len(shares)`` are each number of shares of one kind (kinds
+    sorted), one per card of the sorted hand; then the pairs of kinds in order.
+    IndexError out of range."""
+    s = sorted(shares)
+    if v < len(s):
+        a = s[v]
+        return (a,) * (v - s.index(a) + 1)
+    for pair in _islice(_combinations(dict.fromkeys(s), 2), v - len(s), None):
+        return pair
     raise IndexError("investment index out of range")
 
 
@@ -425,9 +497,9 @@ class LegalActions:
         combinations are counted, not listed (one ``randrange`` per call)."""
         rnd = rng or _random
         g = self.game
-        if g.phase == "initial":
-            choices = starts(g, self.player)
-            return choices[rnd.randrange(len(choices))] if choices else None
+        if g.phase == "initial":  # only the drawn ``Start`` is made
+            kinds = _start_kinds(g, self.player)
+            return Start(kinds[rnd.randrange(len(kinds))]) if kinds else None
         if not self._on_move():
             return None
         if not g.options["dead_track_redraw"] or not g.dead_cards(self.player):
