@@ -18,6 +18,13 @@ Instructions are not time (a cache miss costs more than an addition), but a
 change that removes a tenth of the instructions removes about a tenth of the
 time of this pure-Python loop; compare two trees by running this in each.
 Exit status 2 when valgrind is missing.
+
+    python benchmarks/bench_engine_instructions.py --bytecodes [N]
+
+counts instead, without valgrind, the Python bytecodes each function executes
+over N games (``sys.settrace`` with opcode events; much slower than the
+games), per game, with the calls per game: where the interpreter's work goes.
+Ends with ``bytecodes_per_game`` and ``python_calls_per_game``.
 """
 from __future__ import annotations
 
@@ -30,6 +37,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -68,13 +76,66 @@ def count(script: str, games: int) -> int:
     return int(m.group(1).replace(",", ""))
 
 
+def bytecodes(games: int, players: int) -> int:
+    """Print the bytecodes executed per game by each function over ``games``
+    games (after a warm-up game), most first; return 0."""
+    import collections
+    import random
+
+    sys.path.insert(0, str(ROOT))
+    from moderator.rules.board import Board
+    from moderator.rules.engine import Game
+
+    board = Board.default()
+    names = [f"P{i + 1}" for i in range(players)]
+
+    def play(seed: int) -> None:
+        g = Game.new(board, names, seed, "first-edition")
+        rng = random.Random(seed)
+        while g.phase != "over":
+            p = g.waiting_for()[0]
+            g.push(p, g.random_action(p, rng))
+
+    play(-1)
+    ops: collections.Counter = collections.Counter()
+    calls: collections.Counter = collections.Counter()
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        frame.f_trace_opcodes = True
+        key = (Path(frame.f_code.co_filename).name, frame.f_code.co_qualname)
+        calls[key] += 1
+
+        def local(frame: Any, event: str, arg: Any) -> Any:
+            if event == "opcode":
+                ops[key] += 1
+            return local
+        return local
+
+    sys.settrace(tracer)
+    try:
+        for i in range(games):
+            play(i)
+    finally:
+        sys.settrace(None)
+    print(f"{games} games of {players} players (first edition): bytecodes per game by function")
+    for (name, func), n in ops.most_common(25):
+        print(f"{n / games:9.0f}  {calls[name, func] / games:7.1f} calls  {name}:{func}")
+    print(f"bytecodes_per_game: {sum(ops.values()) / games:.0f}")
+    print(f"python_calls_per_game: {sum(calls.values()) / games:.0f}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("games", nargs="?", type=int, default=40, help="number of games (default 40)")
     ap.add_argument("--players", type=int, default=4, help="players per game (default 4)")
     ap.add_argument("--timing-games", type=int, default=300,
                     help="games of the timing outside valgrind (default 300)")
+    ap.add_argument("--bytecodes", action="store_true",
+                    help="count Python bytecodes per function instead (no valgrind)")
     args = ap.parse_args(argv)
+    if args.bytecodes:
+        return bytecodes(args.games, args.players)
     if shutil.which("valgrind") is None:
         print("valgrind is not installed (Debian: apt-get install valgrind)", file=sys.stderr)
         return 2
