@@ -11,6 +11,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
+from hypothesis import strategies as st
+
 from moderator.rules.actions import Start
 from moderator.rules.board import Board
 from moderator.rules.components import (
@@ -22,7 +24,7 @@ from moderator.rules.components import (
     UP,
     UP_SHARES,
 )
-from moderator.rules.engine import IMAGINARY, Game
+from moderator.rules.engine import IMAGINARY, OPTIONS, RULESETS, Game
 
 BOARDS = Path(__file__).parent / "boards"
 MINI = BOARDS / "mini.yaml"
@@ -186,3 +188,24 @@ def freeze(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return tuple(freeze(v) for v in value)
     return value
+
+
+GAME_SETUPS = st.fixed_dictionaries({
+    "seed": st.integers(0, 2**32 - 1),
+    "players": st.integers(2, 6),
+    "ruleset": st.sampled_from(RULESETS),
+    "options": st.fixed_dictionaries({k: st.booleans() for k in OPTIONS}),
+    "board": st.sampled_from(["default", "mini"]),
+})
+"""Any game's setup, for hypothesis: ``{"seed", "players" (2-6), "ruleset",
+"options" (each option on or off), "board" ("default" or "mini")}``; made by
+``game_from``."""
+
+
+def game_from(setup: dict[str, Any], cls: type[Game] = Game) -> Game:
+    """A new game (of class ``cls``) from a ``GAME_SETUPS`` example: players
+    ``P1``, ``P2``, ..."""
+    board = default_board() if setup["board"] == "default" else mini_board()
+    names = [f"P{i + 1}" for i in range(setup["players"])]
+    return cls.new(board, names, setup["seed"], setup["ruleset"], setup["options"])
+

@@ -19,34 +19,20 @@ import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from game_helpers import default_board, mini_board
+from game_helpers import GAME_SETUPS, default_board, game_from
 from moderator.rules import legal
 from moderator.rules.actions import Build, Take
 from moderator.rules.dividends import company_payout
-from moderator.rules.engine import OPTIONS, RULESETS, Game, IllegalAction
+from moderator.rules.engine import Game, IllegalAction
 from test_properties import check_caches
 
-games = st.fixed_dictionaries({
-    "seed": st.integers(0, 2**32 - 1),
-    "players": st.integers(2, 6),
-    "ruleset": st.sampled_from(RULESETS),
-    "options": st.fixed_dictionaries({k: st.booleans() for k in OPTIONS}),
-    "board": st.sampled_from(["default", "mini"]),
-})
-
-
-def make(params: dict) -> Game:
-    board = default_board() if params["board"] == "default" else mini_board()
-    names = [f"P{i + 1}" for i in range(params["players"])]
-    return Game.new(board, names, params["seed"], params["ruleset"], params["options"])
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(games)
+@given(GAME_SETUPS)
 def test_fast_paths_equal_their_definitions(params):
-    g = make(params)
+    g = game_from(params)
     rng = random.Random(params["seed"])
     while g.phase != "over":
         player = g.waiting_for()[0]

@@ -17,12 +17,11 @@ from collections import Counter
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from game_helpers import default_board, mini_board
+from game_helpers import GAME_SETUPS, default_board, game_from
 from moderator.rules.components import COMPANIES, DIVIDEND, TRACK_CARD_COUNTS, UP
 from moderator.rules.dividends import company_payout, up_payout
-from moderator.rules.engine import IMAGINARY, OPTIONS, RULESETS, Game, _Shuffler
+from moderator.rules.engine import IMAGINARY, Game, _Shuffler
 from moderator.rules.options import ruleset
 
 
@@ -108,14 +107,6 @@ def plain_dividend(g: Game, number: int) -> tuple[dict, dict]:
     return record, money
 
 
-games = st.fixed_dictionaries({
-    "seed": st.integers(0, 2**32 - 1),
-    "players": st.integers(2, 6),
-    "ruleset": st.sampled_from(RULESETS),
-    "options": st.fixed_dictionaries({k: st.booleans() for k in OPTIONS}),
-    "board": st.sampled_from(["default", "mini"]),
-})
-
 
 class Checked(Game):
     """A game whose every dividend is checked against ``plain_dividend`` (the
@@ -130,11 +121,9 @@ class Checked(Game):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-@given(games)
+@given(GAME_SETUPS)
 def test_dividends_equal_a_plain_payout(params):
-    board = default_board() if params["board"] == "default" else mini_board()
-    players = [f"P{i}" for i in range(params["players"])]
-    g = Checked.new(board, players, params["seed"], params["ruleset"], params["options"])
+    g = game_from(params, Checked)
     rng = random.Random(params["seed"])
     while g.phase != "over":
         player = g.waiting_for()[0]

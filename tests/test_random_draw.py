@@ -26,11 +26,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from game_helpers import default_board, mini_board, started
+from game_helpers import GAME_SETUPS, default_board, game_from, mini_board, started
 from moderator.rules import legal
 from moderator.rules.actions import Invest, Take
 from moderator.rules.components import JOKER, SHARE_COMPANIES, TRACK_TYPES, UP
-from moderator.rules.engine import OPTIONS, RULESETS, Game
+from moderator.rules.engine import RULESETS, Game
 
 
 class Index:
@@ -67,21 +67,11 @@ def check_position(g: Game, player: str, r: random.Random) -> int:
     return checked
 
 
-games = st.fixed_dictionaries({
-    "seed": st.integers(0, 2**32 - 1),
-    "players": st.integers(2, 6),
-    "ruleset": st.sampled_from(RULESETS),
-    "options": st.fixed_dictionaries({k: st.booleans() for k in OPTIONS}),
-    "board": st.sampled_from(["default", "mini"]),
-})
-
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(games)
+@given(GAME_SETUPS)
 def test_the_draw_path_is_the_plan_in_seeded_games(params):
-    board = default_board() if params["board"] == "default" else mini_board()
-    names = [f"P{i + 1}" for i in range(params["players"])]
-    g = Game.new(board, names, params["seed"], params["ruleset"], params["options"])
+    g = game_from(params)
     rng = random.Random(params["seed"])
     r = random.Random(params["seed"] + 1)
     while g.phase != "over":
