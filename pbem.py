@@ -227,6 +227,10 @@ def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed
         click.echo("Welcome mails waiting in the spool (the next `pbem run` sends them): " + ", ".join(queued))
     if bots:
         click.echo("Played by the built-in player: " + ", ".join(bots) + " (moves in each `pbem run`).")
+    if on_missed == "wait" and not (record.game_master.get("address") or moderator.config.operator):
+        click.echo("warning: --on-missed wait, but the game has no game master to tell of a missed move "
+                   "(no --gm, no operator in the configuration): a missed move is only counted, and the "
+                   "game waits. Set 'operator: ADDRESS' in pbem.yaml to be told.", err=True)
 
 
 @main.command()
