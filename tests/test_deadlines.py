@@ -404,6 +404,21 @@ def test_a_deadline_in_an_outage_moves_by_its_length(tmp_path):
     assert rec.history[-1]["received"] == "2026-12-07T15:00:00+00:00"
 
 
+def test_the_zh_deadline_names_the_time_zone_once(tmp_path):
+    """zh has no short name for Europe/Madrid: the local time names the zone in
+    brackets, and the deadline line does not add it a second time."""
+    h = Clocked(tmp_path, players=THREE[:2], settings={"deadline": 72 * 3600, "language": "zh"})
+    h.sent()
+    h.mail("Bob", "timezone Europe/Madrid")
+    h.run(T0 + H)
+    h.sent()
+    h.mail("Bob", "status")
+    h.run(T0 + 2 * H)
+    text = body(to(h.sent(), "bob@example.org")[0])
+    assert "2026年12月4日周五 12:00 UTC（2026年12月4日周五 13:00 (Europe/Madrid)）" in text
+    assert text.count("Europe/Madrid") == 1
+
+
 # ------------------------------------------------------------------ mail commands
 def test_vacation_and_timezone_by_mail(tmp_path):
     h = Clocked(tmp_path, settings={"deadline": 72 * 3600})
