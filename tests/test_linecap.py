@@ -196,3 +196,26 @@ def test_a_game_masters_mail_of_too_many_lines_does_none_of_them(t):
     assert report.refused == 1, report.summary()
     (note,) = to(t.sent(), "ann@example.org")
     assert text_of(note).startswith("Union Pacific, game ridge: secret missing or wrong\n")
+
+
+def _fresh_mail(t, name, body):
+    """``name`` writes a new mail (no reply: no In-Reply-To, no game in the Subject)."""
+    address = {"Ann": "ann@example.org", "Bob": "bob@example.org", "Cy": "cy@example.net"}[name]
+    t.count += 1
+    head = (f"From: {name} Example <{address}>\r\nTo: Union Pacific moderator <{t.config.moderator_address}>\r\n"
+            f"Subject: my move\r\nDate: Tue, 1 Dec 2026 10:{t.count:02d}:00 +0100\r\n"
+            f"Message-ID: <{t.count}.{name.lower()}@client.example>\r\n"
+            "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n")
+    t.inbox.add(head.encode() + body.replace("\n", "\r\n").encode())
+
+
+def test_an_answer_to_a_player_of_one_game_names_it_though_the_mail_does_not(t):
+    """A new mail (no reply, no game named) too large: the sender plays only in
+    ridge, so the answer goes into their ridge thread and its title names ridge
+    (it said "game ?")."""
+    start_all(t)
+    _fresh_mail(t, "Ann", "x" * 300_000 + "\n")
+    assert t.run().refused == 1
+    (note,) = to(t.sent(), "ann@example.org")
+    assert text_of(note).partition("\n")[0] == "Union Pacific, game ridge: mail too large"
+    assert str(note["Subject"]) == "Union Pacific ridge (Ann)"
