@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import time
+
+import pytest
 from pathlib import Path
 
 from moderator.render.words import names
@@ -134,7 +136,8 @@ def test_investing_a_share_kind_not_held_names_it(t):
 
 def test_a_mail_too_large_says_its_size_with_a_unit_in_the_players_locale(t):
     """The size and the limit with a unit, by Babel in the player's locale (Ann
-    speaks German: "293,1 kB", decimal comma)."""
+    speaks German: "293,1 KiB", decimal comma; the units of 1024 bytes are the
+    IEC binary ones, as the README gives the default limit: 256 KiB)."""
     start_all(t)
     t.reply("Ann", "language de\n")
     t.run()
@@ -145,7 +148,7 @@ def test_a_mail_too_large_says_its_size_with_a_unit_in_the_players_locale(t):
     assert report.refused == 1, report.summary()
     (note,) = to(t.sent(), "ann@example.org")
     shown = f"{size / 1024:.1f}".replace(".", ",")
-    assert (f"Deine Mail ist {shown} kB groß; der Moderator liest Mails bis 256 kB."
+    assert (f"Deine Mail ist {shown} KiB groß; der Moderator liest Mails bis 256 KiB."
             in " ".join(text_of(note).split())), text_of(note)
     assert str(size) not in text_of(note)
 
@@ -219,3 +222,15 @@ def test_an_answer_to_a_player_of_one_game_names_it_though_the_mail_does_not(t):
     (note,) = to(t.sent(), "ann@example.org")
     assert text_of(note).partition("\n")[0] == "Union Pacific, game ridge: mail too large"
     assert str(note["Subject"]) == "Union Pacific ridge (Ann)"
+
+
+@pytest.mark.parametrize("size,language,shown", [
+    (262_144, "en", "256 KiB"), (300_123, "de", "293,1 KiB"), (300_123, "cs", "293,1 KiB"),
+    (28_698_579, "en", "27.4 MiB"), (28_698_579, "es", "27,4 MiB"), (3 * 1024 ** 3, "zh", "3 GiB"),
+    (999, "en", "999 byte")])
+def test_a_size_in_binary_units_as_the_limit_is(size, language, shown):
+    """The default limit, 262,144 bytes, is 256 KiB (README: max_size): sizes are
+    in units of 1024 bytes, so the unit is the IEC binary one (CLDR's kB is 1000)."""
+    from moderator.render.when import byte_size
+
+    assert byte_size(size, language) == shown
