@@ -359,7 +359,7 @@ def test_policy_wait_without_a_game_master_promises_no_telling(tmp_path, monkeyp
     """No --gm and no operator: the reminder says no one is told, and at the deadline
     nothing is mailed; `pbem new` warns the operator so."""
     h = Clocked(tmp_path, players=THREE[:2], operator=None,
-                settings={"deadline": 24 * 3600, "on_missed": "wait", "abandon_after": 3})
+                settings={"deadline": 24 * 3600, "on_missed": "wait", "abandon_after": 2})
     h.sent()
     h.move("Ann")
     h.run(T0 + H)
@@ -372,6 +372,22 @@ def test_policy_wait_without_a_game_master_promises_no_telling(tmp_path, monkeyp
     assert "game master" not in body(mails[0])
     h.run(T0 + 24 * H)
     assert h.sent() == [] and h.load().player_by_name("Bob").missed == 1
+    h.run(T0 + 36 * H)  # the overdue reminder: the next miss abandons the seat, no one finds a replacement
+    (mail,) = h.sent()
+    assert " ".join(body(mail).split()).endswith(
+        "The next missed move is counted at 2026-12-03 12:00 UTC. Then your seat is abandoned: the built-in "
+        "player plays it. Reply to your latest status mail with your orders ('status' brings the position "
+        "again).")
+    one = Clocked(tmp_path / "one", players=THREE[:2], operator=None,
+                  settings={"deadline": 24 * 3600, "on_missed": "wait", "abandon_after": 1})
+    one.sent()
+    one.move("Ann")
+    one.run(T0 + H)
+    one.sent()
+    one.run(T0 + 12 * H)
+    (mail,) = one.sent()
+    assert ("you have missed 1 move in a row and your seat is abandoned: the built-in player moves for you "
+            "and plays the seat. Reply") in " ".join(body(mail).split())
     monkeypatch.chdir(tmp_path)
     args = ["new", "plain", "--player", "Ann=ann@example.org", "--player", "Bob=bob@example.org"]
     r = CliRunner().invoke(pbem.main, args + ["--on-missed", "wait"])
