@@ -227,6 +227,10 @@ def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed
         click.echo("Welcome mails waiting in the spool (the next `pbem run` sends them): " + ", ".join(queued))
     if bots:
         click.echo("Played by the built-in player: " + ", ".join(bots) + " (moves in each `pbem run`).")
+    if on_missed == "wait" and not (record.game_master.get("address") or moderator.config.operator):
+        click.echo("warning: --on-missed wait, but the game has no game master to tell of a missed move "
+                   "(no --gm, no operator in the configuration): a missed move is only counted, and the "
+                   "game waits. Set 'operator: ADDRESS' in pbem.yaml to be told.", err=True)
 
 
 @main.command()
@@ -344,6 +348,8 @@ def show(ctx, game, map_file):
     """Print GAME's public position and log (no player's hand) and whether the game
     master paused it; with --map, also write a picture of the board (the public
     view) to FILE.png."""
+    from moderator.render import pad
+
     record = _load(ctx, game)
     g = record.game
     if map_file is not None:
@@ -362,7 +368,7 @@ def show(ctx, game, map_file):
     for p in v["players"]:
         invested = ", ".join(f"{n} {c}" for c, n in p["invested"].items()) or "nothing"
         money = "hidden" if p["money"] is None else p["money"]
-        click.echo(f"  {p['name']:<14} money {money!s:>6}  invested: {invested}")
+        click.echo(f"  {pad(p['name'], 14)} money {money!s:>6}  invested: {invested}")
     if v["standings"]:
         click.echo("Standings: " + g.standings_text())
     for line in v["log"][-10:]:

@@ -355,6 +355,51 @@ def test_policy_wait_tells_the_game_master_and_reminds_daily(tmp_path):
         "Union Pacific, game ridge: Bob's seat abandoned | Union Pacific ridge (Ann)"]
 
 
+def test_policy_wait_without_a_game_master_promises_no_telling(tmp_path, monkeypatch):
+    """No --gm and no operator: the reminder says no one is told, and at the deadline
+    nothing is mailed; `pbem new` warns the operator so."""
+    h = Clocked(tmp_path, players=THREE[:2], operator=None,
+                settings={"deadline": 24 * 3600, "on_missed": "wait", "abandon_after": 2})
+    h.sent()
+    h.move("Ann")
+    h.run(T0 + H)
+    h.sent()
+    h.run(T0 + 12 * H)
+    mails = h.sent()
+    assert [str(m["To"]) for m in mails] == ["bob@example.org"]
+    assert ("It is due by 2026-12-02 12:00 UTC; if nothing arrives by then, no move is made for you: "
+            "the game keeps waiting and the missed move is counted. Reply") in " ".join(body(mails[0]).split())
+    assert "game master" not in body(mails[0])
+    h.run(T0 + 24 * H)
+    assert h.sent() == [] and h.load().player_by_name("Bob").missed == 1
+    h.run(T0 + 36 * H)  # the overdue reminder: the next miss abandons the seat, no one finds a replacement
+    (mail,) = h.sent()
+    assert " ".join(body(mail).split()).endswith(
+        "The next missed move is counted at 2026-12-03 12:00 UTC. Then your seat is abandoned: the built-in "
+        "player plays it. Reply to your latest status mail with your orders ('status' brings the position "
+        "again).")
+    one = Clocked(tmp_path / "one", players=THREE[:2], operator=None,
+                  settings={"deadline": 24 * 3600, "on_missed": "wait", "abandon_after": 1})
+    one.sent()
+    one.move("Ann")
+    one.run(T0 + H)
+    one.sent()
+    one.run(T0 + 12 * H)
+    (mail,) = one.sent()
+    assert ("you have missed 1 move in a row and your seat is abandoned: the built-in player moves for you "
+            "and plays the seat. Reply") in " ".join(body(mail).split())
+    monkeypatch.chdir(tmp_path)
+    args = ["new", "plain", "--player", "Ann=ann@example.org", "--player", "Bob=bob@example.org"]
+    r = CliRunner().invoke(pbem.main, args + ["--on-missed", "wait"])
+    assert r.exit_code == 0, r.output
+    assert ("warning: --on-missed wait, but the game has no game master to tell of a missed move (no --gm, "
+            "no operator in the configuration): a missed move is only counted, and the game waits. Set "
+            "'operator: ADDRESS' in pbem.yaml to be told.") in r.output
+    r = CliRunner().invoke(pbem.main, ["new", "withgm", "--player", "Ann=ann@example.org", "--player",
+                                       "Bob=bob@example.org", "--on-missed", "wait", "--gm", "gm@example.org"])
+    assert r.exit_code == 0 and "warning" not in r.output, r.output
+
+
 # ------------------------------------------------------------------ outage
 def test_a_deadline_in_an_outage_moves_by_its_length(tmp_path):
     h = Clocked(tmp_path, players=THREE[:2], settings={"deadline": 48 * 3600})
@@ -373,6 +418,21 @@ def test_a_deadline_in_an_outage_moves_by_its_length(tmp_path):
     rec = h.load()
     assert rec.history[-1]["player"] == "Bob" and rec.history[-1]["by"] == "bot"
     assert rec.history[-1]["received"] == "2026-12-07T15:00:00+00:00"
+
+
+def test_the_zh_deadline_names_the_time_zone_once(tmp_path):
+    """zh has no short name for Europe/Madrid: the local time names the zone in
+    brackets, and the deadline line does not add it a second time."""
+    h = Clocked(tmp_path, players=THREE[:2], settings={"deadline": 72 * 3600, "language": "zh"})
+    h.sent()
+    h.mail("Bob", "timezone Europe/Madrid")
+    h.run(T0 + H)
+    h.sent()
+    h.mail("Bob", "status")
+    h.run(T0 + 2 * H)
+    text = body(to(h.sent(), "bob@example.org")[0])
+    assert "2026年12月4日周五 12:00 UTC（2026年12月4日周五 13:00 (Europe/Madrid)）" in text
+    assert text.count("Europe/Madrid") == 1
 
 
 # ------------------------------------------------------------------ mail commands

@@ -587,3 +587,40 @@ def test_the_archive_renders_a_game_in_its_language_and_the_index_in_english(tmp
     assert " dic 2026" not in index and re.search(r"<td class=\"optional nowrap\">2026-11-30 12:00</td>", index)
     build_site(GameStore(games), site, index_language="cs")
     assert "<p>Jsi na tahu.</p>" in (site / "index.html").read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------ aligned tables
+def test_the_players_table_aligns_chinese_names_by_columns(tmp_path, cli_home):
+    """A CJK character is two columns wide (docs/languages.md): the PLAYERS rows of a
+    status mail and of `pbem show` put "money" in one column whatever the names
+    ("张伟" is 4 columns, padded to 14 like "Bob")."""
+    players = [("张伟", "zhang@example.org"), ("Bob", "bob@example.org"), ("李小龙", "li@example.cn")]
+    t = Table(tmp_path, players, settings={"language": "zh"})
+    try:
+        t.sent()
+        t.mail("Bob", "status")
+        t.run(T0 + timedelta(hours=1))
+        (mail,) = to(t.sent(), "bob@example.org")
+    finally:
+        t.close()
+    rows = {name: line for line in text(mail).splitlines() for name, _a in players
+            if line.startswith("  ") and line[4:].startswith(name)}
+    assert list(rows) == ["张伟", "Bob", "李小龙"]
+
+    def column(line, name):  # where the text after the padded name starts, in columns
+        after = line[4 + len(name):]
+        return render.display_width(line[:len(line) - len(after.lstrip(" "))])
+
+    assert [column(line, name) for name, line in rows.items()] == [4 + 14 + 1] * 3
+    # pbem show, on the same game file
+    (cli_home / "pbem.yaml").write_text(f"games_dir: {tmp_path / 'games'}\nspool_dir: spool\n", encoding="utf-8")
+    r = CliRunner().invoke(pbem.main, ["show", "ridge"])
+    assert r.exit_code == 0, r.output
+    shown = [line for line in r.output.splitlines() if " money " in line]
+    assert [line.split(" money ")[0] for line in shown] == [
+        "  张伟" + " " * 10, "  Bob" + " " * 11, "  李小龙" + " " * 8]
+
+
+def test_display_width_and_pad():
+    assert [render.display_width(s) for s in ("Bob", "张伟", "Zoë", "Zoe\u0308", "ＡＢ")] == [3, 4, 3, 3, 4]
+    assert render.pad("张伟", 6) == "张伟  " and render.pad("Bob", 2) == "Bob"

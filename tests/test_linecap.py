@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import time
+
+import pytest
 from pathlib import Path
 
 from moderator.render.words import names
@@ -134,7 +136,8 @@ def test_investing_a_share_kind_not_held_names_it(t):
 
 def test_a_mail_too_large_says_its_size_with_a_unit_in_the_players_locale(t):
     """The size and the limit with a unit, by Babel in the player's locale (Ann
-    speaks German: "293,1 kB", decimal comma)."""
+    speaks German: "293,1 KiB", decimal comma; the units of 1024 bytes are the
+    IEC binary ones, as the README gives the default limit: 256 KiB)."""
     start_all(t)
     t.reply("Ann", "language de\n")
     t.run()
@@ -145,7 +148,7 @@ def test_a_mail_too_large_says_its_size_with_a_unit_in_the_players_locale(t):
     assert report.refused == 1, report.summary()
     (note,) = to(t.sent(), "ann@example.org")
     shown = f"{size / 1024:.1f}".replace(".", ",")
-    assert (f"Deine Mail ist {shown} kB groß; der Moderator liest Mails bis 256 kB."
+    assert (f"Deine Mail ist {shown} KiB groß; der Moderator liest Mails bis 256 KiB."
             in " ".join(text_of(note).split())), text_of(note)
     assert str(size) not in text_of(note)
 
@@ -196,3 +199,38 @@ def test_a_game_masters_mail_of_too_many_lines_does_none_of_them(t):
     assert report.refused == 1, report.summary()
     (note,) = to(t.sent(), "ann@example.org")
     assert text_of(note).startswith("Union Pacific, game ridge: secret missing or wrong\n")
+
+
+def _fresh_mail(t, name, body):
+    """``name`` writes a new mail (no reply: no In-Reply-To, no game in the Subject)."""
+    address = {"Ann": "ann@example.org", "Bob": "bob@example.org", "Cy": "cy@example.net"}[name]
+    t.count += 1
+    head = (f"From: {name} Example <{address}>\r\nTo: Union Pacific moderator <{t.config.moderator_address}>\r\n"
+            f"Subject: my move\r\nDate: Tue, 1 Dec 2026 10:{t.count:02d}:00 +0100\r\n"
+            f"Message-ID: <{t.count}.{name.lower()}@client.example>\r\n"
+            "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n")
+    t.inbox.add(head.encode() + body.replace("\n", "\r\n").encode())
+
+
+def test_an_answer_to_a_player_of_one_game_names_it_though_the_mail_does_not(t):
+    """A new mail (no reply, no game named) too large: the sender plays only in
+    ridge, so the answer goes into their ridge thread and its title names ridge
+    (it said "game ?")."""
+    start_all(t)
+    _fresh_mail(t, "Ann", "x" * 300_000 + "\n")
+    assert t.run().refused == 1
+    (note,) = to(t.sent(), "ann@example.org")
+    assert text_of(note).partition("\n")[0] == "Union Pacific, game ridge: mail too large"
+    assert str(note["Subject"]) == "Union Pacific ridge (Ann)"
+
+
+@pytest.mark.parametrize("size,language,shown", [
+    (262_144, "en", "256 KiB"), (300_123, "de", "293,1 KiB"), (300_123, "cs", "293,1 KiB"),
+    (28_698_579, "en", "27.4 MiB"), (28_698_579, "es", "27,4 MiB"), (3 * 1024 ** 3, "zh", "3 GiB"),
+    (999, "en", "999 byte")])
+def test_a_size_in_binary_units_as_the_limit_is(size, language, shown):
+    """The default limit, 262,144 bytes, is 256 KiB (README: max_size): sizes are
+    in units of 1024 bytes, so the unit is the IEC binary one (CLDR's kB is 1000)."""
+    from moderator.render.when import byte_size
+
+    assert byte_size(size, language) == shown

@@ -147,7 +147,9 @@ def _refuse_in_language(v: Refuse, om: OrderMail, post: Post, store: GameStore, 
             extra["game_over"] = record.game.phase == "over"
     if v.orders:
         extra["quoted"], extra["omitted"] = quoted(v.orders, v.kinds, v.failed)
-    post.reply(om, v.reply_key, to, v.game_id, word(v.words, v.reason + "_title"),
+    # a sender in one game only is answered in its thread: the title names that game too
+    game_id = v.game_id if v.game_id is not None or thread is None else thread.game_id
+    post.reply(om, v.reply_key, to, game_id, word(v.words, v.reason + "_title"),
                word(v.words, v.reason, **values), player=thread, **extra)
     if record is not None and v.player is not None:
         _commands(v, om, post, store, report, record, skip_status=True, rotated=rotated)

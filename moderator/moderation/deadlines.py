@@ -353,7 +353,7 @@ def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
         if waits:  # policy wait: no move; the wait starts again at the deadline
             record.clock.update(since=iso(max(w for _p, w in waits)), shift=0, reminded=False,
                                 reminded_at=None, overdue_told=True)
-    _remind(record, now, out)
+    _remind(record, now, out, told=bool(gm))
     out.notices = _one_per_reader(out.notices)
     return out
 
@@ -394,8 +394,10 @@ def _at_the_deadline(record: GameRecord, p: Player) -> dict[str, Any]:
     return {"then": then, "abandon_after": after}
 
 
-def _remind(record: GameRecord, now: datetime, out: Tick) -> None:
-    """The reminders owed at ``now`` to the players the game waits for."""
+def _remind(record: GameRecord, now: datetime, out: Tick, told: bool = True) -> None:
+    """The reminders owed at ``now`` to the players the game waits for; ``told``:
+    whether the game has a game master (or operator) to tell of a missed move
+    (``game_master_address``), so that the reminder says only what happens."""
     deadline = record.settings.get("deadline")
     if deadline is None:
         return
@@ -413,7 +415,7 @@ def _remind(record: GameRecord, now: datetime, out: Tick) -> None:
         language = record.language_of(p)
         out.notices.append(Notice(p.address, p.name, "reminder", {
             **_times(when, p, language), "expected": _expected(record, language), "overdue": bool(record.clock.get("overdue_told")),
-            "missed": p.missed, **_at_the_deadline(record, p)}))
+            "missed": p.missed, "gm": told, **_at_the_deadline(record, p)}))
         record.clock["reminded"] = True
         record.clock["reminded_at"] = iso(now)
         out.changed = True

@@ -145,21 +145,26 @@ def format_duration(seconds: int | float, language: str | None = None) -> str:
         return format_list(words, style="standard", locale=locale)
 
 
-_BYTE_UNITS = (("digital-gigabyte", 1024 ** 3), ("digital-megabyte", 1024 ** 2), ("digital-kilobyte", 1024))
+_BYTE_UNITS = (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024))
+"""The binary (IEC 80000-13) units of ``byte_size``: CLDR has only the decimal
+kB, MB, GB (``digital-kilobyte``: 1000 bytes), and the limits (``max_size``,
+default 262,144 bytes) are whole binary units, as the README and docs write them."""
 
 
 def byte_size(size: int, language: str | None = None) -> str:
     """A mail's size in bytes as ``language`` (default: the language in force)
-    writes it with a unit, by Babel (CLDR short units, one decimal at most, units
-    of 1024): ``byte_size(28698579)`` is ``'27.4 MB'`` in English, ``'27,4 MB'``
-    in German; ``262144`` is ``'256 kB'``; under 1024, grouped bytes
-    (``'999 byte'``)."""
+    writes it with a unit: the number by Babel (the locale's decimal sign and
+    grouping, one decimal at most), then the IEC binary unit, the same in every
+    language (``_BYTE_UNITS``): ``byte_size(28698579)`` is ``'27.4 MiB'`` in
+    English, ``'27,4 MiB'`` in German; ``262144`` is ``'256 KiB'``; under 1024,
+    grouped bytes in CLDR's unit (``'999 byte'``)."""
+    from babel.numbers import format_decimal
     from babel.units import format_unit
 
     locale = i18n.babel_locale(language)
     for unit, factor in _BYTE_UNITS:
         if size >= factor:
-            return format_unit(size / factor, unit, length="short", format="#,##0.#", locale=locale)
+            return f"{format_decimal(size / factor, format='#,##0.#', locale=locale)} {unit}"
     return format_unit(size, "digital-byte", length="short", format="#,##0", locale=locale)
 
 
