@@ -348,7 +348,7 @@ def show(ctx, game, map_file):
     """Print GAME's public position and log (no player's hand) and whether the game
     master paused it; with --map, also write a picture of the board (the public
     view) to FILE.png."""
-    from moderator.render import pad
+    from moderator.i18n import pad
 
     record = _load(ctx, game)
     g = record.game

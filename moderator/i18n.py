@@ -24,6 +24,7 @@ import contextlib
 import contextvars
 import gettext
 import io
+import unicodedata
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -181,3 +182,19 @@ def babel_locale(language: str | None = None):
     from babel import Locale
 
     return Locale.parse(LOCALES[language or current()])
+
+
+def display_width(text: str) -> int:
+    """The columns ``text`` takes in a fixed-width font: a wide or full-width
+    character (East Asian Width W or F: CJK, e.g. "张") two, a combining mark none,
+    any other one (docs/languages.md: aligned tables)."""
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+               for ch in text)
+
+
+def pad(text: object, width: int) -> str:
+    """``text`` with spaces after it up to ``width`` columns (``display_width``),
+    as ``"%-14s"`` does for text of one column a character; longer text as it is.
+    The Jinja filter ``pad`` (``{{ p.name|pad(14) }}``)."""
+    text = str(text)
+    return text + " " * max(0, width - display_width(text))

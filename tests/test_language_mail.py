@@ -609,7 +609,7 @@ def test_the_players_table_aligns_chinese_names_by_columns(tmp_path, cli_home):
 
     def column(line, name):  # where the text after the padded name starts, in columns
         after = line[4 + len(name):]
-        return render.display_width(line[:len(line) - len(after.lstrip(" "))])
+        return i18n.display_width(line[:len(line) - len(after.lstrip(" "))])
 
     assert [column(line, name) for name, line in rows.items()] == [4 + 14 + 1] * 3
     # pbem show, on the same game file
@@ -622,5 +622,23 @@ def test_the_players_table_aligns_chinese_names_by_columns(tmp_path, cli_home):
 
 
 def test_display_width_and_pad():
-    assert [render.display_width(s) for s in ("Bob", "张伟", "Zoë", "Zoe\u0308", "ＡＢ")] == [3, 4, 3, 3, 4]
-    assert render.pad("张伟", 6) == "张伟  " and render.pad("Bob", 2) == "Bob"
+    assert [i18n.display_width(s) for s in ("Bob", "张伟", "Zoë", "Zoe\u0308", "ＡＢ")] == [3, 4, 3, 3, 4]
+    assert i18n.pad("张伟", 6) == "张伟  " and i18n.pad("Bob", 2) == "Bob"
+
+
+def test_pbem_list_aligns_chinese_names_by_columns():
+    """``pbem list``'s table pads by columns too: a Chinese name is two columns a
+    character, so the columns after it start where the header's do."""
+    from moderator.archive.listing import table
+    rows = [("g1", "first-edition", "张伟, 李小龙", "张伟", "2026-12-01", "-", "0/4", "-"),
+            ("g2", "first-edition", "Ann, Bob", "Ann", "2026-12-01", "-", "0/4", "-")]
+    lines = table(rows)
+    starts = []
+    for line in lines:
+        head = line.split("  first-edition")[0] if "first-edition" in line else line.split("  RULESET")[0]
+        starts.append(i18n.display_width(head))
+    assert starts == [4, 4, 4]
+    # the MOVE column starts at the same column in every line
+    moves = [i18n.display_width(line[:line.index(m)]) for line, m in zip(lines, ("MOVE", "张伟  ", "Ann  "))]
+    assert len(set(moves)) == 1, lines
+    assert [c for c in lines[1].split("  ") if c][2] == "张伟, 李小龙"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from ..i18n import display_width, pad
 from ..store.gamefile import GameStore, StoreError
 
 IMAGINARY = "(imaginary player)"
@@ -102,11 +103,12 @@ def row(s: dict[str, Any]) -> tuple[str, ...]:
 
 
 def table(rows: Iterable[tuple[str, ...]]) -> list[str]:
-    """Lines of a table with a header, columns padded to their widest cell and
-    separated by two spaces (no trailing spaces)."""
+    """Lines of a table with a header, columns padded to their widest cell (in
+    columns of a fixed-width font: a Chinese name takes two a character,
+    ``i18n.display_width``) and separated by two spaces (no trailing spaces)."""
     rows = [HEADER, *rows]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    widths = [max(display_width(r[i]) for r in rows) for i in range(len(HEADER))]
+    return ["  ".join(pad(c, w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
 
 def list_games(store: GameStore, which: str = "all") -> tuple[list[str], list[str]]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import importlib.resources
 import re
 import os
-import unicodedata
 from functools import cached_property, lru_cache
 from pathlib import Path
 from collections.abc import Sequence
@@ -29,6 +28,7 @@ except ImportError:  # Python 3.10
     from importlib.abc import Traversable
 
 from .. import i18n
+from ..i18n import pad
 from .events import event_text
 from ..orders.lexicon import localize
 from ..rules.components import COMPANIES, UP
@@ -113,22 +113,6 @@ def environment() -> jinja2.Environment:
     env.filters["card"] = card_text
     env.filters["pad"] = pad
     return env
-
-
-def display_width(text: str) -> int:
-    """The columns ``text`` takes in a fixed-width font: a wide or full-width
-    character (East Asian Width W or F: CJK, e.g. "张") two, a combining mark none,
-    any other one (docs/languages.md: aligned tables)."""
-    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-               for ch in text)
-
-
-def pad(text: Any, width: int) -> str:
-    """``text`` with spaces after it up to ``width`` columns (``display_width``),
-    as ``"%-14s"`` does for text of one column a character; longer text as it is.
-    The Jinja filter ``pad`` (``{{ p.name|pad(14) }}``)."""
-    text = str(text)
-    return text + " " * max(0, width - display_width(text))
 
 
 TRACK_TYPES = ("plain", "black", "white", "black-white", "joker")
