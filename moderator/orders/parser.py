@@ -41,6 +41,8 @@ comma at the end, smart quotes, dashes and full-width forms are all read)::
     pass     := ("pass"|"skip") [CARD]
     start    := ("start"|"initial [investment]"|"choose") SHARE
 
+A comment runs from a ``#`` that starts a word (not ``#2``) to the end of the
+line and is ignored (``start KCC  # my best move``).
 Skipped: mail commands (``command``: help, status, history, rules, secret new),
 ``game:``/``secret:`` lines, greetings and sign-offs ("Hi all,", "Thanks! Bob").
 Nothing is guessed: when words can be read two ways (``'San'``: San Antonio or
@@ -289,6 +291,19 @@ def _split_verbs(tokens: list[str]) -> list[list[str]]:
         if head is None and low not in PREAMBLE:
             head = low
     return [p for p in parts if p]
+
+
+_COMMENT_RE = re.compile(r"(?:^|(?<=\s))[#\uff03](?!\s*\d)")
+
+
+def _uncommented(line: str) -> str:
+    """``line`` without its comment: from a ``#`` that starts a word and is not
+    followed by a number (``take #2``, ``take # 2`` name the face-up display) to
+    the end of the line (``start WW  # my best move`` -> ``start WW``)."""
+    if "#" not in line and "\uff03" not in line:
+        return line
+    match = _COMMENT_RE.search(line)
+    return line if match is None else line[:match.start()].rstrip()
 
 
 _VACATION_ARG = re.compile(r"(?i)off|end|over|back|\d+\s*[a-z]*")
@@ -988,6 +1003,7 @@ def _parse_turn(lines: list[str], board: Board, lang: str,
             raise OrderError("line_too_long", str(raw)[:60] + "...", length=len(str(raw)))
     for raw in lines:
         for line in str(raw).splitlines() or [""]:
+            line = _uncommented(line)
             if command(line, lang) or _KEY_LINE_RE.match(line):
                 continue
             for piece in _pieces(line, lex, cities, origins):
