@@ -38,3 +38,14 @@ def test_a_comment_with_accents_after_a_whole_turn_is_ignored(t):
     report = t.run()
     assert report.applied == 1 and report.refused == 0, report.summary()
     assert t.load().history[-1]["order"] == order
+
+
+def test_a_refusal_quotes_the_players_word_with_its_accents(t):
+    start_all(t)
+    t.reply("Ann", "take José's share\n")
+    report = t.run()
+    assert report.refused == 1, report.summary()
+    (ann,) = to(t.sent(), "ann@example.org")
+    body = text_of(ann)
+    assert "\"José's\" is not a company" in body, body
+    assert "Jose's" not in body, body

@@ -166,14 +166,15 @@ def test_the_overdue_reminder_says_the_next_miss_abandons_the_seat(tmp_path):
 
 # ------------------------------------------------------------------ quoting the player's words
 @pytest.mark.parametrize("line, quoted", [
-    ("take stack  # my best move", "'# my best move'"),
-    ("take # my best move", "'# my best move'"),
+    ("take best move", "'best move'"),
+    ("take José's best move", "\"José's best move\""),  # accents kept
     ("take the Reading Railroad", "'Reading Railroad'"),  # fillers at the edges are no part of it
 ])
 def test_a_refusal_quotes_the_players_words_as_written(t, line, quoted):
-    """Ann's reply whose take line carries a comment: the refusal quotes what she
+    """Ann's reply whose take line names no share: the refusal quotes what she
     wrote after "take" (from its first word that is no company to the last),
-    "my" included; the game is unchanged."""
+    accents kept; the game is unchanged.  (A "#" comment is
+    ignored: tests/test_order_comments.py.)"""
     start_all(t)
     before = t.path.read_bytes()
     t.reply("Ann", f"build KCC DEN-KCY plain; {line}\n")

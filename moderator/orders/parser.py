@@ -931,10 +931,14 @@ def parse_turn(lines: list[str], board: Board, language: str | None = None) -> A
             if lang != i18n.DEFAULT:
                 origins.update(_as_written(lines, origins))
                 exc.values = _localized(exc.code, exc.values, board, lang, origins)
+            else:  # accents the reading folded away are given back ('José's')
+                accented = {k: v for k, v in _as_written(lines, {}).items() if not v.isascii()}
+                exc.values = _quoted_as_written(exc.values, accented)
             raise
 
 
 _WRITTEN_WORD_RE = re.compile(r"[^\s;|,.!?()\[\]{}<>:=\"']+")
+_WRITTEN_APOSTROPHE_WORD_RE = re.compile(r"[^\s;|,.!?()\[\]{}<>:=\"]+")
 
 
 def _as_written(lines: list[str], origins: dict[str, str]) -> dict[str, str]:
@@ -946,6 +950,10 @@ def _as_written(lines: list[str], origins: dict[str, str]) -> dict[str, str]:
     for line in lines:
         for word in _WRITTEN_WORD_RE.findall(unicodedata.normalize("NFKC", str(line))):
             written.setdefault(fold(word), word)
+        for word in _WRITTEN_APOSTROPHE_WORD_RE.findall(unicodedata.normalize("NFKC", str(line))):
+            word = word.replace("\u2019", "'").strip("'")  # "José's", "José’s"
+            if word:
+                written.setdefault(fold(word), word)
     out = {fold(k): v for k, v in written.items()}
     for english, text in origins.items():
         out[english] = " ".join(written.get(fold(w), w) for w in text.split())
@@ -982,11 +990,21 @@ def _localized(code: str, values: dict[str, Any], board: Board, lang: str,
     elif code in ("card_alone", "as_without_joker") and "card" in values:
         out["card"] = canonical(values["card"], lang)
     if origins:
-        for key in ("word", "text"):
-            # a word of the player's language is quoted as written ('zwei', not
-            # the English 'two' it was read as)
-            if isinstance(values.get(key), str):
-                out[key] = " ".join(origins.get(_low(w), w) for w in values[key].split())
+        # a word of the player's language is quoted as written ('zwei', not
+        # the English 'two' it was read as)
+        quoted = _quoted_as_written(values, origins)
+        out.update((key, quoted[key]) for key in ("word", "text") if key in quoted)
+    return out
+
+
+def _quoted_as_written(values: dict[str, Any], origins: dict[str, str]) -> dict[str, Any]:
+    """``values`` with each word of the player's quoted in them (``word``,
+    ``text``) as the player wrote it: each word found in ``origins`` (folded word
+    -> the player's text) replaced by that text (``"Jose's"`` -> ``"José's"``)."""
+    out = dict(values)
+    for key in ("word", "text"):
+        if isinstance(values.get(key), str):
+            out[key] = " ".join(origins.get(_low(w), w) for w in values[key].split())
     return out
 
 
