@@ -32,6 +32,8 @@ def t(tmp_path):
 @pytest.mark.parametrize("body", [
     "resign\nresign confirm\n",
     "Resign, confirmed.\nI resign from this game, sorry.\n",  # the confirmation first
+    "resign; resign confirm\n",  # ";" works like a new line
+    "resign ; resign confirm  # sorry\n",
 ])
 def test_resign_and_its_confirmation_in_one_mail_resign_no_one(t, body):
     """Cy's one mail says "resign" and "resign confirm": Cy stays in the game,

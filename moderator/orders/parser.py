@@ -116,7 +116,7 @@ from .vocabulary import (
 )
 
 __all__ = ["MAX_LINE", "COMMANDS", "CARDS", "OrderError", "NoOrderFound", "card_word",
-           "command", "english", "parse_turn", "format_action"]
+           "command", "uncommented", "english", "parse_turn", "format_action"]
 
 MAX_LINE = 400
 """Order lines longer than this many characters are refused unread."""
@@ -296,7 +296,7 @@ def _split_verbs(tokens: list[str]) -> list[list[str]]:
 _COMMENT_RE = re.compile(r"(?:^|(?<=\s))[#\uff03](?!\s*\d)")
 
 
-def _uncommented(line: str) -> str:
+def uncommented(line: str) -> str:
     """``line`` without its comment: from a ``#`` that starts a word and is not
     followed by a number (``take #2``, ``take # 2`` name the face-up display) to
     the end of the line (``start WW  # my best move`` -> ``start WW``)."""
@@ -1021,7 +1021,7 @@ def _parse_turn(lines: list[str], board: Board, lang: str,
             raise OrderError("line_too_long", str(raw)[:60] + "...", length=len(str(raw)))
     for raw in lines:
         for line in str(raw).splitlines() or [""]:
-            line = _uncommented(line)
+            line = uncommented(line)
             if command(line, lang) or _KEY_LINE_RE.match(line):
                 continue
             for piece in _pieces(line, lex, cities, origins):
