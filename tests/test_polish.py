@@ -59,6 +59,34 @@ def test_resign_and_its_confirmation_in_one_mail_resign_no_one(t, body):
     assert "Cy resigned from the game." in text_of(to(mails, "ann@example.org")[0])
 
 
+SAME_CYCLE = ('Your "resign confirm" came together with your "resign", before you could read the warning. '
+              'A resignation counts only when it is confirmed in a later mail, after you have read the warning, '
+              'so you are still in the game.')
+
+
+def test_resign_and_its_confirmation_in_two_mails_of_one_cycle_resign_no_one(t):
+    """Cy's "resign" and, in another mail, "resign confirm" are read in the same
+    cycle: Cy never saw the warning, so Cy stays in the game; the confirmation
+    is answered with the warning again and the request stands; "resign
+    confirm" in a later cycle resigns."""
+    start_all(t)
+    t.reply("Cy", "resign\n")
+    t.reply("Cy", "resign confirm\n")
+    t.run()  # 09:10
+    answers = [text_of(m).strip() for m in to(t.sent(), "cy@example.net")]
+    assert answers == [ASKED_CY, SAME_CYCLE + "\n\n" + ASKED_CY]
+    rec = t.load()
+    assert rec.resigned == [] and not rec.player_by_name("Cy").bot
+    assert rec.resigning == {"Cy": "2026-12-01T09:10:00+00:00"}
+    assert rec.gm_log == []
+    t.reply("Cy", "resign confirm\n")
+    t.run()  # 09:15
+    rec = t.load()
+    assert rec.resigned == ["Cy"] and rec.resigning == {} and rec.player_by_name("Cy").bot
+    assert [text_of(m).strip() for m in to(t.sent(), "cy@example.net")] == [
+        "You resigned. Thank you for playing; you will get the final result."]
+
+
 def test_resign_alone_still_answers_the_warning_alone(t):
     """Without "resign confirm" in the mail the answer is the warning only."""
     start_all(t)
