@@ -128,6 +128,19 @@ def test_pbem_show_says_a_paused_game_is_paused_since_when_by_whom_and_how_to_re
         "Paused since 2026-03-02 08:30 UTC by command line (carol): no deadline runs")
 
 
+def test_pbem_gm_pause_keeps_the_reason_given_with_the_reason_option(cli):
+    """``pbem gm ridge pause --reason "José on holiday"`` stores the reason as
+    ``pause José on holiday`` does: ``pbem show`` names it, the game master's log
+    keeps it."""
+    r = cli("new", "ridge", "--seed", "7", "--deadline", "24h", "--now", "2026-03-01T12:00:00Z",
+            "--player", "Ann=ann@example.org", "--player", "Bob=bob@example.org", "--player", "Cy=cy@example.org")
+    assert r.exit_code == 0, r.output
+    r = cli("gm", "ridge", "pause", "--reason", "José on holiday", "--now", "2026-03-01T18:00:00Z")
+    assert r.exit_code == 0, r.output
+    assert cli("show", "ridge").output.splitlines()[1].startswith(
+        "Paused since 2026-03-01 18:00 UTC by command line (carol) (José on holiday): no deadline runs")
+
+
 def test_every_polish_word_is_used():
     """Each macro of templates/words/polish.txt is named in the code (as a literal)."""
     names = re.findall(r"\{% macro (\w+)\(", (ROOT / "templates" / "words" / "polish.txt").read_text())
