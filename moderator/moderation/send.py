@@ -89,8 +89,7 @@ class Post:
     ``bk`` is the bookkeeping database (answered keys, bounces, alerts, SMTP
     outage); its writes join the caller's ``bk.transaction()``; ``notice`` a note for every status mail (the outage
     notice: the text, or what words it in the language in force, ``notice_text``);
-    ``clock`` returns the current time (``started``: its value when the Post was
-    made).  Counts the replies per
+    ``clock`` returns the current time.  Counts the replies per
     recipient (``config.max_replies_per_sender`` per cycle)."""
 
     def __init__(self, config: Config, spool: Spool, bk: Bookkeeping,
@@ -99,9 +98,9 @@ class Post:
         self.spool = spool
         self.bk = bk
         self.clock = clock
-        self.started = clock()
-        """When the cycle (this Post) began: a resignation asked for at or after
-        it was asked in this cycle (``gm.seat_answer``)."""
+        self.resign_asked: set[tuple[str, str]] = set()
+        """``(game id, player name)`` of the resignations asked for in this cycle
+        (``gm.seat_answer``: their confirmation must come in a later cycle)."""
         self.notice = notice
         self.domain = config.moderator_address.rpartition("@")[2] or "pbem.localhost"
         self._replies: dict[str, int] = {}
