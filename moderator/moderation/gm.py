@@ -702,7 +702,7 @@ def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player
     (``resign_same_mail`` of ``templates/words/polish.txt``).  A confirmation in
     another mail of the cycle that took the request (``post.resign_asked``)
     does not count either: it is answered with the warning again
-    (``resign_same_cycle`` of ``templates/words/confirm.txt``), the request
+    (``resign_same_cycle`` of ``templates/words/polish.txt``), the request
     standing."""
     name = player.name
     if cmd == "digest on" or cmd == "digest off":
@@ -730,7 +730,7 @@ def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player
     if (record.id, name) in post.resign_asked:
         # asked in this cycle: the warning was not read yet; the request stands
         until = format_when(datetime.fromisoformat(asked) + RESIGN_WINDOW, player.timezone)
-        return word("gm", "resign_title"), (word("confirm", "resign_same_cycle") + "\n\n"
+        return word("gm", "resign_title"), (word("polish", "resign_same_cycle") + "\n\n"
                                             + word("gm", "resign_asked", until=until))
     record.resigning.pop(name)
     record.resigned.append(name)
