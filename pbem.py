@@ -287,7 +287,7 @@ def replay(ctx, game):
 @click.argument("game")
 @click.argument("words", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.option("--force", is_flag=True, help="undo: take back a paid dividend too.")
-@click.option("--reason", default="", help="undo, end: the reason told to everyone.")
+@click.option("--reason", default="", help="pause, undo, end: the reason (told to everyone, kept in the game file).")
 @click.option("--now", "now", default=None, metavar="TIMESTAMP",
               help="Act as if it were TIMESTAMP (ISO 8601; UTC when no offset), as for games run "
                    "with `pbem run --now`.")
@@ -318,7 +318,7 @@ def gm(ctx, game, words, force, reason, now):
             return
         if words and words[0].lower() == "undo" and force and "force" not in [w.lower() for w in words[1:3]]:
             words.insert(2, "force")
-        if reason and words and words[0].lower() in ("undo", "end"):
+        if reason and words and words[0].lower() in ("pause", "undo", "end"):  # the commands with a reason
             words.append(reason)
         click.echo(moderator.manage(game, " ".join(words)))
     except gm_.GmError as exc:

@@ -32,6 +32,8 @@ def t(tmp_path):
 @pytest.mark.parametrize("body", [
     "resign\nresign confirm\n",
     "Resign, confirmed.\nI resign from this game, sorry.\n",  # the confirmation first
+    "resign; resign confirm\n",  # ";" works like a new line
+    "resign ; resign confirm  # sorry\n",
 ])
 def test_resign_and_its_confirmation_in_one_mail_resign_no_one(t, body):
     """Cy's one mail says "resign" and "resign confirm": Cy stays in the game,
@@ -55,6 +57,34 @@ def test_resign_and_its_confirmation_in_one_mail_resign_no_one(t, body):
     assert [text_of(m).strip() for m in to(mails, "cy@example.net")] == [
         "You resigned. Thank you for playing; you will get the final result."]
     assert "Cy resigned from the game." in text_of(to(mails, "ann@example.org")[0])
+
+
+SAME_CYCLE = ('Your "resign confirm" came together with your "resign", before you could read the warning. '
+              'A resignation counts only when it is confirmed in a later mail, after you have read the warning, '
+              'so you are still in the game.')
+
+
+def test_resign_and_its_confirmation_in_two_mails_of_one_cycle_resign_no_one(t):
+    """Cy's "resign" and, in another mail, "resign confirm" are read in the same
+    cycle: Cy never saw the warning, so Cy stays in the game; the confirmation
+    is answered with the warning again and the request stands; "resign
+    confirm" in a later cycle resigns."""
+    start_all(t)
+    t.reply("Cy", "resign\n")
+    t.reply("Cy", "resign confirm\n")
+    t.run()  # 09:10
+    answers = [text_of(m).strip() for m in to(t.sent(), "cy@example.net")]
+    assert answers == [ASKED_CY, SAME_CYCLE + "\n\n" + ASKED_CY]
+    rec = t.load()
+    assert rec.resigned == [] and not rec.player_by_name("Cy").bot
+    assert rec.resigning == {"Cy": "2026-12-01T09:10:00+00:00"}
+    assert rec.gm_log == []
+    t.reply("Cy", "resign confirm\n")
+    t.run()  # 09:15
+    rec = t.load()
+    assert rec.resigned == ["Cy"] and rec.resigning == {} and rec.player_by_name("Cy").bot
+    assert [text_of(m).strip() for m in to(t.sent(), "cy@example.net")] == [
+        "You resigned. Thank you for playing; you will get the final result."]
 
 
 def test_resign_alone_still_answers_the_warning_alone(t):
@@ -96,6 +126,19 @@ def test_pbem_show_says_a_paused_game_is_paused_since_when_by_whom_and_how_to_re
     assert cli("gm", "ridge", "pause", "--now", "2026-03-02T08:30:00Z").exit_code == 0
     assert cli("show", "ridge").output.splitlines()[1].startswith(
         "Paused since 2026-03-02 08:30 UTC by command line (carol): no deadline runs")
+
+
+def test_pbem_gm_pause_keeps_the_reason_given_with_the_reason_option(cli):
+    """``pbem gm ridge pause --reason "José on holiday"`` stores the reason as
+    ``pause José on holiday`` does: ``pbem show`` names it, the game master's log
+    keeps it."""
+    r = cli("new", "ridge", "--seed", "7", "--deadline", "24h", "--now", "2026-03-01T12:00:00Z",
+            "--player", "Ann=ann@example.org", "--player", "Bob=bob@example.org", "--player", "Cy=cy@example.org")
+    assert r.exit_code == 0, r.output
+    r = cli("gm", "ridge", "pause", "--reason", "José on holiday", "--now", "2026-03-01T18:00:00Z")
+    assert r.exit_code == 0, r.output
+    assert cli("show", "ridge").output.splitlines()[1].startswith(
+        "Paused since 2026-03-01 18:00 UTC by command line (carol) (José on holiday): no deadline runs")
 
 
 def test_every_polish_word_is_used():
@@ -166,14 +209,15 @@ def test_the_overdue_reminder_says_the_next_miss_abandons_the_seat(tmp_path):
 
 # ------------------------------------------------------------------ quoting the player's words
 @pytest.mark.parametrize("line, quoted", [
-    ("take stack  # my best move", "'# my best move'"),
-    ("take # my best move", "'# my best move'"),
+    ("take best move", "'best move'"),
+    ("take José's best move", "\"José's best move\""),  # accents kept
     ("take the Reading Railroad", "'Reading Railroad'"),  # fillers at the edges are no part of it
 ])
 def test_a_refusal_quotes_the_players_words_as_written(t, line, quoted):
-    """Ann's reply whose take line carries a comment: the refusal quotes what she
+    """Ann's reply whose take line names no share: the refusal quotes what she
     wrote after "take" (from its first word that is no company to the last),
-    "my" included; the game is unchanged."""
+    accents kept; the game is unchanged.  (A "#" comment is
+    ignored: tests/test_order_comments.py.)"""
     start_all(t)
     before = t.path.read_bytes()
     t.reply("Ann", f"build KCC DEN-KCY plain; {line}\n")

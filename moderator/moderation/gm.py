@@ -699,7 +699,11 @@ def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player
     warning: ``confirm_too`` (``cmd`` is ``resign`` and the same mail says
     ``resign confirm``, which the caller does not carry out) asks as ``resign``
     does and says first that the confirmation of that mail does not count
-    (``resign_same_mail`` of ``templates/words/polish.txt``)."""
+    (``resign_same_mail`` of ``templates/words/polish.txt``).  A confirmation in
+    another mail of the cycle that took the request (``post.resign_asked``)
+    does not count either: it is answered with the warning again
+    (``resign_same_cycle`` of ``templates/words/polish.txt``), the request
+    standing."""
     name = player.name
     if cmd == "digest on" or cmd == "digest off":
         on = cmd == "digest on"
@@ -711,6 +715,7 @@ def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player
         return word("gm", "digest_title"), word("gm", "digest", on=on)
     if cmd == "resign":
         record.resigning[name] = now.isoformat(timespec="seconds")
+        post.resign_asked.add((record.id, name))
         store.save(record)
         until = format_when(now + RESIGN_WINDOW, player.timezone)  # the player's zone, named
         asked = word("gm", "resign_asked", until=until)
@@ -722,6 +727,11 @@ def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player
         record.resigning.pop(name, None)
         store.save(record)
         return word("gm", "resign_title"), word("gm", "resign_not_asked")
+    if (record.id, name) in post.resign_asked:
+        # asked in this cycle: the warning was not read yet; the request stands
+        until = format_when(datetime.fromisoformat(asked) + RESIGN_WINDOW, player.timezone)
+        return word("gm", "resign_title"), (word("polish", "resign_same_cycle") + "\n\n"
+                                            + word("gm", "resign_asked", until=until))
     record.resigning.pop(name)
     record.resigned.append(name)
     player.bot = True  # the built-in player takes the seat

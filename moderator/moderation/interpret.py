@@ -14,10 +14,10 @@ import hashlib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ..mail.read import OrderMail
-from ..orders.parser import NoOrderFound, OrderError, command, parse_turn
+from ..orders.parser import NoOrderFound, OrderError, command, parse_turn, uncommented
 from ..orders.vocabulary import VERBS
 from ..rules.actions import Action
 from ..rules.board import Board
@@ -93,8 +93,8 @@ def interpret(lines: Iterable[str], board: Board, kinds: Iterable[str] = ()) -> 
         kinds = [KIND_TEXT] * len(lines)
     from .gm import seat_command  # resign, digest (the players' seat commands)
 
-    found = [command(l) or seat_command(l) for l in lines]  # the command check once per line
-    commands = tuple(dict.fromkeys(c for c in found if c))
+    found = [_line_commands(l, seat_command) for l in lines]  # the command check once per line
+    commands = tuple(dict.fromkeys(c for cs in found if cs for c in cs))
     pairs = [(l, k) for l, k, c in zip(lines, kinds, found) if c is None]
     orders = tuple(l for l, _ in pairs)
     order_kinds = tuple(k for _, k in pairs)
@@ -111,6 +111,21 @@ def interpret(lines: Iterable[str], board: Board, kinds: Iterable[str] = ()) -> 
             continue
         return Orders(commands, orders, action=action, error=first, kinds=order_kinds, used=tuple(used))
     return Orders(commands, orders, error=first, kinds=order_kinds)
+
+
+def _line_commands(line: str, seat_command: Callable[[str], str | None]) -> tuple[str, ...] | None:
+    """The commands on ``line`` (mail commands, seat commands), or None when it is
+    no command line: the line as a whole (its ``#`` comment left out), or each of
+    its parts separated by ``;`` when every part is a command (``resign; resign
+    confirm`` is the two lines ``resign`` and ``resign confirm``)."""
+    line = uncommented(line)
+    parts = [p for p in (p.strip() for p in line.split(";")) if p] if ";" in line else []
+    if len(parts) > 1:  # before the whole line: "resign; resign confirm" is no one "resign confirm"
+        each = [command(p) or seat_command(p) for p in parts]
+        if all(each):
+            return tuple(c for c in each if c)
+    found = command(line) or seat_command(line)
+    return (found,) if found else None
 
 
 MAX_ORDER_LINES = 300

@@ -98,6 +98,9 @@ class Post:
         self.spool = spool
         self.bk = bk
         self.clock = clock
+        self.resign_asked: set[tuple[str, str]] = set()
+        """``(game id, player name)`` of the resignations asked for in this cycle
+        (``gm.seat_answer``: their confirmation must come in a later cycle)."""
         self.notice = notice
         self.domain = config.moderator_address.rpartition("@")[2] or "pbem.localhost"
         self._replies: dict[str, int] = {}

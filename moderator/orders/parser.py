@@ -41,6 +41,8 @@ comma at the end, smart quotes, dashes and full-width forms are all read)::
     pass     := ("pass"|"skip") [CARD]
     start    := ("start"|"initial [investment]"|"choose") SHARE
 
+A comment runs from a ``#`` that starts a word (not ``#2``) to the end of the
+line and is ignored (``start KCC  # my best move``).
 Skipped: mail commands (``command``: help, status, history, rules, secret new),
 ``game:``/``secret:`` lines, greetings and sign-offs ("Hi all,", "Thanks! Bob").
 Nothing is guessed: when words can be read two ways (``'San'``: San Antonio or
@@ -114,7 +116,7 @@ from .vocabulary import (
 )
 
 __all__ = ["MAX_LINE", "COMMANDS", "CARDS", "OrderError", "NoOrderFound", "card_word",
-           "command", "english", "parse_turn", "format_action"]
+           "command", "uncommented", "english", "parse_turn", "format_action"]
 
 MAX_LINE = 400
 """Order lines longer than this many characters are refused unread."""
@@ -289,6 +291,19 @@ def _split_verbs(tokens: list[str]) -> list[list[str]]:
         if head is None and low not in PREAMBLE:
             head = low
     return [p for p in parts if p]
+
+
+_COMMENT_RE = re.compile(r"(?:^|(?<=\s))[#\uff03](?!\s*\d)")
+
+
+def uncommented(line: str) -> str:
+    """``line`` without its comment: from a ``#`` that starts a word and is not
+    followed by a number (``take #2``, ``take # 2`` name the face-up display) to
+    the end of the line (``start WW  # my best move`` -> ``start WW``)."""
+    if "#" not in line and "\uff03" not in line:
+        return line
+    match = _COMMENT_RE.search(line)
+    return line if match is None else line[:match.start()].rstrip()
 
 
 _VACATION_ARG = re.compile(r"(?i)off|end|over|back|\d+\s*[a-z]*")
@@ -916,10 +931,14 @@ def parse_turn(lines: list[str], board: Board, language: str | None = None) -> A
             if lang != i18n.DEFAULT:
                 origins.update(_as_written(lines, origins))
                 exc.values = _localized(exc.code, exc.values, board, lang, origins)
+            else:  # accents the reading folded away are given back ('José's')
+                accented = {k: v for k, v in _as_written(lines, {}).items() if not v.isascii()}
+                exc.values = _quoted_as_written(exc.values, accented)
             raise
 
 
 _WRITTEN_WORD_RE = re.compile(r"[^\s;|,.!?()\[\]{}<>:=\"']+")
+_WRITTEN_APOSTROPHE_WORD_RE = re.compile(r"[^\s;|,.!?()\[\]{}<>:=\"]+")
 
 
 def _as_written(lines: list[str], origins: dict[str, str]) -> dict[str, str]:
@@ -931,6 +950,10 @@ def _as_written(lines: list[str], origins: dict[str, str]) -> dict[str, str]:
     for line in lines:
         for word in _WRITTEN_WORD_RE.findall(unicodedata.normalize("NFKC", str(line))):
             written.setdefault(fold(word), word)
+        for word in _WRITTEN_APOSTROPHE_WORD_RE.findall(unicodedata.normalize("NFKC", str(line))):
+            word = word.replace("\u2019", "'").strip("'")  # "José's", "José’s"
+            if word:
+                written.setdefault(fold(word), word)
     out = {fold(k): v for k, v in written.items()}
     for english, text in origins.items():
         out[english] = " ".join(written.get(fold(w), w) for w in text.split())
@@ -967,11 +990,21 @@ def _localized(code: str, values: dict[str, Any], board: Board, lang: str,
     elif code in ("card_alone", "as_without_joker") and "card" in values:
         out["card"] = canonical(values["card"], lang)
     if origins:
-        for key in ("word", "text"):
-            # a word of the player's language is quoted as written ('zwei', not
-            # the English 'two' it was read as)
-            if isinstance(values.get(key), str):
-                out[key] = " ".join(origins.get(_low(w), w) for w in values[key].split())
+        # a word of the player's language is quoted as written ('zwei', not
+        # the English 'two' it was read as)
+        quoted = _quoted_as_written(values, origins)
+        out.update((key, quoted[key]) for key in ("word", "text") if key in quoted)
+    return out
+
+
+def _quoted_as_written(values: dict[str, Any], origins: dict[str, str]) -> dict[str, Any]:
+    """``values`` with each word of the player's quoted in them (``word``,
+    ``text``) as the player wrote it: each word found in ``origins`` (folded word
+    -> the player's text) replaced by that text (``"Jose's"`` -> ``"José's"``)."""
+    out = dict(values)
+    for key in ("word", "text"):
+        if isinstance(values.get(key), str):
+            out[key] = " ".join(origins.get(_low(w), w) for w in values[key].split())
     return out
 
 
@@ -988,6 +1021,7 @@ def _parse_turn(lines: list[str], board: Board, lang: str,
             raise OrderError("line_too_long", str(raw)[:60] + "...", length=len(str(raw)))
     for raw in lines:
         for line in str(raw).splitlines() or [""]:
+            line = uncommented(line)
             if command(line, lang) or _KEY_LINE_RE.match(line):
                 continue
             for piece in _pieces(line, lex, cities, origins):
