@@ -380,7 +380,7 @@ def show(ctx, game, map_file):
 def _paused_line(record) -> str | None:
     """The line of ``pbem show`` saying that the game master paused ``record``'s game:
     since when (UTC), by whom and why (its ``gm_log`` entry, when recorded), how
-    to resume (``show_paused`` of templates/words/polish.txt); None when the game
+    to resume (``show_paused`` of templates/words/operator.txt); None when the game
     is not paused, or is over or ended (a pause then stops nothing)."""
     from moderator.archive.listing import short_time
     from moderator.render.words import word
@@ -390,7 +390,7 @@ def _paused_line(record) -> str | None:
         return None
     entry = next((e for e in reversed(record.gm_log)
                   if e.get("command") == "pause" and str(e.get("at")) == str(since)), {})
-    return word("polish", "show_paused", game_id=record.id, since=short_time(since),
+    return word("operator", "show_paused", game_id=record.id, since=short_time(since),
                 by=entry.get("by") or "", reason=entry.get("reason") or "")
 
 

@@ -699,10 +699,10 @@ def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player
     warning: ``confirm_too`` (``cmd`` is ``resign`` and the same mail says
     ``resign confirm``, which the caller does not carry out) asks as ``resign``
     does and says first that the confirmation of that mail does not count
-    (``resign_same_mail`` of ``templates/words/polish.txt``).  A confirmation in
+    (``resign_same_mail`` of ``templates/words/gm.txt``).  A confirmation in
     another mail of the cycle that took the request (``post.resign_asked``)
     does not count either: it is answered with the warning again
-    (``resign_same_cycle`` of ``templates/words/polish.txt``), the request
+    (``resign_same_cycle`` of ``templates/words/gm.txt``), the request
     standing."""
     name = player.name
     if cmd == "digest on" or cmd == "digest off":
@@ -720,7 +720,7 @@ def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player
         until = format_when(now + RESIGN_WINDOW, player.timezone)  # the player's zone, named
         asked = word("gm", "resign_asked", until=until)
         if confirm_too:
-            asked = word("polish", "resign_same_mail") + "\n\n" + asked
+            asked = word("gm", "resign_same_mail") + "\n\n" + asked
         return word("gm", "resign_title"), asked
     asked = record.resigning.get(name)
     if asked is None or now - datetime.fromisoformat(asked) > RESIGN_WINDOW:
@@ -730,7 +730,7 @@ def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player
     if (record.id, name) in post.resign_asked:
         # asked in this cycle: the warning was not read yet; the request stands
         until = format_when(datetime.fromisoformat(asked) + RESIGN_WINDOW, player.timezone)
-        return word("gm", "resign_title"), (word("polish", "resign_same_cycle") + "\n\n"
+        return word("gm", "resign_title"), (word("gm", "resign_same_cycle") + "\n\n"
                                             + word("gm", "resign_asked", until=until))
     record.resigning.pop(name)
     record.resigned.append(name)

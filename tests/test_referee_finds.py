@@ -141,13 +141,16 @@ def test_pbem_gm_pause_keeps_the_reason_given_with_the_reason_option(cli):
         "Paused since 2026-03-01 18:00 UTC by command line (carol) (José on holiday): no deadline runs")
 
 
-def test_every_polish_word_is_used():
-    """Each macro of templates/words/polish.txt is named in the code (as a literal)."""
-    names = re.findall(r"\{% macro (\w+)\(", (ROOT / "templates" / "words" / "polish.txt").read_text())
-    assert names
+def test_the_referees_words_are_in_their_catalogues_and_used():
+    """The words these fixes added: each macro in its catalogue (gm.txt for the
+    players' seat commands, operator.txt for the operator's ``pbem show``) and
+    named in the code (as a literal)."""
     code = "\n".join(p.read_text() for p in [*(ROOT / "moderator").rglob("*.py"), ROOT / "pbem.py"])
-    for name in names:
-        assert f'"{name}"' in code, name
+    for catalogue, names in [("gm.txt", ["resign_same_mail", "resign_same_cycle"]), ("operator.txt", ["show_paused"])]:
+        macros = re.findall(r"\{% macro (\w+)\(", (ROOT / "templates" / "words" / catalogue).read_text())
+        for name in names:
+            assert name in macros, (catalogue, name)
+            assert f'word("{catalogue[:-4]}", "{name}"' in code, name
 
 
 # ------------------------------------------------------------------ the reminder
