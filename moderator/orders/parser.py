@@ -948,9 +948,10 @@ def _as_written(lines: list[str], origins: dict[str, str]) -> dict[str, str]:
     to its written form."""
     written: dict[str, str] = {}
     for line in lines:
-        for word in _WRITTEN_WORD_RE.findall(unicodedata.normalize("NFKC", str(line))):
+        text = unicodedata.normalize("NFKC", str(line))
+        for word in _WRITTEN_WORD_RE.findall(text):
             written.setdefault(fold(word), word)
-        for word in _WRITTEN_APOSTROPHE_WORD_RE.findall(unicodedata.normalize("NFKC", str(line))):
+        for word in _WRITTEN_APOSTROPHE_WORD_RE.findall(text):
             word = word.replace("\u2019", "'").strip("'")  # "José's", "José’s"
             if word:
                 written.setdefault(fold(word), word)

@@ -60,9 +60,9 @@ from .components import (
 )
 from .dividends import company_payout, up_payout
 from .history import History
-from .legal import LegalActions, LegalSummary, _random_turn, starts as _starts, without as _without
+from .legal import (_DISPLAY_DRAWS, _DISPLAY_TAKE, _NONE, _STACK, _UP, LegalActions, LegalSummary, _display_draws,
+                    _random_turn, starts as _starts, without as _without)
 from .network import Network
-
 from .options import IMAGINARY, OPTIONS, RULESETS, check_setup, ruleset as _ruleset  # noqa: F401 (re-exported)
 
 _ORDINAL = {1: "1st", 2: "2nd", 3: "3rd", 4: "4th"}
@@ -159,16 +159,13 @@ _SHARE_DECK = tuple(c.abbr for c in COMPANIES.values() for _ in range(c.shares))
 
 
 _TAKES: dict[tuple[str, str | None], Take] = {
-    **{("display", c): Take("display", c) for c in SHARE_COMPANIES},
-    ("stack", None): Take("stack"),
-    ("up", None): Take("up"),
-    ("none", None): Take("none"),
+    **{("display", c): _DISPLAY_TAKE[c] for c in SHARE_COMPANIES},
+    ("stack", None): _STACK,
+    ("up", None): _UP,
+    ("none", None): _NONE,
 }
-"""Shared immutable draws (building a frozen dataclass is slow in the hot path)."""
-_TAKE_NONE = [_TAKES[("none", None)]]
-_DISPLAY_TAKES: dict[frozenset[str | None], tuple[Take, ...]] = {}
-"""The draws from each set of face-up share kinds seen so far (None for an empty
-place; at most 2 * 561 sets: up to four of the eleven kinds)."""
+"""Shared immutable draws (building a frozen dataclass is slow in the hot path):
+the random draw's own (``legal``), by ``(source, company)``."""
 
 
 def turn_order(players: list[PlayerName], seed: int) -> list[PlayerName]:
@@ -669,15 +666,12 @@ class Game:
         """The draws possible after a BUILD now (rules: BUILD, step 3; option
         up_only_by_swap).  ``[Take("none")]`` when no share can be drawn."""
         shown = frozenset(self.display)
-        takes = _DISPLAY_TAKES.get(shown)
-        if takes is None:
-            takes = _DISPLAY_TAKES[shown] = tuple(_TAKES["display", c] for c in sorted(c for c in shown if c))
-        out = list(takes)
+        out = list((_DISPLAY_DRAWS.get(shown) or _display_draws(shown))[0])  # kept per set of kinds shown
         if self.stack:
-            out.append(_TAKES["stack", None])
+            out.append(_STACK)
         if self.up_pile > 0 and not self.options["up_only_by_swap"]:
-            out.append(_TAKES["up", None])
-        return out or list(_TAKE_NONE)
+            out.append(_UP)
+        return out or [_NONE]
 
     def _can_build(self, cards: list[str]) -> bool:
         kinds = set(cards)
@@ -946,8 +940,8 @@ class Game:
             return [prefix + str(t) for t in self.share_options(player)]
 
         if take is None:
-            if self.share_options(player) == _TAKE_NONE:
-                return _TAKE_NONE[0]
+            if self.share_options(player) == [_NONE]:
+                return _NONE
             raise IllegalAction("which_take", legal())
         source = take.source
         if source == "display":
@@ -972,7 +966,7 @@ class Game:
             if self.up_pile <= 0:
                 raise IllegalAction("up_pile_empty", legal())
         elif source == "none":
-            if self.share_options(player) != _TAKE_NONE:
+            if self.share_options(player) != [_NONE]:
                 raise IllegalAction("must_take", legal())
         else:
             raise IllegalAction("unknown_share_source", legal(), source=source)
