@@ -358,14 +358,19 @@ def test_policy_wait_tells_the_game_master_and_reminds_daily(tmp_path):
 def test_policy_wait_without_a_game_master_promises_no_telling(tmp_path, monkeypatch):
     """No --gm and no operator: the reminder says no one is told, and at the deadline
     nothing is mailed; `pbem new` warns the operator so."""
-    h = Clocked(tmp_path, players=THREE[:2], operator=None,
-                settings={"deadline": 24 * 3600, "on_missed": "wait", "abandon_after": 2})
-    h.sent()
-    h.move("Ann")
-    h.run(T0 + H)
-    h.sent()
-    h.run(T0 + 12 * H)
-    mails = h.sent()
+    def reminded(path, abandon_after):
+        """A game without a game master, Bob on move, and the mails of the cycle
+        12 h into his 24 h deadline (his reminder)."""
+        g = Clocked(path, players=THREE[:2], operator=None,
+                    settings={"deadline": 24 * 3600, "on_missed": "wait", "abandon_after": abandon_after})
+        g.sent()
+        g.move("Ann")
+        g.run(T0 + H)
+        g.sent()
+        g.run(T0 + 12 * H)
+        return g, g.sent()
+
+    h, mails = reminded(tmp_path, 2)
     assert [str(m["To"]) for m in mails] == ["bob@example.org"]
     assert ("It is due by 2026-12-02 12:00 UTC; if nothing arrives by then, no move is made for you: "
             "the game keeps waiting and the missed move is counted. Reply") in " ".join(body(mails[0]).split())
@@ -378,14 +383,7 @@ def test_policy_wait_without_a_game_master_promises_no_telling(tmp_path, monkeyp
         "The next missed move is counted at 2026-12-03 12:00 UTC. Then your seat is abandoned: the built-in "
         "player plays it. Reply to your latest status mail with your orders ('status' brings the position "
         "again).")
-    one = Clocked(tmp_path / "one", players=THREE[:2], operator=None,
-                  settings={"deadline": 24 * 3600, "on_missed": "wait", "abandon_after": 1})
-    one.sent()
-    one.move("Ann")
-    one.run(T0 + H)
-    one.sent()
-    one.run(T0 + 12 * H)
-    (mail,) = one.sent()
+    _one, (mail,) = reminded(tmp_path / "one", 1)
     assert ("you have missed 1 move in a row and your seat is abandoned: the built-in player moves for you "
             "and plays the seat. Reply") in " ".join(body(mail).split())
     monkeypatch.chdir(tmp_path)
