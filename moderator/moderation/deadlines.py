@@ -36,6 +36,7 @@ from .. import i18n
 from ..config import Config
 from ..render.words import word
 from ..store.gamefile import GameRecord, Player
+from . import faults
 
 log = logging.getLogger("pbem")
 
@@ -438,8 +439,13 @@ def shift_for_outage(record: GameRecord, last: datetime, now: datetime) -> bool:
 def run_clock(post: Any, store: Any, report: Any, now: datetime, outage_since: datetime | None = None) -> None:
     """The cycle's clock stage: ``tick`` every game whose next clock event has
     come (``Bookkeeping.games_due(now)``), each under its lock and in one
-    bookkeeping transaction; save the games that changed (their status mails
-    follow in ``notify.notify_all``) and spool the clock's notices.
+    bookkeeping transaction; save the games that changed with the clock's
+    notices and the status mails of the built-in player's moves spooled in
+    the same batch (``_spool_and_save``: a kill at any moment doubles a mail
+    at worst, never loses one).  Fault points (``faults.fault``):
+    ``clock-tick`` (ticked, nothing written), ``clock-spooled``,
+    ``clock-saved``, ``clock-committed`` (the game's lock and transaction
+    released, nothing sent yet).
     ``outage_since``: the last successful cycle when this one ends an outage (a
     deadline that fell in it moves by its length, ``shift_for_outage``).  One
     game's error is reported in ``report.errors`` (and to the operator) and the
@@ -457,15 +463,16 @@ def run_clock(post: Any, store: Any, report: Any, now: datetime, outage_since: d
                 record = notify.load(post, store, gid)
                 shifted = outage_since is not None and shift_for_outage(record, outage_since, now)
                 done = tick(record, now, post.config)
-                if done.changed or shifted:
-                    store.save(record)  # the store's on_save indexes the next event
+                faults.fault("clock-tick")
+                if done.changed or shifted or done.notices:
+                    _spool_and_save(post, store, record, done.notices)
                 else:
                     post.bk.set_deadline(gid, next_event(record.to_data()))
-                _send(post, record, done.notices)
-                report.clock_moves += len(done.moves)
-                report.reminders += sum(n.name == "reminder" for n in done.notices)
-                for name, order, why in done.moves:
-                    log.info("game %s: the built-in player moved for %s (%s): %s", gid, name, why, order)
+            faults.fault("clock-committed")  # the lock and the transaction released, nothing sent
+            report.clock_moves += len(done.moves)
+            report.reminders += sum(n.name == "reminder" for n in done.notices)
+            for name, order, why in done.moves:
+                log.info("game %s: the built-in player moved for %s (%s): %s", gid, name, why, order)
         except StoreError as exc:
             report.errors.append(str(exc))
         except (OSError, Timeout) as exc:
@@ -486,14 +493,51 @@ def _for_macro(name: str, values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if k in macro.arguments}
 
 
+def _spool_and_save(post: Any, store: Any, record: GameRecord, notices: list[Notice]) -> None:
+    """The clock stage's one save of ``record``: its ``notices`` and the status
+    mails of the built-in player's moves spooled in one batch with it
+    (``notify.spool_status``), so that a kill at any moment sends each at
+    worst twice, never not at all.  When the status mails cannot be built (a
+    bug), the notices are saved without them (``notify_all`` tries them again
+    and tells the operator).  Fault points ``clock-spooled`` (the batch
+    spooled, the game not saved) and ``clock-saved`` (saved, the bookkeeping
+    not yet committed).  Raises OSError/StoreError as ``GameStore.save``."""
+    from . import notify
+    from ..store.gamefile import StoreError
+
+    mails = _mails(post, record, notices)
+    hooks = {"after_spool": lambda: faults.fault("clock-spooled"),
+             "after_save": lambda: faults.fault("clock-saved")}
+    try:
+        saved = notify.spool_status(post, store, record, extra=mails, **hooks)
+    except (OSError, StoreError):
+        raise
+    except Exception:  # noqa: BLE001 - a status mail could not be built: the clock goes on
+        log.warning("game %s: the status mails could not be built; the clock's changes are saved, "
+                    "the mails are tried again", record.id, exc_info=True)
+        saved = notify.spool_status(post, store, record, extra=mails, status=False, **hooks)
+    if not saved:  # nothing to mail (an outage shift alone)
+        store.save(record)  # the store's on_save indexes the next event
+
+
 def _send(post: Any, record: GameRecord, notices: list[Notice]) -> None:
-    """Spool ``notices``: to a player in their thread (the game's one Subject; the
-    title is the first line of the text, and the Message-ID carries their token,
-    so a reply authenticates), to the game master under a Subject with the title
-    (and their token, ``gm.gm_token``)."""
+    """Spool ``notices`` (``_mails``) one by one, outside a save (a player's
+    vacation command: its answer and save follow)."""
+    for msg, meta in _mails(post, record, notices):
+        post.put(msg, **meta)
+
+
+def _mails(post: Any, record: GameRecord, notices: list[Notice]) -> list[tuple[Any, dict[str, Any]]]:
+    """The mails of ``notices``, ``[(msg, spool meta)]`` (meta: ``kind`` clock,
+    ``game``, ``player`` (None: the game master), ``notice``: the macro's name):
+    to a player in their thread (the game's one Subject; the title is the
+    first line of the text, and the Message-ID carries their token, so a reply
+    authenticates), to the game master under a Subject with the title (and
+    their token, ``gm.gm_token``); each in the reader's language."""
     from .gm import gm_token
     from .send import thread_of
 
+    out = []
     for n in notices:
         # a player reads their language, the game master English
         with i18n.speaking(record.language_of(n.player) if n.player is not None else i18n.DEFAULT):
@@ -509,4 +553,6 @@ def _send(post: Any, record: GameRecord, notices: list[Notice]) -> None:
             else:  # the game master: the token of their secret, so that a reply proves them
                 subject = word("notices", "subject", game_id=record.id, title=title)
                 msg = post.message(record.id, n.to, subject, text, auto="auto-generated", token=gm_token(record))
-        post.put(msg, kind="clock", game=record.id, player=n.player, notice=n.name)
+        out.append((msg, {"kind": "clock", "game": record.id, "player": n.player, "events": [],
+                          "answers": None, "notice": n.name}))
+    return out

@@ -13,6 +13,7 @@ import logging
 import sqlite3
 from email.message import EmailMessage
 from email.utils import make_msgid
+from typing import Callable
 
 from filelock import Timeout
 
@@ -119,12 +120,20 @@ def _deadline_line(record: GameRecord, player: Player) -> str:
                 zone=values["zone"])
 
 
-def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
+def spool_status(post: Post, store: GameStore, record: GameRecord,
+                 extra: list[tuple[EmailMessage, dict]] = (), status: bool = True,
+                 after_spool: Callable[[], None] | None = None,
+                 after_save: Callable[[], None] | None = None) -> bool:
     """Spool one status mail per player with the events since the last status
     mails (merged with any older unsent status mail to the same player), then
-    mark them notified and save: the one save of an order (``act``) or of a game
-    that owed mail (``notify_all``).  Returns False (nothing spooled, nothing
-    saved) when there was nothing new.  A player who resigned gets none until
+    mark them notified and save: the one save of an order (``act``), of a game
+    that owed mail (``notify_all``) or of the clock stage (``deadlines.run_clock``).
+    ``extra``: further mails ``(msg, meta)`` that the same save records (the
+    clock's reminders and notices), spooled first in the same batch; ``status``
+    False: those only (the status mails left to ``notify_all``).  Returns False
+    (nothing spooled, nothing saved) when there was nothing new and no
+    ``extra``.  ``after_spool`` and ``after_save`` (fault points) are called
+    when the batch is spooled and when the game is saved.  A player who resigned gets none until
     the end; one with ``digest on`` only when the events concern them
     (``gm.receives_status``); every observer gets the public status mail
     (``gm.observer_mail``).
@@ -138,12 +147,56 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
     drops them before anything is sent (the stale ones they named come back);
     a crash after (2) leaves stale mails that the spool drops as replaced.  If
     the save fails, the new mails are removed again and the error raised.
+    ``extra`` mails tell no log entries: the save raises ``record.mail_batch``
+    by one and each of them names that batch (``batch``), so that ``sweep``
+    tells the same way whether their save happened (their batch is beyond the
+    file's ``mail_batch``: it did not).  A kill at any moment thus sends every
+    mail the saved game owes, at worst twice, never none.
     Raises OSError/StoreError as ``GameStore.save``."""
+    events = record.unnotified if status else []
+    if not events and not extra:
+        return False
+    batch = _status_batch(post, record, events) if events else ([], [], len(record.game.log))
+    mails, replaced, end = batch
+    extra = list(extra)
+    if extra:
+        record.mail_batch += 1
+        extra = [(msg, {**meta, "batch": record.mail_batch}) for msg, meta in extra]
+    names = post.spool.add_many(extra + mails, post.clock())
+    if after_spool is not None:
+        after_spool()
+    notified, reply_to = record.notified, record.reply_to
+    if events:
+        record.notified = end
+        record.reply_to = {}
+    try:
+        store.save(record)
+    except Exception:  # a kill runs nothing here: ``sweep`` drops them then
+        record.notified, record.reply_to = notified, reply_to
+        if extra:
+            record.mail_batch -= 1
+        for name in names:  # not sent with events the game file does not have
+            post.spool.remove(name)
+        raise
+    if after_save is not None:
+        after_save()
+    if events:
+        for p in record.players:
+            if not p.address:
+                continue
+            post.bk.clear_bounce(canonical_address(p.address))
+    for name, _ in replaced:
+        post.spool.remove(name)
+    return True
+
+
+def _status_batch(post: Post, record: GameRecord, events: list[str]
+                  ) -> tuple[list[tuple[EmailMessage, dict]], list[tuple[str, dict]], int]:
+    """The status mails of ``events`` (``record.unnotified``) for ``spool_status``:
+    ``(mails [(msg, meta)], the stale entries they replace [(name, meta)], the
+    log length they tell up to)``."""
     from .gm import observer_mail, receives_status
 
-    events = record.unnotified
-    if not events:
-        return False
     end = len(record.game.log)
     stale = spooled.view(post.spool).stale_status(record.id)  # one listing for every player
     draws = record.game.stack_draws()  # one replay; each player's own draws since their last mail
@@ -176,53 +229,71 @@ def spool_status(post: Post, store: GameStore, record: GameRecord) -> bool:
         batch.append((observer_mail(post, record, address, events),
                       {"kind": "observer", "game": record.id, "player": None, "events": events,
                        "answers": None, "log_from": record.notified, "log_to": end}))
-    names = post.spool.add_many(batch, post.clock())
-    notified, reply_to = record.notified, record.reply_to
-    record.notified = end
-    record.reply_to = {}
-    try:
-        store.save(record)
-    except Exception:  # a kill runs nothing here: ``sweep`` drops them then
-        record.notified, record.reply_to = notified, reply_to
-        for name in names:  # not sent with events the game file does not have
-            post.spool.remove(name)
-        raise
-    for p in record.players:
-        if not p.address:
-            continue
-        post.bk.clear_bounce(canonical_address(p.address))
-    for name, _ in replaced:
-        post.spool.remove(name)
-    return True
+    return batch, replaced, end
 
 
 def sweep(post: Post) -> list[str]:
-    """Drop the spooled status mails that tell of events their game's file does
-    not have (``log_to`` beyond the indexed ``log_length``): mails spooled by
-    ``spool_status`` just before a save that a crash prevented.  The order mail
-    is still in the inbox and is applied again, with its status mails.  Reads the
-    entries' files as they are, so that stale mails named by a dropped one come
-    back (``Spool.entries`` would remove them as replaced).  Call after the games
-    index is synced and before anything else reads the spool.  Returns the names
-    dropped; games not indexed and entries without ``log_to`` are left alone."""
+    """Drop the spooled mails that a save prevented by a crash was to record:
+    status mails that tell of events their game's file does not have
+    (``log_to`` beyond the indexed ``log_length``), spooled by ``spool_status``
+    just before that save (the order mail is still in the inbox and is applied
+    again, with its status mails), and mails of a batch beyond the file's
+    ``mail_batch`` (the clock's notices, an undo's mails: the clock owes them
+    again and makes them anew).  Mails ``owed`` (status mails whose events an
+    undo took back after they were saved, see ``gm``) are sent as they are.
+    Reads the entries' files as they are, so that stale mails named by a
+    dropped one come back (``Spool.entries`` would remove them as replaced).
+    Call after the games index is synced and before anything else reads the
+    spool.  Returns the names dropped; games not indexed (or whose file cannot
+    be read) and entries without ``log_to`` or ``batch`` are left alone."""
     dropped = []
+    batches: dict[str, int | None] = {}  # game -> its file's mail_batch, read once
     for meta_path in sorted(post.spool.dir.glob("*.json")):
         try:
             meta = json.loads(meta_path.read_text())
         except (OSError, ValueError):
             continue
-        if not isinstance(meta, dict) or meta.get("kind") not in ("status", "observer") or \
-                not isinstance(meta.get("log_to"), int):
+        if not isinstance(meta, dict) or meta.get("owed"):
             continue
-        entry = post.bk.game(str(meta.get("game")))
-        if entry is None or entry.error is not None or meta["log_to"] <= entry.log_length:
+        gid = str(meta.get("game"))
+        if isinstance(meta.get("batch"), int) and not isinstance(meta.get("batch"), bool):
+            if gid not in batches:
+                batches[gid] = _file_batch(post, gid)
+            saved = batches[gid]
+            if saved is None or meta["batch"] <= saved:
+                continue
+            log.warning("game %s: dropped the %s mail %s to %s: spooled with a save that did not happen "
+                        "(batch %d; the game file's last is %d); the clock owes it again", gid,
+                        meta.get("notice") or meta.get("kind"), meta_path.stem, meta.get("player") or "the game master",
+                        meta["batch"], saved)
+        elif meta.get("kind") in ("status", "observer") and isinstance(meta.get("log_to"), int):
+            entry = post.bk.game(gid)
+            if entry is None or entry.error is not None or meta["log_to"] <= entry.log_length:
+                continue
+            log.warning("game %s: dropped the status mail %s to %s: it tells events %d-%d and the game file "
+                        "has %d, so the save it was spooled with did not happen (or the file was put back "
+                        "to an older copy since); the order mail is applied again", gid, meta_path.stem,
+                        meta.get("player") or "an observer", meta.get("log_from", 0) + 1, meta["log_to"],
+                        entry.log_length)
+        else:
             continue
-        log.warning("game %s: dropped the status mail %s to %s, spooled before a save that did not "
-                    "happen (events %d-%d; the game file has %d)", meta.get("game"), meta_path.stem,
-                    meta.get("player"), meta.get("log_from", 0) + 1, meta["log_to"], entry.log_length)
         post.spool.remove(meta_path.stem)
         dropped.append(meta_path.stem)
     return dropped
+
+
+def _file_batch(post: Post, game_id: str) -> int | None:
+    """The ``mail_batch`` of ``game_id``'s file (0 when it has none), None when
+    the game is not indexed or its file cannot be read."""
+    entry = post.bk.game(game_id)
+    if entry is None or entry.error is not None:
+        return None
+    try:
+        data = GameStore(post.config.games_dir).read_data(game_id)
+    except (StoreError, OSError, ValueError):
+        return None
+    value = data.get("mail_batch") or 0
+    return value if isinstance(value, int) else None
 
 
 def load(post: Post, store: GameStore, game_id: str) -> GameRecord:

@@ -7,7 +7,8 @@ so reading it all each time costs the square of the mails per cycle.  A
 ``SpoolView`` lists the entry names on each question and reads only the meta
 files of entries it has not seen; the fields it uses (``kind``, ``game``,
 ``player``, ``answers``, ``replaces``, ``log_from``, ``events``) never change
-once an entry is written.  Whether an entry's sending is under way comes from
+once an entry is written (but ``owed``, set by an undo, which then calls
+``forget``).  Whether an entry's sending is under way comes from
 the spool's marker file, read each time.
 """
 from __future__ import annotations
@@ -75,15 +76,23 @@ class SpoolView:
             out.append((name, meta))
         return out
 
+    def forget(self, name: str) -> None:
+        """Read entry ``name``'s meta file again on the next question: the one
+        field that changes once an entry is written, ``owed`` (``gm``'s undo
+        marks the status mails telling the events it takes back), was set."""
+        self._metas.pop(name, None)
+
     def answers(self, key: str) -> bool:
         """Whether a spooled mail answers the mail (part) ``key``."""
         return any(m.get("answers") == key for _, m in self.entries())
 
     def stale_status(self, game: str) -> dict[str, list[tuple[str, dict[str, Any]]]]:
         """``{player: [(name, meta)]}``: the unsent status mails of ``game`` that a
-        newer one may replace (not those whose sending is under way), oldest first."""
+        newer one may replace (not those whose sending is under way, nor those
+        ``owed``: see ``forget``), oldest first."""
         out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         for name, m in self.entries():
-            if m.get("kind") == "status" and m.get("game") == game and not m.get("sending"):
+            if m.get("kind") == "status" and m.get("game") == game and not m.get("sending") \
+                    and not m.get("owed"):
                 out.setdefault(m.get("player"), []).append((name, m))
         return out

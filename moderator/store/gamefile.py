@@ -297,6 +297,10 @@ class GameRecord:
     resigning: dict[str, str] = field(default_factory=dict)
     ended: dict[str, Any] | None = None
     gm_log: list[dict[str, Any]] = field(default_factory=list)
+    # the number of the last batch of mails without log entries to tell (the
+    # clock's notices, an undo's mails) spooled with a save of this file
+    # (``notify.spool_status``, ``notify.sweep``); 0: none yet, the key is absent
+    mail_batch: int = 0
     # how it was loaded (not part of the file): the sha256 of the bytes read, and
     # whether the history was replayed and compared with ``state`` (False when a
     # trusted digest let ``GameStore.load`` skip the comparison); None/False for a
@@ -385,7 +389,8 @@ class GameRecord:
         ``game``, ``created``, ``board``, ``board_sha256``, ``seed``, ``ruleset``,
         ``options``, ``players``, ``settings``, ``clock``, ``threads``,
         ``notified``, ``log_length``,
-        ``reply_to``, ``history``, ``log`` (the public events, ``game.log``; since
+        ``reply_to``, the game master's and seats' keys, ``mail_batch`` (only
+        when not 0), ``history``, ``log`` (the public events, ``game.log``; since
         pbem 0.2), ``state`` in this order (see docs/game-file.md).
         Plain data, independent of the record."""
         g = self.game
@@ -412,6 +417,7 @@ class GameRecord:
             "resigning": dict(self.resigning),
             "ended": dict(self.ended) if self.ended is not None else None,
             "gm_log": [dict(e) for e in self.gm_log],
+            **({"mail_batch": self.mail_batch} if self.mail_batch else {}),
             "history": list(map(dict, self.history)),
             "log": list(g.log),
             "state": g.to_dict(),
@@ -919,6 +925,7 @@ class GameStore:
             settings=settings,
             clock=clock,
             **_seats(data),
+            mail_batch=_mail_batch(data),
             source_digest=gf.digest,
             checked=checked,
         )
@@ -1387,6 +1394,17 @@ def _seats(data: dict[str, Any]) -> dict[str, Any]:
         raise StoreError(f"ended must be a mapping or null, not {ended!r}")
     out["ended"] = dict(ended) if ended is not None else None
     return out
+
+
+def _mail_batch(data: dict[str, Any]) -> int:
+    """The game file's ``mail_batch`` (0 when absent: no batch of notices spooled
+    with a save yet).  Raises StoreError for anything but a whole number >= 0."""
+    value = data.get("mail_batch", 0)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise StoreError(f"mail_batch must be a whole number >= 0, not {value!r}")
+    return value
 
 
 def load_board_ref(ref: Any) -> Board:

@@ -252,11 +252,24 @@ class Spool:
         """The unsent status mails to ``player`` of ``game``, oldest first, that a
         newer status mail may replace: not those whose sending was attempted without
         a known outcome (``sending``, or ``maybe_sent`` after a later deferral:
-        the server may have accepted them)."""
+        the server may have accepted them), nor those ``owed`` (telling events
+        an undo took back since: sent as they are)."""
         return [e for e in self.entries()
                 if e.meta.get("kind") == "status" and e.meta.get("game") == game
                 and e.meta.get("player") == player and not e.meta.get("sending")
-                and not e.meta.get("maybe_sent")]
+                and not e.meta.get("maybe_sent") and not e.meta.get("owed")]
+
+    def update_meta(self, name: str, **changes: Any) -> dict[str, Any]:
+        """Rewrite entry ``name``'s metadata with ``changes`` (one atomic, fsynced
+        write; the mail is untouched) and return the new metadata.  Raises
+        FileNotFoundError when the entry was sent or removed meanwhile, OSError,
+        ValueError for metadata that is no JSON object."""
+        meta = json.loads((self.dir / f"{name}.json").read_text())
+        if not isinstance(meta, dict):
+            raise ValueError(f"spool entry {name}: its metadata is no JSON object")
+        meta.update(changes)
+        self._write_meta(name, meta)
+        return meta
 
     def mark_owner(self, now: datetime) -> None:
         """Note in ``cycle.owner`` that this process holds the cycle lock since
