@@ -28,6 +28,7 @@ no secret; ``templates/observer.txt``) and no orders are taken from them.
 from __future__ import annotations
 
 import getpass
+import logging
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -48,6 +49,8 @@ from .deadlines import format_duration, game_master_address, parse_duration, par
 from ..render.when import format_duration as spoken_duration, format_when, number
 from .interpret import MAX_ORDER_LINES
 from .send import Post, thread_of
+
+log = logging.getLogger("pbem")
 
 GM_COMMANDS = ("pause", "resume", "deadline", "extend", "replace", "eject", "undo", "end", "message", "observe")
 """The game master's commands (the first word of a line of their mail)."""
@@ -341,12 +344,18 @@ def tell_everyone(post: Post, record: GameRecord, title: Say, text: Say, *,
     return n
 
 
-def _status_to_all(post: Post, record: GameRecord, event: Say) -> None:
+def _status_to_all(post: Post, record: GameRecord, event: Say, batch: int | None = None) -> None:
     """A fresh status mail to every player who gets mail, and to the observers,
     with ``event`` on top (the position changed outside the order flow: undo),
-    each in their language; older unsent status mails of the game are dropped."""
+    each in their language; older unsent status mails of the game that may be
+    merged are dropped (not those ``owed``: see ``owe_unsent``).  The mails are
+    ``owed`` themselves (their event is in no game log: never merged into a
+    later status mail) and name ``batch`` (``record.mail_batch`` of the save
+    that records the change: ``notify.sweep`` drops them if it did not
+    happen)."""
     from .notify import status_mail
 
+    marks = {"owed": "undo", **({"batch": batch} if batch is not None else {})}
     for p in record.players:
         for e in post.spool.stale_status(record.id, p.name):
             post.spool.remove(e.name)
@@ -355,11 +364,38 @@ def _status_to_all(post: Post, record: GameRecord, event: Say) -> None:
         with i18n.speaking(record.language_of(p)):
             told = _said(event)
         post.put(status_mail(post, record, p, [told]), kind="status", game=record.id, player=p.name,
-                 events=[told], log_from=len(record.game.log), replaces=[])
+                 events=[told], log_from=len(record.game.log), replaces=[], **marks)
     for address in record.observers:
         with i18n.speaking(record.language):
             told = _said(event)
-        post.put(observer_mail(post, record, address, [told]), kind="observer", game=record.id)
+        post.put(observer_mail(post, record, address, [told]), kind="observer", game=record.id, **marks)
+
+
+def owe_unsent(post: Post, record: GameRecord) -> list[tuple[str, dict[str, Any]]]:
+    """Mark ``owed`` every unsent status and observer mail of ``record``'s game
+    whose save happened (``log_to`` within the game's log as loaded; one spooled
+    before a save that did not happen is left to ``notify.sweep``), before an
+    undo takes events back: they are sent as they are, each player's view with
+    their own private lines, never merged into a later mail nor dropped by
+    ``sweep`` for telling events the game file no longer has.  Returns the
+    entries marked ``[(name, meta)]``, oldest first.  Raises OSError."""
+    from . import spooled
+
+    view = spooled.view(post.spool)
+    length = len(record.game.log)
+    marked = []
+    for name, meta in view.entries():
+        if meta.get("game") != record.id or meta.get("kind") not in ("status", "observer") or meta.get("owed"):
+            continue
+        if isinstance(meta.get("log_to"), int) and meta["log_to"] > length:
+            continue  # its save did not happen: ``sweep`` drops it
+        try:
+            marked.append((name, post.spool.update_meta(name, owed="undo")))
+        except FileNotFoundError:
+            continue  # sent meanwhile
+        finally:
+            view.forget(name)
+    return marked
 
 
 # ---------------------------------------------------------------- commands
@@ -495,6 +531,13 @@ def _undo(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
         raise GmRefusal("gm_undo_dividend", n=n, safe=safe)
     game = replay_prefix(record, n)
     undone = record.history[-n:]
+    owed = owe_unsent(ctx.post, record)  # what players were told of and not yet sent
+    if owed:
+        spans = [f"{m.get('player') or 'observer'} {m['log_from'] + 1}-{m['log_to']}"
+                 if isinstance(m.get("log_from"), int) and isinstance(m.get("log_to"), int)
+                 else str(m.get("player") or "observer") for _, m in owed]
+        log.info("game %s: undo %d: %d status mail(s) not yet sent (events: %s) are sent as they are, "
+                 "then the undo's notice", record.id, n, len(owed), ", ".join(spans))
     record.game = game
     record.history = record.history[:-n]
     record.notified = len(game.log)
@@ -506,7 +549,8 @@ def _undo(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     def event() -> str:
         return word("gm", "undone", n=n, orders=shown, reason=cmd.reason)
 
-    _status_to_all(ctx.post, record, event)
+    record.mail_batch += 1  # the undo's mails are recorded by the save that follows
+    _status_to_all(ctx.post, record, event, batch=record.mail_batch)
     return event()
 
 

@@ -253,7 +253,7 @@ def sweep(post: Post) -> list[str]:
             meta = json.loads(meta_path.read_text())
         except (OSError, ValueError):
             continue
-        if not isinstance(meta, dict) or meta.get("owed"):
+        if not isinstance(meta, dict):
             continue
         gid = str(meta.get("game"))
         if isinstance(meta.get("batch"), int) and not isinstance(meta.get("batch"), bool):
@@ -266,7 +266,8 @@ def sweep(post: Post) -> list[str]:
                         "(batch %d; the game file's last is %d); the clock owes it again", gid,
                         meta.get("notice") or meta.get("kind"), meta_path.stem, meta.get("player") or "the game master",
                         meta["batch"], saved)
-        elif meta.get("kind") in ("status", "observer") and isinstance(meta.get("log_to"), int):
+        elif meta.get("kind") in ("status", "observer") and isinstance(meta.get("log_to"), int) \
+                and not meta.get("owed"):
             entry = post.bk.game(gid)
             if entry is None or entry.error is not None or meta["log_to"] <= entry.log_length:
                 continue

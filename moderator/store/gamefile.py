@@ -348,8 +348,15 @@ class GameRecord:
         return None
 
     def has_message(self, message_id: str | None) -> bool:
-        """Whether an order from the mail ``message_id`` is already applied."""
-        return bool(message_id) and any(h.get("message_id") == message_id for h in self.history)
+        """Whether an order from the mail ``message_id`` is already applied, or
+        was applied and then taken back by the game master (an ``undone`` entry
+        of ``gm_log``): a mail left in the inbox by a cycle killed after its
+        save is never applied again after an undo."""
+        if not message_id:
+            return False
+        return any(h.get("message_id") == message_id for h in self.history) or any(
+            isinstance(h, dict) and h.get("message_id") == message_id
+            for e in self.gm_log for h in (e.get("undone") or []))
 
     def apply(self, player: str, action: Action, message_id: str | None, received: str = "",
               by: str | None = None) -> list[str]:
