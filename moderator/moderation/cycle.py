@@ -8,7 +8,7 @@ Data flows one way, one stage a module::
 0. ``run_cycle`` takes the cycle lock, opens the bookkeeping database
    (``store.bookkeeping``: answered keys, bounces, alerts, the inbox position,
    the games index), brings the games index up to date with ``games/`` (one
-   ``stat`` when nothing changed), bounds the answered keys and drops status
+   ``stat`` when nothing changed), bounds the answered keys and drops the
    mails spooled before a save that a crash prevented (``notify.sweep``);
 1. it fetches every mail in the inbox, oldest first (``inbox.poll``; each mail
    handled and moved in one bookkeeping transaction);
@@ -32,7 +32,8 @@ Data flows one way, one stage a module::
 8. ``deadlines.run_clock``: the games whose next clock event has come (the games
    index's ``deadline``): the built-in player's seats move, reminders, missed
    deadlines, abandoned seats; a deadline that fell during an outage of the
-   moderator moves by the outage;
+   moderator moves by the outage; its notices are spooled in one batch with
+   the save that records them (``notify.spool_status``);
 9. ``notify.notify_all`` spools, for each game the index still says owes mail
    (a command's events, an earlier cycle that crashed), every player one
    status mail (their own view only), ``send.Post.flush`` sends what the

@@ -16,7 +16,11 @@ def fault(point: str) -> None:
     (SIGKILL) the N-th time (default 1st) it reaches ``point``: ``after-fetch``
     (the inbox listed and its first batch of mails read, none handled),
     ``after-apply``, ``after-save``, ``after-accept`` (the server accepted a mail, not
-    yet removed from the spool), ``after-send`` or ``before-move``.  Without
+    yet removed from the spool), ``after-send`` or ``before-move``; in the
+    clock stage (``deadlines.run_clock``, per game due) ``clock-tick`` (ticked,
+    nothing written), ``clock-spooled`` (its notices spooled, the game not yet
+    saved), ``clock-saved`` (saved, the bookkeeping transaction not yet
+    committed) and ``clock-committed`` (committed, nothing sent yet).  Without
     the variable this does nothing."""
     spec = os.environ.get("PBEM_FAULT")
     if not spec:

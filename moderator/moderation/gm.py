@@ -377,8 +377,9 @@ def owe_unsent(post: Post, record: GameRecord) -> list[tuple[str, dict[str, Any]
     before a save that did not happen is left to ``notify.sweep``), before an
     undo takes events back: they are sent as they are, each player's view with
     their own private lines, never merged into a later mail nor dropped by
-    ``sweep`` for telling events the game file no longer has.  Returns the
-    entries marked ``[(name, meta)]``, oldest first.  Raises OSError."""
+    ``sweep`` for telling events the game file no longer has; a retry time
+    is dropped (they go with the next sending, before the undo's notice).
+    Returns the entries marked ``[(name, meta)]``, oldest first.  Raises OSError."""
     from . import spooled
 
     view = spooled.view(post.spool)
@@ -390,7 +391,8 @@ def owe_unsent(post: Post, record: GameRecord) -> list[tuple[str, dict[str, Any]
         if isinstance(meta.get("log_to"), int) and meta["log_to"] > length:
             continue  # its save did not happen: ``sweep`` drops it
         try:
-            marked.append((name, post.spool.update_meta(name, owed="undo")))
+            # due at once: sent before the undo's notice, which is spooled after it
+            marked.append((name, post.spool.update_meta(name, owed="undo", next_try=None)))
         except FileNotFoundError:
             continue  # sent meanwhile
         finally:
