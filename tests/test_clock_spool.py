@@ -36,12 +36,14 @@ import pytest
 import yaml
 
 from moderator.config import load_config
+from moderator.mail.transport import TransportError
 from moderator.mail.transport.maildir import delivery_order
 from moderator.moderation.cycle import Moderator
 from moderator.players.heuristic import choose
 from moderator.rules.actions import Build
 from moderator.rules.notation import public_order
 from moderator.store.gamefile import GameStore
+from servers import SmtpSink, _SinkHandler
 
 REPO = Path(__file__).resolve().parent.parent
 PBEM = REPO / "pbem.py"
@@ -327,3 +329,60 @@ def test_undo_after_a_killed_cycle_delivers_the_moves_mails_then_the_undo(drawn_
     assert after.history == before.history
     assert after.game.to_dict() == before.game.to_dict()
     assert [e["undone"][0]["order"] for e in after.gm_log] == [order]
+
+
+class Refusing(_SinkHandler):
+    """The sink's handler answering every DATA ``421`` while ``refusing``."""
+
+    def __init__(self, sink):
+        super().__init__(sink)
+        self.refusing = False
+
+    async def handle_DATA(self, server, session, envelope):
+        if self.refusing:
+            return "421 4.3.2 Service not available, try again later"
+        return await super().handle_DATA(server, session, envelope)
+
+
+def test_undo_while_the_smtp_server_refuses_delivers_the_moves_mails_then_the_undo(drawn_move, tmp_path):
+    """The move's status mails deferred by a 421, then ``undo 1``: once the
+    server takes mail again each player gets that move's mail as without the
+    421, then the undo's notice; nothing else."""
+    root, mover, others, order = drawn_move
+    address = dict(THREE)
+    at = T0 + 10 * H
+    ref = root.copy(tmp_path / "reference")
+    assert ref.run(at).returncode == 0
+    owed = {str(m["To"]): what(m) for m in ref.sent()}
+    with SmtpSink() as sink:
+        handler = Refusing(sink)
+        sink.controller.handler = handler
+        cfg = yaml.safe_load(root.cfg.read_text())
+        cfg["smtp"] = {"host": sink.host, "port": sink.port, "security": "none", "timeout": 10}
+        root.cfg.write_text(yaml.safe_dump(cfg))
+        now = [at]
+        mod = Moderator(load_config(root.cfg), clock=lambda: now[0])
+        handler.refusing = True
+        report = mod.run_cycle()
+        assert report.applied == 1 and report.errors  # saved; the status mails wait in the spool
+        assert len(root.spooled()) == 3 and sink.messages == []
+        now[0] = at + H
+        with pytest.raises(TransportError):  # the undo is saved; its mails wait too
+            mod.manage("ridge", "undo 1")
+        assert len(root.spooled()) == 6
+        handler.refusing = False
+        now[0] = at + 3 * H
+        report = mod.run_cycle()
+        assert report.ok, report.errors
+        mod.close()
+        got = [m.message for m in sink.messages]
+    assert root.spooled() == []
+    for name, addr in address.items():
+        mine = [m for m in got if str(m["To"]) == addr]
+        assert len(mine) == 2, (name, [title(m) for m in mine])
+        assert what(mine[0]) == owed[addr]
+        assert ("from the stack (only you see this)" in text(mine[0])) == (name == mover)
+        assert "The game master took back the last 1 action" in " ".join(text(mine[1]).split())
+    after = root.store().load("ridge", check=True)
+    assert [e["undone"][0]["order"] for e in after.gm_log] == [order]
+    assert len(after.history) == len(THREE)  # the three initial investments: the turn is undone
