@@ -441,7 +441,7 @@ def run_clock(post: Any, store: Any, report: Any, now: datetime, outage_since: d
     come (``Bookkeeping.games_due(now)``), each under its lock and in one
     bookkeeping transaction; save the games that changed with the clock's
     notices and the status mails of the built-in player's moves spooled in
-    the same batch (``_spool_and_save``: a kill at any moment doubles a mail
+    the same batch (``save_with_notices``: a kill at any moment doubles a mail
     at worst, never loses one).  Fault points (``faults.fault``):
     ``clock-tick`` (ticked, nothing written), ``clock-spooled``,
     ``clock-saved``, ``clock-committed`` (the game's lock and transaction
@@ -465,7 +465,7 @@ def run_clock(post: Any, store: Any, report: Any, now: datetime, outage_since: d
                 done = tick(record, now, post.config)
                 faults.fault("clock-tick")
                 if done.changed or shifted or done.notices:
-                    _spool_and_save(post, store, record, done.notices)
+                    save_with_notices(post, store, record, done.notices, points="clock")
                 else:
                     post.bk.set_deadline(gid, next_event(record.to_data()))
             faults.fault("clock-committed")  # the lock and the transaction released, nothing sent
@@ -493,21 +493,25 @@ def _for_macro(name: str, values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if k in macro.arguments}
 
 
-def _spool_and_save(post: Any, store: Any, record: GameRecord, notices: list[Notice]) -> None:
-    """The clock stage's one save of ``record``: its ``notices`` and the status
-    mails of the built-in player's moves spooled in one batch with it
-    (``notify.spool_status``), so that a kill at any moment sends each at
-    worst twice, never not at all.  When the status mails cannot be built (a
-    bug), the notices are saved without them (``notify_all`` tries them again
-    and tells the operator).  Fault points ``clock-spooled`` (the batch
-    spooled, the game not saved) and ``clock-saved`` (saved, the bookkeeping
-    not yet committed).  Raises OSError/StoreError as ``GameStore.save``."""
+def save_with_notices(post: Any, store: Any, record: GameRecord, notices: list[Notice],
+                      points: str | None = None) -> None:
+    """Save ``record`` with its clock ``notices`` (``Notice``) and the status
+    mails it owes (the built-in player's moves) spooled in one batch with the
+    save (``notify.spool_status``), so that a kill at any moment sends each at
+    worst twice, never not at all: the clock stage's one save of a game, and
+    the way for any other change that tells players of it (instead of a save
+    followed by ``_send``).  When the status mails cannot be built (a bug), the
+    notices are saved without them (``notify_all`` tries them again and tells
+    the operator).  ``points``: the prefix of the fault points (``faults``)
+    ``POINTS-spooled`` (the batch spooled, the game not saved) and
+    ``POINTS-saved`` (saved, the bookkeeping not yet committed); the clock
+    stage's are ``clock``.  Raises OSError/StoreError as ``GameStore.save``."""
     from . import notify
     from ..store.gamefile import StoreError
 
     mails = _mails(post, record, notices)
-    hooks = {"after_spool": lambda: faults.fault("clock-spooled"),
-             "after_save": lambda: faults.fault("clock-saved")}
+    hooks = {} if points is None else {"after_spool": lambda: faults.fault(f"{points}-spooled"),
+                                       "after_save": lambda: faults.fault(f"{points}-saved")}
     try:
         saved = notify.spool_status(post, store, record, extra=mails, **hooks)
     except (OSError, StoreError):
@@ -522,7 +526,7 @@ def _spool_and_save(post: Any, store: Any, record: GameRecord, notices: list[Not
 
 def _send(post: Any, record: GameRecord, notices: list[Notice]) -> None:
     """Spool ``notices`` (``_mails``) one by one, outside a save (a player's
-    vacation command: its answer and save follow)."""
+    vacation command, after its save: ``save_with_notices`` closes that gap)."""
     for msg, meta in _mails(post, record, notices):
         post.put(msg, **meta)
 
