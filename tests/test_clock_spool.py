@@ -42,7 +42,7 @@ from moderator.moderation.cycle import Moderator
 from moderator.players.heuristic import choose
 from moderator.rules.actions import Build
 from moderator.rules.notation import public_order
-from moderator.store.gamefile import GameStore
+from moderator.store.gamefile import GameStore, StoreError
 from servers import SmtpSink, _SinkHandler
 
 REPO = Path(__file__).resolve().parent.parent
@@ -387,3 +387,18 @@ def test_undo_while_the_smtp_server_refuses_delivers_the_moves_mails_then_the_un
     after = root.store().load("ridge", check=True)
     assert [e["undone"][0]["order"] for e in after.gm_log] == [order]
     assert len(after.history) == len(THREE)  # the three initial investments: the turn is undone
+
+
+@pytest.mark.parametrize("value", [-1, "2", 1.5, True])
+def test_a_game_file_with_a_bad_mail_batch_is_refused_naming_it(tmp_path, value):
+    root = Root(tmp_path)
+    Moderator(root.config, clock=lambda: T0).create_game("ridge", THREE, seed=3)
+    store = root.store()
+    path = store.path("ridge")
+    data = yaml.safe_load(path.read_text())
+    assert "mail_batch" not in data  # absent until a batch of notices was saved
+    data = {**{k: v for k, v in data.items() if k not in ("history", "log", "state")}, "mail_batch": value,
+            "history": data["history"], "log": data["log"], "state": data["state"]}
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(StoreError, match=f"mail_batch must be a whole number >= 0, not {value!r}"):
+        GameStore(root.config.games_dir).load("ridge")
