@@ -146,3 +146,101 @@ def test_undo_in_a_421_window_exits_0_undoes_one_move_and_the_next_run_sends_its
     r = run_pbem(table, "run", "--now", at(LATER + 3 * H))
     assert r.returncode == 0 and len(sink.messages) == 3
     assert game_file(table)["history"] == before["history"][:4]  # the next run undid nothing more
+
+
+# ------------------------------------------------------------------ pbem gm, a row per command
+def _paused(root: Path) -> None:
+    r = pbem_cli("gm", GID, "pause", "--now", at(LATER - H))
+    assert r.exit_code == 0, r.output
+    for entry in Spool(root / "spool").entries():  # the pause's own mails, sent (the sink takes them)
+        raise AssertionError(f"left in the spool: {entry.meta}")
+
+
+SAVED = {  # command -> (set-up, what the saved game file shows)
+    "pause Bob is ill": (None, lambda d: d["settings"]["paused"] == at(LATER)),
+    "resume": (_paused, lambda d: d["settings"]["paused"] is None and d["clock"]["shift"] == 3600),
+    "deadline 48h": (None, lambda d: d["settings"]["deadline"] == 48 * 3600),
+    "extend Cy 24h": (None, lambda d: d["clock"]["extended"] == {"Cy": 24 * 3600}),
+    "eject Bob": (None, lambda d: "Bob" in d["resigned"] and d["players"][1]["bot"] is True),
+    "replace Bob Dora=dora@example.org": (None, lambda d: d["players"][1]["address"] == "dora@example.org"),
+    "undo 1": (None, lambda d: len(d["history"]) == 4),
+    "end we stop here": (None, lambda d: d["ended"]["reason"] == "we stop here" and d["ended"]["at"] == at(LATER)),
+    "message Dinner is at eight": (None, lambda d: d["gm_log"][-1]["command"] == "message Dinner is at eight"),
+    "observe watcher@example.com": (None, lambda d: d["observers"] == ["watcher@example.com"]),
+}
+
+REFUSED = {  # command -> (set-up, the Error line): nothing may change
+    "pause": (_paused, f"Error: The game is paused already (since {at(LATER - H)}); "),
+    "resume": (None, "Error: The game is not paused."),
+    "deadline soon": (None, "Error: "),
+    "extend Ann 24h": (None, "Error: "),
+    "eject Zed": (None, "Error: "),
+    "replace Bob Ann2=ann@example.org": (None, "Error: "),
+    "undo 9": (None, "Error: "),
+    "end": (lambda root: pbem_cli("gm", GID, "end", "--now", at(LATER - H)), "Error: "),
+    "message": (None, "Error: "),
+    "observe not-an-address": (None, "Error: "),
+}
+
+
+@pytest.mark.parametrize("line", list(SAVED))
+def test_pbem_gm_exits_0_once_saved_though_the_mails_wait(table, sink, line):
+    """Each `pbem gm` command in a 421 window: exit 0, its change in the game file,
+    the one stderr line naming the mails waiting; the next `pbem run` sends exactly
+    those mails, once each."""
+    setup, saved = SAVED[line]
+    if setup:
+        setup(table)
+    sent_before = len(sink.messages)
+    sink.handler.refusing = True
+    r = pbem_cli("gm", GID, *line.split(), "--now", at(LATER))
+    assert r.exit_code == 0, r.output
+    assert saved(game_file(table))
+    kept = waiting(table)
+    assert kept and all(m["game"] == GID for m in kept)
+    assert WAITING.format(n=len(kept)) in r.stderr.splitlines()
+    assert WAITING.format(n=len(kept)) not in r.stdout and r.stdout.strip()  # the confirmation, on stdout
+    assert len(sink.messages) == sent_before
+    sink.handler.refusing = False
+    r = pbem_cli("run", "--now", at(LATER + 2 * H))
+    assert r.exit_code == 0, r.output
+    got = sink.messages[sent_before:]
+    assert len(got) == len(kept) and len({m.message["Message-ID"] for m in got}) == len(kept)
+    assert waiting(table) == []
+
+
+@pytest.mark.parametrize("line", list(REFUSED))
+def test_pbem_gm_exits_1_only_when_nothing_changed(table, sink, line):
+    setup, error = REFUSED[line]
+    if setup:
+        setup(table)
+    path = table / "games" / f"{GID}.yaml"
+    before, spool_before, sent_before = path.read_bytes(), waiting(table), len(sink.messages)
+    r = pbem_cli("gm", GID, *line.split(), "--now", at(LATER))
+    assert r.exit_code == 1, r.output
+    assert r.stderr.startswith(error) and len(r.stderr.splitlines()) == 1, r.stderr
+    assert path.read_bytes() == before
+    assert waiting(table) == spool_before and len(sink.messages) == sent_before
+
+
+def test_pbem_gm_on_a_locked_game_exits_1_and_changes_nothing(table, monkeypatch):
+    from filelock import FileLock
+
+    from moderator.store import gamefile
+
+    original = gamefile.GameStore.lock
+    monkeypatch.setattr(gamefile.GameStore, "lock", lambda self, gid, timeout=60: original(self, gid, 0.2))
+    path = table / "games" / f"{GID}.yaml"
+    before = path.read_bytes()
+    with FileLock(str(path) + ".lock"):
+        r = pbem_cli("gm", GID, "pause", "--now", at(LATER))
+    assert r.exit_code == 1
+    assert r.stderr == (f"Error: game {GID} is locked by a running cycle or command ({path}.lock); "
+                        "nothing changed: try again\n")
+    assert path.read_bytes() == before
+
+
+def test_pbem_gm_secret_exits_0(table):
+    r = pbem_cli("gm", GID, "secret")
+    assert r.exit_code == 0 and r.stdout.startswith(f"Game {GID}: game master gm@example.org, secret ")
+    assert pbem_cli("gm", "nosuch", "secret").exit_code == 1
