@@ -689,7 +689,7 @@ def doctor(ctx, now):
 def _admin(call):
     """Run an operator command; its expected failures become a ClickException
     (exit status 1) with their words."""
-    from moderator.admin import Busy
+    from moderator.admin import Busy, Incomplete
     from moderator.mail.transport import TransportError
     from moderator.store.bookkeeping import BookkeepingError
     from moderator.store.gamefile import StoreError
@@ -698,7 +698,7 @@ def _admin(call):
         return call()
     except KeyError as exc:
         raise click.ClickException(str(exc.args[0]) if exc.args else str(exc)) from None
-    except (Busy, ValueError, StoreError, TransportError, BookkeepingError) as exc:
+    except (Busy, Incomplete, ValueError, StoreError, TransportError, BookkeepingError) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"{exc.filename or ''}: {exc.strerror or exc}") from None

@@ -244,3 +244,144 @@ def test_pbem_gm_secret_exits_0(table):
     r = pbem_cli("gm", GID, "secret")
     assert r.exit_code == 0 and r.stdout.startswith(f"Game {GID}: game master gm@example.org, secret ")
     assert pbem_cli("gm", "nosuch", "secret").exit_code == 1
+
+
+# ------------------------------------------------------------------ the operator's commands
+NEW = ["new", "g2", "--seed", "3", "--now", at(LATER), "--player", "Ann=ann@example.org",
+       "--player", "Bob=bob@example.org"]
+
+
+def test_pbem_new_exits_0_once_created_though_the_welcomes_wait(table, sink):
+    sink.handler.refusing = True
+    r = pbem_cli(*NEW)
+    assert r.exit_code == 0, r.output
+    assert (table / "games" / "g2.yaml").exists()
+    assert ("Game g2: created; 2 mail(s) of the game could not be sent now and wait in the spool: "
+            "the next `pbem run` sends them.") in r.stderr.splitlines()
+    assert "Welcome mails waiting in the spool (the next `pbem run` sends them): Ann <ann@example.org>, " \
+           "Bob <bob@example.org>" in r.stdout
+    assert sorted(m["player"] for m in waiting(table)) == ["Ann", "Bob"]
+    sink.handler.refusing = False
+    assert pbem_cli("run", "--now", at(LATER + 2 * H)).exit_code == 0
+    assert sorted(m.rcpt_tos for m in sink.messages) == [("ann@example.org",), ("bob@example.org",)]
+    before = (table / "games" / "g2.yaml").read_bytes()
+    r = pbem_cli(*NEW)  # the same id again: refused, nothing written or sent
+    assert r.exit_code == 1 and r.stderr.startswith("Error: ") and "g2" in r.stderr
+    assert (table / "games" / "g2.yaml").read_bytes() == before and waiting(table) == []
+    r = pbem_cli("new", "g3", "--player", "Ann=ann@example.org")  # one player: no game
+    assert r.exit_code == 1 and not (table / "games" / "g3.yaml").exists()
+
+
+def test_player_set_address_exits_0_saved_and_1_unchanged(table, sink):
+    path = table / "games" / f"{GID}.yaml"
+    before = path.read_bytes()
+    r = pbem_cli("player", "set-address", GID, "Bob", "ann@example.org")  # Ann's address
+    assert r.exit_code == 1 and r.stderr == f"Error: ann@example.org is the address of Ann in game {GID}\n"
+    assert path.read_bytes() == before and waiting(table) == []
+    r = pbem_cli("player", "set-address", GID, "Bob", "bob@new.example")
+    assert r.exit_code == 0, r.output
+    assert game_file(table)["players"][1]["address"] == "bob@new.example"
+    assert [(m["kind"], m["player"]) for m in waiting(table)] == [("status", "Bob")]
+
+
+def processed(root: Path) -> list[Path]:
+    base = root / "mail" / "inbox" / ".processed"
+    return sorted(p for sub in ("new", "cur") for p in (base / sub).iterdir())
+
+
+def inbox(root: Path) -> list[Path]:
+    base = root / "mail" / "inbox"
+    return sorted(p for sub in ("new", "cur") for p in (base / sub).iterdir())
+
+
+def test_restore_exits_0_when_all_are_back_1_when_it_stopped_and_again_puts_back_the_rest(table, monkeypatch):
+    """The five order mails of the game are in the processed folder.  A restore
+    that fails at the second mail (the disk) exits 1 naming the one put back,
+    which the bookkeeping no longer counts as answered; running it again puts
+    back the other four and exits 0; nothing is applied twice."""
+    from moderator.moderation.interpret import mail_id
+    from moderator.mail.read import read_mail
+    from moderator.store.bookkeeping import Bookkeeping
+
+    assert len(processed(table)) == 5 and inbox(table) == []
+    r = pbem_cli("restore", "nosuch")
+    assert r.exit_code == 1 and r.stderr.startswith("Error: ") and len(processed(table)) == 5
+    renames = []
+    original = Path.rename
+
+    def full_disk(self, target):
+        renames.append(self)
+        if len(renames) == 2:
+            raise OSError(28, "No space left on device", str(target))
+        return original(self, target)
+
+    monkeypatch.setattr(Path, "rename", full_disk)
+    r = pbem_cli("restore", GID)
+    monkeypatch.setattr(Path, "rename", original)
+    assert r.exit_code == 1
+    assert r.stderr.startswith(f"Error: 1 mail(s) of game {GID} were put back into the inbox, then it stopped: ")
+    assert r.stderr.endswith(f"; run `pbem restore {GID}` again to put back the rest\n")
+    (back,) = inbox(table)
+    raw = back.read_bytes()
+    with Bookkeeping.in_spool(table / "spool") as bk:
+        assert not bk.answered(mail_id(read_mail(raw), raw))
+    r = pbem_cli("restore", GID)
+    assert r.exit_code == 0 and r.stdout.startswith(f"4 mail(s) of game {GID} put back into the inbox")
+    assert len(inbox(table)) == 5 and processed(table) == []
+    history = game_file(table)["history"]
+    assert pbem_cli("run", "--now", at(LATER)).exit_code == 0
+    assert game_file(table)["history"] == history  # every order recognised as applied
+
+
+def test_repair_exits_0_when_written_1_when_the_history_does_not_replay(table):
+    path = table / "games" / f"{GID}.yaml"
+    data = game_file(table)
+    data["state"]["money"]["Ann"] += 5
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    r = pbem_cli("repair", GID, "--from-history", "--yes")
+    assert r.exit_code == 0 and f"Written: {GID}'s state rebuilt from its history." in r.stdout
+    assert game_file(table)["state"]["money"]["Ann"] == data["state"]["money"]["Ann"] - 5
+    data = game_file(table)
+    data["history"][0]["order"] = "fly to the moon"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    before = path.read_bytes()
+    r = pbem_cli("repair", GID, "--from-history", "--yes")
+    assert r.exit_code == 1 and "does not apply" in r.stderr and path.read_bytes() == before
+
+
+def test_forget_exits_1_while_the_file_is_there_and_0_once_forgotten(table):
+    from moderator.store.bookkeeping import Bookkeeping
+
+    r = pbem_cli("forget", GID)
+    assert r.exit_code == 1 and r.stderr.startswith(f"Error: game {GID} still has its file ")
+    with Bookkeeping.in_spool(table / "spool") as bk:
+        assert GID in bk.game_ids()
+    (table / "games" / f"{GID}.yaml").unlink()
+    assert pbem_cli("forget", GID).exit_code == 0
+    with Bookkeeping.in_spool(table / "spool") as bk:
+        assert GID not in bk.game_ids()
+    r = pbem_cli("forget", GID)
+    assert r.exit_code == 1 and r.stderr == f"Error: the games index does not know a game {GID}\n"
+
+
+def test_spool_retry_exits_1_while_a_mail_cannot_be_sent_and_0_once_all_are(table, sink):
+    assert pbem_cli("player", "set-address", GID, "Bob", "bob@new.example").exit_code == 0
+    sink.handler.refusing = True
+    r = pbem_cli("spool", "retry")
+    assert r.exit_code == 1 and r.stdout == "0 mail(s) sent, 1 still waiting.\n"
+    assert len(waiting(table)) == 1 and sink.messages == []
+    sink.handler.refusing = False
+    r = pbem_cli("spool", "retry")
+    assert r.exit_code == 0 and r.stdout == "1 mail(s) sent, 0 still waiting.\n"
+    assert [m.rcpt_tos for m in sink.messages] == [("bob@new.example",)] and waiting(table) == []
+    r = pbem_cli("spool", "retry", "nosuch")
+    assert r.exit_code == 1 and r.stderr == "Error: not waiting in the spool: nosuch (see `pbem spool list`)\n"
+
+
+def test_spool_clean_and_bounces_clear_exit_0_when_done_1_when_nothing_to_do(table):
+    r = pbem_cli("spool", "clean")
+    assert r.exit_code == 0 and r.stdout == "0 file(s) removed.\n"
+    r = pbem_cli("bounces", "clear", "ann@example.org")
+    assert r.exit_code == 1 and r.stderr == "Error: no bounce is remembered for ann@example.org\n"
+    r = pbem_cli("bounces", "clear")
+    assert r.exit_code == 0 and r.stdout == "Forgot 0 bounce(s).\n"
