@@ -332,6 +332,9 @@ def gm(ctx, game, words, force, reason, now):
     except Timeout:
         raise click.ClickException(f"game {game} is locked by a running cycle or command "
                                    f"({moderator.store.path(game)}.lock); nothing changed: try again") from None
+    except OSError as exc:  # the save failed (a disk full): the file is as it was (written atomically)
+        raise click.ClickException(f"game {game} could not be saved: {exc.strerror or exc}"
+                                   f"{f' ({exc.filename})' if exc.filename else ''}; nothing changed") from None
     click.echo(done)
     _tell_waiting(moderator, game, "saved")
 

@@ -385,3 +385,30 @@ def test_spool_clean_and_bounces_clear_exit_0_when_done_1_when_nothing_to_do(tab
     assert r.exit_code == 1 and r.stderr == "Error: no bounce is remembered for ann@example.org\n"
     r = pbem_cli("bounces", "clear")
     assert r.exit_code == 0 and r.stdout == "Forgot 0 bounce(s).\n"
+
+
+def test_pbem_gm_with_the_games_disk_full_exits_1_and_the_file_is_as_it_was(table, monkeypatch):
+    """The game file cannot be written (ENOSPC at its fsync): exit 1 with one
+    Error line, the file byte for byte as before, no temporary file left, and
+    none of the command's announcements left in the spool."""
+    import errno
+    import os
+
+    path = table / "games" / f"{GID}.yaml"
+    before = path.read_bytes()
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        if os.readlink(f"/proc/self/fd/{fd}").startswith(str(table / "games")):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    r = pbem_cli("gm", GID, "deadline", "48h", "--now", at(LATER))
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    assert r.exit_code == 1
+    assert r.stderr.startswith(f"Error: game {GID} could not be saved: No space left on device")
+    assert r.stderr.endswith("; nothing changed\n") and len(r.stderr.splitlines()) == 1
+    assert path.read_bytes() == before
+    assert [p.name for p in (table / "games").iterdir() if p.name.endswith(".tmp")] == []
+    assert waiting(table) == []  # the players are not told of a change that was not saved

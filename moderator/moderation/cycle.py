@@ -259,7 +259,8 @@ class Moderator:
         (USER)``).  Returns the confirmation.  Raises ``gm.GmError`` (a line that
         is no command, or a command refused: the game is unchanged), StoreError,
         ValueError (bad id), ``filelock.Timeout`` (the game is locked: unchanged),
-        all before anything is saved; ``Unsent`` after the save (the mails stay
+        OSError (the file could not be saved: unchanged, and the mails the
+        command spooled for it are removed), all before anything is saved; ``Unsent`` after the save (the mails stay
         in the spool for the next cycle)."""
         from . import gm
 
@@ -270,7 +271,14 @@ class Moderator:
             record = notify.load(post, self.store, game_id)
             ctx = gm.Context(post, self.store, record, by or gm.command_line_user(),
                              self.clock().isoformat(timespec="seconds"))
-            done = gm.execute(ctx, cmd)
+            before = {e.name for e in post.spool.entries()}
+            try:
+                done = gm.execute(ctx, cmd)
+            except BaseException:  # not saved (a full disk): its announcements are not sent either
+                for e in post.spool.entries():
+                    if e.name not in before and e.meta.get("game") == game_id:
+                        post.spool.remove(e.name)
+                raise
         try:
             self._flush_now("the game master's mails")
         except Unsent as exc:
