@@ -217,14 +217,23 @@ def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed
             moderator.config.open_inbox().close()
         except TransportError as exc:
             click.echo(f"warning: the inbox cannot be made: {exc}", err=True)
+    from moderator.admin import spool_list
+
     waiting = {e.meta.get("player") for e in moderator.spool.entries()
                if e.meta.get("kind") == "welcome" and e.meta.get("game") == record.id}
-    sent = [f"{p.name} <{p.address}>" for p in record.players if p.address and p.name not in waiting]
+    refused = {m.player for m in spool_list(moderator.config)  # refused for good (5xx): spool/failed
+               if m.where == "failed" and m.kind == "welcome" and m.game == record.id}
+    sent = [f"{p.name} <{p.address}>" for p in record.players if p.address and p.name not in waiting | refused]
     queued = [f"{p.name} <{p.address}>" for p in record.players if p.address and p.name in waiting]
     if sent:
         click.echo("Welcome mails sent to: " + ", ".join(sent))
     if queued:
         click.echo("Welcome mails waiting in the spool (the next `pbem run` sends them): " + ", ".join(queued))
+    for p in record.players:
+        if p.name in refused:
+            click.echo(f"error: game {record.id}: the welcome to {p.name} <{p.address}> was refused for good "
+                       f"(see `pbem bounces list`); give the player another address with `pbem player "
+                       f"set-address {record.id} {p.name} ADDRESS`.", err=True)
     if bots:
         click.echo("Played by the built-in player: " + ", ".join(bots) + " (moves in each `pbem run`).")
     if on_missed == "wait" and not (record.game_master.get("address") or moderator.config.operator):
