@@ -713,7 +713,7 @@ def _admin(call):
     except (Busy, Incomplete, ValueError, StoreError, TransportError, BookkeepingError) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
-        raise click.ClickException(f"{exc.filename or ''}: {exc.strerror or exc}") from None
+        raise click.ClickException((f"{exc.filename}: " if exc.filename else "") + str(exc.strerror or exc)) from None
 
 
 @main.group()

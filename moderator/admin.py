@@ -217,7 +217,9 @@ def set_address(config: Config, game_id: str, player: str, address: str,
     saying so (sent by the next cycle).  Returns ``(player's name, old address,
     new address)``.  Raises
     ValueError (bad address, unknown player), StoreError (the game does not load),
-    Busy."""
+    Busy; StoreError too when the file cannot be saved (a full disk), OSError when
+    the mail cannot be spooled: then nothing changed (the status mail removed
+    again, the bookkeeping rolled back)."""
     from .moderation.notify import status_mail
     from .moderation.send import Post
 
@@ -238,13 +240,21 @@ def set_address(config: Config, game_id: str, player: str, address: str,
             old = p.address
             with bk.transaction():
                 p.address = new
-                store.save(record)
-                bk.clear_bounce(canonical_address(old))
-                bk.clear_bounce(new)
                 post = Post(config, Spool(config.spool_dir), bk, clock,  # worded in the player's language
                             notice=lambda: word("operator", "address_changed", address=new))
-                post.put(status_mail(post, record, p, []), kind="status", game=record.id, player=p.name,
-                         events=[], log_from=len(record.game.log), address_change=True)
+                # spooled before the save, removed when the save fails: exit 1 then means nothing changed
+                told = post.put(status_mail(post, record, p, []), kind="status", game=record.id,
+                                player=p.name, events=[], log_from=len(record.game.log), address_change=True)
+                try:
+                    store.save(record)
+                except BaseException as exc:
+                    post.spool.remove(told)
+                    if isinstance(exc, OSError):  # a full disk: the file is as it was (written atomically)
+                        raise StoreError(f"game {game_id} could not be saved: {exc.strerror or exc}; "
+                                         "nothing changed") from exc
+                    raise
+                bk.clear_bounce(canonical_address(old))
+                bk.clear_bounce(new)
         return p.name, old, new
 
 

@@ -12,9 +12,12 @@ fault test runs ``pbem`` as separate processes, as cron would.
 """
 from __future__ import annotations
 
+import errno
+import os
 import shutil
 import subprocess
 import sys
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -106,6 +109,25 @@ def pbem_cli(*args: str):
 
 def at(when: datetime) -> str:
     return when.isoformat()
+
+
+@contextmanager
+def games_disk_full(root: Path, monkeypatch):
+    """While it lasts, the file system of ``root/games`` is full: every fsync of
+    a file there fails with ENOSPC (the game files are written atomically:
+    a temporary file, fsync, rename)."""
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        if os.readlink(f"/proc/self/fd/{fd}").startswith(str(root / "games")):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    try:
+        yield
+    finally:
+        monkeypatch.setattr(os, "fsync", real_fsync)
 
 
 # ------------------------------------------------------------------ the fault test
@@ -272,12 +294,17 @@ def test_pbem_new_exits_0_once_created_though_the_welcomes_wait(table, sink):
     assert r.exit_code == 1 and not (table / "games" / "g3.yaml").exists()
 
 
-def test_player_set_address_exits_0_saved_and_1_unchanged(table, sink):
+def test_player_set_address_exits_0_saved_and_1_unchanged(table, sink, monkeypatch):
     path = table / "games" / f"{GID}.yaml"
     before = path.read_bytes()
     r = pbem_cli("player", "set-address", GID, "Bob", "ann@example.org")  # Ann's address
     assert r.exit_code == 1 and r.stderr == f"Error: ann@example.org is the address of Ann in game {GID}\n"
     assert path.read_bytes() == before and waiting(table) == []
+    with games_disk_full(table, monkeypatch):
+        r = pbem_cli("player", "set-address", GID, "Bob", "bob@new.example")
+    assert r.exit_code == 1
+    assert r.stderr == f"Error: game {GID} could not be saved: No space left on device; nothing changed\n"
+    assert path.read_bytes() == before and waiting(table) == []  # no mail about a change not saved
     r = pbem_cli("player", "set-address", GID, "Bob", "bob@new.example")
     assert r.exit_code == 0, r.output
     assert game_file(table)["players"][1]["address"] == "bob@new.example"
@@ -391,21 +418,10 @@ def test_pbem_gm_with_the_games_disk_full_exits_1_and_the_file_is_as_it_was(tabl
     """The game file cannot be written (ENOSPC at its fsync): exit 1 with one
     Error line, the file byte for byte as before, no temporary file left, and
     none of the command's announcements left in the spool."""
-    import errno
-    import os
-
     path = table / "games" / f"{GID}.yaml"
     before = path.read_bytes()
-    real_fsync = os.fsync
-
-    def fsync(fd):
-        if os.readlink(f"/proc/self/fd/{fd}").startswith(str(table / "games")):
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real_fsync(fd)
-
-    monkeypatch.setattr(os, "fsync", fsync)
-    r = pbem_cli("gm", GID, "deadline", "48h", "--now", at(LATER))
-    monkeypatch.setattr(os, "fsync", real_fsync)
+    with games_disk_full(table, monkeypatch):
+        r = pbem_cli("gm", GID, "deadline", "48h", "--now", at(LATER))
     assert r.exit_code == 1
     assert r.stderr.startswith(f"Error: game {GID} could not be saved: No space left on device")
     assert r.stderr.endswith("; nothing changed\n") and len(r.stderr.splitlines()) == 1
