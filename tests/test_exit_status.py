@@ -428,3 +428,38 @@ def test_pbem_gm_with_the_games_disk_full_exits_1_and_the_file_is_as_it_was(tabl
     assert path.read_bytes() == before
     assert [p.name for p in (table / "games").iterdir() if p.name.endswith(".tmp")] == []
     assert waiting(table) == []  # the players are not told of a change that was not saved
+
+
+def test_pbem_gm_with_the_smtp_server_down_exits_0_and_the_mails_wait(table, sink):
+    """Nothing listens on the SMTP port (connection refused): as for a 421."""
+    from servers import free_port
+
+    config = yaml.safe_load((table / "pbem.yaml").read_text())
+    config["smtp"]["port"] = free_port()
+    (table / "pbem.yaml").write_text(yaml.safe_dump(config))
+    r = pbem_cli("gm", GID, "pause", "--now", at(LATER))
+    assert r.exit_code == 0, r.output
+    assert game_file(table)["settings"]["paused"] == at(LATER)
+    assert WAITING.format(n=3) in r.stderr.splitlines()
+
+
+def test_pbem_gm_while_a_cycle_runs_exits_0_and_leaves_the_sending_to_it(table, sink, monkeypatch):
+    """A cycle holds the cycle lock (it sends what the spool holds when it
+    flushes): the command saves, does not wait for it, and says the mails wait."""
+    from filelock import FileLock
+
+    import moderator.moderation.cycle as cycle
+
+    real = FileLock.acquire
+
+    def quick(self, timeout=None, *args, **kwargs):  # the 10-second wait for the lock, made short
+        return real(self, 0.1 if timeout == 10 else timeout, *args, **kwargs)
+
+    monkeypatch.setattr(cycle.FileLock, "acquire", quick)
+    with FileLock(str(table / "spool" / "cycle.lock"), thread_local=False):
+        r = pbem_cli("gm", GID, "undo", "1", "--now", at(LATER))
+    assert r.exit_code == 0, r.output
+    assert len(game_file(table)["history"]) == 4
+    assert WAITING.format(n=3) in r.stderr.splitlines() and sink.messages == []
+    assert pbem_cli("run", "--now", at(LATER)).exit_code == 0  # the next cycle sends them
+    assert len(sink.messages) == 3 and waiting(table) == []
