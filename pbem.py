@@ -453,8 +453,9 @@ def _status_line(s: dict) -> str:
                     by=s["ended_by"], reason=s["ended"] or "")
     if s["status"] == "over":
         return word("operator", "show_over", winners=", ".join(s["winners"]))
+    bots = bool(s["waiting"]) and all(s["seats"].get(n, {}).get("bot") for n in s["waiting"])
     return word("operator", "show_running", waiting=", ".join(s["waiting"]), initial=s["phase"] == "initial",
-                deadline=short_time(s["deadline"]) if s["deadline"] else "")
+                deadline=short_time(s["deadline"]) if s["deadline"] else "", bot=bots)
 
 
 def _archive(ctx: click.Context, out: str, force: bool = False) -> bool:

@@ -139,3 +139,24 @@ def test_show_of_a_finished_game_says_over_and_who_won(tmp_path, monkeypatch):
     lines = r.stdout.splitlines()
     assert lines[0].startswith("Game v1-first-3p-finished: phase over") and "to move" not in lines[0]
     assert lines[1] == "Over: the final dividend is paid; won by Cy. Nobody is to move."
+
+
+def test_show_says_the_built_in_player_moves_next_for_an_ejected_seat_on_move(game):
+    """Ann is to move and is ejected: the built-in player has the seat and moves
+    in the next cycle; no deadline is shown for it (it has none)."""
+    h, cli = game
+    for name in ("Ann", "Bob", "Cy"):
+        h.move(name)
+    h.run(T0 + H)
+    assert h.load().game.public_view()["to_move"] == "Ann"
+    cli("gm", "ridge", "eject", "Ann", "--now", (T0 + 2 * H).isoformat())
+    shown = cli("show", "ridge", "--now", (T0 + 2 * H).isoformat()).splitlines()
+    assert shown[1] == ("Running: Ann to move; the built-in player has the seat and moves in the next "
+                        "`pbem run`.")
+    assert shown[shown.index(next(l for l in shown if l.startswith("  Ann "))) + 1].strip() == \
+        "built-in player; resigned or ejected"
+    row = listed(cli, T0 + 2 * H)
+    assert (row["MOVE"], row["DEADLINE"], row["SEATS"]) == ("Ann", "-", "Ann: built-in player; resigned or ejected")
+    h.run(T0 + 3 * H)  # the built-in player moves for Ann; Bob's wait starts then: due T0 + 3 h + 72 h
+    shown = cli("show", "ridge", "--now", (T0 + 3 * H).isoformat()).splitlines()
+    assert shown[1] == "Running: Bob to move; deadline in force 2026-12-04 15:00 UTC."

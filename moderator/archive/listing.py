@@ -169,7 +169,7 @@ def status_cell(s: dict[str, Any]) -> str:
 def seat_text(notes: dict[str, Any], short: bool = True) -> str:
     """One seat's ``seat_notes`` in words, ``; ``-separated: ``due 2026-03-03
     12:00``, ``vacation until ...``, ``missed 2 of 3``, ``built-in player``,
-    ``abandoned``, ``resigned`` (``short`` False: times with ``UTC`` and the
+    ``abandoned``, ``resigned or ejected`` (``short`` False: times with ``UTC`` and the
     misses as ``missed 2 moves in a row (3 abandon the seat)``)."""
     utc = "" if short else " UTC"
     parts = []
@@ -183,7 +183,7 @@ def seat_text(notes: dict[str, Any], short: bool = True) -> str:
             parts.append(f"missed {n}" + (f" of {limit}" if limit else ""))
         else:
             parts.append(f"missed {n} move(s) in a row" + (f" ({limit} abandon the seat)" if limit else ""))
-    for key, text in (("bot", "built-in player"), ("abandoned", "abandoned"), ("resigned", "resigned")):
+    for key, text in (("bot", "built-in player"), ("abandoned", "abandoned"), ("resigned", "resigned or ejected")):
         if notes.get(key):
             parts.append(text)
     return "; ".join(parts)
