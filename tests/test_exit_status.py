@@ -463,3 +463,65 @@ def test_pbem_gm_while_a_cycle_runs_exits_0_and_leaves_the_sending_to_it(table, 
     assert WAITING.format(n=3) in r.stderr.splitlines() and sink.messages == []
     assert pbem_cli("run", "--now", at(LATER)).exit_code == 0  # the next cycle sends them
     assert len(sink.messages) == 3 and waiting(table) == []
+
+
+# ------------------------------------------------------------------ restore on a real IMAP server
+def _mail(sender: str, n: int) -> bytes:
+    return (f"From: {sender}\r\nTo: moderator@up.example\r\nSubject: my move\r\n"
+            f"Message-ID: <m{n}@players.example>\r\n\r\npass\r\n").encode()
+
+
+def test_restore_on_dovecot_puts_back_what_it_moved_before_an_error_and_then_the_rest(
+        dovecot, tmp_path, monkeypatch):
+    """The game's mails in Processed (two) and Ignored (one), a stranger's in
+    Ignored.  The server's MOVE of the second folder fails: exit 1 naming the two
+    put back, whose keys are no longer answered; the Ignored one still answered
+    and in its folder.  Run again: exit 0, the third back; the stranger's stays."""
+    from imapclient import IMAPClient
+    from imapclient.exceptions import IMAPClientError
+
+    from moderator.config import load_config
+    from moderator.moderation.cycle import Moderator
+    from moderator.store.bookkeeping import Bookkeeping
+
+    monkeypatch.setenv("PBEM_EXIT_IMAP_PASSWORD", dovecot.password)
+    (tmp_path / "pbem.yaml").write_text(yaml.safe_dump({
+        "moderator": {"address": "moderator@up.example"}, "operator": "gm@example.org",
+        "games_dir": str(tmp_path / "games"), "spool_dir": str(tmp_path / "spool"),
+        "maildir": {"outbox": str(tmp_path / "outbox")},
+        "imap": {"host": dovecot.host, "port": dovecot.port, "security": "none", "username": dovecot.username,
+                 "password_env": "PBEM_EXIT_IMAP_PASSWORD", "timeout": 10}}))
+    monkeypatch.chdir(tmp_path)
+    Moderator(load_config(tmp_path / "pbem.yaml")).create_game(GID, list(ADDRESSES.items()), seed=5)
+    mails = {"Processed": [_mail(ADDRESSES["Ann"], 1), _mail(ADDRESSES["Bob"], 2)],
+             "Ignored": [_mail(ADDRESSES["Cy"], 3), _mail("stranger@else.example", 4)]}
+    for folder, raws in mails.items():
+        for raw in raws:
+            dovecot.append(raw, folder=folder)
+    with Bookkeeping.in_spool(tmp_path / "spool") as bk:
+        for n in (1, 2, 3, 4):
+            bk.mark_answered(f"<m{n}@players.example>", GID, T0)
+    moves = []
+    real_move = IMAPClient.move
+
+    def move(self, messages, folder):
+        moves.append(messages)
+        if len(moves) == 2:
+            raise IMAPClientError("MOVE failed: [SERVERBUG] Internal error")
+        return real_move(self, messages, folder)
+
+    monkeypatch.setattr(IMAPClient, "move", move)
+    r = pbem_cli("restore", GID)
+    assert r.exit_code == 1
+    assert r.stderr == (f"Error: 2 mail(s) of game {GID} were put back into the inbox, then it stopped: MOVE "
+                        f"failed: [SERVERBUG] Internal error; run `pbem restore {GID}` again to put back the rest\n")
+    assert sorted(m.raw for m in dovecot.messages("INBOX")) == sorted(mails["Processed"])
+    with Bookkeeping.in_spool(tmp_path / "spool") as bk:
+        assert [bk.answered(f"<m{n}@players.example>") for n in (1, 2, 3, 4)] == [False, False, True, True]
+    monkeypatch.setattr(IMAPClient, "move", real_move)
+    r = pbem_cli("restore", GID)
+    assert r.exit_code == 0 and r.stdout.startswith(f"1 mail(s) of game {GID} put back into the inbox")
+    assert sorted(m.raw for m in dovecot.messages("INBOX")) == sorted([*mails["Processed"], mails["Ignored"][0]])
+    assert [m.raw for m in dovecot.messages("Ignored")] == [mails["Ignored"][1]]
+    with Bookkeeping.in_spool(tmp_path / "spool") as bk:
+        assert [bk.answered(f"<m{n}@players.example>") for n in (1, 2, 3, 4)] == [False, False, False, True]
