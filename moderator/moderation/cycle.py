@@ -238,6 +238,9 @@ class Moderator:
         except Timeout:
             log.warning("a cycle is running; it sends %s", what)
             return
+        except OSError as exc:  # the spool cannot be locked: the next cycle sends them
+            raise Unsent(f"sending {what}: cannot lock {self.spool.dir / 'cycle.lock'}: {exc}", CycleReport()) \
+                from None
         report = CycleReport()
         try:
             post = self._post()
@@ -260,8 +263,9 @@ class Moderator:
         is no command, or a command refused: the game is unchanged), StoreError,
         ValueError (bad id), ``filelock.Timeout`` (the game is locked: unchanged),
         OSError (the file could not be saved: unchanged, and the mails the
-        command spooled for it are removed), all before anything is saved; ``Unsent`` after the save (the mails stay
-        in the spool for the next cycle)."""
+        command spooled for it are removed), all before anything is saved;
+        ``Unsent`` after the save (the mails stay in the spool for the next
+        cycle; ``Unsent.done`` is the confirmation)."""
         from . import gm
 
         cmd = gm.parse_gm(line)
