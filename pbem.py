@@ -8,9 +8,10 @@
     pbem run [--loop --interval SECONDS]
     pbem replay GAME                  check that seed + history give the recorded state
     pbem rules GAME                   print the ruleset and options of a game
-    pbem show GAME [--map FILE.png]   print the public position of a game (and draw its map)
+    pbem show GAME [--map FILE.png] [--now T]   the public position of a game, its status (running,
+                                      paused, ended), the deadline in force, each seat's clock
     pbem board check FILE             validate a board file
-    pbem list [--active|--finished]   one line per game
+    pbem list [--active|--finished] [--now T]   one line per game
     pbem archive --out DIR            a static HTML site of every game (incremental)
     pbem export GAME [--format yaml|json] [--with-secrets]   one game as a single file
     pbem doctor                       check configuration, games, mail servers, spool, lock, disk

@@ -525,3 +525,18 @@ def test_restore_on_dovecot_puts_back_what_it_moved_before_an_error_and_then_the
     assert [m.raw for m in dovecot.messages("Ignored")] == [mails["Ignored"][1]]
     with Bookkeeping.in_spool(tmp_path / "spool") as bk:
         assert [bk.answered(f"<m{n}@players.example>") for n in (1, 2, 3, 4)] == [False, False, False, True]
+
+
+def test_pbem_gm_whose_mail_is_refused_for_good_exits_0_and_says_so(table, sink):
+    """Bob's address is refused with 550: the pause is saved (exit 0), Ann and Cy
+    get their notices, Bob's goes to spool/failed and stderr names it; nothing
+    waits, so no line about waiting mails."""
+    sink.reject_recipients[ADDRESSES["Bob"]] = "550 5.1.1 no such user"
+    r = pbem_cli("gm", GID, "pause", "--now", at(LATER))
+    assert r.exit_code == 0, r.output
+    assert game_file(table)["settings"]["paused"] == at(LATER)
+    assert any(f"ERROR mail to {ADDRESSES['Bob']} (game {GID}) refused permanently: " in line
+               and line.endswith("550 5.1.1 no such user)") for line in r.stderr.splitlines()), r.stderr
+    assert not any("wait in the spool" in line for line in r.stderr.splitlines())
+    assert sorted(m.rcpt_tos for m in sink.messages) == [(ADDRESSES["Ann"],), (ADDRESSES["Cy"],)]
+    assert waiting(table) == [] and len(list((table / "spool" / "failed").glob("*.eml"))) == 1
