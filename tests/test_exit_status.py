@@ -529,8 +529,8 @@ def test_restore_on_dovecot_puts_back_what_it_moved_before_an_error_and_then_the
 
 def test_pbem_gm_whose_mail_is_refused_for_good_exits_0_and_says_so(table, sink):
     """Bob's address is refused with 550: the pause is saved (exit 0), Ann and Cy
-    get their notices, Bob's goes to spool/failed and stderr names it; nothing
-    waits, so no line about waiting mails."""
+    get their notices, Bob's goes to spool/failed and stderr names it; no mail of
+    the game waits, so no line about waiting mails."""
     sink.reject_recipients[ADDRESSES["Bob"]] = "550 5.1.1 no such user"
     r = pbem_cli("gm", GID, "pause", "--now", at(LATER))
     assert r.exit_code == 0, r.output
@@ -539,4 +539,6 @@ def test_pbem_gm_whose_mail_is_refused_for_good_exits_0_and_says_so(table, sink)
                and line.endswith("550 5.1.1 no such user)") for line in r.stderr.splitlines()), r.stderr
     assert not any("wait in the spool" in line for line in r.stderr.splitlines())
     assert sorted(m.rcpt_tos for m in sink.messages) == [(ADDRESSES["Ann"],), (ADDRESSES["Cy"],)]
-    assert waiting(table) == [] and len(list((table / "spool" / "failed").glob("*.eml"))) == 1
+    # the operator's alert of the bounce waits for the next cycle (a mail of no game)
+    assert [(m["kind"], m["game"]) for m in waiting(table)] == [("operator", None)]
+    assert len(list((table / "spool" / "failed").glob("*.eml"))) == 1
