@@ -174,6 +174,7 @@ def test_undo_in_a_421_window_exits_0_undoes_one_move_and_the_next_run_sends_its
 def _paused(root: Path) -> None:
     r = pbem_cli("gm", GID, "pause", "--now", at(LATER - H))
     assert r.exit_code == 0, r.output
+    assert r.stderr == ""  # every mail sent: nothing to say on the standard error
     for entry in Spool(root / "spool").entries():  # the pause's own mails, sent (the sink takes them)
         raise AssertionError(f"left in the spool: {entry.meta}")
 
