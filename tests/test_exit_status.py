@@ -179,17 +179,24 @@ def _paused(root: Path) -> None:
         raise AssertionError(f"left in the spool: {entry.meta}")
 
 
-SAVED = {  # command -> (set-up, what the saved game file shows)
-    "pause Bob is ill": (None, lambda d: d["settings"]["paused"] == at(LATER)),
-    "resume": (_paused, lambda d: d["settings"]["paused"] is None and d["clock"]["shift"] == 3600),
-    "deadline 48h": (None, lambda d: d["settings"]["deadline"] == 48 * 3600),
-    "extend Cy 24h": (None, lambda d: d["clock"]["extended"] == {"Cy": 24 * 3600}),
-    "eject Bob": (None, lambda d: "Bob" in d["resigned"] and d["players"][1]["bot"] is True),
-    "replace Bob Dora=dora@example.org": (None, lambda d: d["players"][1]["address"] == "dora@example.org"),
-    "undo 1": (None, lambda d: len(d["history"]) == 4),
-    "end we stop here": (None, lambda d: d["ended"]["reason"] == "we stop here" and d["ended"]["at"] == at(LATER)),
-    "message Dinner is at eight": (None, lambda d: d["gm_log"][-1]["command"] == "message Dinner is at eight"),
-    "observe watcher@example.com": (None, lambda d: d["observers"] == ["watcher@example.com"]),
+A, B, C = ADDRESSES["Ann"], ADDRESSES["Bob"], ADDRESSES["Cy"]
+SAVED = {  # command -> (set-up, what the saved game file shows, who is mailed: gm.py's tell_everyone
+    # and _status_to_all mail every player who gets mail, an ejected one no more; replace welcomes
+    # the newcomer and tells the others; observe welcomes the observer only)
+    "pause Bob is ill": (None, lambda d: d["settings"]["paused"] == at(LATER), [A, B, C]),
+    "resume": (_paused, lambda d: d["settings"]["paused"] is None and d["clock"]["shift"] == 3600, [A, B, C]),
+    "deadline 48h": (None, lambda d: d["settings"]["deadline"] == 48 * 3600, [A, B, C]),
+    "extend Cy 24h": (None, lambda d: d["clock"]["extended"] == {"Cy": 24 * 3600}, [A, B, C]),
+    "eject Bob": (None, lambda d: "Bob" in d["resigned"] and d["players"][1]["bot"] is True, [A, C]),
+    "replace Bob Dora=dora@example.org": (None, lambda d: d["players"][1]["address"] == "dora@example.org",
+                                          [A, C, "dora@example.org"]),
+    "undo 1": (None, lambda d: len(d["history"]) == 4, [A, B, C]),
+    "end we stop here": (None, lambda d: d["ended"]["reason"] == "we stop here" and d["ended"]["at"] == at(LATER),
+                         [A, B, C]),
+    "message Dinner is at eight": (None, lambda d: d["gm_log"][-1]["command"] == "message Dinner is at eight",
+                                   [A, B, C]),
+    "observe watcher@example.com": (None, lambda d: d["observers"] == ["watcher@example.com"],
+                                    ["watcher@example.com"]),
 }
 
 REFUSED = {  # command -> (set-up, the Error line): nothing may change
@@ -211,7 +218,7 @@ def test_pbem_gm_exits_0_once_saved_though_the_mails_wait(table, sink, line):
     """Each `pbem gm` command in a 421 window: exit 0, its change in the game file,
     the one stderr line naming the mails waiting; the next `pbem run` sends exactly
     those mails, once each."""
-    setup, saved = SAVED[line]
+    setup, saved, mailed = SAVED[line]
     if setup:
         setup(table)
     sent_before = len(sink.messages)
@@ -228,7 +235,8 @@ def test_pbem_gm_exits_0_once_saved_though_the_mails_wait(table, sink, line):
     r = pbem_cli("run", "--now", at(LATER + 2 * H))
     assert r.exit_code == 0, r.output
     got = sink.messages[sent_before:]
-    assert len(got) == len(kept) and len({m.message["Message-ID"] for m in got}) == len(kept)
+    assert sorted(r for m in got for r in m.rcpt_tos) == sorted(mailed) and len(kept) == len(mailed)
+    assert len({m.message["Message-ID"] for m in got}) == len(mailed)  # each once
     assert waiting(table) == []
 
 
