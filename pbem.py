@@ -8,9 +8,10 @@
     pbem run [--loop --interval SECONDS]
     pbem replay GAME                  check that seed + history give the recorded state
     pbem rules GAME                   print the ruleset and options of a game
-    pbem show GAME [--map FILE.png]   print the public position of a game (and draw its map)
+    pbem show GAME [--map FILE.png] [--now T]   the public position of a game, its status (running,
+                                      paused, ended), the deadline in force, each seat's clock
     pbem board check FILE             validate a board file
-    pbem list [--active|--finished]   one line per game
+    pbem list [--active|--finished] [--now T]   one line per game
     pbem archive --out DIR            a static HTML site of every game (incremental)
     pbem export GAME [--format yaml|json] [--with-secrets]   one game as a single file
     pbem doctor                       check configuration, games, mail servers, spool, lock, disk
@@ -173,7 +174,7 @@ def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed
     from moderator.moderation.deadlines import parse_duration
 
     from moderator.mail.transport import TransportError
-    from moderator.moderation.cycle import Moderator
+    from moderator.moderation.cycle import Moderator, Unsent
 
     if ruleset not in RULESETS:
         raise click.BadParameter(f"{ruleset!r}; choose {' or '.join(RULESETS)}", param_hint="--ruleset")
@@ -209,28 +210,38 @@ def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed
                                        gm=gm, observers=observers, languages=languages)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
-    except TransportError as exc:
-        raise click.ClickException(f"game {game} was created, but mailing the welcomes failed: {exc}")
+    except Unsent:  # the game is created: exit status 0, the welcomes wait in the spool
+        record = moderator.store.load(game)
     click.echo(f"Created game {record.id} ({ruleset}, seed {seed}) in {moderator.store.path(game)}.")
     if moderator.config.imap is None:  # local Maildirs: the inbox is there for the first orders
         try:
             moderator.config.open_inbox().close()
         except TransportError as exc:
             click.echo(f"warning: the inbox cannot be made: {exc}", err=True)
+    from moderator.admin import spool_list
+
     waiting = {e.meta.get("player") for e in moderator.spool.entries()
                if e.meta.get("kind") == "welcome" and e.meta.get("game") == record.id}
-    sent = [f"{p.name} <{p.address}>" for p in record.players if p.address and p.name not in waiting]
+    refused = {m.player for m in spool_list(moderator.config)  # refused for good (5xx): spool/failed
+               if m.where == "failed" and m.kind == "welcome" and m.game == record.id}
+    sent = [f"{p.name} <{p.address}>" for p in record.players if p.address and p.name not in waiting | refused]
     queued = [f"{p.name} <{p.address}>" for p in record.players if p.address and p.name in waiting]
     if sent:
         click.echo("Welcome mails sent to: " + ", ".join(sent))
     if queued:
         click.echo("Welcome mails waiting in the spool (the next `pbem run` sends them): " + ", ".join(queued))
+    for p in record.players:
+        if p.name in refused:
+            click.echo(f"error: game {record.id}: the welcome to {p.name} <{p.address}> was refused for good "
+                       f"(see `pbem bounces list`); give the player another address with `pbem player "
+                       f"set-address {record.id} {p.name} ADDRESS`.", err=True)
     if bots:
         click.echo("Played by the built-in player: " + ", ".join(bots) + " (moves in each `pbem run`).")
     if on_missed == "wait" and not (record.game_master.get("address") or moderator.config.operator):
         click.echo("warning: --on-missed wait, but the game has no game master to tell of a missed move "
                    "(no --gm, no operator in the configuration): a missed move is only counted, and the "
                    "game waits. Set 'operator: ADDRESS' in pbem.yaml to be told.", err=True)
+    _tell_waiting(moderator, record.id, "created")
 
 
 @main.command()
@@ -297,9 +308,10 @@ def gm(ctx, game, words, force, reason, now):
     deadline DURATION|none, extend PLAYER DURATION, eject PLAYER, replace PLAYER
     NAME=ADDRESS, undo N, end, message TEXT, observe ADDRESS; "help" prints the
     guide, "secret" the game master's address and secret."""
-    from moderator.mail.transport import TransportError
+    from filelock import Timeout
+
     from moderator.moderation import gm as gm_
-    from moderator.moderation.cycle import Moderator
+    from moderator.moderation.cycle import Moderator, Unsent
     from moderator.store.gamefile import StoreError
 
     words = list(words)
@@ -320,13 +332,32 @@ def gm(ctx, game, words, force, reason, now):
             words.insert(2, "force")
         if reason and words and words[0].lower() in ("pause", "undo", "end"):  # the commands with a reason
             words.append(reason)
-        click.echo(moderator.manage(game, " ".join(words)))
+        done = moderator.manage(game, " ".join(words))
+    except Unsent as exc:  # saved: exit status 0, the mails wait in the spool
+        done = exc.done
     except gm_.GmError as exc:
         raise click.ClickException(exc.text()) from None
     except (StoreError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
-    except TransportError as exc:
-        raise click.ClickException(f"done, but sending the mails failed (they wait in the spool): {exc}")
+    except Timeout:
+        raise click.ClickException(f"game {game} is locked by a running cycle or command "
+                                   f"({moderator.store.path(game)}.lock); nothing changed: try again") from None
+    except OSError as exc:  # the save failed (a disk full): the file is as it was (written atomically)
+        raise click.ClickException(f"game {game} could not be saved: {exc.strerror or exc}"
+                                   f"{f' ({exc.filename})' if exc.filename else ''}; nothing changed") from None
+    click.echo(done)
+    _tell_waiting(moderator, game, "saved")
+
+
+def _tell_waiting(moderator, game_id: str, what: str) -> None:
+    """Say in one line on the standard error how many mails of ``game_id`` wait
+    in the spool (not sent now: SMTP ``421``, a server down, a daily limit, a
+    cycle running), after a command that saved its change (``what``: ``saved``,
+    ``created``); nothing when none waits."""
+    n = sum(1 for e in moderator.spool.entries() if e.meta.get("game") == game_id)
+    if n:
+        click.echo(f"Game {game_id}: {what}; {n} mail(s) of the game could not be sent now and wait in "
+                   "the spool: the next `pbem run` sends them.", err=True)
 
 
 @main.command()
@@ -343,14 +374,23 @@ def rules(ctx, game):
 @click.argument("game")
 @click.option("--map", "map_file", type=click.Path(dir_okay=False, writable=True), default=None,
               metavar="FILE.png", help="Also write a PNG map of the public view to FILE.png.")
+@click.option("--now", "now", default=None, metavar="TIMESTAMP",
+              help="Judge vacations under way as if it were TIMESTAMP (ISO 8601; UTC when no offset), "
+                   "as for games run with `pbem run --now`.")
 @click.pass_context
-def show(ctx, game, map_file):
-    """Print GAME's public position and log (no player's hand) and whether the game
-    master paused it; with --map, also write a picture of the board (the public
+def show(ctx, game, map_file, now):
+    """Print GAME's public position and log (no player's hand); whether it runs,
+    is paused (since, by whom, why) or ended (when, why); whose move it is and
+    the deadline in force (UTC); each seat's deadline, vacation under way and
+    missed moves.  With --map, also write a picture of the board (the public
     view) to FILE.png."""
+    from moderator.archive.listing import seat_text, summary
     from moderator.i18n import pad
+    from moderator.store.gamefile import GameStore
 
     record = _load(ctx, game)
+    s = summary(GameStore(_config(ctx, passwords=False).games_dir).read_data(game),
+                _timestamp(now) if now is not None else None)
     g = record.game
     if map_file is not None:
         from moderator.render.board_map import render_map
@@ -360,15 +400,21 @@ def show(ctx, game, map_file):
         except OSError as exc:
             raise click.ClickException(f"cannot write {map_file}: {exc.strerror or exc}") from None
     v = g.public_view()
-    turn = f", turn {v['turn'] + 1}, {v['to_move']} to move" if v["phase"] == "play" else ""
+    moving = v["phase"] == "play" and s["status"] in ("running", "paused")  # an ended game: nobody moves
+    turn = f", turn {v['turn'] + 1}" if v["phase"] == "play" else ""
+    turn += f", {v['to_move']} to move" if moving else ""
     click.echo(f"Game {game}: phase {v['phase']}{turn}, dividends {v['dividends_paid']}/{v['final_dividend']}")
-    paused = _paused_line(record)
-    if paused:
-        click.echo(paused)
+    click.echo(_paused_line(record) or _status_line(s))
     for p in v["players"]:
         invested = ", ".join(f"{n} {c}" for c, n in p["invested"].items()) or "nothing"
         money = "hidden" if p["money"] is None else p["money"]
         click.echo(f"  {pad(p['name'], 14)} money {money!s:>6}  invested: {invested}")
+        notes = dict(s["seats"].get(p["name"], {}))
+        if notes.get("due") == s["deadline"]:
+            notes.pop("due", None)  # the game's deadline in force, said above: only a seat's own is repeated
+        notes = seat_text(notes, short=False)
+        if notes:
+            click.echo(f"  {pad('', 14)} {notes}")
     if v["standings"]:
         click.echo("Standings: " + g.standings_text())
     for line in v["log"][-10:]:
@@ -394,6 +440,25 @@ def _paused_line(record) -> str | None:
                 by=entry.get("by") or "", reason=entry.get("reason") or "")
 
 
+def _status_line(s: dict) -> str:
+    """The line of ``pbem show`` under the headline of a game that is not paused
+    (``s``: ``archive.listing.summary``): running (who is to move and the
+    deadline in force, UTC), ended by the game master (when, by whom, why) or
+    over (templates/words/operator.txt: ``show_running``, ``show_ended``,
+    ``show_over``)."""
+    from moderator.archive.listing import short_time
+    from moderator.render.words import word
+
+    if s["status"] == "ended":
+        return word("operator", "show_ended", at=short_time(s["ended_at"]) if s["ended_at"] else "",
+                    by=s["ended_by"], reason=s["ended"] or "")
+    if s["status"] == "over":
+        return word("operator", "show_over", winners=", ".join(s["winners"]))
+    bots = bool(s["waiting"]) and all(s["seats"].get(n, {}).get("bot") for n in s["waiting"])
+    return word("operator", "show_running", waiting=", ".join(s["waiting"]), initial=s["phase"] == "initial",
+                deadline=short_time(s["deadline"]) if s["deadline"] else "", bot=bots)
+
+
 def _archive(ctx: click.Context, out: str, force: bool = False) -> bool:
     """Build or update the archive site in ``out``; print what it did.  True
     when every game could be rendered."""
@@ -416,14 +481,19 @@ def _archive(ctx: click.Context, out: str, force: bool = False) -> bool:
 @main.command("list")
 @click.option("--active", "which", flag_value="active", help="Only games not over and not ended by the game master.")
 @click.option("--finished", "which", flag_value="finished", help="Only finished games (over, or ended by the game master).")
+@click.option("--now", "now", default=None, metavar="TIMESTAMP",
+              help="Judge vacations under way as if it were TIMESTAMP (ISO 8601; UTC when no offset).")
 @click.pass_context
-def list_(ctx, which):
+def list_(ctx, which, now):
     """One line per game: id, ruleset, players, whose move and since when, the
-    deadline, dividends paid, the winner(s)."""
+    deadline in force (UTC), dividends paid, the winner(s), the status (running,
+    paused since when by whom and why, ended when by whom and why, over) and the
+    seats on vacation, with missed moves or played by the built-in player."""
     from moderator.archive.listing import list_games
     from moderator.store.gamefile import GameStore
 
-    lines, errors = list_games(GameStore(_config(ctx, passwords=False).games_dir), which or "all")
+    lines, errors = list_games(GameStore(_config(ctx, passwords=False).games_dir), which or "all",
+                               _timestamp(now) if now is not None else None)
     for line in lines:
         click.echo(line)
     for err in errors:
@@ -633,7 +703,7 @@ def doctor(ctx, now):
 def _admin(call):
     """Run an operator command; its expected failures become a ClickException
     (exit status 1) with their words."""
-    from moderator.admin import Busy
+    from moderator.admin import Busy, Incomplete
     from moderator.mail.transport import TransportError
     from moderator.store.bookkeeping import BookkeepingError
     from moderator.store.gamefile import StoreError
@@ -642,10 +712,10 @@ def _admin(call):
         return call()
     except KeyError as exc:
         raise click.ClickException(str(exc.args[0]) if exc.args else str(exc)) from None
-    except (Busy, ValueError, StoreError, TransportError, BookkeepingError) as exc:
+    except (Busy, Incomplete, ValueError, StoreError, TransportError, BookkeepingError) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
-        raise click.ClickException(f"{exc.filename or ''}: {exc.strerror or exc}") from None
+        raise click.ClickException((f"{exc.filename}: " if exc.filename else "") + str(exc.strerror or exc)) from None
 
 
 @main.group()

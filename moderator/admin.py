@@ -42,6 +42,17 @@ class Busy(Exception):
     """A cycle (or another command) holds the cycle lock for longer than ``LOCK_WAIT``."""
 
 
+class Incomplete(Exception):
+    """``restore`` stopped part way (a disk or IMAP error): ``done`` (the keys of
+    the mails put back, each already made unanswered, so the next cycle reads
+    it) and ``cause`` (the error).  Running the command again puts back the rest:
+    a mail put back is no longer in the processed or ignored folder."""
+
+    def __init__(self, message: str, done: list[str], cause: Exception):
+        super().__init__(message)
+        self.done, self.cause = done, cause
+
+
 def _utc() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -206,7 +217,9 @@ def set_address(config: Config, game_id: str, player: str, address: str,
     saying so (sent by the next cycle).  Returns ``(player's name, old address,
     new address)``.  Raises
     ValueError (bad address, unknown player), StoreError (the game does not load),
-    Busy."""
+    Busy; StoreError too when the file cannot be saved (a full disk), OSError when
+    the mail cannot be spooled: then nothing changed (the status mail removed
+    again, the bookkeeping rolled back)."""
     from .moderation.notify import status_mail
     from .moderation.send import Post
 
@@ -227,13 +240,21 @@ def set_address(config: Config, game_id: str, player: str, address: str,
             old = p.address
             with bk.transaction():
                 p.address = new
-                store.save(record)
-                bk.clear_bounce(canonical_address(old))
-                bk.clear_bounce(new)
                 post = Post(config, Spool(config.spool_dir), bk, clock,  # worded in the player's language
                             notice=lambda: word("operator", "address_changed", address=new))
-                post.put(status_mail(post, record, p, []), kind="status", game=record.id, player=p.name,
-                         events=[], log_from=len(record.game.log), address_change=True)
+                # spooled before the save, removed when the save fails: exit 1 then means nothing changed
+                told = post.put(status_mail(post, record, p, []), kind="status", game=record.id,
+                                player=p.name, events=[], log_from=len(record.game.log), address_change=True)
+                try:
+                    store.save(record)
+                except BaseException as exc:
+                    post.spool.remove(told)
+                    if isinstance(exc, OSError):  # a full disk: the file is as it was (written atomically)
+                        raise StoreError(f"game {game_id} could not be saved: {exc.strerror or exc}; "
+                                         "nothing changed") from exc
+                    raise
+                bk.clear_bounce(canonical_address(old))
+                bk.clear_bounce(new)
         return p.name, old, new
 
 
@@ -320,7 +341,12 @@ def restore(config: Config, game_id: str) -> list[str]:
     (after a game file was restored from an older backup: the orders it lacks
     are applied again; those it has are recognised as applied).  Returns the
     Message-IDs (or keys) put back.  Raises StoreError when the game does not
-    load, TransportError, Busy."""
+    load, TransportError (the IMAP server, before any mail was moved), Busy;
+    ``Incomplete`` when it stopped after putting back some of them (those are
+    read again by the next cycle; running it again puts back the rest)."""
+    import imaplib
+
+    from .mail.transport import TransportError
     from .mail.transport.maildir import MaildirInbox
     from .moderation.interpret import mail_id
     from .mail.read import read_mail
@@ -328,29 +354,42 @@ def restore(config: Config, game_id: str) -> list[str]:
     with cycle_lock(config), Bookkeeping.in_spool(config.spool_dir) as bk:
         record = GameStore(config.games_dir).load(game_id)
         addresses = {canonical_address(p.address) for p in record.players}
-        restored = []
-        if config.imap is None:
-            inbox = MaildirInbox(config.maildir_inbox)
-            target = Path(config.maildir_inbox) / "new"
-            for folder in (inbox.processed_path, inbox.ignored_path):
-                for sub in ("new", "cur"):
-                    for f in sorted((folder / sub).glob("*")) if (folder / sub).is_dir() else []:
-                        raw = f.read_bytes()
-                        if _belongs(raw, game_id, addresses):
-                            f.rename(target / f.name.split(":", 1)[0])
-                            restored.append(mail_id(read_mail(raw), raw))
-        else:
-            restored = _restore_imap(config, game_id, addresses)
-        with bk.transaction():
-            for key in restored:
-                bk.forget_answered(key)
+        restored: list[str] = []
+        failed: Exception | None = None
+        try:
+            if config.imap is None:
+                inbox = MaildirInbox(config.maildir_inbox)
+                target = Path(config.maildir_inbox) / "new"
+                for folder in (inbox.processed_path, inbox.ignored_path):
+                    for sub in ("new", "cur"):
+                        for f in sorted((folder / sub).glob("*")) if (folder / sub).is_dir() else []:
+                            raw = f.read_bytes()
+                            if _belongs(raw, game_id, addresses):
+                                f.rename(target / f.name.split(":", 1)[0])
+                                restored.append(mail_id(read_mail(raw), raw))
+            else:
+                _restore_imap(config, game_id, addresses, restored)
+        except (OSError, TransportError, imaplib.IMAP4.error) as exc:
+            if not restored:
+                raise
+            failed = exc
+        finally:  # every mail put back is read again, also when the rest could not be
+            with bk.transaction():
+                for key in restored:
+                    bk.forget_answered(key)
+        if failed is not None:
+            raise Incomplete(f"{len(restored)} mail(s) of game {game_id} were put back into the inbox, then "
+                             f"it stopped: {failed}; run `pbem restore {game_id}` again to put back the rest",
+                             restored, failed)
         return restored
 
 
-def _restore_imap(config: Config, game_id: str, addresses: set[str]) -> list[str]:
+def _restore_imap(config: Config, game_id: str, addresses: set[str], restored: list[str]) -> list[str]:
     """``restore`` on the IMAP server: the game's mails in the processed and
     ignored folders are moved (MOVE, else COPY + \\Deleted + EXPUNGE of those
-    UIDs) back to the inbox folder."""
+    UIDs) back to the inbox folder.  The keys of the mails moved are appended to
+    ``restored`` a folder at a time, once the server has moved them (an error part
+    way leaves it holding what was put back); returns it."""
     from .mail.read import read_mail
     from .mail.transport.imap import ImapInbox
     from .moderation.interpret import mail_id
@@ -358,7 +397,6 @@ def _restore_imap(config: Config, game_id: str, addresses: set[str]) -> list[str
     i = config.imap
     box = ImapInbox(i.host, i.port, i.username, i.password, security=i.security, mailbox=i.mailbox,
                     processed=i.processed, ignored=i.ignored, timeout=i.timeout)
-    restored = []
     try:
         client = box._connected()
         for folder in (i.processed, i.ignored):
@@ -366,12 +404,12 @@ def _restore_imap(config: Config, game_id: str, addresses: set[str]) -> list[str
                 continue
             client.select_folder(folder)
             uids = client.search("ALL")
-            mine = []
+            mine, keys = [], []
             for uid, data in client.fetch(uids, ["BODY.PEEK[]"]).items() if uids else []:
                 raw = data[b"BODY[]"]
                 if _belongs(raw, game_id, addresses):
                     mine.append(uid)
-                    restored.append(mail_id(read_mail(raw), raw))
+                    keys.append(mail_id(read_mail(raw), raw))
             if not mine:
                 continue
             if client.has_capability("MOVE"):
@@ -383,6 +421,7 @@ def _restore_imap(config: Config, game_id: str, addresses: set[str]) -> list[str
                     client.uid_expunge(mine)
                 else:
                     client.expunge()
+            restored.extend(keys)
     finally:
         box.close()
     return restored

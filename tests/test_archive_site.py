@@ -37,12 +37,12 @@ html5lib = pytest.importorskip("html5lib")
 FIXTURES = Path(__file__).parent / "fixtures" / "games" / "v1"
 
 LIST_ALL = """\
-GAME                  RULESET         PLAYERS                 MOVE  SINCE             DEADLINE  DIVIDENDS  WINNER
-v1-custom-board-3p    first-edition   Ann, Bob, Cy            Cy    2026-11-30 12:00  -         2/4        -
-v1-first-3p-finished  first-edition   Ann, Bob, Cy            over  2026-11-30 12:00  -         4/4        Cy
-v1-mid-game-5p        second-edition  Ann, Bob, Cy, Dee, Eve  Eve   2026-11-30 12:00  -         2/4        -
-v1-second-options-4p  second-edition  Ann, Bob, Cy, Dee       over  2026-11-30 12:00  -         4/4        Dee
-v1-two-player         first-edition   Ann, Bob                over  2026-11-30 12:00  -         3/3        (imaginary player)
+GAME                  RULESET         PLAYERS                 MOVE  SINCE             DEADLINE  DIVIDENDS  WINNER              STATUS   SEATS
+v1-custom-board-3p    first-edition   Ann, Bob, Cy            Cy    2026-11-30 12:00  -         2/4        -                   running  -
+v1-first-3p-finished  first-edition   Ann, Bob, Cy            over  2026-11-30 12:00  -         4/4        Cy                  over     -
+v1-mid-game-5p        second-edition  Ann, Bob, Cy, Dee, Eve  Eve   2026-11-30 12:00  -         2/4        -                   running  -
+v1-second-options-4p  second-edition  Ann, Bob, Cy, Dee       over  2026-11-30 12:00  -         4/4        Dee                 over     -
+v1-two-player         first-edition   Ann, Bob                over  2026-11-30 12:00  -         3/3        (imaginary player)  over     -
 """
 
 

@@ -768,10 +768,14 @@ def test_pbem_list_says_ended_and_sorts_the_game_as_finished(cli, tmp_path):
     r = cli("gm", "ridge", "end", "--reason", "we stop here")
     assert r.exit_code == 0, r.output
     lines = cli("list").output.splitlines()
-    assert lines[0].split() == ["GAME", "RULESET", "PLAYERS", "MOVE", "SINCE", "DEADLINE", "DIVIDENDS", "WINNER"]
+    assert lines[0].split() == ["GAME", "RULESET", "PLAYERS", "MOVE", "SINCE", "DEADLINE", "DIVIDENDS", "WINNER",
+                                "STATUS", "SEATS"]
     cells = [c for c in lines[1].split("  ") if c.strip()]
     assert [c.strip() for c in cells][3] == "ended (we stop here)"
     # more than two players: the fourth dividend ends a game (rules: Game end)
-    assert len(PLAYERS) > 2 and [c.strip() for c in cells][5:] == ["-", "0/4", "-"]
+    assert len(PLAYERS) > 2 and [c.strip() for c in cells][5:8] == ["-", "0/4", "-"]
+    ended = cli("export", "ridge").output  # when and by whom, as the game file has it
+    at = yaml.safe_load(ended)["ended"]["at"]
+    assert [c.strip() for c in cells][8] == f"ended {at[:16].replace('T', ' ')} by {yaml.safe_load(ended)['ended']['by']} (we stop here)"
     assert cli("list", "--active").output == "No games.\n"
     assert cli("list", "--finished").output.splitlines()[1] == lines[1]

@@ -135,8 +135,10 @@ def test_forget_drops_a_game_removed_on_purpose(cli, tmp_path):
 def test_spool_list_retry_and_clean(cli, tmp_path, smtp_sink):
     smtp_config(tmp_path, smtp_sink)
     smtp_sink.reject_recipients["bob@example.org"] = "450 4.2.1 Mailbox busy"
-    r = cli(*NEW)
-    assert r.exit_code == 1 and "mailing the welcomes failed" in r.output
+    r = cli(*NEW)  # the game is created (exit 0): Bob's welcome waits in the spool
+    assert r.exit_code == 0 and ("Game ridge: created; 1 mail(s) of the game could not be sent now and wait "
+                                 "in the spool: the next `pbem run` sends them.") in r.stderr.splitlines()
+    assert "Welcome mails waiting in the spool (the next `pbem run` sends them): Bob <bob@example.org>" in r.stdout
     assert sorted(canonical_address(str(m.message["To"])) for m in smtp_sink.messages) == \
         ["ann@example.org", "cy@example.net"]
     r = cli("spool", "list")
@@ -176,7 +178,12 @@ def test_spool_list_retry_and_clean(cli, tmp_path, smtp_sink):
 def test_bounce_then_set_address_tells_the_player_at_the_new_address(cli, tmp_path, smtp_sink):
     smtp_config(tmp_path, smtp_sink)
     smtp_sink.reject_recipients["bob@example.org"] = "550 5.1.1 <bob@example.org>: no such user"
-    assert cli(*NEW).exit_code == 1
+    r = cli(*NEW)  # the game is created (exit 0); Bob's welcome was refused for good
+    assert r.exit_code == 0
+    assert "Welcome mails sent to: Ann <ann@example.org>, Cy <cy@example.net>" in r.stdout
+    assert ("error: game ridge: the welcome to Bob <bob@example.org> was refused for good (see `pbem bounces "
+            "list`); give the player another address with `pbem player set-address ridge Bob ADDRESS`.") \
+        in r.stderr.splitlines()
     r = cli("bounces", "list")
     assert r.output == "bob@example.org: refused by the mail server with code 550\n"
 
@@ -217,7 +224,7 @@ def test_bounces_clear(cli, tmp_path, smtp_sink):
     smtp_config(tmp_path, smtp_sink)
     for address in ("bob@example.org", "cy@example.net"):
         smtp_sink.reject_recipients[address] = "550 5.1.1 no such user"
-    assert cli(*NEW).exit_code == 1
+    assert cli(*NEW).exit_code == 0  # created; the two welcomes refused for good
     assert len(cli("bounces", "list").output.splitlines()) == 2
     r = cli("bounces", "clear", "nobody@example.org")
     assert r.exit_code == 1 and "no bounce is remembered for nobody@example.org" in r.output

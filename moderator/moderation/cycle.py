@@ -73,13 +73,26 @@ from .send import Post
 if TYPE_CHECKING:
     from ..mail.transport.imap import ImapInbox
 
-__all__ = ["CycleReport", "Moderator", "fault", "rules_text"]
+__all__ = ["CycleReport", "Moderator", "Unsent", "fault", "rules_text"]
 
 log = logging.getLogger("pbem")
 
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+class Unsent(TransportError):
+    """A command's change is saved, but sending its mails failed (an SMTP answer
+    such as ``421``, a server that cannot be reached, a daily limit): they wait
+    in the spool, and the next cycle sends them.  ``report`` is the
+    ``CycleReport`` of the attempt (``errors``, ``deferred``, ``waiting``).
+    A ``TransportError``, so callers that catch those still do."""
+
+    def __init__(self, message: str, report: CycleReport):
+        super().__init__(message)
+        self.report = report
+        self.done = ""  # ``manage``: its confirmation of the change saved
 
 
 class Moderator:
@@ -203,8 +216,9 @@ class Moderator:
 
         Raises ValueError (nothing written) for a bad id, an existing game, 1 or 7+
         players, a duplicate name or address, an unknown ruleset or option, or a board
-        file that does not validate (see ``create.new_game``); TransportError when
-        the welcomes could not be sent (they stay in the spool)."""
+        file that does not validate (see ``create.new_game``); ``Unsent`` (a
+        TransportError) when the game is created but the welcomes could not be
+        sent (they stay in the spool)."""
         record = create.new_game(self.store, game_id, players, seed, self.clock(), ruleset, options, board_path,
                                  settings, bots, gm=gm, observers=observers, languages=languages)
         # written under the game's lock, indexed after it is released (a cycle
@@ -216,24 +230,30 @@ class Moderator:
 
     def _flush_now(self, what: str) -> None:
         """Send what the spool holds now (outside a cycle); when a cycle is
-        running, it sends them.  Raises TransportError when sending failed (the
-        mails stay in the spool)."""
+        running, it sends them.  Raises ``Unsent`` (a TransportError) when
+        sending failed, also for a disk or bookkeeping error while sending (the
+        mails stay in the spool; what was saved before stays saved)."""
         lock = FileLock(str(self.spool.dir / "cycle.lock"))
         try:
             lock.acquire(timeout=10)
         except Timeout:
             log.warning("a cycle is running; it sends %s", what)
             return
+        except OSError as exc:  # the spool cannot be locked: the next cycle sends them
+            raise Unsent(f"sending {what}: cannot lock {self.spool.dir / 'cycle.lock'}: {exc}", CycleReport()) \
+                from None
         report = CycleReport()
         try:
             post = self._post()
             self._sync()  # the index as the files are: what ``sweep`` compares with
             notify.sweep(post)
             post.flush(report, self._outbox)
+        except (OSError, sqlite3.Error, BookkeepingError) as exc:  # the change is saved all the same
+            report.errors.append(f"sending {what} stopped: {exc}")
         finally:
             lock.release()
         if report.errors:
-            raise TransportError("; ".join(report.errors))
+            raise Unsent("; ".join(report.errors), report)
 
     def manage(self, game_id: str, line: str, by: str | None = None) -> str:
         """Carry out the game-master command ``line`` (``gm.parse_gm``: ``undo 2
@@ -242,7 +262,11 @@ class Moderator:
         announcements.  ``by``: who, for the game file (default ``command line
         (USER)``).  Returns the confirmation.  Raises ``gm.GmError`` (a line that
         is no command, or a command refused: the game is unchanged), StoreError,
-        ValueError (bad id), TransportError (the mails stay in the spool)."""
+        ValueError (bad id), ``filelock.Timeout`` (the game is locked: unchanged),
+        OSError (the file could not be saved: unchanged, and the mails the
+        command spooled for it are removed), all before anything is saved;
+        ``Unsent`` after the save (the mails stay in the spool for the next
+        cycle; ``Unsent.done`` is the confirmation)."""
         from . import gm
 
         cmd = gm.parse_gm(line)
@@ -252,8 +276,19 @@ class Moderator:
             record = notify.load(post, self.store, game_id)
             ctx = gm.Context(post, self.store, record, by or gm.command_line_user(),
                              self.clock().isoformat(timespec="seconds"))
-            done = gm.execute(ctx, cmd)
-        self._flush_now("the game master's mails")
+            before = {e.name for e in post.spool.entries()}
+            try:
+                done = gm.execute(ctx, cmd)
+            except BaseException:  # not saved (a full disk): its announcements are not sent either
+                for e in post.spool.entries():
+                    if e.name not in before and e.meta.get("game") == game_id:
+                        post.spool.remove(e.name)
+                raise
+        try:
+            self._flush_now("the game master's mails")
+        except Unsent as exc:
+            exc.done = done  # the confirmation of what was saved
+            raise
         return done
 
     def gm_secret(self, game_id: str) -> tuple[str | None, str]:
