@@ -308,7 +308,7 @@ def _belongs(raw: bytes, game_id: str, addresses: set[str]) -> bool:
     om = read_mail(raw)
     if om.game_id:
         return om.game_id.lower() == game_id.lower()
-    for ref in [om.in_reply_to, *om.references]:
+    for ref in om.thread_refs:
         if f".pbem.{game_id}@" in (ref or ""):
             return True
     return om.sender in addresses

@@ -40,6 +40,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from ..store import GAME_ID_PATTERN
+from .threads import message_ids
 from .transport.base import HeadersOnly
 
 __all__ = [
@@ -782,7 +783,11 @@ class OrderMail:
       ``secret:`` lines dropped.  ``[]`` when oversize or on error.  Filled for
       machine mail too: check ``machine`` before acting on them.
     * ``in_reply_to``: the first ``<id>`` of In-Reply-To, or None; ``references``:
-      the ``<id>``s of References in order.
+      the ``<id>``s of References in order.  Both read as real mail writes them
+      (:func:`~moderator.mail.threads.message_ids`: with or without angle
+      brackets, folded, with comments, several in one header);
+      ``replied_to``: every ``<id>`` of In-Reply-To; ``thread_refs`` (a
+      property): those and References, what authentication and routing look in.
     * ``machine``: why the mail must never be answered (``'Auto-Submitted:
       auto-replied'``, ``'Precedence: bulk'``, ``'List-Id'``, ``'empty Return-Path'``,
       ``'sender MAILER-DAEMON'``, ``'sender no-reply'``, ``'delivery status
@@ -856,6 +861,13 @@ class OrderMail:
     sender_problem: str | None = field(default=None, compare=False)
     auto_hint: str | None = field(default=None, compare=False)
     body_blank: bool = field(default=False, compare=False)
+    replied_to: list[str] = field(default_factory=list, compare=False)
+
+    @property
+    def thread_refs(self) -> list[str | None]:
+        """Every Message-ID of In-Reply-To (``replied_to``, else ``in_reply_to``),
+        then those of References, in order: where a player's token is looked for."""
+        return [*(self.replied_to or [self.in_reply_to]), *self.references]
 
     @property
     def unread(self) -> list[str]:
@@ -921,7 +933,6 @@ def _raw_header(msg: Message, name: str) -> str | None:
     return None
 
 
-_MSGID_RE = re.compile(r"<[^<>\s]+>")
 
 _NOREPLY_RE = re.compile(r"(?:no|do[-_.]?not)[-_.]?reply(?:[-_.+].*)?", re.IGNORECASE)
 _DAEMON_LOCALS = {"mailer-daemon": "MAILER-DAEMON", "postmaster": "postmaster"}
@@ -1492,9 +1503,9 @@ def _read(raw: bytes, result: OrderMail, own_address: str | None) -> None:
     result.subject = _header(head, "Subject") or ""
     message_id = (_header(head, "Message-ID") or "").strip()
     result.message_id = message_id or None
-    in_reply_to = _MSGID_RE.findall(_header(head, "In-Reply-To") or "")
-    result.in_reply_to = in_reply_to[0] if in_reply_to else None
-    result.references = _MSGID_RE.findall(_header(head, "References") or "")
+    result.replied_to = message_ids(_header(head, "In-Reply-To"))
+    result.in_reply_to = result.replied_to[0] if result.replied_to else None
+    result.references = message_ids(_header(head, "References"))
     result.game_id, result.secret = parse_subject_tag(result.subject)
 
     if deep:

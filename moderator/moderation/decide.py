@@ -93,7 +93,7 @@ def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup,
     sender = canonical_address(om.sender)
     if gm_address and sender == gm_address:
         secret = record.game_master.get("secret")
-        if same_secret(secret, om.secret) or (secret and carries_token([om.in_reply_to, *om.references],
+        if same_secret(secret, om.secret) or (secret and carries_token(om.thread_refs,
                                                                       record.id, secret)):
             return Manage(key=key, game_id=record.id, by=sender)
         if record.player_by_address(om.sender) is None:
