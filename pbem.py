@@ -703,11 +703,13 @@ def bounces():
 @click.pass_context
 def bounces_list(ctx):
     """Every address remembered as bounced, with the reason."""
-    from moderator.admin import bounces_list as listing
+    from moderator.admin import bounced_seats, bounces_list as listing
 
-    found = _admin(lambda: listing(_config(ctx, passwords=False)))
+    config = _admin(lambda: _config(ctx, passwords=False))
+    found = _admin(lambda: listing(config))
+    seats = _admin(lambda: bounced_seats(config)) if found else {}
     for address, why in sorted(found.items()):
-        click.echo(f"{address}: {why}")
+        click.echo(f"{address}{f' ({seats[address]})' if address in seats else ''}: {why}")
     if not found:
         click.echo("No bounced addresses.")
 

@@ -816,7 +816,7 @@ def _memory(config: Config) -> tuple[SimpleNamespace | None, Check | None]:
             with Bookkeeping(db, readonly=True, legacy=None) as bk:
                 return SimpleNamespace(
                     last_success=bk.last_success(), smtp_failing_since=bk.smtp_failing_since(),
-                    bounces=bk.bounces(), pending_moves=bk.pending_moves()), None
+                    bounces=bk.bounces(), pending_moves=bk.pending_moves(), seats=bk.bounced_seats()), None
         except (BookkeepingError, sqlite3.Error) as exc:
             return None, Check(FAIL, "moderator state",
                                f"{db} cannot be read: {exc} (see \"The bookkeeping database\" in "
@@ -874,9 +874,14 @@ def _memory_rest(state, now: datetime) -> list[Check]:
         out.append(Check(FAIL, "outgoing mail",
                          f"the SMTP server has accepted nothing since {failing.isoformat(timespec='seconds')} "
                          f"({_ago((now - failing).total_seconds())} ago); the mails wait in the spool"))
+    seats = getattr(state, "seats", {})
+
+    def seat(address: str) -> str:
+        return f" ({seats[address]})" if address in seats else ""
+
     if state.bounces:
         out.append(Check(NOTE, "bounced addresses",
-                         "; ".join(f"{a}: {r}" for a, r in sorted(state.bounces.items()))))
+                         "; ".join(f"{a}{seat(a)}: {r}" for a, r in sorted(state.bounces.items()))))
     if state.pending_moves:
         out.append(Check(NOTE, "inbox", f"{len(state.pending_moves)} handled mail(s) could not be moved out "
                                         "of the inbox yet; the next cycle moves them"))

@@ -178,7 +178,7 @@ def test_bounce_then_set_address_tells_the_player_at_the_new_address(cli, tmp_pa
     smtp_sink.reject_recipients["bob@example.org"] = "550 5.1.1 <bob@example.org>: no such user"
     assert cli(*NEW).exit_code == 1
     r = cli("bounces", "list")
-    assert r.output == "bob@example.org: refused by the mail server with code 550\n"
+    assert r.output == "bob@example.org (Bob in game ridge): refused by the mail server with code 550\n"
 
     for address, why in [("bob@a.org, eve@b.org", "2 addresses"),
                          ("ann@example.org", "ann@example.org is the address of Ann in game ridge")]:
@@ -223,7 +223,7 @@ def test_bounces_clear(cli, tmp_path, smtp_sink):
     assert r.exit_code == 1 and "no bounce is remembered for nobody@example.org" in r.output
     r = cli("bounces", "clear", "Bob@Example.org")
     assert r.exit_code == 0 and r.output == "Forgot 1 bounce(s): bob@example.org.\n"
-    assert cli("bounces", "list").output == "cy@example.net: refused by the mail server with code 550\n"
+    assert cli("bounces", "list").output == "cy@example.net (Cy in game ridge): refused by the mail server with code 550\n"
     assert cli("bounces", "clear").output == "Forgot 1 bounce(s): cy@example.net.\n"
     assert cli("bounces", "list").output == "No bounced addresses.\n"
     assert "FAIL  spool/failed: 2 mail(s) refused permanently" in cli("doctor").output

@@ -40,6 +40,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from ..store import GAME_ID_PATTERN
+from .bounces import BOUNCE_SUBJECT_RE, Bounce, bounce_notice, is_system_sender
 from .threads import message_ids
 from .transport.base import HeadersOnly
 
@@ -794,7 +795,14 @@ class OrderMail:
       notification'``, ``'disposition notification'``, ``'out-of-office subject'``,
       ``'our own address'`` ...), or None for a person's mail.
     * ``bounce``: for a delivery-status report, the canonical address that failed
-      (Original-Recipient, else Final-Recipient, of the first failed recipient).
+      (Original-Recipient, else Final-Recipient, of the first failed recipient;
+      else the first of X-Failed-Recipients).
+    * ``bounce_notice``: for machine mail that is a bounce notice in any form
+      (RFC 3464, or the plain notices of qmail, Exim, Postfix, Exchange, Notes,
+      the big providers, in any language), the
+      :class:`~moderator.mail.bounces.Bounce`: the Message-IDs of ours it quotes
+      (what matches it to a player), the failed recipients its fields name, the
+      server's reason; else None.
     * ``oversize``: the mail is larger than ``max_size``, or only its headers were
       fetched (:class:`~moderator.mail.transport.base.HeadersOnly`); ``size``: the
       whole mail's bytes (as the store reported them when only headers came).
@@ -862,6 +870,7 @@ class OrderMail:
     auto_hint: str | None = field(default=None, compare=False)
     body_blank: bool = field(default=False, compare=False)
     replied_to: list[str] = field(default_factory=list, compare=False)
+    bounce_notice: Bounce | None = field(default=None, compare=False)
 
     @property
     def thread_refs(self) -> list[str | None]:
@@ -1050,7 +1059,8 @@ def _machine_reason(msg: Message, sender: str, subject: str, own: str) -> str | 
     if return_path is not None and not canonical_address(return_path):
         return "empty Return-Path"
     head = _PREFIX_RE.sub("", subject, count=1)
-    if _BOUNCE_SUBJECT_RE.match(head) and _header(msg, "X-Failed-Recipients"):
+    if (_BOUNCE_SUBJECT_RE.match(head) or BOUNCE_SUBJECT_RE.search(head)) and (
+            _header(msg, "X-Failed-Recipients") or is_system_sender(sender, _header(msg, "From") or "")):
         return "delivery status notification"
     if _OOO_SUBJECT_RE.match(head):
         return "out-of-office subject"
@@ -1521,6 +1531,9 @@ def _read(raw: bytes, result: OrderMail, own_address: str | None) -> None:
     result.machine = _machine_reason(msg, result.sender, result.subject, own)
     if result.error:
         return
+    if result.machine:  # headers only when oversize: the notice's own In-Reply-To may still name our mail
+        result.bounce_notice = bounce_notice(msg, sender=result.sender, display=result.sender_display,
+                                             subject=result.subject, canonical=canonical_address)
     if result.machine and not result.oversize:
         result.bounce = _dsn_bounce(msg)
         if result.bounce is None:  # Exim and others name failed addresses in a header
