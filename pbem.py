@@ -585,13 +585,28 @@ def auth_status(ctx):
     from moderator.mail.oauth import OAuthError, TokenSource
 
     settings, username = _oauth(ctx)
+    source = TokenSource(settings, username)
     try:
-        found = TokenSource(settings, username).status()
+        found = source.status()
     except OAuthError as exc:
-        raise click.ClickException(str(exc)) from None
+        try:  # what a mail server said last, when the file says it
+            last = source.load().get("last_login")
+        except OAuthError:
+            last = None
+        said = ""
+        if isinstance(last, dict) and not last.get("ok"):
+            said = (f"\nLast login: {last.get('server')} refused the access token at "
+                    f"{str(last.get('at', '')).replace('T', ' ')}: {last.get('said', '')}")
+        raise click.ClickException(f"{exc}{said}") from None
     click.echo(f"{found['provider']} sign-in of {found['account'] or username or 'an unnamed account'} "
                f"in {settings.token_file}, made {_when(found['obtained'])}; "
                f"access token valid until {_when(found['expiry'])}.")
+    last = found.get("last_login")
+    if last is not None and last["ok"]:
+        click.echo(f"Last login: {last['server']} accepted the access token at {_when(last['at'])}.")
+    elif last is not None:
+        click.echo(f"Last login: {last['server']} refused the access token at {_when(last['at'])}: "
+                   f"{last['said']}" + ("" if last["said"].endswith(".") else "."))
 
 
 def _clock(now: str | None) -> dict:
