@@ -173,3 +173,40 @@ def test_german_plain_bounce_whole_loop(tmp_path, monkeypatch):
     text = notice.get_body(preferencelist=("plain",)).get_content()
     assert (f"A mail from the moderator to Ann ({PLAYERS['Ann'][0]}) could not be delivered: "
             "mailer-daemon@mx01.mail.example.de sent it back (Antwort des Servers: 552 5.2.2 Mailbox voll).") in text
+
+
+SUBJECTS = {"en": "Undeliverable: Union Pacific ridge (Ann)", "de": "Unzustellbar: Union Pacific ridge (Ann)",
+            "es": "No se puede entregar: Union Pacific ridge (Ann)", "cs": "Nedoručitelné: Union Pacific ridge (Ann)",
+            "zh": "无法投递: Union Pacific ridge (Ann)", "fr": "Non remis : Union Pacific ridge (Ann)",
+            "it": "Non recapitabile: Union Pacific ridge (Ann)", "pt": "Não é possível entregar: Union Pacific ridge",
+            "nl": "Onbestelbaar: Union Pacific ridge (Ann)", "pl": "Niedostarczalne: Union Pacific ridge (Ann)",
+            "ru": "Недоставленное сообщение: Union Pacific ridge (Ann)"}
+
+
+def _gateway_notice(subject: str) -> bytes:
+    """A notice from a mail gateway whose sender says nothing (no MAILER-DAEMON),
+    machine mail by its Auto-Submitted header, quoting Ann's Message-ID."""
+    from email.header import Header
+
+    mid = f"<w20x7m2kd9wfa.{thread_token('ridge', PLAYERS['Ann'][1])}.pbem.ridge@up.example.org>"
+    return (f"From: Mail Gateway <gateway@corp.example.com>\r\nTo: {OWN}\r\n"
+            f"Subject: {Header(subject, 'utf-8').encode()}\r\nAuto-Submitted: auto-replied\r\n"
+            "Message-ID: <gw.1@corp.example.com>\r\nMIME-Version: 1.0\r\n"
+            "Content-Type: text/plain; charset=utf-8\r\n\r\n"
+            f"Original message:\r\n  Message-ID: {mid}\r\n").encode()
+
+
+@pytest.mark.parametrize("language", sorted(SUBJECTS))
+def test_a_bounce_subject_in_each_language_tells_a_gateway_notice(language):
+    om = read_mail(_gateway_notice(SUBJECTS[language]), own_address=OWN)
+    assert om.machine == "Auto-Submitted: auto-replied"
+    assert om.bounce_notice is not None and om.bounce_notice.form == "bounce subject"
+    assert om.bounce_notice.ours == (f"<w20x7m2kd9wfa.{thread_token('ridge', PLAYERS['Ann'][1])}"
+                                     ".pbem.ridge@up.example.org>",)
+
+
+@pytest.mark.parametrize("subject", ["Automatic reply: Union Pacific ridge (Ann)", "Abwesenheitsnotiz: Union Pacific",
+                                     "Warning: message 1kX-00 delayed 24 hours", "Zustellung verzögert"])
+def test_an_auto_reply_or_a_delay_warning_from_a_gateway_is_no_bounce(subject):
+    om = read_mail(_gateway_notice(subject), own_address=OWN)
+    assert om.machine is not None and om.bounce_notice is None

@@ -83,6 +83,12 @@ BOUNCE_SUBJECT_RE = re.compile(
 )
 """Words of a bounce notice's Subject (searched anywhere in it, any case)."""
 
+_DELAY_SUBJECT_RE = re.compile(
+    r"delay|still being retried|not yet been delivered|verzögert|verzoegert|noch nicht zugestellt|retardé|différé|"
+    r"retrasad|demorad|zpožděn|zpozden|延迟|延遲|ritardat|atrasad|vertraagd|opóźni|задерж", re.IGNORECASE)
+"""A delay warning's Subject ("Warning: message ... delayed 24 hours", "Delivery
+Status Notification (Delay)"): the mail is still being tried, no bounce."""
+
 _SYSTEM_LOCALS = re.compile(
     r"(?:mailer-?daemon|mail-?daemon|postmaster|mail\.?delivery(?:\.?system)?|microsoftexchange[0-9a-f]*|"
     r"mailerdaemon|bounces?|mdaemon|smtp-?gateway|mail-?router|notes-?router)\Z", re.IGNORECASE)
@@ -172,11 +178,13 @@ def _headers_of(part: Message) -> str:
         return ""
 
 
-def _dsn(msg: Message, canonical) -> tuple[list[str], str]:
-    """The failed recipients of the notice's delivery-status parts and the first
-    failed recipient's Diagnostic-Code or Status."""
+def _dsn(msg: Message, canonical) -> tuple[list[str], str, bool]:
+    """The failed recipients of the notice's delivery-status parts, the first
+    failed recipient's Diagnostic-Code or Status, and whether the parts report
+    only recipients not failed (``Action: delayed``, ``delivered`` ...)."""
     recipients: list[str] = []
     status = ""
+    others = failed = 0
     for part in msg.walk():
         if part.get_content_type() != "message/delivery-status":
             continue
@@ -184,9 +192,15 @@ def _dsn(msg: Message, canonical) -> tuple[list[str], str]:
         for block in payload if isinstance(payload, list) else []:
             if not isinstance(block, Message):
                 continue
-            action = str(block.get("Action", "failed") or "failed").strip().lower()
+            action = str(block.get("Action", "") or "").strip().lower()
+            if not action:
+                if not (block.get("Final-Recipient") or block.get("Original-Recipient")):
+                    continue  # the per-message block
+                action = "failed"
             if not action.startswith("failed"):
+                others += 1
                 continue
+            failed += 1
             for name in ("Original-Recipient", "Final-Recipient"):
                 value = str(block.get(name, "") or "")
                 addr = canonical(value.partition(";")[2] or value)
@@ -197,7 +211,7 @@ def _dsn(msg: Message, canonical) -> tuple[list[str], str]:
             if not status:
                 status = " ".join(str(block.get("Diagnostic-Code", "") or "").partition(";")[2].split()) \
                     or " ".join(str(block.get("Status", "") or "").split())
-    return recipients, status
+    return recipients, status, bool(others) and not failed
 
 
 def _status_line(text: str) -> str:
@@ -224,8 +238,10 @@ def bounce_notice(msg: Message, *, sender: str, display: str = "", subject: str 
 
 
 def _notice(msg: Message, sender: str, display: str, subject: str, canonical) -> Bounce | None:
-    recipients, status = _dsn(msg, canonical)
+    recipients, status, delayed = _dsn(msg, canonical)
     failed = str(msg.get("X-Failed-Recipients", "") or "")
+    if delayed or (not recipients and not failed.strip() and _DELAY_SUBJECT_RE.search(subject or "")):
+        return None  # a delay warning: the mail is still being tried
     if recipients:
         form = "RFC 3464 report"
     elif any(p.get_content_type() == "message/delivery-status" for p in msg.walk()):
