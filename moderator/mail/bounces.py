@@ -95,7 +95,11 @@ _SYSTEM_LOCALS = re.compile(
 
 _SYSTEM_NAMES = re.compile(r"^\W*(?:mail delivery (?:sub)?system|microsoft outlook|mailer[- ]daemon|"
                            r"mail administrator|postmaster|mail router)\W*(?:<|$)", re.IGNORECASE)
-_OURS_RE = re.compile(rf"[A-Za-z0-9._=+\-]*\.pbem\.{GAME_ID_PATTERN}@[A-Za-z0-9.\-]*[A-Za-z0-9]")
+# the fixed part first, the left part of the id read backwards from it (a
+# pattern starting with ``[...]*`` would be quadratic on a long run of letters)
+_OURS_RE = re.compile(rf"\.pbem\.{GAME_ID_PATTERN}@[A-Za-z0-9.\-]{{0,253}}[A-Za-z0-9]")
+_ID_LEFT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._=+-")
+_MAX_LEFT = 200
 _OURS_GAME_RE = re.compile(rf"\.pbem\.({GAME_ID_PATTERN})@")
 _STATUS_RE = re.compile(r"(?<![\d.])([45]\d\d)(?:[ -]+#?([45]\.\d{1,3}\.\d{1,3}))?(?![\d.])")
 _MAX_TEXT = 512 * 1024
@@ -138,7 +142,10 @@ def our_message_ids(text: str) -> list[str]:
         sources.append(re.sub(r"[ \t]*\r?\n[ \t>]*", "", text))
     for source in sources:
         for m in _OURS_RE.finditer(source):
-            mid = f"<{m.group(0).strip('.')}>"
+            start = m.start()
+            while start > 0 and m.start() - start < _MAX_LEFT and source[start - 1] in _ID_LEFT:
+                start -= 1
+            mid = f"<{source[start:m.end()].strip('.')}>"
             if mid not in found:
                 found.append(mid)
     return found

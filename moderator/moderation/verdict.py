@@ -99,12 +99,13 @@ class RecordBounce(Verdict):
 
     address: str
     sender: str = ""
-    ours: tuple[str, ...] = ()
-    recipients: tuple[str, ...] = ()
-    game_id: str | None = None
-    player: str | None = None
-    status: str = ""
-    form: str = ""
+    # what the notice says beyond the address (not compared: equality keeps its old meaning)
+    ours: tuple[str, ...] = field(default=(), compare=False)
+    recipients: tuple[str, ...] = field(default=(), compare=False)
+    game_id: str | None = field(default=None, compare=False)
+    player: str | None = field(default=None, compare=False)
+    status: str = field(default="", compare=False)
+    form: str = field(default="", compare=False)
 
     @property
     def outcome(self) -> str:
