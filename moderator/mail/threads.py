@@ -134,7 +134,7 @@ def message_ids(value: str | None) -> list[str]:
         else:
             outside.append(ch)
         i += 1
-    if not ids and "<" not in value:
-        ids = [f"<{m.strip('.')}>" for m in _BARE_ID_RE.findall("".join(outside))]
+    if not ids and "<" not in value and "@" in value:  # word by word: linear in the header's length
+        ids = [f"<{w.strip('.')}>" for w in re.split(r"[\s,;]+", "".join(outside)) if _BARE_ID_RE.fullmatch(w)]
     seen: set[str] = set()
     return [x for x in ids if not (x in seen or seen.add(x))]
