@@ -23,11 +23,15 @@ an ``X-Failed-Recipients`` header, a mail-system sender (``MAILER-DAEMON``,
 ``postmaster``, Exchange's ``MicrosoftExchange...``) or a bounce Subject
 (:data:`BOUNCE_SUBJECT_RE`, in the languages above).
 
-flufl.bounce (GNU Mailman's detectors, maintained, on PyPI) was considered: it
-returns the failed *addresses* its detectors guess from English text and never
-the Message-ID of the returned mail, so it cannot do the matching that this
-module exists for, and it knows no German, Czech or Chinese notice; the
-standard library's :mod:`email` parses every part here.
+flufl.bounce (GNU Mailman's detectors, maintained: 6.0.0 of 2026) was tried
+on the corpus of tests/mail/bounces/: it returns the failed *addresses* its
+detectors read from English text, never the Message-ID of the returned mail, so
+it cannot say which game and player a notice is about; it found the right
+address or rightly nothing in 17 of the 29 mails (none of the German, Spanish,
+Czech, Chinese, Dutch, Polish or Portuguese notices, nor Yahoo's or Lotus
+Notes'; the moderator's own address for GMX's; an address for a notice that
+names no mail of ours).  The standard library's :mod:`email` parses every part
+here.
 """
 from __future__ import annotations
 
