@@ -413,9 +413,12 @@ def check_oauth(config: Config) -> list[Check]:
         return [Check(FAIL, subject, f"no access token: {exc}")]
     when = lambda t: t.strftime("%Y-%m-%d %H:%M UTC") if t else "unknown"  # noqa: E731
     who = found["account"] or users[0].username
+    last = found.get("last_login")
+    refused = (f"; {last['server']} refused the access token at {when(last['at'])} ({last['said']}), "
+               "it was refreshed since" if last is not None and not last["ok"] else "")
     return [Check(OK, subject, f"signed in as {who} on {when(found['obtained'])} ({o.token_file}); "
                                f"access token valid until {when(found['expiry'])}, renewed "
-                               "by each cycle with the refresh token")]
+                               f"by each cycle with the refresh token{refused}")]
 
 
 def check_sender(config: Config) -> Check | None:

@@ -468,6 +468,11 @@ def test_a_refused_token_whose_refresh_is_refused_names_auth_login(tmp_path, ts,
     assert result.exit_code == 0, result.output
     assert "access token valid until" in result.output and "refused the access token at" in result.output
     assert [f.get("refresh_token") for p, f in ts.requests if p == "/token"][-1] == "rt-good"
+    from moderator.doctor import OK, check_oauth
+
+    (check,) = check_oauth(load_config(cfg))
+    assert check.status == OK and (f"; IMAP {oauth_dovecot.host}:{oauth_dovecot.ssl_port} refused the access "
+                                   "token at ") in check.text and check.text.endswith("it was refreshed since")
 
 
 def test_the_server_refusing_the_fresh_token_too_is_a_login_refusal_naming_auth_login(tmp_path, ts, certificate,
