@@ -210,3 +210,12 @@ def test_a_bounce_subject_in_each_language_tells_a_gateway_notice(language):
 def test_an_auto_reply_or_a_delay_warning_from_a_gateway_is_no_bounce(subject):
     om = read_mail(_gateway_notice(subject), own_address=OWN)
     assert om.machine is not None and om.bounce_notice is None
+
+
+def test_without_a_game_master_the_bounce_is_recorded_and_nobody_mailed(tmp_path):
+    table = Table(tmp_path)
+    table.mod.config.operator = None  # no operator, and the game names no game master
+    table.inbox.add((BOUNCES / "cs_plain_attached.eml").read_bytes())
+    report = table.mod.run_cycle()
+    assert report.errors == [] and table.sent() == []
+    assert list(table.bounces()) == ["dana.novakova@seznam.example.cz"]
