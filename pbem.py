@@ -655,13 +655,28 @@ def auth_status(ctx):
     from moderator.mail.oauth import OAuthError, TokenSource
 
     settings, username = _oauth(ctx)
+    source = TokenSource(settings, username)
     try:
-        found = TokenSource(settings, username).status()
+        found = source.status()
     except OAuthError as exc:
-        raise click.ClickException(str(exc)) from None
+        try:  # what a mail server said last, when the file says it
+            last = source.load().get("last_login")
+        except OAuthError:
+            last = None
+        said = ""
+        if isinstance(last, dict) and not last.get("ok"):
+            said = (f"\nLast login: {last.get('server')} refused the access token at "
+                    f"{str(last.get('at', '')).replace('T', ' ')}: {last.get('said', '')}")
+        raise click.ClickException(f"{exc}{said}") from None
     click.echo(f"{found['provider']} sign-in of {found['account'] or username or 'an unnamed account'} "
                f"in {settings.token_file}, made {_when(found['obtained'])}; "
                f"access token valid until {_when(found['expiry'])}.")
+    last = found.get("last_login")
+    if last is not None and last["ok"]:
+        click.echo(f"Last login: {last['server']} accepted the access token at {_when(last['at'])}.")
+    elif last is not None:
+        click.echo(f"Last login: {last['server']} refused the access token at {_when(last['at'])}: "
+                   f"{last['said']}" + ("" if last["said"].endswith(".") else "."))
 
 
 def _clock(now: str | None) -> dict:
@@ -773,11 +788,13 @@ def bounces():
 @click.pass_context
 def bounces_list(ctx):
     """Every address remembered as bounced, with the reason."""
-    from moderator.admin import bounces_list as listing
+    from moderator.admin import bounced_seats, bounces_list as listing
 
-    found = _admin(lambda: listing(_config(ctx, passwords=False)))
+    config = _admin(lambda: _config(ctx, passwords=False))
+    found = _admin(lambda: listing(config))
+    seats = _admin(lambda: bounced_seats(config)) if found else {}
     for address, why in sorted(found.items()):
-        click.echo(f"{address}: {why}")
+        click.echo(f"{address}{f' ({seats[address]})' if address in seats else ''}: {why}")
     if not found:
         click.echo("No bounced addresses.")
 

@@ -192,6 +192,17 @@ def bounces_list(config: Config) -> dict[str, str]:
         return bk.bounces()
 
 
+def bounced_seats(config: Config) -> dict[str, str]:
+    """For every bounced address, who plays there, as ``pbem bounces list`` and
+    doctor show it: ``{address: 'Ann in game ridge'}`` (several seats joined
+    with ``', '``; addresses of no indexed game left out).  Reads only."""
+    db = Path(config.spool_dir) / "pbem.sqlite3"
+    if not db.exists():
+        return {}
+    with Bookkeeping(db, readonly=True, legacy=None) as bk:
+        return bk.bounced_seats()
+
+
 def bounces_clear(config: Config, address: str | None = None) -> list[str]:
     """Forget the bounce of ``address`` (every bounce when None); returns the
     addresses forgotten.  KeyError when ``address`` has none."""
@@ -329,7 +340,7 @@ def _belongs(raw: bytes, game_id: str, addresses: set[str]) -> bool:
     om = read_mail(raw)
     if om.game_id:
         return om.game_id.lower() == game_id.lower()
-    for ref in [om.in_reply_to, *om.references]:
+    for ref in om.thread_refs:
         if f".pbem.{game_id}@" in (ref or ""):
             return True
     return om.sender in addresses

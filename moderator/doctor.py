@@ -413,9 +413,12 @@ def check_oauth(config: Config) -> list[Check]:
         return [Check(FAIL, subject, f"no access token: {exc}")]
     when = lambda t: t.strftime("%Y-%m-%d %H:%M UTC") if t else "unknown"  # noqa: E731
     who = found["account"] or users[0].username
+    last = found.get("last_login")
+    refused = (f"; {last['server']} refused the access token at {when(last['at'])} ({last['said']}), "
+               "it was refreshed since" if last is not None and not last["ok"] else "")
     return [Check(OK, subject, f"signed in as {who} on {when(found['obtained'])} ({o.token_file}); "
                                f"access token valid until {when(found['expiry'])}, renewed "
-                               "by each cycle with the refresh token")]
+                               f"by each cycle with the refresh token{refused}")]
 
 
 def check_sender(config: Config) -> Check | None:
@@ -816,7 +819,7 @@ def _memory(config: Config) -> tuple[SimpleNamespace | None, Check | None]:
             with Bookkeeping(db, readonly=True, legacy=None) as bk:
                 return SimpleNamespace(
                     last_success=bk.last_success(), smtp_failing_since=bk.smtp_failing_since(),
-                    bounces=bk.bounces(), pending_moves=bk.pending_moves()), None
+                    bounces=bk.bounces(), pending_moves=bk.pending_moves(), seats=bk.bounced_seats()), None
         except (BookkeepingError, sqlite3.Error) as exc:
             return None, Check(FAIL, "moderator state",
                                f"{db} cannot be read: {exc} (see \"The bookkeeping database\" in "
@@ -874,9 +877,14 @@ def _memory_rest(state, now: datetime) -> list[Check]:
         out.append(Check(FAIL, "outgoing mail",
                          f"the SMTP server has accepted nothing since {failing.isoformat(timespec='seconds')} "
                          f"({_ago((now - failing).total_seconds())} ago); the mails wait in the spool"))
+    seats = getattr(state, "seats", {})
+
+    def seat(address: str) -> str:
+        return f" ({seats[address]})" if address in seats else ""
+
     if state.bounces:
         out.append(Check(NOTE, "bounced addresses",
-                         "; ".join(f"{a}: {r}" for a, r in sorted(state.bounces.items()))))
+                         "; ".join(f"{a}{seat(a)}: {r}" for a, r in sorted(state.bounces.items()))))
     if state.pending_moves:
         out.append(Check(NOTE, "inbox", f"{len(state.pending_moves)} handled mail(s) could not be moved out "
                                         "of the inbox yet; the next cycle moves them"))

@@ -24,7 +24,11 @@ Endpoints (all on 127.0.0.1):
   else.
 
 :attr:`requests` records ``(path, form)`` of every request; access tokens are
-``at-1``, ``at-2``, ... and live :attr:`lifetime` seconds.
+``at-1``, ``at-2``, ... and live :attr:`lifetime` seconds (by this server's
+clock: :meth:`revoke` ends one early, as a provider revoking a token or a
+clock running ahead of the moderator's does).  With :attr:`rotate` a refresh
+token works once: each refresh answers a new one and revokes the one used
+(RFC 6749 10.4, as Microsoft and many identity servers do).
 """
 
 from __future__ import annotations
@@ -63,6 +67,8 @@ class TokenServer:
         token, the next access token is ``at-1``."""
         self.refresh_tokens = {"rt-good"}
         self.access_tokens: dict[str, str] = {}  # token -> username
+        self.expires: dict[str, float] = {}  # token -> time.time() when it stops working
+        self.rotate = False
         self.requests: list[tuple[str, dict]] = []
         self.pending = 0
         self.lifetime = 3600
@@ -90,10 +96,20 @@ class TokenServer:
         """A new access token (and refresh token) response, recorded as valid."""
         token = f"at-{next(self._counter)}"
         self.access_tokens[token] = username or self.account
+        self.expires[token] = time.time() + self.lifetime
         refresh = f"rt-{token}"
         self.refresh_tokens.add(refresh)
         return {"access_token": token, "token_type": "Bearer", "expires_in": self.lifetime,
                 "refresh_token": refresh, "scope": "https://mail.google.com/"}
+
+    def valid(self, token: str, username: str | None = None) -> bool:
+        """Whether access token ``token`` works now (for ``username`` when given)."""
+        user = self.access_tokens.get(token)
+        return user is not None and time.time() < self.expires.get(token, 0) and username in (None, user)
+
+    def revoke(self, token: str) -> None:
+        """Access token ``token`` stops working now."""
+        self.access_tokens.pop(token, None)
 
     def _microsoft(self, answer: dict) -> dict:
         now = int(time.time())
@@ -132,6 +148,8 @@ class TokenServer:
                 if form.get("refresh_token") not in self.refresh_tokens:
                     return 400, {"error": "invalid_grant",
                                  "error_description": "Token has been expired or revoked."}
+                if self.rotate:
+                    self.refresh_tokens.discard(form.get("refresh_token"))
                 answer = self.issue()
             elif grant == "authorization_code":
                 challenge = self.codes.pop(form.get("code"), None)
@@ -149,7 +167,8 @@ class TokenServer:
                 return 400, {"error": "unsupported_grant_type"}
             return 200, (answer if path == "/token" else self._microsoft(answer))
         if path == "/introspect":
-            user = self.access_tokens.get(form.get("token", ""))
+            token = form.get("token", "")
+            user = self.access_tokens.get(token) if self.valid(token) else None
             return 200, ({"active": True, "username": user} if user else {"active": False})
         return 404, {"error": "not_found"}
 

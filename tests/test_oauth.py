@@ -393,3 +393,150 @@ def test_order_cycles_through_imap_and_smtp_with_oauth2(tmp_path, ts, certificat
         assert "Traceback" not in result.output
         assert "was refused (invalid_grant: Token has been expired or revoked.)" in result.output
         assert "run  pbem auth login microsoft" in result.output
+
+
+# ------------------------------------- a refused access token (issue 24)
+def stale_token_file(settings, refresh_token="rt-good", minutes_left=50):
+    """A token file whose access token the servers no longer take although its
+    stored expiry is ``minutes_left`` ahead (revoked early, or a clock behind)."""
+    write_private_json(settings.token_file, {
+        "version": 1, "provider": "google", "refresh_token": refresh_token, "access_token": "at-stale",
+        "expiry": (datetime.now(timezone.utc) + timedelta(minutes=minutes_left)).isoformat(timespec="seconds")})
+
+
+def test_a_refused_access_token_is_refreshed_once_and_the_login_retried(tmp_path, ts, certificate, oauth_dovecot):
+    settings = google(ts, tmp_path, certificate)
+    stale_token_file(settings)
+    source = TokenSource(settings, ACCOUNT)
+    oauth_dovecot.append(b"From: a@b.example\r\nTo: up@example.org\r\nSubject: again\r\n\r\nbody\r\n")
+    with ImapInbox(oauth_dovecot.host, oauth_dovecot.ssl_port, ACCOUNT, None, security="ssl",
+                   ssl_context=certificate.client_context(), oauth2=source) as inbox:
+        assert b"Subject: again" in inbox.fetch()[-1].raw
+    # Dovecot asked about the stale token, refused it; one refresh; the fresh token taken
+    assert [(p, f.get("token") or f.get("refresh_token")) for p, f in ts.requests] == [
+        ("/introspect", "at-stale"), ("/token", "rt-good"), ("/introspect", "at-1")]
+    data = json.loads(settings.token_file.read_text())
+    assert data["access_token"] == "at-1" and "force_refresh" not in data
+    imap = f"IMAP {oauth_dovecot.host}:{oauth_dovecot.ssl_port}"
+    assert (data["last_login"]["server"], data["last_login"]["ok"]) == (imap, True)
+    # the SMTP server refuses at-1 (revoked early): refreshed, AUTH again, sent
+    ts.revoke("at-1")
+    with SmtpSink(oauth2_check=lambda user, token: ts.valid(token, user)) as sink:
+        msg = EmailMessage()
+        msg["From"], msg["To"], msg["Subject"] = "UP <up@example.org>", "ada@players.example", "status"
+        msg.set_content("text\n")
+        SmtpOutbox(sink.host, sink.port, ACCOUNT, security="none", oauth2=source).send(msg)
+        assert sink.logins == [ACCOUNT] and len(sink.messages) == 1
+        smtp = f"SMTP {sink.host}:{sink.port}"
+    assert [f.get("refresh_token") for p, f in ts.requests if p == "/token"] == ["rt-good", "rt-at-1"]
+    data = json.loads(settings.token_file.read_text())
+    assert data["access_token"] == "at-2" and data["last_login"]["server"] == smtp and data["last_login"]["ok"]
+
+
+def test_a_refused_token_whose_refresh_is_refused_names_auth_login(tmp_path, ts, certificate, oauth_dovecot):
+    settings = google(ts, tmp_path, certificate)
+    stale_token_file(settings, refresh_token="rt-revoked")
+    source = TokenSource(settings, ACCOUNT)
+    with pytest.raises(OAuthRefused) as err:
+        ImapInbox(oauth_dovecot.host, oauth_dovecot.ssl_port, ACCOUNT, None, security="ssl",
+                  ssl_context=certificate.client_context(), oauth2=source)
+    assert str(err.value) == (
+        f"the google refresh token in {settings.token_file} was refused (invalid_grant: Token has "
+        "been expired or revoked.); it may have expired or been revoked: run  pbem auth login google")
+    assert isinstance(err.value, LoginRefused) and "password" not in str(err.value)
+    data = json.loads(settings.token_file.read_text())
+    last = data["last_login"]
+    assert (last["server"], last["ok"], data["force_refresh"]) == (
+        f"IMAP {oauth_dovecot.host}:{oauth_dovecot.ssl_port}", False, True)
+    assert "AUTHENTICATIONFAILED" in last["said"]
+    # `pbem auth status` no longer calls the stored token valid: it says what the server said
+    with SmtpSink() as sink:
+        cfg = oauth_config(tmp_path, ts, certificate, oauth_dovecot, sink)
+    (tmp_path / "secret").mkdir()
+    os.replace(settings.token_file, tmp_path / "secret" / "token.json")
+    result = CliRunner().invoke(__import__("pbem").main, ["--config", str(cfg), "auth", "status"])
+    assert result.exit_code == 1
+    assert "was refused (invalid_grant: Token has been expired or revoked.)" in result.output
+    assert "run  pbem auth login google" in result.output
+    assert (f"Last login: IMAP {oauth_dovecot.host}:{oauth_dovecot.ssl_port} refused the access token at "
+            in result.output) and "AUTHENTICATIONFAILED" in result.output
+    # signed in again (a good refresh token): the status refreshes, then tells the refusal it saw last
+    data = json.loads((tmp_path / "secret" / "token.json").read_text())
+    data["refresh_token"] = "rt-good"
+    write_private_json(tmp_path / "secret" / "token.json", data)
+    result = CliRunner().invoke(__import__("pbem").main, ["--config", str(cfg), "auth", "status"])
+    assert result.exit_code == 0, result.output
+    assert "access token valid until" in result.output and "refused the access token at" in result.output
+    assert [f.get("refresh_token") for p, f in ts.requests if p == "/token"][-1] == "rt-good"
+    from moderator.doctor import OK, check_oauth
+
+    (check,) = check_oauth(load_config(cfg))
+    assert check.status == OK and (f"; IMAP {oauth_dovecot.host}:{oauth_dovecot.ssl_port} refused the access "
+                                   "token at ") in check.text and check.text.endswith("it was refreshed since")
+
+
+def test_the_server_refusing_the_fresh_token_too_is_a_login_refusal_naming_auth_login(tmp_path, ts, certificate,
+                                                                                     oauth_dovecot):
+    settings = google(ts, tmp_path, certificate)
+    stale_token_file(settings)
+    with SmtpSink(oauth2_check=lambda user, token: False) as sink:
+        with pytest.raises(LoginRefused) as err:
+            SmtpOutbox.probe(sink.host, sink.port, ACCOUNT, security="none", oauth2=TokenSource(settings, ACCOUNT))
+    assert err.value.code == 535 and "refused a freshly refreshed access token too" in str(err.value)
+    assert str(err.value).endswith("run  pbem auth login google")
+    assert [p for p, _ in ts.requests] == ["/token"]  # one refresh, not a loop
+
+
+def test_rotating_refresh_tokens_across_forced_refreshes(tmp_path, ts, certificate, oauth_dovecot):
+    """A server that gives a new refresh token with each refresh and revokes the
+    one used: every forced refresh uses the newest one, kept in the token file."""
+    ts.rotate = True
+    settings = google(ts, tmp_path, certificate)
+    stale_token_file(settings)
+    source = TokenSource(settings, ACCOUNT)
+    for revoked in ("at-stale", "at-1", "at-2"):
+        ts.revoke(revoked)
+        ImapInbox(oauth_dovecot.host, oauth_dovecot.ssl_port, ACCOUNT, None, security="ssl",
+                  ssl_context=certificate.client_context(), oauth2=source).close()
+    assert [f["refresh_token"] for p, f in ts.requests if p == "/token"] == ["rt-good", "rt-at-1", "rt-at-2"]
+    assert ts.refresh_tokens == {"rt-at-3"}
+    data = json.loads(settings.token_file.read_text())
+    assert (data["access_token"], data["refresh_token"]) == ("at-3", "rt-at-3")
+
+
+def test_a_clock_minutes_behind_never_stops_a_cycle(tmp_path, ts, certificate, oauth_dovecot):
+    """The moderator's clock 10 minutes behind the identity server's: the stored
+    expiry looks 5+ minutes ahead when the token has expired already; the
+    refusal is answered by a refresh and `pbem run` succeeds."""
+    settings = google(ts, tmp_path, certificate)
+    with SmtpSink(oauth2_check=lambda user, token: ts.valid(token, user)) as sink:
+        cfg = oauth_config(tmp_path, ts, certificate, oauth_dovecot, sink)
+        (tmp_path / "secret").mkdir()
+        (tmp_path / "games").mkdir()
+        stale_token_file(OAuthSettings(**{**settings.__dict__, "token_file": tmp_path / "secret" / "token.json"}),
+                         minutes_left=8)
+        runner = CliRunner()
+        result = runner.invoke(__import__("pbem").main, ["--config", str(cfg), "run"])
+        assert result.exit_code == 0, result.output
+        assert [f.get("refresh_token") for p, f in ts.requests if p == "/token"] == ["rt-good"]
+        assert "Login: user=<up@example.org>, method=XOAUTH2" in oauth_dovecot.log_text()
+        # the next cycle uses the refreshed token as it is: no refresh, no refusal
+        result = runner.invoke(__import__("pbem").main, ["--config", str(cfg), "run"])
+        assert result.exit_code == 0, result.output
+        assert len([p for p, _ in ts.requests if p == "/token"]) == 1
+
+
+def test_microsoft_refused_token_is_refreshed_by_msal_although_its_cache_calls_it_valid(tmp_path, ts, certificate,
+                                                                                       oauth_dovecot):
+    settings = microsoft(ts, tmp_path, certificate)
+    device_login(settings, echo=lambda line: None)  # at-1, valid for an hour in msal's cache
+    ts.revoke("at-1")
+    ts.requests.clear()
+    source = TokenSource(settings, ACCOUNT)
+    ImapInbox(oauth_dovecot.host, oauth_dovecot.ssl_port, ACCOUNT, None, security="ssl",
+              ssl_context=certificate.client_context(), oauth2=source).close()
+    token_calls = [f for p, f in ts.requests if p == "/consumers/oauth2/v2.0/token"]
+    assert [(f["grant_type"], f["refresh_token"]) for f in token_calls] == [("refresh_token", "rt-at-1")]
+    assert [f["token"] for p, f in ts.requests if p == "/introspect"] == ["at-1", "at-2"]
+    data = json.loads(settings.token_file.read_text())
+    assert "force_refresh" not in data and data["last_login"]["ok"] and "rt-at-2" in data["msal_cache"]

@@ -185,7 +185,7 @@ def test_bounce_then_set_address_tells_the_player_at_the_new_address(cli, tmp_pa
             "list`); give the player another address with `pbem player set-address ridge Bob ADDRESS`.") \
         in r.stderr.splitlines()
     r = cli("bounces", "list")
-    assert r.output == "bob@example.org: refused by the mail server with code 550\n"
+    assert r.output == "bob@example.org (Bob in game ridge): refused by the mail server with code 550\n"
 
     for address, why in [("bob@a.org, eve@b.org", "2 addresses"),
                          ("ann@example.org", "ann@example.org is the address of Ann in game ridge")]:
@@ -230,7 +230,7 @@ def test_bounces_clear(cli, tmp_path, smtp_sink):
     assert r.exit_code == 1 and "no bounce is remembered for nobody@example.org" in r.output
     r = cli("bounces", "clear", "Bob@Example.org")
     assert r.exit_code == 0 and r.output == "Forgot 1 bounce(s): bob@example.org.\n"
-    assert cli("bounces", "list").output == "cy@example.net: refused by the mail server with code 550\n"
+    assert cli("bounces", "list").output == "cy@example.net (Cy in game ridge): refused by the mail server with code 550\n"
     assert cli("bounces", "clear").output == "Forgot 1 bounce(s): cy@example.net.\n"
     assert cli("bounces", "list").output == "No bounced addresses.\n"
     assert "FAIL  spool/failed: 2 mail(s) refused permanently" in cli("doctor").output

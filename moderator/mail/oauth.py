@@ -29,7 +29,12 @@ read) when its group or others may read it::
      "refresh_token": "...", "access_token": "...", "expiry": "2026-12-01T04:00:00+00:00"}
 
 (for Microsoft ``"msal_cache"`` holds msal's serialized token cache instead of
-the three token keys).
+the three token keys).  ``"last_login"`` keeps what a mail server last said to
+an access token, ``{"at": ISO time, "server": "IMAP host:port", "ok": bool,
+"said": str}`` (written on a refusal and on the first acceptance after one), and
+``"force_refresh": true`` marks an access token a server refused: it is not used
+again, the next :meth:`TokenSource.token` refreshes it whatever its stored
+expiry says (a clock behind, a token revoked early).
 
 ``msal``, ``google-auth`` and ``requests`` are the ``oauth`` extra of the
 package (``pip install 'pbem[oauth]'``); they are imported only when a token is
@@ -280,6 +285,48 @@ class TokenSource:
     def __call__(self) -> str:
         return self.token()[0]
 
+    @property
+    def login_command(self) -> str:
+        """The command that signs in again (``pbem auth login PROVIDER``)."""
+        return self.settings.login_command
+
+    def refused(self, server: str, said: str) -> str:
+        """A mail server (``server``: ``'IMAP host:port'``) refused the access
+        token with ``said``: remember that in the token file (``last_login``,
+        ``force_refresh``), then return a freshly refreshed access token (the
+        stored expiry notwithstanding), for one more login.  Called by the
+        IMAP and SMTP transports (XOAUTH2).  Raises OAuthRefused when the
+        refresh token is refused too (the message names ``pbem auth login
+        PROVIDER``), OAuthError when the token endpoint cannot be reached."""
+        self.record_login(server, ok=False, said=said, force=True)
+        return self.token(force=True)[0]
+
+    def accepted(self, server: str) -> None:
+        """``server`` took the access token: remembered when the last login
+        said otherwise (the token file is not written at every login).
+        Never raises."""
+        try:
+            last = self.load().get("last_login")
+        except OAuthError:
+            return
+        if not isinstance(last, dict) or not last.get("ok"):
+            self.record_login(server, ok=True, said="")
+
+    def record_login(self, server: str, ok: bool, said: str, force: bool = False) -> None:
+        """Write what ``server`` said to an access token into the token file
+        (``last_login``; ``force_refresh`` when ``force``: the stored token is
+        not used again); a file that cannot be read or written is left as it
+        is (the login's own error says more).  Never raises."""
+        try:
+            data = self.load()
+            data["last_login"] = {"at": _iso(self.clock()), "server": server, "ok": ok,
+                                  "said": " ".join(str(said).split())[:300]}
+            if force:
+                data["force_refresh"] = True
+            write_private_json(self.settings.token_file, data)
+        except (OAuthError, OSError):
+            pass
+
     def load(self) -> dict[str, Any]:
         """The token file's content. Raises OAuthRefused as described above."""
         s = self.settings
@@ -298,14 +345,18 @@ class TokenSource:
                                f"the configuration says {s.provider!r}: run  {s.login_command}")
         return data
 
-    def token(self) -> tuple[str, datetime | None]:
+    def token(self, force: bool = False) -> tuple[str, datetime | None]:
         """``(access_token, expiry)`` (expiry in UTC, None if unknown),
-        refreshed when needed; see the class doc for the errors."""
+        refreshed when less than :data:`REFRESH_MARGIN` is left (a clock a few
+        minutes off stops nothing), when a server refused the stored one
+        (``force_refresh`` in the file) or when ``force``; see the class doc for
+        the errors."""
         data = self.load()
+        force = force or bool(data.get("force_refresh"))
         if self.settings.provider == "microsoft":
-            token, expiry = self._microsoft(data)
+            token, expiry = self._microsoft(data, force)
         else:
-            token, expiry = self._google(data)
+            token, expiry = self._google(data, force)
         self.last_expiry = expiry
         return token, expiry
 
@@ -315,10 +366,10 @@ class TokenSource:
                             f"it may have expired or been revoked: run  {s.login_command}")
 
     # -- Google and generic: google-auth
-    def _google(self, data: dict[str, Any]) -> tuple[str, datetime | None]:
+    def _google(self, data: dict[str, Any], force: bool = False) -> tuple[str, datetime | None]:
         s = self.settings
         expiry = _parse(data.get("expiry"))
-        if data.get("access_token") and expiry and expiry - self.clock() > REFRESH_MARGIN:
+        if not force and data.get("access_token") and expiry and expiry - self.clock() > REFRESH_MARGIN:
             return data["access_token"], expiry
         if not data.get("refresh_token"):
             raise OAuthRefused(f"the OAuth2 token file {s.token_file} has no refresh token: "
@@ -349,6 +400,7 @@ class TokenSource:
         expiry = creds.expiry.replace(tzinfo=timezone.utc) if creds.expiry else None
         data.update(access_token=creds.token, expiry=_iso(expiry),
                     refresh_token=creds.refresh_token or data["refresh_token"])
+        data.pop("force_refresh", None)
         self._save(data)
         return creds.token, expiry
 
@@ -360,7 +412,7 @@ class TokenSource:
                              f"written: {exc.strerror or exc}") from None
 
     # -- Microsoft: msal
-    def _microsoft(self, data: dict[str, Any]) -> tuple[str, datetime | None]:
+    def _microsoft(self, data: dict[str, Any], force: bool = False) -> tuple[str, datetime | None]:
         s = self.settings
         app, cache = _msal_app(s, data.get("msal_cache"))
         accounts = app.get_accounts(username=self.username or data.get("account"))
@@ -371,7 +423,8 @@ class TokenSource:
                                f"{' ' + repr(self.username) if self.username else ''}: "
                                f"run  {s.login_command}")
         try:
-            result = app.acquire_token_silent_with_error(list(s.scopes), account=accounts[0])
+            result = app.acquire_token_silent_with_error(list(s.scopes), account=accounts[0],
+                                                         force_refresh=force)
         except (OSError, ValueError) as exc:  # requests' errors are OSErrors
             raise OAuthError(f"the Microsoft token endpoint under {s.authority_url} cannot be "
                              f"reached ({exc}); the next cycle tries again") from None
@@ -382,9 +435,10 @@ class TokenSource:
                                  "cycle tries again")
             raise self._refused(detail)
         expiry = self.clock() + timedelta(seconds=int(result.get("expires_in", 0)))
-        if cache.has_state_changed:
+        if cache.has_state_changed or force:
             data["msal_cache"] = cache.serialize()
             data["expiry"] = _iso(expiry)
+            data.pop("force_refresh", None)
             self._save(data)
         return result["access_token"], expiry
 
@@ -393,11 +447,18 @@ class TokenSource:
         """What the token file says, after getting a valid access token
         (which may refresh it): ``{"provider": str, "account": str | None,
         "obtained": datetime | None (when `pbem auth login` ran), "expiry":
-        datetime | None (the access token's)}``. Raises as :meth:`token`."""
+        datetime | None (the access token's), "last_login": None or ``{"at":
+        datetime, "server": str, "ok": bool, "said": str}`` (what a mail server
+        last said to an access token, see the module doc)}``. Raises as
+        :meth:`token` (a token a server refused is refreshed first)."""
         _, expiry = self.token()
         data = self.load()
+        last = data.get("last_login") if isinstance(data.get("last_login"), dict) else None
+        if last is not None:
+            last = {"at": _parse(last.get("at")), "server": str(last.get("server", "")),
+                    "ok": bool(last.get("ok")), "said": str(last.get("said", ""))}
         return {"provider": data["provider"], "account": data.get("account"),
-                "obtained": _parse(data.get("obtained")), "expiry": expiry}
+                "obtained": _parse(data.get("obtained")), "expiry": expiry, "last_login": last}
 
 
 def _msal_app(settings: OAuthSettings, serialized: str | None):

@@ -40,6 +40,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from ..store import GAME_ID_PATTERN
+from .bounces import BOUNCE_SUBJECT_RE, Bounce, bounce_notice, is_system_sender
+from .threads import message_ids
 from .transport.base import HeadersOnly
 
 __all__ = [
@@ -782,14 +784,25 @@ class OrderMail:
       ``secret:`` lines dropped.  ``[]`` when oversize or on error.  Filled for
       machine mail too: check ``machine`` before acting on them.
     * ``in_reply_to``: the first ``<id>`` of In-Reply-To, or None; ``references``:
-      the ``<id>``s of References in order.
+      the ``<id>``s of References in order.  Both read as real mail writes them
+      (:func:`~moderator.mail.threads.message_ids`: with or without angle
+      brackets, folded, with comments, several in one header);
+      ``replied_to``: every ``<id>`` of In-Reply-To; ``thread_refs`` (a
+      property): those and References, what authentication and routing look in.
     * ``machine``: why the mail must never be answered (``'Auto-Submitted:
       auto-replied'``, ``'Precedence: bulk'``, ``'List-Id'``, ``'empty Return-Path'``,
       ``'sender MAILER-DAEMON'``, ``'sender no-reply'``, ``'delivery status
       notification'``, ``'disposition notification'``, ``'out-of-office subject'``,
       ``'our own address'`` ...), or None for a person's mail.
     * ``bounce``: for a delivery-status report, the canonical address that failed
-      (Original-Recipient, else Final-Recipient, of the first failed recipient).
+      (Original-Recipient, else Final-Recipient, of the first failed recipient;
+      else the first of X-Failed-Recipients).
+    * ``bounce_notice``: for machine mail that is a bounce notice in any form
+      (RFC 3464, or the plain notices of qmail, Exim, Postfix, Exchange, Notes,
+      the big providers, in any language), the
+      :class:`~moderator.mail.bounces.Bounce`: the Message-IDs of ours it quotes
+      (what matches it to a player), the failed recipients its fields name, the
+      server's reason; else None.
     * ``oversize``: the mail is larger than ``max_size``, or only its headers were
       fetched (:class:`~moderator.mail.transport.base.HeadersOnly`); ``size``: the
       whole mail's bytes (as the store reported them when only headers came).
@@ -856,6 +869,14 @@ class OrderMail:
     sender_problem: str | None = field(default=None, compare=False)
     auto_hint: str | None = field(default=None, compare=False)
     body_blank: bool = field(default=False, compare=False)
+    replied_to: list[str] = field(default_factory=list, compare=False)
+    bounce_notice: Bounce | None = field(default=None, compare=False)
+
+    @property
+    def thread_refs(self) -> list[str | None]:
+        """Every Message-ID of In-Reply-To (``replied_to``, else ``in_reply_to``),
+        then those of References, in order: where a player's token is looked for."""
+        return [*(self.replied_to or [self.in_reply_to]), *self.references]
 
     @property
     def unread(self) -> list[str]:
@@ -921,7 +942,6 @@ def _raw_header(msg: Message, name: str) -> str | None:
     return None
 
 
-_MSGID_RE = re.compile(r"<[^<>\s]+>")
 
 _NOREPLY_RE = re.compile(r"(?:no|do[-_.]?not)[-_.]?reply(?:[-_.+].*)?", re.IGNORECASE)
 _DAEMON_LOCALS = {"mailer-daemon": "MAILER-DAEMON", "postmaster": "postmaster"}
@@ -1039,7 +1059,8 @@ def _machine_reason(msg: Message, sender: str, subject: str, own: str) -> str | 
     if return_path is not None and not canonical_address(return_path):
         return "empty Return-Path"
     head = _PREFIX_RE.sub("", subject, count=1)
-    if _BOUNCE_SUBJECT_RE.match(head) and _header(msg, "X-Failed-Recipients"):
+    if (_BOUNCE_SUBJECT_RE.match(head) or BOUNCE_SUBJECT_RE.search(head)) and (
+            _header(msg, "X-Failed-Recipients") or is_system_sender(sender, _header(msg, "From") or "")):
         return "delivery status notification"
     if _OOO_SUBJECT_RE.match(head):
         return "out-of-office subject"
@@ -1492,9 +1513,9 @@ def _read(raw: bytes, result: OrderMail, own_address: str | None) -> None:
     result.subject = _header(head, "Subject") or ""
     message_id = (_header(head, "Message-ID") or "").strip()
     result.message_id = message_id or None
-    in_reply_to = _MSGID_RE.findall(_header(head, "In-Reply-To") or "")
-    result.in_reply_to = in_reply_to[0] if in_reply_to else None
-    result.references = _MSGID_RE.findall(_header(head, "References") or "")
+    result.replied_to = message_ids(_header(head, "In-Reply-To"))
+    result.in_reply_to = result.replied_to[0] if result.replied_to else None
+    result.references = message_ids(_header(head, "References"))
     result.game_id, result.secret = parse_subject_tag(result.subject)
 
     if deep:
@@ -1510,6 +1531,9 @@ def _read(raw: bytes, result: OrderMail, own_address: str | None) -> None:
     result.machine = _machine_reason(msg, result.sender, result.subject, own)
     if result.error:
         return
+    if result.machine:  # headers only when oversize: the notice's own In-Reply-To may still name our mail
+        result.bounce_notice = bounce_notice(msg, sender=result.sender, display=result.sender_display,
+                                             subject=result.subject, canonical=canonical_address)
     if result.machine and not result.oversize:
         result.bounce = _dsn_bounce(msg)
         if result.bounce is None:  # Exim and others name failed addresses in a header

@@ -82,3 +82,59 @@ def carries_token(message_ids: Iterable[str | None], game_id: str, secret: str |
         return False
     mine = thread_token(game_id, secret).encode()
     return any(hmac.compare_digest(t.encode(), mine) for t in tokens_in(message_ids, game_id))
+
+
+_BARE_ID_RE = re.compile(r"[^\s<>()\[\]\",;:\\@]+@[^\s<>()\[\]\",;\\@]+")
+
+
+def message_ids(value: str | None) -> list[str]:
+    """The Message-IDs in an In-Reply-To or References header value, each as
+    ``'<left@right>'``, in order, without repeats.
+
+    Read as real mail carries them (RFC 5322 section 3.6.4 and its obsolete
+    forms, section 4.5.4): ``<a@b> <c@d>`` and ``<a@b>,<c@d>``; folded over
+    lines, even inside an id (white space inside ``<...>`` is dropped); with
+    comments (``<a@b> (Ann's mail)``; an address in a comment or in a quoted
+    phrase such as ``"Your mail of Tue" <a@b>`` is no id); and, only when the
+    value has no ``<...>`` at all, ids written without angle brackets
+    (``a@b``, ``a@b c@d``: some clients and gateways write them so).  Python
+    3.11's ``email.policy.default`` parses these two headers as unstructured
+    text (``email._header_value_parser`` only reads the one id of Message-ID),
+    hence this reader.  Never raises; ``[]`` for None or a value with no id."""
+    if not value:
+        return []
+    outside: list[str] = []  # the text outside comments and quoted strings, ids kept
+    ids: list[str] = []
+    depth, quoted, i, n = 0, False, 0, len(value)
+    while i < n:
+        ch = value[i]
+        if ch == "\\" and (depth or quoted):
+            i += 2
+            continue
+        if quoted:
+            quoted = ch != '"'
+        elif depth:
+            depth += (ch == "(") - (ch == ")")
+        elif ch == "(":
+            depth = 1
+            outside.append(" ")
+        elif ch == '"':
+            quoted = True
+            outside.append(" ")
+        elif ch == "<":
+            end = value.find(">", i + 1)
+            if end < 0:
+                outside.append(value[i + 1:])
+                break
+            inner = "".join(value[i + 1:end].split())
+            if "@" in inner and "<" not in inner:
+                ids.append(f"<{inner}>")
+            i = end + 1
+            continue
+        else:
+            outside.append(ch)
+        i += 1
+    if not ids and "<" not in value and "@" in value:  # word by word: linear in the header's length
+        ids = [f"<{w.strip('.')}>" for w in re.split(r"[\s,;]+", "".join(outside)) if _BARE_ID_RE.fullmatch(w)]
+    seen: set[str] = set()
+    return [x for x in ids if not (x in seen or seen.add(x))]

@@ -77,10 +77,44 @@ def _ignore(v: Ignore, om: OrderMail, post: Post, store: GameStore, report: Cycl
 
 def _bounce(v: RecordBounce, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
             record: GameRecord | None) -> None:
+    """Record the bounce of ``v.address`` (kept until the next status mail to it
+    or ``pbem bounces clear``; the reason names the notice's sender, never the
+    server's words, which the player would read); the first bounce of a
+    player's address is told to the game master (``templates/gm_notice.txt``,
+    with the server's words).  A notice matched to no address is only logged."""
     report.ignored += 1
-    log.info("ignored machine mail from %s: delivery status report", v.sender or "?")
-    log.warning("bounce for %s", v.address)
-    post.bk.set_bounce(canonical_address(v.address), word("notices", "bounce_report", sender=v.sender))
+    log.info("ignored machine mail from %s: bounce notice (%s)", v.sender or "?", v.form or "RFC 3464 report")
+    if not v.address:
+        log.warning("bounce notice from %s (quoting %s) names no player of %s: not recorded",
+                    v.sender or "?", ", ".join(v.ours) or "?", f"game {v.game_id}" if v.game_id else "any game")
+        return
+    address = canonical_address(v.address)
+    new = post.bk.bounce(address) is None
+    log.warning("bounce for %s%s%s", address, f" ({v.player} in game {record.id})" if record and v.player else "",
+                f": {v.status}" if v.status else "")
+    post.bk.set_bounce(address, word("notices", "bounce_report", sender=v.sender))
+    if new and record is not None and v.player:
+        _tell_gm_bounce(post, record, v, address)
+
+
+def _tell_gm_bounce(post: Post, record: GameRecord, v: RecordBounce, address: str) -> None:
+    """Spool the game master's notice that mail to ``v.player`` bounces (in
+    English, as every mail to the game master; none without a game master or
+    when it is their own address that bounces)."""
+    from .deadlines import game_master_address
+    from .gm import gm_token
+
+    gm = game_master_address(record, post.config)
+    if not gm or gm == address:
+        return
+    with i18n.speaking(i18n.DEFAULT):
+        title = word("notices", "bounce_gm_title", player=v.player)
+        text = word("notices", "bounce_gm", player=v.player, address=address, sender=v.sender or "",
+                    detail=v.status, game_id=record.id)
+        post.put(post.message(record.id, gm, word("notices", "subject", game_id=record.id, title=title),
+                              render("gm_notice.txt", game_id=record.id, text=text, secret=None),
+                              token=gm_token(record)),
+                 kind="gm", game=record.id)
 
 
 def _duplicate(v: Duplicate, om: OrderMail, post: Post, store: GameStore, report: CycleReport,

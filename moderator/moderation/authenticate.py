@@ -22,7 +22,7 @@ from .verdict import Ignore, Refuse, Verdict
 def proves(om: OrderMail, game_id: str, player: Player) -> bool:
     """Whether ``om`` carries ``player``'s proof for game ``game_id``: the token of
     their current secret in In-Reply-To or References, or the secret itself."""
-    refs = [om.in_reply_to, *om.references]
+    refs = om.thread_refs
     return carries_token(refs, game_id, player.secret) or same_secret(player.secret, om.secret)
 
 

@@ -68,6 +68,7 @@ from .deadlines import game_master_address
 from .inbox import poll
 from .interpret import mail_id
 from .report import CycleReport
+from .verdict import RecordBounce
 from .send import Post
 
 if TYPE_CHECKING:
@@ -399,6 +400,10 @@ class Moderator:
             return self.bk.answered(k) or spool.answers(k)
 
         verdict = decide.screen(om, key, max_size=self.max_size, answered=answered, plays=plays)
+        if isinstance(verdict, RecordBounce) and verdict.game_id and self.store.exists(verdict.game_id):
+            with self.store.lock(verdict.game_id):  # matched to the player by the token it quotes
+                record = notify.load(post, self.store, verdict.game_id)
+                return act(decide.bounce_in_game(verdict, record), om, post, self.store, report, record)
         if verdict is not None:
             return act(decide.once(verdict, answered=answered), om, post, self.store, report)
         game_id = route.route(om, self.store, self.bk)

@@ -43,8 +43,13 @@ def screen(om: OrderMail, key: str, *, max_size: int, answered: Lookup, plays: L
     if answered(key):
         return Duplicate(key=key, reason=ANSWERED)
     if om.machine:
-        if om.bounce:
-            return RecordBounce(key=key, address=om.bounce, sender=om.sender)
+        notice = getattr(om, "bounce_notice", None)
+        if om.bounce or (notice is not None and notice.ours):
+            if notice is None:
+                return RecordBounce(key=key, address=om.bounce, sender=om.sender)
+            return RecordBounce(key=key, address=om.bounce or "", sender=om.sender, ours=notice.ours,
+                                recipients=notice.recipients, game_id=notice.games[0] if notice.games else None,
+                                status=notice.status, form=notice.form)
         return Ignore(key=key, reason="machine_mail", sender=om.sender, detail=om.machine)
     if not om.sender:
         return Ignore(key=key, reason="no_sender")
@@ -93,7 +98,7 @@ def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup,
     sender = canonical_address(om.sender)
     if gm_address and sender == gm_address:
         secret = record.game_master.get("secret")
-        if same_secret(secret, om.secret) or (secret and carries_token([om.in_reply_to, *om.references],
+        if same_secret(secret, om.secret) or (secret and carries_token(om.thread_refs,
                                                                       record.id, secret)):
             return Manage(key=key, game_id=record.id, by=sender)
         if record.player_by_address(om.sender) is None:
@@ -190,3 +195,24 @@ def _order_refusal(key: str, record: GameRecord, player: Player, orders: tuple[s
                    commands: tuple[str, ...], repeat: bool, kinds: tuple[str, ...] = ()) -> dict:
     return dict(key=key, game_id=record.id, player=player.name, to=player.address, orders=orders,
                 with_legal=True, position=True, commands=commands, repeat_commands=repeat, kinds=kinds)
+
+
+def bounce_in_game(v: RecordBounce, record: GameRecord) -> RecordBounce:
+    """``v`` matched to the player of ``record``'s game whose mail bounced: the
+    player whose token one of the quoted Message-IDs ``v.ours`` carries (only
+    mails to them carry it, ``mail/threads.py``), else the player whose address
+    is one of the failed recipients the notice's fields name; ``address``
+    becomes that player's (canonical) and ``player`` their name.  Unchanged
+    when no player matches (a mail to the game master or an observer, an
+    older secret's token)."""
+    from ..mail.threads import thread_token, tokens_in
+
+    tokens = set(tokens_in(v.ours, record.id))
+    for p in record.players:
+        if p.address and p.secret and thread_token(record.id, p.secret) in tokens:
+            return replace(v, address=canonical_address(p.address), player=p.name)
+    for addr in [*v.recipients, v.address]:
+        p = record.player_by_address(addr) if addr else None
+        if p is not None and p.address:
+            return replace(v, address=canonical_address(p.address), player=p.name)
+    return v

@@ -31,7 +31,7 @@ def referenced_game(om: OrderMail) -> str | None:
     one of our Message-IDs (``<...pbem.GAME@domain>``), or None; the file is not
     looked at.  The same Message-ID part carries the player's token
     (``mail/threads.py``), so the game routed to is the game authenticated in."""
-    for ref in [om.in_reply_to, *om.references]:
+    for ref in om.thread_refs:
         m = _MSGID_GAME_RE.search(ref or "")
         if m:
             return m.group(1)
@@ -52,7 +52,7 @@ def route(om: OrderMail, store: GameStore, bk: Bookkeeping) -> str | None:
         # 'game: Ridge': players type ids in any case; only an unambiguous match
         same = [g for g in bk.game_ids() if g.lower() == om.game_id.lower()]
         return same[0] if len(same) == 1 else om.game_id
-    for ref in [om.in_reply_to, *om.references]:
+    for ref in om.thread_refs:
         m = _MSGID_GAME_RE.search(ref or "")
         if m and store.exists(m.group(1)):
             return m.group(1)

@@ -84,11 +84,28 @@ class Ignore(Verdict):
 
 @dataclass(frozen=True, kw_only=True)
 class RecordBounce(Verdict):
-    """A delivery-status report (RFC 3464) for ``address``, from ``sender``: not
-    answered; remembered and shown in that player's next status mail."""
+    """A bounce notice (an RFC 3464 report or a plain notice, ``mail/bounces.py``)
+    for ``address``, from ``sender``: not answered; remembered, shown in that
+    player's next status mail, by ``pbem bounces list`` and doctor, and told to
+    the game master.
+
+    ``address``: the canonical address that failed (``''`` until a player is
+    matched, when the notice names no failed recipient in its fields);
+    ``ours``: the Message-IDs of ours it quotes; ``recipients``: the failed
+    addresses its fields name; ``game_id``: the game of the first of ``ours``
+    (None: none quoted); ``player``: the player matched by the token of
+    ``ours`` (``decide.bounce_in_game``), else None; ``status``: the server's
+    reason as it wrote it; ``form``: how the notice was told (``Bounce.form``)."""
 
     address: str
     sender: str = ""
+    # what the notice says beyond the address (not compared: equality keeps its old meaning)
+    ours: tuple[str, ...] = field(default=(), compare=False)
+    recipients: tuple[str, ...] = field(default=(), compare=False)
+    game_id: str | None = field(default=None, compare=False)
+    player: str | None = field(default=None, compare=False)
+    status: str = field(default="", compare=False)
+    form: str = field(default="", compare=False)
 
     @property
     def outcome(self) -> str:

@@ -542,6 +542,17 @@ class Bookkeeping:
         """Every bounced address: ``{canonical address: reason}``, sorted by address."""
         return dict(self._db.execute("SELECT address, reason FROM bounces ORDER BY address"))
 
+    def bounced_seats(self) -> dict[str, str]:
+        """Who plays at each bounced address, from the games index: ``{canonical
+        address: 'Ann in game ridge'}`` (several seats joined with ``', '``);
+        an address that plays in no indexed game is left out."""
+        out = {}
+        for address in self.bounces():
+            seats = [f"{n} in game {g.game_id}" for g in self.games_of(address) for n in g.names]
+            if seats:
+                out[address] = ", ".join(seats)
+        return out
+
     def bounce(self, address: str) -> str | None:
         """Why mail to ``address`` (canonical) bounced, or None."""
         row = self._db.execute("SELECT reason FROM bounces WHERE address = ?", (address,)).fetchone()

@@ -667,7 +667,11 @@ def _login(
                 _drop_imap(client)
                 raise
             step = f"XOAUTH2 login as {username!r}"
-            client.oauth2_login(username, token)
+            try:
+                client.oauth2_login(username, token)
+            except LoginError as exc:
+                _oauth2_again(client, host, port, username, oauth2, exc)
+            _oauth2_accepted(oauth2, f"IMAP {host}:{port}")
         else:
             step = f"login as {username!r}"
             client.login(username, password)
@@ -676,6 +680,43 @@ def _login(
             _drop_imap(client)
         raise _failure(host, port, step, exc) from exc
     return client
+
+
+def _oauth2_again(client: imapclient.IMAPClient, host: str, port: int, username: str,
+                  oauth2: Callable[[], str], exc: LoginError) -> None:
+    """The server refused the access token: when ``oauth2`` can refresh on a
+    refusal (:meth:`moderator.mail.oauth.TokenSource.refused`), log in once
+    more with a freshly refreshed token.  Raises LoginRefused when it cannot,
+    when the refresh token is refused (OAuthRefused, naming ``pbem auth login
+    PROVIDER``) or when the server refuses the fresh token too."""
+    server = f"IMAP {host}:{port}"
+    refresh = getattr(oauth2, "refused", None)
+    if refresh is None:
+        raise exc
+    try:
+        token = refresh(server, describe_error(exc))
+    except TransportError:
+        _drop_imap(client)
+        raise
+    try:
+        client.oauth2_login(username, token)
+    except LoginError as again:
+        said = describe_error(again)
+        remember = getattr(oauth2, "record_login", None)
+        if remember is not None:
+            remember(server, ok=False, said=said, force=True)
+        _drop_imap(client)
+        command = getattr(oauth2, "login_command", "pbem auth login")
+        raise LoginRefused(f"{server}: XOAUTH2 login as {username!r} failed: the server refused a freshly "
+                           f"refreshed access token too ({said}): the sign-in gives no access to this "
+                           f"mailbox; run  {command}", host=host, port=port,
+                           step=f"XOAUTH2 login as {username!r}") from again
+
+
+def _oauth2_accepted(oauth2: Callable[[], str], server: str) -> None:
+    accepted = getattr(oauth2, "accepted", None)
+    if accepted is not None:
+        accepted(server)
 
 
 def _drop_imap(client: imapclient.IMAPClient) -> None:

@@ -191,7 +191,13 @@ class SmtpOutbox(Outbox):
                 step = "getting an OAuth2 access token"
                 token = await asyncio.to_thread(self._oauth2)
                 step = f"XOAUTH2 login as {self.username!r}"
-                await _auth_xoauth2(smtp, self.username, token)
+                try:
+                    await _auth_xoauth2(smtp, self.username, token)
+                except aiosmtplib.SMTPAuthenticationError as exc:
+                    await self._xoauth2_again(smtp, exc)
+                accepted = getattr(self._oauth2, "accepted", None)
+                if accepted is not None:
+                    await asyncio.to_thread(accepted, f"SMTP {self.host}:{self.port}")
             elif self.username is not None:
                 step = f"login as {self.username!r}"
                 await smtp.login(self.username, self._password)
@@ -202,6 +208,31 @@ class SmtpOutbox(Outbox):
             smtp.close()
             raise self._error(step, exc) from exc
         return smtp, response
+
+    async def _xoauth2_again(self, smtp: aiosmtplib.SMTP, exc: aiosmtplib.SMTPAuthenticationError) -> None:
+        """The server refused the access token (535): when ``oauth2`` can
+        refresh on a refusal (:meth:`moderator.mail.oauth.TokenSource.refused`),
+        AUTH once more with a freshly refreshed token.  Raises ``exc`` when it
+        cannot, TransportError/OAuthRefused when the refresh fails (naming
+        ``pbem auth login PROVIDER``), LoginRefused when the fresh token is
+        refused too."""
+        server = f"SMTP {self.host}:{self.port}"
+        refresh = getattr(self._oauth2, "refused", None)
+        if refresh is None:
+            raise exc
+        token = await asyncio.to_thread(refresh, server, describe_error(exc))
+        try:
+            await _auth_xoauth2(smtp, self.username, token)
+        except aiosmtplib.SMTPAuthenticationError as again:
+            said = describe_error(again)
+            remember = getattr(self._oauth2, "record_login", None)
+            if remember is not None:
+                await asyncio.to_thread(remember, server, False, said, True)
+            command = getattr(self._oauth2, "login_command", "pbem auth login")
+            raise LoginRefused(f"{self._where()}: XOAUTH2 login as {self.username!r} failed: the server refused "
+                               f"a freshly refreshed access token too ({said}): the sign-in gives no access "
+                               f"to this account; run  {command}", host=self.host, port=self.port,
+                               code=again.code, step=f"XOAUTH2 login as {self.username!r}") from again
 
     @classmethod
     def probe(
