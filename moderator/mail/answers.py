@@ -114,15 +114,16 @@ def classify(code: int | None, text: str, host: str | None = None) -> Answer:
     ``text`` (the server's answer, with or without the code in front) from
     the server ``host`` (the configured smtp.host, or None) means: the first
     matching row of ``smtp_answers.json``; else ``temporary`` for a 4xx or no
-    code, ``refused`` for a 5xx."""
+    code at all (then nothing was answered: a lost connection), ``refused``
+    for a 5xx."""
     line = " ".join(str(text).split())
     if code is None:
         m = re.match(r"([245]\d\d)[ -]", line)
         code = int(m.group(1)) if m else None
     status = enhanced_status(line, code)
     for row in rows():
-        if code is not None and str(code)[0] not in "45":
-            break
+        if code is None or str(code)[0] not in "45":
+            break  # no answer of the server (a lost connection) or none that refuses
         if row.matches(code, status, line, host):
             return Answer(row.kind, row.id, row.provider, row.window, row.source, code, status, line)
     kind = REFUSED if code is not None and 500 <= code < 600 else TEMPORARY
