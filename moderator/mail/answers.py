@@ -139,7 +139,16 @@ def server_words(err: BaseException) -> str:
     if message:
         code = getattr(cause, "code", None)
         return f"{code} {message}" if code else str(message)
-    return str(err)
+    text = str(err)
+    said = _REPLY.search(text)  # "... failed: SMTPDataError: (550, '5.4.5 ...')"
+    if said:
+        return f"{said.group(1)} {said.group(3)}".replace("\\n", " ")
+    said = _REFUSED.search(text)  # "... refused (bob@example.org: 550 5.1.1 ...)"
+    return said.group(1) if said else text
+
+
+_REPLY = re.compile(r"\(([245]\d\d), (['\"])(.*)\2\)\s*$", re.S)
+_REFUSED = re.compile(r"[^\s:;(]+@[^\s:;()]+: ([245]\d\d\b.*?)(?:; [^\s:;]+@[^\s:;]+: |\)?$)", re.S)
 
 
 def of_error(err: BaseException) -> Answer:
