@@ -289,6 +289,7 @@ def test_a_whole_game_through_a_daily_limit_loses_nothing_and_no_seat_moves_for_
     mod = Moderator(config, clock=lambda: now[0])
     mod.create_game("ridge", names, seed=3, settings={"deadline": 12 * 3600})
     store = GameStore(config.games_dir)
+    config.maildir_inbox.parent.mkdir(parents=True, exist_ok=True)
     inbox = mailbox.Maildir(str(config.maildir_inbox), create=True)
     seen = {a: 0 for a in address.values()}  # the mails each player has read
     limit_hit = lifted = None
@@ -311,8 +312,9 @@ def test_a_whole_game_through_a_daily_limit_loses_nothing_and_no_seat_moves_for_
         if limit_hit is None and len(rec.history) >= 12:
             # the quota: the next mail is the last the server takes today
             scripted.handler.accept = len(scripted.messages) + 1
-            scripted.handler.reply = ("550-5.4.5 Daily user sending quota exceeded. "
-                                      "https://support.google.com/mail/?p=DailyLimitExceeded")
+            scripted.handler.reply = ("550-5.4.5 Daily user sending quota exceeded.\r\n"  # Gmail's two lines
+                                      "550 5.4.5  https://support.google.com/mail/?p=DailyLimitExceeded "
+                                      "d2e1a72fcca58-7b9f1c2b2d1sm1234567b3a.23 - gsmtp")
             limit_hit = now[0]
         if limit_hit is not None and lifted is None and now[0] >= limit_hit + 24 * H:
             scripted.handler.lift()
