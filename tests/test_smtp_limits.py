@@ -344,3 +344,26 @@ def test_a_whole_game_through_a_daily_limit_loses_nothing_and_no_seat_moves_for_
     assert "That time does not count against you, so your deadline moved. Your move is due by " in text
     with Bookkeeping.in_spool(config.spool_dir, readonly=True, legacy=None) as bk:
         assert bk.mail_held() == {} and bk.smtp_limit() is None
+
+
+def test_doctor_shows_the_limit_when_sending_resumes_and_what_was_learned(scripted, tmp_path):
+    from moderator.doctor import check_smtp_limit
+
+    config = _config(tmp_path, scripted.port, daily_limit=500)
+    spool = Spool(config.spool_dir)
+    assert check_smtp_limit(config, NOW) is None  # no database yet
+    with Bookkeeping.in_spool(spool.dir) as bk:
+        post = Post(config, spool, bk, lambda: NOW)
+        spool.add_many([(_mail(a, i), {"kind": "status", "game": "g", "player": f"P{i}"})
+                        for i, a in enumerate(PLAYERS[:3])], NOW)
+        scripted.handler.accept, scripted.handler.reply = 1, ROWS[0].example
+        post.flush(CycleReport())
+    check = check_smtp_limit(config, NOW + H)
+    assert (check.status, check.subject, check.section) == \
+        ("NOTE", "SMTP sending limit", "The SMTP server's sending limit")
+    assert check.text == (
+        "Gmail answered at 2026-12-01T12:00:00+00:00: 550 5.4.5 Daily user sending quota exceeded. "
+        "https://support.google.com/mail/?p=DailyLimitExceeded (after 1 mail(s) that UTC day); sending "
+        "resumes at 2026-12-02T12:00:00+00:00; 3 mail(s) wait in the spool; learned daily limit: 1 mails "
+        "a day (what the server took before its daily limit; smtp.daily_limit: 500); deadlines held for "
+        "the waiting mails of game(s) g")
