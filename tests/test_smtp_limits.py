@@ -75,6 +75,11 @@ BY_HAND = [
      "recipient", 0),
     ("550 No such user here", None, "recipient", 0),
     ("551 User not local; please try <other@example.org>", None, "recipient", 0),
+    # the server's configuration: kept and tried again, never a bounce
+    ("550 5.7.1 Relaying denied", None, "server", 0),
+    ("554 5.7.1 <x@example.org>: Relay access denied", None, "server", 0),
+    ("553 5.7.1 <moderator@up.example>: Sender address rejected: not owned by user up", None, "server", 0),
+    ("553 5.1.7 The sender address is not valid", None, "server", 0),
     # neither: tried again, or refused for the mail itself
     ("452 4.2.2 The email account that you tried to reach is over quota.", None, "temporary", 0),
     ("450 4.2.1 The user you are trying to contact is receiving mail at a rate that prevents additional "

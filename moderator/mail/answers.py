@@ -22,8 +22,8 @@ from pathlib import Path
 DATA = Path(__file__).with_name("smtp_answers.json")
 """The data file of the answers (package data)."""
 
-LIMIT, RECIPIENT, TEMPORARY, REFUSED = "limit", "recipient", "temporary", "refused"
-KINDS = (LIMIT, RECIPIENT, TEMPORARY, REFUSED)
+LIMIT, RECIPIENT, TEMPORARY, SERVER, REFUSED = "limit", "recipient", "temporary", "server", "refused"
+KINDS = (LIMIT, RECIPIENT, TEMPORARY, SERVER, REFUSED)
 
 _STATUS = re.compile(r"(?<![\d.])([245])\.(\d{1,3})\.(\d{1,3})(?!\.?\d)")
 
@@ -31,7 +31,7 @@ _STATUS = re.compile(r"(?<![\d.])([245])\.(\d{1,3})\.(\d{1,3})(?!\.?\d)")
 @dataclass(frozen=True)
 class Answer:
     """What one SMTP answer means: ``kind`` (``limit``, ``recipient``,
-    ``temporary`` or ``refused``: see ``smtp_answers.json``), ``row`` (the id
+    ``temporary``, ``server`` or ``refused``: see ``smtp_answers.json``), ``row`` (the id
     of the row that matched, None when none did), ``provider``, ``window``
     (seconds until a ``limit`` can have reset; 0 for the other kinds),
     ``source`` (where the row's text is documented), ``code`` (the basic

@@ -249,6 +249,15 @@ class Post:
         finally:
             report.waiting = self._waiting()
 
+    def _hold_all(self, report: CycleReport) -> None:
+        """Nothing is tried (a sending limit holds every mail): count them in
+        ``report.held``, and keep the time from running against the players
+        they are for (``hold_for_players``)."""
+        entries = self.spool.entries()
+        report.held += len(entries)
+        hold_for_players(self, SendResult(undelivered=[(e.meta.get("game"), e.meta.get("player"))
+                                                       for e in entries]), self.clock())
+
     def _waiting(self) -> int:
         """The mails in the spool (not those refused for good in ``failed/``)."""
         return sum(1 for _ in self.spool.dir.glob("*.eml"))
@@ -272,7 +281,7 @@ class Post:
             # the server's sending limit has not yet reset: nothing is tried
             if close:
                 box.close()
-            report.held += len(self.spool.entries())
+            self._hold_all(report)
             log.warning("the SMTP server's sending limit (%s) holds %d mail(s) in the spool until %s",
                         held_by.get("answer"), report.held, held_by["until"])
             return
@@ -285,7 +294,7 @@ class Post:
                 # next UTC day sends them
                 if close:
                     box.close()
-                report.held += len(self.spool.entries())
+                self._hold_all(report)
                 log.warning("daily sending limit of %d mails (%s) reached: %d mail(s) "
                             "wait in the spool for the next day (UTC)", limit, said, report.held)
                 return
