@@ -372,3 +372,70 @@ def test_doctor_shows_the_limit_when_sending_resumes_and_what_was_learned(script
         "resumes at 2026-12-02T12:00:00+00:00; 3 mail(s) wait in the spool; learned daily limit: 1 mails "
         "a day (what the server took before its daily limit; smtp.daily_limit: 500); deadlines held for "
         "the waiting mails of game(s) g")
+
+
+def test_an_smtp_outage_stops_the_players_clock_until_their_mail_goes_out(tmp_path):
+    """The SMTP server is down for 30 hours (deadline 12 hours, cycles every 2
+    hours): Bob's deadline moves by the time his mails waited, the built-in player
+    does not move for him, and once the mail goes out he is told the deadline in
+    force, which then runs as usual."""
+    import dataclasses
+
+    first = SmtpSink()
+    first.start()
+    config = _config(tmp_path, first.port)
+    now = [NOW]
+    mod = Moderator(config, clock=lambda: now[0])
+    mod.create_game("ridge", [("Ann", "ann@example.org"), ("Bob", "bob@example.org")], seed=3,
+                    settings={"deadline": 12 * 3600})
+    assert len(first.messages) == 2
+    first.stop()  # the server goes down
+    store = GameStore(config.games_dir)
+    config.maildir_inbox.parent.mkdir(parents=True, exist_ok=True)
+    inbox = mailbox.Maildir(str(config.maildir_inbox), create=True)
+    rec = store.load("ridge")
+    msg = EmailMessage(policy=policy.default)
+    msg["From"] = "ann@example.org"
+    msg["To"] = config.moderator_address
+    msg["Subject"] = f"Re: [pbem:ridge:{rec.player_by_name('Ann').secret}] Union Pacific ridge"
+    msg["Message-ID"] = make_msgid(domain="example.org")
+    msg.set_content(str(choose(rec.game, "Ann", random.Random(0))).replace("; ", "\n") + "\n")
+    inbox.add(msg.as_bytes())
+    for hours in range(2, 32, 2):  # T0+2h .. T0+30h: every attempt fails
+        now[0] = NOW + hours * H
+        mod.run_cycle()
+    rec = store.load("ridge")
+    assert [e["player"] for e in rec.history] == ["Ann"] and rec.player_by_name("Bob").missed == 0
+    # every clock event of Bob's wait (his reminder, 6 hours before the deadline of
+    # T0+12h) moved it by the time his mail had waited so far, from the first failed
+    # attempt at T0+2h: 4 hours at T0+6h, 10h, 14h, ..., 30h, so 28 hours in all
+    assert rec.clock["shift"] == 28 * 3600
+    with Bookkeeping.in_spool(config.spool_dir, readonly=True, legacy=None) as bk:
+        assert bk.bounces() == {} and set(bk.mail_held()) == {"ridge"}
+    with SmtpSink() as back:  # the server is back (at another port)
+        mod.config.smtp = dataclasses.replace(config.smtp, port=back.port)
+        mod.close()
+        now[0] = NOW + 36 * H  # the mails' next try (6 hours, the longest backoff, after the last)
+        assert mod.run_cycle().ok
+        assert sorted(m.rcpt_tos[0] for m in back.messages if m.rcpt_tos[0] != "op@example.org") == \
+            ["ann@example.org", "bob@example.org"]
+        now[0] = NOW + 36 * H + timedelta(minutes=5)
+        assert mod.run_cycle().ok
+        rec = store.load("ridge")
+        # the whole wait, T0+2h to T0+36h (the reminder at T0+34h came first), no
+        # longer counts: due at T0+12h+34h
+        assert rec.clock["shift"] == 34 * 3600
+        [told] = [m for m in back.messages if "mail delayed" in m.message.get_body(("plain",)).get_content()]
+        assert told.rcpt_tos == ("bob@example.org",)
+        text = " ".join(told.message.get_body(("plain",)).get_content().split())
+        assert ("The moderator's mail to you was held up for 1 day, 10 hours: its mail server would not send "
+                "more for a while (a sending limit) or could not be reached. That time does not count against "
+                "you, so your deadline moved. Your move is due by 2026-12-03 10:00 UTC.") in text
+        now[0] = NOW + 46 * H - timedelta(seconds=1)
+        mod.run_cycle()
+        assert len(store.load("ridge").history) == 1
+        now[0] = NOW + 46 * H  # the deadline in force, told: now the built-in player moves
+        mod.run_cycle()
+        rec = store.load("ridge")
+        assert rec.history[-1]["player"] == "Bob" and rec.history[-1]["by"] == "bot"
+    mod.close()
