@@ -439,3 +439,34 @@ def test_an_smtp_outage_stops_the_players_clock_until_their_mail_goes_out(tmp_pa
         rec = store.load("ridge")
         assert rec.history[-1]["player"] == "Bob" and rec.history[-1]["by"] == "bot"
     mod.close()
+
+
+def test_a_generic_limit_for_one_mail_three_times_is_a_refusal_and_told_once(scripted, tmp_path):
+    """``550 5.7.1`` that no provider documents as its limit, for the same (first)
+    mail at every try: held an hour each time, the operator told once, and the third
+    time the mail goes to failed/ (no bounce) so that the others go out."""
+    config = _config(tmp_path, scripted.port)
+    spool = Spool(config.spool_dir)
+    now = NOW
+    reply = "550 5.7.1 Message rejected by the sending policy of this server"
+    with Bookkeeping.in_spool(spool.dir) as bk:
+        post = Post(config, spool, bk, lambda: now)
+        spool.add_many([(_mail(a, i), {"kind": "status", "game": "g", "player": f"P{i}"})
+                        for i, a in enumerate(PLAYERS[:2])], now)
+        scripted.reject_recipients[PLAYERS[0]] = reply
+        for attempt in range(2):
+            report = CycleReport()
+            post.flush(report)
+            assert (report.sent, report.held, bk.bounces()) == (0, 2 + attempt, {})
+            assert bk.smtp_limit()["row"] == "rfc3463-security"
+            now += H
+        alerts = [e for e in spool.entries() if e.meta.get("kind") == "operator"]
+        assert len(alerts) == 1  # the same limit again within a day: not told again
+        report = CycleReport()
+        post.flush(report)
+        assert bk.bounces() == {} and len(list((spool.dir / "failed").glob("*.eml"))) == 1
+        assert report.sent == 0 and report.held == 2  # P1 and the alert wait for the window
+        now += H
+        report = CycleReport()
+        post.flush(report)
+        assert [m.rcpt_tos[0] for m in scripted.messages] == [PLAYERS[1], "op@example.org", "op@example.org"]

@@ -332,6 +332,7 @@ def record_sent(post: Post, result: SendResult, report: CycleReport, now: dateti
     hold_for_players(post, result, now)
     if result.limit is not None:
         record_limit(post, result, now)
+        _record_refusals(post, result, report)
         return
     if result.server_failure is not None:
         if post.bk.smtp_failing_since() is None:
@@ -370,6 +371,12 @@ def record_sent(post: Post, result: SendResult, report: CycleReport, now: dateti
             f"mail(s) kept in the spool for a later cycle: {why}"
         log.warning("%s", text)
         report.errors.append(text)
+    _record_refusals(post, result, report)
+
+
+def _record_refusals(post: Post, result: SendResult, report: CycleReport) -> None:
+    """The mails refused for good in ``result``: bounces for those about the
+    recipient (``failed``), alerts for the others (``refused``)."""
     for to, game, why, code in result.failed:
         report.errors.append(f"mail to {to} refused permanently: {why}")
         post.bk.set_bounce(canonical_address(to), word("operator", "bounce_smtp", code=code))
@@ -401,9 +408,13 @@ def record_limit(post: Post, result: SendResult, now: datetime) -> None:
         learned = accepted if known is None else min(known, accepted)
         post.bk.set_learned_daily_limit(learned)
     post.bk.set_smtp_failing_since(None)  # the server answers: no outage of the moderator
+    prior = post.bk.smtp_limit()  # still set: nothing went out since it
+    first = prior.get("first", prior.get("since")) if prior and prior.get("row") == answer.row else None
+    again = first is not None and (now - datetime.fromisoformat(first)).total_seconds() < ALERT_REPEAT
     post.bk.set_smtp_limit({"since": now.isoformat(), "until": until.isoformat(), "row": answer.row,
                             "provider": answer.provider, "answer": answer.text, "source": answer.source,
-                            "accepted": accepted, "held": result.held})
+                            "accepted": accepted, "held": result.held,
+                            "first": first if again else now.isoformat()})
     text = (f"the SMTP server's sending limit ({answer.provider}, {answer.row or 'enhanced status code'}): "
             f"{answer.text}; {result.held} mail(s) kept in the spool until {until.isoformat(timespec='seconds')}")
     log.error("%s", text)
@@ -411,7 +422,8 @@ def record_limit(post: Post, result: SendResult, now: datetime) -> None:
                         source=answer.source, since=now.isoformat(timespec="seconds"),
                         until=until.isoformat(timespec="seconds"), held=result.held, accepted=accepted,
                         learned=learned)
-    post.tell_operator(report_limit)
+    if not again:  # the same limit met again right after its window: told once a day
+        post.tell_operator(report_limit)
 
 
 def hold_for_players(post: Post, result: SendResult, now: datetime) -> None:

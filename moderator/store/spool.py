@@ -76,6 +76,11 @@ SENDING = "sending.names"
 OWNER = "cycle.owner"
 """Written by the cycle that holds ``cycle.lock``: JSON ``pid`` and ``at`` (when it
 took the lock), for ``pbem doctor`` to tell how long the lock has been held."""
+GENERIC_LIMIT_TRIES = 3
+"""A mail answered this many times in a row with a limit that only its status
+class says is one (a generic ``X.7.x``/``X.4.x`` row of ``mail.answers``, not a
+provider's documented text) is refused for good (``failed/``, no bounce): one
+mail the server's filter refuses must not hold the spool for ever."""
 NOT_TRIED = ("held", "stopped")
 """The ``step`` of an outbox's answer to a mail it did not try: held back by
 ``smtp.daily_limit`` (``moderation.send``), or after the server's limit
@@ -390,6 +395,13 @@ class Spool:
             meaning = meanings.get(index)
             kind = answers.RECIPIENT if isinstance(err, ValueError) else meaning.kind if meaning else answers.TEMPORARY
             step = getattr(err, "step", None)
+            if limit_at and index == limit_at[0]:
+                hits = int(entry.meta.get("limit_hits", 0)) + 1
+                entry.meta["limit_hits"] = hits
+                if hits >= GENERIC_LIMIT_TRIES and meaning is not None and meaning.provider == "any":
+                    # no provider documents this answer as its limit, and it came back for this
+                    # very mail each time: a refusal of the mail, not to block the spool with
+                    kind = answers.REFUSED
             if limit_at and index >= limit_at[0] and kind not in (answers.RECIPIENT, answers.REFUSED) \
                     and step != "held":
                 # the server's limit: kept, whatever the recipient; tried again once it can have reset
