@@ -470,3 +470,31 @@ def test_a_generic_limit_for_one_mail_three_times_is_a_refusal_and_told_once(scr
         report = CycleReport()
         post.flush(report)
         assert [m.rcpt_tos[0] for m in scripted.messages] == [PLAYERS[1], "op@example.org", "op@example.org"]
+
+
+@pytest.mark.parametrize("where", ["RCPT", "MAIL"])
+def test_a_limit_answered_to_rcpt_or_mail_from_holds_the_batch_too(where, scripted, tmp_path, monkeypatch):
+    """Gmail's quota answered to RCPT TO for the second mail; Yahoo's deferral
+    answered to MAIL FROM (as Yahoo does) for every mail: no bounce, held."""
+    config = _config(tmp_path, scripted.port)
+    spool = Spool(config.spool_dir)
+    if where == "RCPT":
+        scripted.reject_recipients[PLAYERS[1]] = ROWS[0].example
+        row, sent = "gmail-daily-quota", 1
+    else:
+        yahoo = next(r for r in ROWS if r.id == "yahoo-deferred")
+
+        async def handle_MAIL(server, session, envelope, address, mail_options):
+            return yahoo.example
+
+        monkeypatch.setattr(scripted.handler, "handle_MAIL", handle_MAIL, raising=False)
+        row, sent = "yahoo-deferred", 0
+    with Bookkeeping.in_spool(spool.dir) as bk:
+        post = Post(config, spool, bk, lambda: NOW)
+        spool.add_many([(_mail(a, i), {"kind": "status", "game": "g", "player": f"P{i}"})
+                        for i, a in enumerate(PLAYERS)], NOW)
+        report = CycleReport()
+        post.flush(report)
+        assert (report.sent, report.held, report.errors) == (sent, 4 - sent, [])
+        assert bk.bounces() == {} and bk.smtp_limit()["row"] == row
+        assert not (spool.dir / "failed").exists()

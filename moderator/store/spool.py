@@ -5,7 +5,7 @@ Layout of the spool directory::
     spool/
       01732884131123456789-04711-000001.json   metadata: game, player, kind, events, attempts, next_try
       01732884131123456789-04711-000001.eml    the message, exactly as it will be sent
-      failed/                        permanently refused mails (5xx), with their metadata
+      failed/                        mails refused for good (for their recipient, or the mail itself), with their metadata
       pbem.sqlite3                   the moderator's bookkeeping (``moderator.store.bookkeeping``;
                                      with ``-wal`` and ``-shm`` while open)
       moderator.yaml.migrated        an older pbem's state, imported into pbem.sqlite3
