@@ -500,7 +500,7 @@ def check_smtp_limit(config: Config, now: datetime) -> Check | None:
         return None
     try:
         with Bookkeeping(db, readonly=True, legacy=None) as bk:
-            limit, learned, held = bk.smtp_limit(), bk.learned_daily_limit(), bk.mail_held()
+            limit, learned, held = bk.smtp_limit(), bk.learned_daily_limit(now), bk.mail_held()
     except (BookkeepingError, sqlite3.Error):
         return None  # check_state names an unreadable database
     if limit is None and learned is None:

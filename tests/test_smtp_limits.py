@@ -274,6 +274,11 @@ def test_the_learned_limit_holds_the_next_days_mails_beyond_it(scripted, tmp_pat
         report = CycleReport()
         post.flush(report)
         assert (report.sent, report.held) == (2, 2) and bk.count_today(DAILY_SENT, now) == 2
+        # a week after it was met the learned limit is forgotten (the provider may have raised it)
+        assert bk.learned_daily_limit(NOW + timedelta(days=7)) == 2
+        assert bk.learned_daily_limit(NOW + timedelta(days=7, seconds=1)) is None
+        now = NOW + timedelta(days=8)
+        assert post.daily_limit() == (500, "smtp.daily_limit")
 
 
 # ------------------------------------------------------------------ a whole game

@@ -265,11 +265,11 @@ class Post:
     def daily_limit(self) -> tuple[int | None, str]:
         """The mails a UTC day the SMTP server is given at most, and what says
         so: ``smtp.daily_limit``, or what the server really took on a day it
-        answered with its daily limit (``Bookkeeping.learned_daily_limit``)
-        when that is lower; ``(None, "")`` without either (or without SMTP)."""
+        answered with its daily limit (``Bookkeeping.learned_daily_limit``,
+        kept for a week after it was last met) when that is lower; ``(None, "")`` without either (or without SMTP)."""
         if self.config.smtp is None:
             return None, ""
-        configured, learned = self.config.smtp.daily_limit, self.bk.learned_daily_limit()
+        configured, learned = self.config.smtp.daily_limit, self.bk.learned_daily_limit(self.clock())
         if learned is not None and (configured is None or learned < configured):
             return learned, "learned from the SMTP server's answer"
         return configured, "smtp.daily_limit" if configured is not None else ""
@@ -404,9 +404,9 @@ def record_limit(post: Post, result: SendResult, now: datetime) -> None:
     accepted = post.bk.count_today(DAILY_SENT, now)
     learned = None
     if answer.window >= 86400 and accepted > 0:
-        known = post.bk.learned_daily_limit()
+        known = post.bk.learned_daily_limit(now)
         learned = accepted if known is None else min(known, accepted)
-        post.bk.set_learned_daily_limit(learned)
+        post.bk.set_learned_daily_limit(learned, now)
     post.bk.set_smtp_failing_since(None)  # the server answers: no outage of the moderator
     prior = post.bk.smtp_limit()  # still set: nothing went out since it
     first = prior.get("first", prior.get("since")) if prior and prior.get("row") == answer.row else None

@@ -641,15 +641,26 @@ class Bookkeeping:
         gives), or None once the server takes mail again."""
         self._set_meta("smtp_limit", None if value is None else json.dumps(value, sort_keys=True))
 
-    def learned_daily_limit(self) -> int | None:
-        """How many mails the SMTP server took in a UTC day before it answered
-        with a daily sending limit (the lowest such count), or None."""
-        value = self._meta("smtp_learned_limit")
-        return int(value) if value and value.isdigit() else None
+    LEARNED_FOR = 7 * 86400
+    """Seconds a learned daily limit is kept after the day it was last met (a
+    provider may raise an account's limit: then it is learned anew, if ever)."""
 
-    def set_learned_daily_limit(self, value: int) -> None:
-        """Record ``value`` mails a day as what the server really takes."""
-        self._set_meta("smtp_learned_limit", str(int(value)))
+    def learned_daily_limit(self, now: datetime | None = None) -> int | None:
+        """How many mails the SMTP server took in a UTC day before it answered
+        with a daily sending limit (the lowest such count since it was first
+        met), or None; None too once ``LEARNED_FOR`` seconds have passed at
+        ``now`` since it was last met."""
+        value, _, at = (self._meta("smtp_learned_limit") or "").partition(" ")
+        if not value.isdigit():
+            return None
+        when = _dt(at) if at else None
+        if now is not None and when is not None and (now - when).total_seconds() > self.LEARNED_FOR:
+            return None
+        return int(value)
+
+    def set_learned_daily_limit(self, value: int, when: datetime) -> None:
+        """Record ``value`` mails a day as what the server really takes, met at ``when``."""
+        self._set_meta("smtp_learned_limit", f"{int(value)} {_iso(when)}")
 
     def mail_held(self) -> dict[str, dict[str, Any]]:
         """The games whose mails to players the server could not take (its
