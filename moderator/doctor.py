@@ -98,7 +98,7 @@ SECTIONS = {
     "last successful cycle": "The last successful cycle", "moderator state": "The bookkeeping database",
     "IMAP folders": "Mail servers", "IMAP IDLE": "Mail servers",
     "OAuth2": "Mail providers", "sender": "Mail providers", "daily sending limit": "Mail providers",
-    "SMTP sending limit": "The SMTP server's sending limit",
+    "SMTP sending limit": "Outgoing mail",
 }
 
 

@@ -370,7 +370,7 @@ def test_doctor_shows_the_limit_when_sending_resumes_and_what_was_learned(script
         post.flush(CycleReport())
     check = check_smtp_limit(config, NOW + H)
     assert (check.status, check.subject, check.section) == \
-        ("NOTE", "SMTP sending limit", "The SMTP server's sending limit")
+        ("NOTE", "SMTP sending limit", "Outgoing mail")
     assert check.text == (
         "Gmail answered at 2026-12-01T12:00:00+00:00: 550 5.4.5 Daily user sending quota exceeded. "
         "https://support.google.com/mail/?p=DailyLimitExceeded (after 1 mail(s) that UTC day); sending "
@@ -503,3 +503,26 @@ def test_a_limit_answered_to_rcpt_or_mail_from_holds_the_batch_too(where, script
         assert (report.sent, report.held, report.errors) == (sent, 4 - sent, [])
         assert bk.bounces() == {} and bk.smtp_limit()["row"] == row
         assert not (spool.dir / "failed").exists()
+
+
+def test_pbem_doctor_prints_the_limit(scripted, tmp_path):
+    """``pbem doctor`` (the command line) names the limit and its section of
+    docs/operations.md, which explains it under "The SMTP server's sending limit"."""
+    from test_doctor_providers import OPERATIONS, doctor, line, write_config
+
+    from moderator.config import load_config
+
+    cfg = write_config(tmp_path, smtp={"host": scripted.host, "port": scripted.port, "security": "none"})
+    now = datetime.now(timezone.utc)
+    mod = Moderator(load_config(cfg), clock=lambda: now)
+    scripted.handler.accept, scripted.handler.reply = 1, ROWS[0].example
+    mod.create_game("g", [("Ann", "ann@example.org"), ("Bob", "bob@example.org")], seed=1)
+    mod.close()
+    _, lines = doctor(cfg)
+    until = (now + timedelta(days=1)).isoformat()
+    assert line(lines, "NOTE  SMTP sending limit") == (
+        f"NOTE  SMTP sending limit: Gmail answered at {now.isoformat()}: {ROWS[0].example} (after 1 mail(s) "
+        f"that UTC day); sending resumes at {until}; 1 mail(s) wait in the spool; learned daily limit: 1 "
+        "mails a day (what the server took before its daily limit; smtp.daily_limit: none); deadlines held "
+        "for the waiting mails of game(s) g")
+    assert "\n### The SMTP server's sending limit\n" in OPERATIONS
