@@ -18,7 +18,8 @@ one the configuration line fails and the mail servers are not checked.  The chec
 - SMTP: the server answers EHLO (and accepts the login, when one is configured);
   no mail is sent; or the local Maildir outbox; whether the From address is the
   account that logs in (Gmail and Outlook rewrite or refuse other senders); the
-  mails sent today against ``smtp.daily_limit``;
+  mails sent today against ``smtp.daily_limit``; the server's own sending limit
+  last met (``mail.answers``), when sending resumes, the daily limit learned;
 - OAuth2 (``auth: oauth2``): the token file gives a fresh access token (which
   may refresh it), until when, and when the sign-in was made;
 - a TLS handshake that fails is said in words: a CA this machine does not trust
@@ -97,6 +98,7 @@ SECTIONS = {
     "last successful cycle": "The last successful cycle", "moderator state": "The bookkeeping database",
     "IMAP folders": "Mail servers", "IMAP IDLE": "Mail servers",
     "OAuth2": "Mail providers", "sender": "Mail providers", "daily sending limit": "Mail providers",
+    "SMTP sending limit": "Outgoing mail",
 }
 
 
@@ -487,6 +489,40 @@ def check_daily_limit(config: Config, now: datetime) -> Check | None:
                      + " (raise smtp.daily_limit if the provider allows, or run fewer games)")
     return Check(OK, "daily sending limit", f"{text}; a round of status mails to the {players} "
                                             "players of the running games fits")
+
+
+def check_smtp_limit(config: Config, now: datetime) -> Check | None:
+    """The SMTP server's sending limit the moderator last met
+    (``Bookkeeping.smtp_limit``, read-only), the daily limit learned from it,
+    and the games whose deadlines wait for held mails (``mail_held``): a NOTE
+    while the limit holds mail (what the server said, the provider, since
+    when, when sending resumes, how many wait), or when a limit was learned;
+    None when the server never answered with a limit."""
+    db = Path(config.spool_dir) / DB_NAME
+    if config.smtp is None or not db.exists():
+        return None
+    try:
+        with Bookkeeping(db, readonly=True, legacy=None) as bk:
+            limit, learned, held = bk.smtp_limit(), bk.learned_daily_limit(now), bk.mail_held()
+    except (BookkeepingError, sqlite3.Error):
+        return None  # check_state names an unreadable database
+    if limit is None and learned is None:
+        return None
+    parts = []
+    if limit is not None:
+        until = _parse_time(limit.get("until"))
+        waiting = len(list(Path(config.spool_dir).glob("*.eml")))
+        when = "resumes" if until is not None and until > now else "may resume (the window has passed)"
+        parts.append(f"{limit.get('provider')} answered at {limit.get('since')}: {limit.get('answer')} "
+                     f"(after {limit.get('accepted')} mail(s) that UTC day); sending {when} at "
+                     f"{limit.get('until')}; {waiting} mail(s) wait in the spool")
+    if learned is not None:
+        configured = config.smtp.daily_limit
+        parts.append(f"learned daily limit: {learned} mails a day (what the server took before its daily "
+                     f"limit; smtp.daily_limit: {configured if configured is not None else 'none'})")
+    if held:
+        parts.append(f"deadlines held for the waiting mails of game(s) {', '.join(sorted(held))}")
+    return Check(NOTE, "SMTP sending limit", "; ".join(parts))
 
 
 def _known_games(config: Config) -> list[str]:
@@ -906,7 +942,7 @@ def run_checks(config_path: str | os.PathLike[str] | None, now: datetime | None 
     checks += check_oauth(config)
     checks += check_imap(config)
     checks.append(check_smtp(config))
-    for extra in (check_sender(config), check_daily_limit(config, now)):
+    for extra in (check_sender(config), check_daily_limit(config, now), check_smtp_limit(config, now)):
         if extra is not None:
             checks.append(extra)
     checks += check_spool(config, now)

@@ -436,6 +436,43 @@ def shift_for_outage(record: GameRecord, last: datetime, now: datetime) -> bool:
     return False
 
 
+def extend_for_held_mail(record: GameRecord, held: dict[str, Any], now: datetime) -> Tick:
+    """Do not let the time run against players whose mails the SMTP server
+    could not take (its sending limit, an outage): ``held`` is the game's
+    ``Bookkeeping.mail_held`` entry (``since``, ``players``, ``shifted``,
+    maybe ``delivered``).  When the game waits for one of ``players`` (not a
+    seat of the built-in player) and has a deadline, the wait's deadline moves
+    by the time from ``since`` to ``delivered`` (or to ``now`` while the mail
+    still waits), as for an outage of the moderator (``shift_for_outage``);
+    ``held["since"]`` becomes that time, ``held["shifted"]`` adds it up.  Once
+    ``delivered``, each such player is told the new deadline in force
+    (``mail_delayed`` in ``templates/words/clock.txt``) when it moved.  Changes
+    ``record`` and ``held``; returns a ``Tick`` (``changed``, ``notices``)."""
+    out = Tick()
+    start = parse_time(held.get("since")) or now
+    end = parse_time(held.get("delivered")) or now
+    seconds = max(0, int((end - start).total_seconds()))
+    names = set(held.get("players") or [])
+    waited = [record.player_by_name(n) for n in record.game.waiting_for() if n in names]
+    waited = [p for p in waited if p is not None and not p.bot and p.address and due(record, p) is not None]
+    if record.ended is not None or record.game.phase == "over":
+        waited = []
+    if waited and seconds:
+        record.clock["shift"] = int(record.clock.get("shift") or 0) + seconds
+        held["shifted"] = int(held.get("shifted") or 0) + seconds
+        out.changed = True
+    held["since"] = iso(end)
+    if held.get("delivered") and waited and held.get("shifted"):
+        for p in waited:
+            language = record.language_of(p)
+            from ..render.when import format_duration
+
+            out.notices.append(Notice(p.address, p.name, "mail_delayed", {
+                **_times(due(record, p), p, language),
+                "duration": format_duration(int(held["shifted"]), language)}))
+    return out
+
+
 def run_clock(post: Any, store: Any, report: Any, now: datetime, outage_since: datetime | None = None) -> None:
     """The cycle's clock stage: ``tick`` every game whose next clock event has
     come (``Bookkeeping.games_due(now)``), each under its lock and in one
@@ -457,14 +494,30 @@ def run_clock(post: Any, store: Any, report: Any, now: datetime, outage_since: d
     from ..store.gamefile import StoreError
     from . import notify
 
-    for gid in post.bk.games_due(now):
+    held = post.bk.mail_held()
+    games = list(post.bk.games_due(now))
+    games += [g for g, entry in held.items() if entry.get("delivered") and g not in games]
+    for gid in games:
         try:
             with store.lock(gid), post.bk.transaction():
                 record = notify.load(post, store, gid)
                 shifted = outage_since is not None and shift_for_outage(record, outage_since, now)
+                waited = Tick()
+                if gid in held:  # its mails waited in the spool: that time does not count
+                    held = post.bk.mail_held()  # as in this transaction
+                    entry = held.get(gid)
+                    if entry is not None:
+                        waited = extend_for_held_mail(record, entry, now)
+                        if entry.get("delivered"):
+                            del held[gid]
+                        post.bk.set_mail_held(held)
+                        if waited.changed:
+                            log.info("game %s: its mails waited in the spool (the SMTP server's limit or "
+                                     "an outage): the deadline moved by %s s in all", gid, entry.get("shifted"))
                 done = tick(record, now, post.config)
                 faults.fault("clock-tick")
-                if done.changed or shifted or done.notices:
+                done.notices[:0] = waited.notices
+                if done.changed or shifted or waited.changed or done.notices:
                     save_with_notices(post, store, record, done.notices, points="clock")
                 else:
                     post.bk.set_deadline(gid, next_event(record.to_data()))

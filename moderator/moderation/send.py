@@ -249,13 +249,43 @@ class Post:
         finally:
             report.waiting = self._waiting()
 
+    def _hold_all(self, report: CycleReport) -> None:
+        """Nothing is tried (a sending limit holds every mail): count them in
+        ``report.held``, and keep the time from running against the players
+        they are for (``hold_for_players``)."""
+        entries = self.spool.entries()
+        report.held += len(entries)
+        hold_for_players(self, SendResult(undelivered=[(e.meta.get("game"), e.meta.get("player"))
+                                                       for e in entries]), self.clock())
+
     def _waiting(self) -> int:
         """The mails in the spool (not those refused for good in ``failed/``)."""
         return sum(1 for _ in self.spool.dir.glob("*.eml"))
 
+    def daily_limit(self) -> tuple[int | None, str]:
+        """The mails a UTC day the SMTP server is given at most, and what says
+        so: ``smtp.daily_limit``, or what the server really took on a day it
+        answered with its daily limit (``Bookkeeping.learned_daily_limit``,
+        kept for a week after it was last met) when that is lower; ``(None, "")`` without either (or without SMTP)."""
+        if self.config.smtp is None:
+            return None, ""
+        configured, learned = self.config.smtp.daily_limit, self.bk.learned_daily_limit(self.clock())
+        if learned is not None and (configured is None or learned < configured):
+            return learned, "learned from the SMTP server's answer"
+        return configured, "smtp.daily_limit" if configured is not None else ""
+
     def _flush(self, report: CycleReport, box: Outbox, now: datetime, close: bool,
                ignore_backoff: bool = False, only: set[str] | None = None) -> None:
-        limit = self.config.smtp.daily_limit if self.config.smtp is not None else None
+        held_by = self.bk.smtp_limit()
+        if held_by and not ignore_backoff and now < datetime.fromisoformat(held_by["until"]):
+            # the server's sending limit has not yet reset: nothing is tried
+            if close:
+                box.close()
+            self._hold_all(report)
+            log.warning("the SMTP server's sending limit (%s) holds %d mail(s) in the spool until %s",
+                        held_by.get("answer"), report.held, held_by["until"])
+            return
+        limit, said = self.daily_limit()
         limited = None
         if limit is not None:
             left = limit - self.bk.count_today(DAILY_SENT, now)
@@ -264,11 +294,11 @@ class Post:
                 # next UTC day sends them
                 if close:
                     box.close()
-                report.held += len(self.spool.entries())
-                log.warning("daily sending limit of %d mails (smtp.daily_limit) reached: %d mail(s) "
-                            "wait in the spool for the next day (UTC)", limit, report.held)
+                self._hold_all(report)
+                log.warning("daily sending limit of %d mails (%s) reached: %d mail(s) "
+                            "wait in the spool for the next day (UTC)", limit, said, report.held)
                 return
-            box = limited = _DailyLimit(box, left, limit)
+            box = limited = _DailyLimit(box, left, limit, said)
         recorder = _Recorder(box)
         try:
             result = self.spool.send_due(recorder, now, after_send=lambda: faults.fault("after-send"),
@@ -292,14 +322,18 @@ def record_sent(post: Post, result: SendResult, report: CycleReport, now: dateti
     the operator for bounces and for a server refusing everything
     (``SendResult.server_failure``: the cycle fails, no bounce is recorded)."""
     held = limited.held if limited is not None else 0
-    if limited is not None:
-        for _ in range(result.sent):
-            post.bk.bump_count(DAILY_SENT, now)
+    for _ in range(result.sent):  # also without a limit: what a server's limit is learned from
+        post.bk.bump_count(DAILY_SENT, now)
     if held:
         log.warning("%s: %d mail(s) wait in the spool for the next day (UTC)", limited.words, held)
     report.sent += result.sent
-    report.deferred += result.deferred - held
-    report.held += held
+    report.deferred += result.deferred - held - result.held
+    report.held += held + result.held
+    hold_for_players(post, result, now)
+    if result.limit is not None:
+        record_limit(post, result, now)
+        _record_refusals(post, result, report)
+        return
     if result.server_failure is not None:
         if post.bk.smtp_failing_since() is None:
             post.bk.set_smtp_failing_since(now)
@@ -313,8 +347,10 @@ def record_sent(post: Post, result: SendResult, report: CycleReport, now: dateti
         report.errors.append(text)
         post.tell_operator(word("operator", "alert_smtp_server", reason=why))
         return
-    if result.sent or result.failed:
+    if result.sent or result.failed or result.refused:
         post.bk.set_smtp_failing_since(None)  # the server answers
+        if post.bk.smtp_limit() is not None:
+            post.bk.set_smtp_limit(None)  # and its limit is over
     elif result.deferred - held and post.bk.smtp_failing_since() is None:
         post.bk.set_smtp_failing_since(now)
 
@@ -335,6 +371,12 @@ def record_sent(post: Post, result: SendResult, report: CycleReport, now: dateti
             f"mail(s) kept in the spool for a later cycle: {why}"
         log.warning("%s", text)
         report.errors.append(text)
+    _record_refusals(post, result, report)
+
+
+def _record_refusals(post: Post, result: SendResult, report: CycleReport) -> None:
+    """The mails refused for good in ``result``: bounces for those about the
+    recipient (``failed``), alerts for the others (``refused``)."""
     for to, game, why, code in result.failed:
         report.errors.append(f"mail to {to} refused permanently: {why}")
         post.bk.set_bounce(canonical_address(to), word("operator", "bounce_smtp", code=code))
@@ -342,6 +384,72 @@ def record_sent(post: Post, result: SendResult, report: CycleReport, now: dateti
         if canonical_address(to) != canonical_address(post.config.operator):
             post.tell_operator(word("notices", "alert_mail_refused", to=to, game=game, reason=why,
                                     folder=post.spool.dir / "failed"))
+    for to, game, why, code in result.refused:  # not about the recipient: no bounce
+        report.errors.append(f"mail to {to} refused permanently: {why}")
+        log.error("mail to %s (game %s) refused permanently (not for its recipient: no bounce "
+                  "recorded): %s", to, game, why)
+        if canonical_address(to) != canonical_address(post.config.operator):
+            post.tell_operator(word("operator", "alert_mail_refused_message", to=to, game=game, reason=why,
+                                    folder=post.spool.dir / "failed"))
+
+
+def record_limit(post: Post, result: SendResult, now: datetime) -> None:
+    """The SMTP server answered with its sending limit (``result.limit``, a
+    ``mail.answers.Answer``): record it (``Bookkeeping.set_smtp_limit``: no
+    mail is tried before ``result.limit_until``), learn the day's limit from
+    the mails it took today when the limit is a daily one (a window of a day
+    or more), and tell the operator once: what the server said, what was
+    held, when sending resumes."""
+    answer, until = result.limit, result.limit_until
+    accepted = post.bk.count_today(DAILY_SENT, now)
+    learned = None
+    if answer.window >= 86400 and accepted > 0:
+        known = post.bk.learned_daily_limit(now)
+        learned = accepted if known is None else min(known, accepted)
+        post.bk.set_learned_daily_limit(learned, now)
+    post.bk.set_smtp_failing_since(None)  # the server answers: no outage of the moderator
+    prior = post.bk.smtp_limit()  # still set: nothing went out since it
+    first = prior.get("first", prior.get("since")) if prior and prior.get("row") == answer.row else None
+    again = first is not None and (now - datetime.fromisoformat(first)).total_seconds() < ALERT_REPEAT
+    post.bk.set_smtp_limit({"since": now.isoformat(), "until": until.isoformat(), "row": answer.row,
+                            "provider": answer.provider, "answer": answer.text, "source": answer.source,
+                            "accepted": accepted, "held": result.held,
+                            "first": first if again else now.isoformat()})
+    text = (f"the SMTP server's sending limit ({answer.provider}, {answer.row or 'enhanced status code'}): "
+            f"{answer.text}; {result.held} mail(s) kept in the spool until {until.isoformat(timespec='seconds')}")
+    log.error("%s", text)
+    report_limit = word("operator", "alert_smtp_limit", provider=answer.provider, answer=answer.text,
+                        source=answer.source, since=now.isoformat(timespec="seconds"),
+                        until=until.isoformat(timespec="seconds"), held=result.held, accepted=accepted,
+                        learned=learned)
+    if not again:  # the same limit met again right after its window: told once a day
+        post.tell_operator(report_limit)
+
+
+def hold_for_players(post: Post, result: SendResult, now: datetime) -> None:
+    """Keep the games whose mails to players the server could not take
+    (``result.undelivered``: its limit, an outage) in
+    ``Bookkeeping.mail_held``, so that their deadlines do not run meanwhile
+    (``deadlines.extend_for_held_mail``); mark a held game ``delivered`` once
+    none of its mails is left in the spool after a batch that went through."""
+    held = post.bk.mail_held()
+    changed = False
+    for game, player in result.undelivered:
+        if game is None or player is None:
+            continue
+        entry = held.setdefault(game, {"since": now.isoformat(), "players": []})
+        entry.pop("delivered", None)
+        if player not in entry["players"]:
+            entry["players"].append(player)
+        changed = True
+    if held and result.limit is None and result.server_failure is None and not result.undelivered:
+        waiting = {e.meta.get("game") for e in post.spool.entries()}
+        for game, entry in held.items():
+            if game not in waiting and "delivered" not in entry:
+                entry["delivered"] = now.isoformat()
+                changed = True
+    if changed:
+        post.bk.set_mail_held(held)
 
 
 class _DailyLimit(Outbox):
@@ -350,9 +458,9 @@ class _DailyLimit(Outbox):
     temporary TransportError (code 451, so the spool keeps them); ``held``
     counts those."""
 
-    def __init__(self, box: Outbox, left: int, limit: int) -> None:
+    def __init__(self, box: Outbox, left: int, limit: int, said: str = "smtp.daily_limit") -> None:
         self.box, self.left, self.held = box, left, 0
-        self.words = f"daily sending limit of {limit} mails (smtp.daily_limit) reached"
+        self.words = f"daily sending limit of {limit} mails ({said}) reached"
 
     def send(self, msg: EmailMessage) -> None:
         result = self.send_many([msg])[0]
@@ -366,7 +474,7 @@ class _DailyLimit(Outbox):
         results = self.box.send_many(now, on_result=on_result) if now else []
         self.left -= sum(1 for r in results if r is None)
         self.held += len(later)
-        kept = [TransportError(self.words, code=451) for _ in later]
+        kept = [TransportError(self.words, code=451, step="held") for _ in later]
         for i, err in enumerate(kept, start=len(results)):
             if on_result is not None:
                 on_result(i, err)

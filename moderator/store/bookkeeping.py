@@ -16,6 +16,7 @@ table              what
                    ``last_uid``
 ``pending_moves``  inbox keys handled but not yet moved out of the inbox
 ``meta``           ``key`` → ``value``: ``last_success``, ``smtp_failing_since``,
+                   ``smtp_limit``, ``smtp_learned_limit``, ``mail_held`` (JSON),
                    ``migrated_from``, ...
 ``games``          the games index: per game id the file's ``size``,
                    ``mtime_ns``, ``inode``; ``digest`` (sha256 of the bytes the
@@ -62,6 +63,7 @@ bounces and the inbox position.  See docs/operations.md, "The bookkeeping databa
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import sqlite3
@@ -262,6 +264,16 @@ def _iso(when: datetime | None) -> str | None:
     if when is None:
         return None
     return _utc(when).isoformat(timespec="microseconds")
+
+
+def _json_meta(value: str | None) -> Any:
+    """A meta value written as JSON; None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
 
 
 def _dt(text: str | None) -> datetime | None:
@@ -626,6 +638,51 @@ class Bookkeeping:
     def set_smtp_failing_since(self, when: datetime | None) -> None:
         """Record since when the SMTP server accepts nothing (None: it accepts)."""
         self._set_meta("smtp_failing_since", _iso(when))
+
+    def smtp_limit(self) -> dict[str, Any] | None:
+        """The SMTP server's sending limit last met (``moderation.send``), or
+        None: ``{"since", "until"`` (ISO times: when it was met, when it can
+        have reset), ``"row", "provider", "answer", "source"`` (``mail.answers``),
+        ``"accepted"`` (mails the server took that UTC day before it),
+        ``"held"`` (mails it kept)``}``."""
+        return _json_meta(self._meta("smtp_limit"))
+
+    def set_smtp_limit(self, value: dict[str, Any] | None) -> None:
+        """Record the sending limit met (a JSON-able dict as ``smtp_limit``
+        gives), or None once the server takes mail again."""
+        self._set_meta("smtp_limit", None if value is None else json.dumps(value, sort_keys=True))
+
+    LEARNED_FOR = 7 * 86400
+    """Seconds a learned daily limit is kept after the day it was last met (a
+    provider may raise an account's limit: then it is learned anew, if ever)."""
+
+    def learned_daily_limit(self, now: datetime | None = None) -> int | None:
+        """How many mails the SMTP server took in a UTC day before it answered
+        with a daily sending limit (the lowest such count since it was first
+        met), or None; None too once ``LEARNED_FOR`` seconds have passed at
+        ``now`` since it was last met."""
+        value, _, at = (self._meta("smtp_learned_limit") or "").partition(" ")
+        if not value.isdigit():
+            return None
+        when = _dt(at) if at else None
+        if now is not None and when is not None and (now - when).total_seconds() > self.LEARNED_FOR:
+            return None
+        return int(value)
+
+    def set_learned_daily_limit(self, value: int, when: datetime) -> None:
+        """Record ``value`` mails a day as what the server really takes, met at ``when``."""
+        self._set_meta("smtp_learned_limit", f"{int(value)} {_iso(when)}")
+
+    def mail_held(self) -> dict[str, dict[str, Any]]:
+        """The games whose mails to players the server could not take (its
+        sending limit, an outage): ``{game id: {"since": ISO time from which
+        the time is not yet counted for the players, "players": [names],
+        "delivered": ISO time when the last of them went out, or absent}}``."""
+        return _json_meta(self._meta("mail_held")) or {}
+
+    def set_mail_held(self, value: dict[str, dict[str, Any]]) -> None:
+        """Record ``mail_held`` (an empty dict removes it)."""
+        self._set_meta("mail_held", json.dumps(value, sort_keys=True) if value else None)
 
     # -------------------------------------------------------------- the games index
     def record_game(self, game_id: str, data: dict[str, Any], file_stat: FileStamp | os.stat_result,

@@ -5,7 +5,7 @@ Layout of the spool directory::
     spool/
       01732884131123456789-04711-000001.json   metadata: game, player, kind, events, attempts, next_try
       01732884131123456789-04711-000001.eml    the message, exactly as it will be sent
-      failed/                        permanently refused mails (5xx), with their metadata
+      failed/                        mails refused for good (for their recipient, or the mail itself), with their metadata
       pbem.sqlite3                   the moderator's bookkeeping (``moderator.store.bookkeeping``;
                                      with ``-wal`` and ``-shm`` while open)
       moderator.yaml.migrated        an older pbem's state, imported into pbem.sqlite3
@@ -33,8 +33,14 @@ first, then the ``.json``: a kill in between leaves an orphan ``.json``, never s
 reported by ``pbem doctor`` and removed by ``pbem spool clean``.  The directory
 is fsynced once per batch.  A 4xx answer (or no connection, or a server refusing
 everything: see ``_server_failure``) keeps the mail for a later cycle with
-exponential backoff; a 5xx answer for its recipient moves it to ``failed/`` and
-reports it as a bounce.
+exponential backoff.  What an answer means is read by ``mail.answers`` (the
+providers' texts and the enhanced status codes, not the first digit): the
+server's sending limit (Gmail's ``550 5.4.5 Daily user sending quota
+exceeded``, ...) keeps the mail and every later mail of the batch (not tried)
+until the limit can have reset (``SendResult.limit_until``); an answer about
+the recipient (``5.1.1``, ``5.2.1``, ...) moves it to ``failed/`` and reports
+it as a bounce; another permanent refusal moves it to ``failed/`` without a
+bounce (``SendResult.refused``).
 
 Merging stale status mails is crash-safe: the newer entry names the entries it
 ``replaces`` and is written before they are removed; an entry named by another's
@@ -60,6 +66,7 @@ from .files import atomic_write, atomic_write_many, fsync_dir
 from .state import ModeratorState  # noqa: F401 - re-exported: its old import path (legacy reader)
 from ..mail.compose import flatten
 from ..mail.transport import Outbox, StoredMail, TransportError
+from ..mail import answers
 
 BACKOFF_START = 60.0
 """Seconds before the first retry of a temporarily refused mail; doubled per try."""
@@ -69,6 +76,15 @@ SENDING = "sending.names"
 OWNER = "cycle.owner"
 """Written by the cycle that holds ``cycle.lock``: JSON ``pid`` and ``at`` (when it
 took the lock), for ``pbem doctor`` to tell how long the lock has been held."""
+GENERIC_LIMIT_TRIES = 3
+"""A mail answered this many times in a row with a limit that only its status
+class says is one (a generic ``X.7.x``/``X.4.x`` row of ``mail.answers``, not a
+provider's documented text) is refused for good (``failed/``, no bounce): one
+mail the server's filter refuses must not hold the spool for ever."""
+NOT_TRIED = ("held", "stopped")
+"""The ``step`` of an outbox's answer to a mail it did not try: held back by
+``smtp.daily_limit`` (``moderation.send``), or after the server's limit
+stopped the batch (``SmtpOutbox.send_many``)."""
 ORPHAN_AGE = 60.0
 """Seconds before a metadata file without its mail counts as an orphan (a younger
 one may be an entry being written right now)."""
@@ -136,7 +152,8 @@ class SpoolEntry:
 @dataclass
 class SendResult:
     """What one ``Spool.send_due`` did: mails ``sent``, ``deferred`` (4xx, no
-    connection or a server failure) and ``failed`` (5xx: ``(recipient, game,
+    connection, a server failure or the server's sending limit) and ``failed``
+    (an answer about the recipient, ``mail.answers``: ``(recipient, game,
     reason, SMTP code or None)``); ``errors`` the deferrals worded for the log;
     ``server_failure`` why the server, not the recipients, failed (every entry
     then deferred), else None."""
@@ -146,6 +163,20 @@ class SendResult:
     failed: list[tuple[str, str | None, str, int | None]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     server_failure: str | None = None
+    limit: "answers.Answer | None" = None
+    """The server's sending limit met in this batch (``mail.answers``: a 5xx or
+    4xx about the moderator's account, not the recipient), else None."""
+    limit_until: datetime | None = None
+    """When the limit can have reset (``now`` + the provider's window): every
+    mail the limit kept waits until then."""
+    held: int = 0
+    """Mails kept by the limit (refused by it, or not tried after it)."""
+    refused: list[tuple[str, str | None, str, int | None]] = field(default_factory=list)
+    """Mails refused for good for another reason than their recipient (as
+    ``failed``, moved to ``failed/``; no bounce)."""
+    undelivered: list[tuple[str | None, str | None]] = field(default_factory=list)
+    """``(game, player)`` of the mails kept because the server could not take
+    any mail (its limit, no connection, a failure of the server)."""
 
 
 class Spool:
@@ -293,8 +324,11 @@ class Spool:
         mail, resent with its own Message-ID.  A failure of the whole connection
         (connect, TLS, login; a TransportError from ``send_many``) and a server
         refusing everything (``server_failure``, see ``_server_failure``) defer
-        every entry: no bounce is recorded.  A 5xx for some recipients moves their
-        entries to ``failed/`` (``SendResult.failed``).  Returns a ``SendResult``;
+        every entry: no bounce is recorded.  The server's sending limit
+        (``mail.answers``) stops the batch: that mail and the rest wait until
+        ``SendResult.limit_until``.  An answer about the recipient moves the
+        entry to ``failed/`` (``SendResult.failed``), another permanent refusal
+        too (``SendResult.refused``).  Returns a ``SendResult``;
         never raises a TransportError; raises OSError when the spool cannot be
         written."""
         result = SendResult()
@@ -326,11 +360,22 @@ class Spool:
         for entry in due:
             entry.meta["sending"] = now.isoformat()
 
-        def answered(index: int, outcome: Exception | None) -> None:
+        meanings: dict[int, answers.Answer] = {}
+        limit_at: list[int] = []  # the index of the first answer that is the server's limit
+
+        def answered(index: int, outcome: Exception | None) -> bool:
             if outcome is None:  # accepted: it leaves the spool before the next is sent
                 if after_accept is not None:
                     after_accept()
                 self.remove(due[index].name)
+                return False
+            if isinstance(outcome, ValueError) or limit_at or getattr(outcome, "step", None) in NOT_TRIED:
+                return False
+            meanings[index] = answers.of_error(outcome)
+            if meanings[index].limit:
+                limit_at.append(index)
+                return True  # the rest of the batch is not tried (``Outbox.send_many``)
+            return False
 
         batch_error: TransportError | None = None
         try:
@@ -340,16 +385,48 @@ class Spool:
             outcomes = [exc] * len(due)
         if after_send is not None:
             after_send()
-        result.server_failure = str(batch_error) if batch_error is not None else _server_failure(due, outcomes)
-        for entry, err in zip(due, outcomes):
+        for i, err in enumerate(outcomes if batch_error is None else []):  # not via ``on_result``
+            if err is not None and not isinstance(err, ValueError) and i not in meanings \
+                    and getattr(err, "step", None) not in NOT_TRIED:
+                meanings[i] = answers.of_error(err)
+                if meanings[i].limit and not limit_at:
+                    limit_at.append(i)
+        if limit_at:
+            result.limit = meanings[limit_at[0]]
+            result.limit_until = now + timedelta(seconds=result.limit.window)
+        elif batch_error is not None:
+            result.server_failure = str(batch_error)
+        else:
+            result.server_failure = _server_failure(due, outcomes)
+        for index, (entry, err) in enumerate(zip(due, outcomes)):
             entry.meta.pop("sending", None)
             if err is None:
                 result.sent += 1
                 continue
             code = getattr(err, "code", None)
             to = str(entry.stored.get("To", ""))
-            permanent = code is not None and 500 <= code < 600 or isinstance(err, ValueError)
-            if permanent and result.server_failure is None:
+            meaning = meanings.get(index)
+            kind = answers.RECIPIENT if isinstance(err, ValueError) else meaning.kind if meaning else answers.TEMPORARY
+            step = getattr(err, "step", None)
+            if limit_at and index == limit_at[0]:
+                hits = int(entry.meta.get("limit_hits", 0)) + 1
+                entry.meta["limit_hits"] = hits
+                if hits >= GENERIC_LIMIT_TRIES and meaning is not None and meaning.provider == "any":
+                    # no provider documents this answer as its limit, and it came back for this
+                    # very mail each time: a refusal of the mail, not to block the spool with
+                    kind = answers.REFUSED
+            if limit_at and index >= limit_at[0] and kind not in (answers.RECIPIENT, answers.REFUSED) \
+                    and step != "held":
+                # the server's limit: kept, whatever the recipient; tried again once it can have reset
+                attempts = int(entry.meta.get("attempts", 0)) + 1
+                entry.meta.update(attempts=attempts, next_try=result.limit_until.isoformat(),
+                                  last_error=str(err))
+                self._write_meta(entry.name, entry.meta)
+                result.deferred += 1
+                result.held += 1
+                result.undelivered.append((entry.meta.get("game"), entry.meta.get("player")))
+                continue
+            if kind in (answers.RECIPIENT, answers.REFUSED) and result.server_failure is None:
                 failed = self.dir / "failed"
                 failed.mkdir(exist_ok=True)
                 entry.meta["error"] = str(err)
@@ -357,7 +434,8 @@ class Spool:
                 atomic_write(failed / f"{entry.name}.json", json.dumps(entry.meta, sort_keys=True).encode())
                 os.replace(self.dir / f"{entry.name}.eml", failed / f"{entry.name}.eml")
                 self.remove(entry.name)
-                result.failed.append((to, entry.meta.get("game"), str(err), code))
+                (result.failed if kind == answers.RECIPIENT else result.refused).append(
+                    (to, entry.meta.get("game"), str(err), code))
             else:
                 attempts = int(entry.meta.get("attempts", 0)) + 1
                 delay = min(BACKOFF_START * 2 ** (attempts - 1), BACKOFF_MAX)
@@ -365,6 +443,9 @@ class Spool:
                                   last_error=str(err))
                 self._write_meta(entry.name, entry.meta)
                 result.deferred += 1
+                if batch_error is not None or result.server_failure is not None or code is None \
+                        or step in NOT_TRIED:
+                    result.undelivered.append((entry.meta.get("game"), entry.meta.get("player")))
                 if batch_error is None:
                     result.errors.append(f"sending to {to} deferred: {err}")
         if batch_error is not None:

@@ -124,7 +124,9 @@ class SmtpOutbox(Outbox):
         refused by the server does not stop the others; after the connection
         drops, the remaining messages each get a TransportError.
         ``on_result(index, outcome)`` is called as soon as each message's
-        outcome is known, before the next message is sent.  A refusal of the
+        outcome is known, before the next message is sent; when it returns
+        True (the server's sending limit, say) the rest are not tried: each
+        gets a TransportError without ``code``.  A refusal of the
         envelope sender (``MAIL FROM``) has ``step == "MAIL FROM"``.
 
         Raises TransportError (nothing sent) when connecting, TLS or login
@@ -162,10 +164,15 @@ class SmtpOutbox(Outbox):
                 else:
                     sender, recipients = item
                     results.append(await self._send_one(smtp, msg, sender, recipients))
-                if on_result is not None:
-                    on_result(i, results[-1])
+                if on_result is not None and on_result(i, results[-1]) is True:
+                    break
         finally:
             await _quit(smtp)
+        for i in range(len(results), len(msgs)):  # not tried: the caller stopped the batch
+            results.append(TransportError(f"{self._where()}: not tried (the batch was stopped)",
+                                          host=self.host, port=self.port, step="stopped"))
+            if on_result is not None:
+                on_result(i, results[-1])
         return results
 
     async def _open(self, ehlo: bool = False) -> tuple[aiosmtplib.SMTP, Any]:
