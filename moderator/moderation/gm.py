@@ -366,9 +366,18 @@ def _status_to_all(post: Post, record: GameRecord, event: Say) -> None:
 
 
 def _seat(record: GameRecord, name: str) -> Player:
-    for p in record.players:
-        if p.name.lower() == name.lower():
-            return p
+    """The seat ``name`` names, regardless of case, accents and full-width forms
+    (``zoe`` is ``Zoë``; ``names.find``); GmRefusal ``gm_no_such_player`` listing
+    the players, the nearest first, otherwise."""
+    from ..orders.names import find, nearest
+
+    by_name = {p.name: p for p in record.players}
+    hit = find(name, list(by_name))
+    if hit is not None:
+        return by_name[hit]
+    near = nearest(name, list(by_name))
+    order = near + [p.name for p in record.players if p.name not in near]
+    raise GmRefusal("gm_no_such_player", player=name, players=", ".join(order))
     raise GmRefusal("gm_no_such_player", player=name, players=", ".join(p.name for p in record.players))
 
 

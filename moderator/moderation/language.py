@@ -30,6 +30,17 @@ def check_language(tag: str) -> str:
     return code
 
 
+def nearest_languages(tag: str) -> list[str]:
+    """The codes of the languages whose names or tags are nearest ``tag``
+    (``names.nearest`` over ``i18n.names_of_languages``), closest first, each
+    once: ``"Deutch"`` → ``["de"]``, ``"Espagnol"`` → ``["es"]``; ``[]`` when
+    none is close."""
+    from ..orders.names import nearest
+
+    table = i18n.names_of_languages()
+    return list(dict.fromkeys(table[n] for n in nearest(tag, list(table), n=5)))[:3]
+
+
 def language_command(store: GameStore, record: GameRecord, player: Player, arg: str) -> str:
     """The mail command ``language`` (``arg`` empty: the answer names the
     language in force and lists the five) or ``language CODE`` (any tag
@@ -42,7 +53,7 @@ def language_command(store: GameStore, record: GameRecord, player: Player, arg: 
         try:
             code = check_language(arg)
         except ValueError:
-            return word("language", "language_unknown", asked=arg, choices=choices())
+            return word("language", "language_unknown", asked=arg, choices=choices(), near=nearest_languages(arg))
         player.language = code
         store.save(record)
         with i18n.speaking(code):

@@ -81,6 +81,7 @@ from .lexicon import Lexicon, canonical, fold, format_action, language_of, lexic
 from .vocabulary import (
     BUILD_FILLERS,
     BUILD_VERBS,
+    CARD_WORDS,
     CARDISH,
     CARDS,
     COMMAND_ALIASES,
@@ -309,6 +310,12 @@ def uncommented(line: str) -> str:
 _VACATION_ARG = re.compile(r"(?i)off|end|over|back|\d+\s*[a-z]*")
 
 
+def _zone_named(text: str) -> bool:
+    from .names import timezone_named
+
+    return timezone_named(text) is not None
+
+
 def command(line: str, language: str | None = None) -> str | None:
     """The mail command if ``line`` is one: one of COMMANDS (``"Help!"``, ``"status
     please"``, ``"- rules"``, ``"?"``), ``"secret new"`` (``"new secret"``), or a
@@ -337,8 +344,8 @@ def command(line: str, language: str | None = None) -> str | None:
     if parts and parts[0].lower().rstrip(":") in ARG_COMMANDS:  # "language: cs" too
         name = ARG_COMMANDS[parts[0].lower().rstrip(":")]
         arg = " ".join(parts[1:]).strip(" .,!:;")
-        if name == "timezone" and len(parts) == 2:
-            return f"timezone {arg}"
+        if name == "timezone" and (len(parts) == 2 or (len(parts) == 3 and _zone_named(arg))):
+            return f"timezone {arg}"  # "timezone New York": a place of two words
         if name == "vacation" and arg and _VACATION_ARG.fullmatch(arg):
             return f"vacation {arg.lower()}"
         if name == "language" and len(parts) <= 2:
@@ -380,6 +387,23 @@ def _why(code: str, **values: Any) -> _Why:
 
 def _refuse(why: _Why, line: str) -> OrderError:
     return OrderError(why[0], line, **why[1])
+
+
+def _suggest_card(word: str) -> str | None:
+    """The track card whose word (English, or of the language in force:
+    ``languages.WORDS[...]["cards"]``) ``word`` is nearest (``names.nearest``:
+    ``"whtie"`` → ``white``, Spanish ``"blamca"`` → ``blanca``), written as the
+    language in force writes it, or None when none is close."""
+    from .languages import WORDS
+    from .names import nearest
+
+    lang = i18n.current()
+    table = {w: card for w, card in CARD_WORDS.items() if len(w) >= 3 and "/" not in w}
+    for english, words in WORDS.get(lang, {}).get("cards", {}).items():
+        if english in CARDS:
+            table.update((fold(w), english) for w in words if len(w) >= 3)
+    near = nearest(word, {k: k for k in table}, n=1, cutoff=0.7)
+    return canonical(table[near[0]], lang) if near else None
 
 
 def _suggest_company(text: str) -> str | None:
@@ -728,8 +752,9 @@ def _build_rest(tokens: list[str], board: Board, line: str) -> tuple[tuple[str, 
     _, reason = _section(middle, board)
     for bad, shorter in ((middle[-1:], middle[:-1]), (middle[:1], middle[1:])):
         if bad and shorter and _section(shorter, board, explain=False)[0]:
-            return None, _why("company_not_card" if companies_at(bad, 0) else "build_not_a_card",
-                              word=bad[0])
+            if companies_at(bad, 0):
+                return None, _why("company_not_card", word=bad[0])
+            return None, _why("build_not_a_card", word=bad[0], suggestion=_suggest_card(bad[0]))
     return None, reason or _why("build_needs_section")
 
 
@@ -781,7 +806,8 @@ def _parse_discard(rest: list[str], line: str) -> str:
         raise OrderError("which_discard", line)
     cards = [card_word(t) for t in toks]
     if None in cards:
-        raise OrderError("discard_not_a_card", line, word=toks[cards.index(None)])
+        bad = toks[cards.index(None)]
+        raise OrderError("discard_not_a_card", line, word=bad, suggestion=_suggest_card(bad))
     if len(cards) > 1:
         raise OrderError("discard_one_card", line)
     return cards[0]  # type: ignore[return-value]

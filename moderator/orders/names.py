@@ -1,0 +1,117 @@
+"""Names a player types, matched as people type them, and the nearest ones.
+
+Everything a mail names (a time zone, a language, a player, a track card; the
+order words, companies and cities go through the same folding in
+:mod:`moderator.orders.parser`) is compared by :func:`moderator.orders.lexicon.fold`:
+NFKC (full-width ``ＫＣＣ`` is ``KCC``), accents stripped (``Zoë`` is ``zoe``),
+case folded.  When nothing matches, :func:`nearest` gives the closest names
+(``difflib``, by the folded forms) for the refusal to offer.
+
+Pure: no I/O, no clock (``zoneinfo.available_timezones`` reads the installed
+zone names once).
+"""
+from __future__ import annotations
+
+import difflib
+import functools
+from typing import Iterable, Mapping
+from zoneinfo import available_timezones
+
+from .lexicon import fold
+
+NEAREST = 3
+"""How many near matches a refusal offers at most."""
+CUTOFF = 0.6
+"""The least ``difflib`` ratio (0-1, of the folded forms) of a near match."""
+
+
+def key(text: str) -> str:
+    """``text`` as a name is compared: :func:`~moderator.orders.lexicon.fold`
+    with ``_``, ``-`` and spaces alike (``"New York"`` / ``"new_york"`` /
+    ``"NEW-YORK"`` → ``"new_york"``)."""
+    return "_".join(fold(str(text).replace("_", " ").replace("-", " ")).split())
+
+
+def index(names: Iterable[str]) -> dict[str, str]:
+    """``{key(name): name}`` for ``names`` (the first of two with one key wins)."""
+    out: dict[str, str] = {}
+    for name in names:
+        out.setdefault(key(name), name)
+    return out
+
+
+def find(typed: str, names: Iterable[str] | Mapping[str, str]) -> str | None:
+    """The one of ``names`` that ``typed`` names regardless of case, accents and
+    full-width forms (``find("zoe", ["Ann", "Zoë"])`` → ``"Zoë"``), or None.
+    ``names`` may be an :func:`index` already."""
+    table = names if isinstance(names, Mapping) else index(names)
+    return table.get(key(typed))
+
+
+def nearest(typed: str, names: Iterable[str] | Mapping[str, str], n: int = NEAREST,
+            cutoff: float = CUTOFF) -> list[str]:
+    """Up to ``n`` of ``names`` closest to ``typed`` (``difflib.get_close_matches``
+    on the folded forms, ratio at least ``cutoff``), closest first, as the names
+    are written: ``nearest("Deutch", ["Deutsch", "English"])`` → ``["Deutsch"]``.
+    ``[]`` when none is close or ``typed`` is blank."""
+    table = names if isinstance(names, Mapping) else index(names)
+    k = key(typed)
+    if not k:
+        return []
+    return [table[m] for m in difflib.get_close_matches(k, list(table), n=n, cutoff=cutoff)]
+
+
+# ------------------------------------------------------------------ time zones
+
+@functools.lru_cache(maxsize=1)
+def _zones() -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+    """``(full, places)``: every IANA zone ``zoneinfo`` knows by :func:`key`
+    (``"europe/prague"`` → ``"Europe/Prague"``), and by the key of its last part
+    (``"prague"``) the zones so named, canonical ones (``Area/Place``) only when
+    there are some."""
+    zones = sorted(available_timezones())
+    full = index(zones)
+    places: dict[str, list[str]] = {}
+    for z in zones:
+        if z.startswith(("Etc/", "posix/", "right/")) or "/" not in z:
+            continue
+        places.setdefault(key(z.rsplit("/", 1)[1]), []).append(z)
+    return full, {k: tuple(v) for k, v in places.items()}
+
+
+def timezone_named(typed: str) -> str | None:
+    """The IANA time zone ``typed`` names (``zoneinfo.available_timezones``):
+    the full name in any case, with spaces for ``_`` and without accents
+    (``"europe/prague"``, ``"US/eastern"``, ``"America/New York"``), or a place
+    that names one zone (``"prague"``, ``"São Paulo"``, ``"new york"``);
+    written as ``zoneinfo`` writes it (``"Europe/Prague"``).  None for anything
+    else (an unknown name, a place of several zones)."""
+    text = str(typed).strip()
+    if not text or text.startswith("/") or ".." in text:
+        return None
+    full, places = _zones()
+    hit = full.get(key(text))
+    if hit:
+        return hit
+    found = places.get(key(text), ())
+    return found[0] if len(found) == 1 else None
+
+
+def timezone_nearest(typed: str, n: int = NEAREST) -> list[str]:
+    """Up to ``n`` IANA zones near ``typed``, closest first, for a refusal: the
+    zones of a place of several (``"Eastern"``), else the full names and places
+    nearest it (``"Europe/Prag"`` → ``Europe/Prague``, ``"Pargue"`` →
+    ``Europe/Prague``).  ``[]`` when none is close."""
+    full, places = _zones()
+    k = key(typed)
+    if not k:
+        return []
+    if k in places:
+        return list(places[k][:n])
+    out: list[str] = []
+    for m in difflib.get_close_matches(k, list(full), n=n, cutoff=CUTOFF):
+        out.append(full[m])
+    tail = k.rsplit("/", 1)[-1]
+    for m in difflib.get_close_matches(tail, list(places), n=n, cutoff=0.75):
+        out.extend(places[m])
+    return list(dict.fromkeys(out))[:n]
