@@ -242,6 +242,14 @@ _PHRASE_SEPARATOR_RE = re.compile(
     rf"[-_=*~\s]*(?:{_alternation(_labels('original', 'forwarded'))})[-_=*~\s]*[:\uff1a]?",
     re.IGNORECASE,
 )
+# A webmail's line above its header block: "Message du 03/12/12 14:58" (Orange),
+# "Nachricht vom ...", "Messaggio di: ..." (the table's intro words)
+_INTRO_RE = re.compile(rf"\*?(?:{_alternation(_labels('intro'))})(?:{_LABEL_END}|\s+\d)", re.IGNORECASE)
+# any reply-header line: a label of the table before its colon, an intro line, a separator
+_LABEL_LINE_RE = re.compile(
+    rf"\*?(?:{_alternation(_labels('from', 'sent', 'date', 'to', 'cc', 'subject', 'intro'))}){_LABEL_END}",
+    re.IGNORECASE,
+)
 _UNDERSCORES_RE = re.compile(r"_{10,}")  # Outlook on the web / mobile, before From:
 _GROUPWISE_RE = re.compile(r">>>\s.*\s>>>")  # GroupWise: '>>> "Name" <addr> date >>>'
 
@@ -260,6 +268,22 @@ _FOOTER_RE = re.compile(
     re.IGNORECASE,
 )
 _FOOTER_MAX = 100
+
+
+def is_reply_header(line: str) -> bool:
+    """Whether ``line`` (one line of a body, ``>`` quoting and ``*`` emphasis
+    allowed) is a line of a reply header block in any language of
+    :data:`REPLY_TABLE`: a header label before its colon (``From:``, ``De :``,
+    ``Betreff:``, ``Od:``, ``件名：``), a webmail's intro line (``Message du
+    03/12/12 14:58``, ``Message du : ...``, ``Messaggio di: ...``) or a
+    separator phrase (``-----Original Message-----``, ``Begin forwarded
+    message:``).  Such a line is never a command (``moderation.interpret``,
+    ``gm.looks_like_gm``).  Never raises."""
+    bare = _bare(str(line)).lstrip("> ").strip()
+    if not bare or len(bare) > _ATTRIBUTION_MAX:
+        return False
+    return bool(_LABEL_LINE_RE.match(bare) or _INTRO_RE.match(bare)
+                or _SEPARATOR_RE.fullmatch(bare) or _PHRASE_SEPARATOR_RE.fullmatch(bare))
 
 
 def _header_block_lang(line: str) -> str:
@@ -376,7 +400,9 @@ def strip_quoted(text: str) -> str:
       label of any language in the table followed by at least two more labels
       (Sent/Date/To/Cc/Subject) among the next six non-blank lines
       (``From:/Sent:/To:``, ``От:/Отправлено:/Кому:``, ``Od:/Wysłano:/Do:``,
-      ``Lähettäjä:/Lähetetty:/Vastaanottaja:``, ``差出人:/送信日時:/宛先:`` ...).
+      ``Lähettäjä:/Lähetetty:/Vastaanottaja:``, ``差出人:/送信日時:/宛先:`` ...),
+      with the rule line or webmail intro line (``Message du 03/12/12 14:58``)
+      right above it.
 
     Never raises for a ``str``.
     """
@@ -443,7 +469,7 @@ def _strip(text: str) -> tuple[list[str], str | None]:
         ):
             cut = "separator of a quoted mail"
             break
-        if _RULE_RE.fullmatch(bare) and nxt[i + 1] < len(lines) and _is_header_block(
+        if (_RULE_RE.fullmatch(bare) or _INTRO_RE.match(bare)) and nxt[i + 1] < len(lines) and _is_header_block(
                 lines, nxt[i + 1], nxt):
             cut = f"reply header block ({_header_block_lang(_bare(lines[nxt[i + 1]]))})"
             break

@@ -36,7 +36,7 @@ from email.utils import make_msgid
 from typing import Any, Callable, Union
 
 from .. import i18n
-from ..mail.read import OrderMail, canonical_address, player_address
+from ..mail.read import OrderMail, canonical_address, is_reply_header, player_address
 from ..mail.threads import thread_token
 from ..render import MAP_HERE, render
 from ..render.words import word
@@ -111,9 +111,11 @@ class GmCommand:
 def parse_gm(line: str) -> GmCommand:
     """The game-master command on ``line`` (case of the command word ignored).
     Raises GmError: ``gm_unknown`` (no such command), ``gm_usage`` (its
-    arguments are wrong; values: ``command``)."""
+    arguments are wrong; values: ``command``).  A line of a reply header block
+    (``Message du : 12/03/2024 10:15``, ``De : ...``; ``read.is_reply_header``)
+    is never a command: ``gm_unknown``."""
     words = line.strip().split()
-    if not words:
+    if not words or is_reply_header(line):
         raise GmError("gm_unknown", line=line)
     name, rest = words[0].lower().strip(":"), words[1:]
     tail = line.strip()[len(words[0]):].strip()
