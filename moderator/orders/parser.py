@@ -923,15 +923,45 @@ def _is_prose(tokens: list[str], board: Board) -> bool:
     """A line of plain words that cannot be meant as an order ("Sorry for the
     delay!", "Grüße, Cy", a bare signature): no verb, no company, track card, city,
     number or order word.  A line with any of those is read (and refused if wrong),
-    so a mistyped order is never skipped silently."""
+    so a mistyped order is never skipped silently.  A line of one word close to
+    a command (``statsu``, ``histroy``, Czech ``napovda``; :func:`_close_to_command`)
+    is read too, so its refusal offers the command."""
     if command(" ".join(tokens), i18n.DEFAULT):
         return False  # a command inside an order line is pointed out
+    if len(tokens) == 1 and _close_to_command(_low(tokens[0]), i18n.current()):
+        return False
     for tok in tokens:
         low = _low(tok)
         if (low in VERBS or low in ORDER_WORDS or card_word(tok) or company_of(tok)
                 or any(ch.isdigit() for ch in tok) or city_index(board).find(tok, short=False)[0]):
             return False
     return True
+
+
+@functools.lru_cache(maxsize=4096)
+def _close_to_command(word: str, language: str) -> bool:
+    """Whether ``word`` (one word, lower case) is a mistyping of a mail command
+    of English or ``language`` (``difflib`` ratio 0.8 of the folded words, words
+    of four letters or more; the command itself is no mistyping):
+    ``"statsu"``, ``"histroy"``, ``"rulez"``, not ``"hell"`` or ``"stan"``."""
+    key = fold(word).strip(".,;:!?()")
+    if len(key) < 4 or not key.isalpha():
+        return False
+    words = _command_words(language)
+    return key not in words and bool(difflib.get_close_matches(key, words, n=1, cutoff=0.8))
+
+
+@functools.lru_cache(maxsize=None)
+def _command_words(language: str) -> tuple[str, ...]:
+    """The folded words of the mail commands in English and ``language``
+    (``status``, ``rules``, ``hilfe``, ``napoveda`` ...), four letters or more."""
+    from .languages import WORDS
+
+    out = set(COMMANDS) | set(COMMAND_ALIASES) | set(ARG_COMMANDS)
+    for english, words in WORDS.get(language, {}).get("commands", {}).items():
+        if english in COMMANDS:
+            out.update(fold(w) for w in words)
+    return tuple(sorted(w for w in out if len(w) >= 4 and " " not in w))
 
 
 def parse_turn(lines: list[str], board: Board, language: str | None = None) -> Action:
