@@ -290,7 +290,8 @@ def _header_block_lang(line: str) -> str:
     """The language(s) whose From label opens ``line`` (for OrderMail.cut)."""
     label = re.split(r"\s*[:\uff1a]", line.strip().strip("*"), maxsplit=1)[0].strip("* ")
     langs = [lang for lang, entry in REPLY_TABLE.items()
-             if any(label.lower() == w.lower() for w in entry.get("from", []))]
+             if any(label.lower() == w.lower() for w in entry.get("from", []))
+             or any(label.lower().startswith(w.lower()) for w in entry.get("intro", []))]
     return "/".join(langs[:3]) or "?"
 
 
@@ -339,7 +340,7 @@ def _attribution_length(lines: list[str], i: int, nxt: list[int]) -> int:
             break  # only lines that open like an attribution (or end inside an address) may be wrapped
     # Any other line ending in a colon directly above a '>' quote is an attribution
     # too (other languages, other clients: "2026年11月30日(月) 23:54 X <x@y>:").
-    if first.endswith((":", "\uff1a")):
+    if first.endswith((":", "\uff1a")) or _INTRO_RE.match(first):  # or "Message du 03/12/12 14:58"
         j = nxt[i + 1]
         if j < len(lines) and _is_quote(lines[j]):
             return 1
@@ -347,9 +348,10 @@ def _attribution_length(lines: list[str], i: int, nxt: list[int]) -> int:
 
 
 def _is_header_block(lines: list[str], i: int, nxt: list[int]) -> bool:
-    """True when line ``i`` opens an Outlook-style ``From: / Sent: / To:`` block:
-    at least two more header lines among the next six non-blank ones."""
-    if not _HDR_FROM_RE.match(_bare(lines[i])):
+    """True when line ``i`` opens an Outlook-style ``From: / Sent: / To:`` block
+    (or a webmail's intro line opens it: ``Message du 03/12/12 14:58``): at
+    least two more header lines among the next six non-blank ones."""
+    if not (_HDR_FROM_RE.match(_bare(lines[i])) or _INTRO_RE.match(_bare(lines[i]))):
         return False
     seen = 0
     j = nxt[i + 1]
@@ -401,8 +403,8 @@ def strip_quoted(text: str) -> str:
       (Sent/Date/To/Cc/Subject) among the next six non-blank lines
       (``From:/Sent:/To:``, ``От:/Отправлено:/Кому:``, ``Od:/Wysłano:/Do:``,
       ``Lähettäjä:/Lähetetty:/Vastaanottaja:``, ``差出人:/送信日時:/宛先:`` ...),
-      with the rule line or webmail intro line (``Message du 03/12/12 14:58``)
-      right above it.
+      or a webmail's intro line (``Message du 03/12/12 14:58``) in place of the
+      From line, or a rule line right above it.
 
     Never raises for a ``str``.
     """
@@ -469,7 +471,7 @@ def _strip(text: str) -> tuple[list[str], str | None]:
         ):
             cut = "separator of a quoted mail"
             break
-        if (_RULE_RE.fullmatch(bare) or _INTRO_RE.match(bare)) and nxt[i + 1] < len(lines) and _is_header_block(
+        if _RULE_RE.fullmatch(bare) and nxt[i + 1] < len(lines) and _is_header_block(
                 lines, nxt[i + 1], nxt):
             cut = f"reply header block ({_header_block_lang(_bare(lines[nxt[i + 1]]))})"
             break
