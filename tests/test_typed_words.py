@@ -211,7 +211,14 @@ def test_a_seat_is_named_in_any_case_accents_and_width(tmp_path):
     with pytest.raises(gm.GmRefusal) as info:
         gm._seat(rec, "Zoey")
     assert info.value.values == {"player": "Zoey", "players": "Zoë, Ann, Cy"}  # the nearest first
-    h.mod.manage("ridge", "eject zoe")
+    from moderator.admin import set_address
+
+    assert set_address(h.config, "ridge", "ZOE", "zoe@example.net", clock=lambda: T0) == (
+        "Zoë", "zoe@example.org", "zoe@example.net")
+    with pytest.raises(ValueError, match=r"game ridge has no player 'Zoey'; its players are Zoë, Ann, Cy$"):
+        set_address(h.config, "ridge", "Zoey", "zoe@example.com", clock=lambda: T0)
+    assert gm.parse_gm("ＥＪＥＣＴ zoe") == gm.GmCommand("eject", ("zoe",))
+    h.mod.manage("ridge", "Eject ZOË")
     assert h.load().player_by_name("Zoë").bot
 
 
@@ -358,3 +365,26 @@ def test_a_mistyped_order_below_a_turn_is_still_refused(tmp_path):
     report = h.run()
     assert (report.applied, report.refused) == (0, 1), report.summary()
     assert h.path.read_bytes() == before
+
+
+def _labels():
+    from moderator.mail.read import REPLY_TABLE
+
+    for lang, entry in sorted(REPLY_TABLE.items()):
+        for kind in ("from", "sent", "date", "to", "cc", "subject", "intro"):
+            for label in entry.get(kind, []):
+                yield lang, label
+
+
+@pytest.mark.parametrize("lang,label", sorted(set(_labels())))
+def test_no_header_label_of_the_table_makes_a_command(lang, label):
+    """Every label of every language of reply_headers.json (39 languages: the
+    product's five and the big European ones among them), before a colon and
+    a command word, is a reply header: no mail command, no game-master command."""
+    from moderator.moderation.interpret import interpret
+
+    for tail in ("status", "help", "message to all", "end", "pause", "resign"):
+        line = f"{label}: {tail}"
+        assert is_reply_header(line), line
+        assert not gm.looks_like_gm(line), line
+        assert interpret([line], BOARD).commands == (), line

@@ -38,6 +38,7 @@ from typing import Any, Callable, Union
 from .. import i18n
 from ..mail.read import OrderMail, canonical_address, is_reply_header, player_address
 from ..mail.threads import thread_token
+from ..orders.lexicon import fold
 from ..render import MAP_HERE, render
 from ..render.words import word
 from ..rules.engine import Game
@@ -117,7 +118,7 @@ def parse_gm(line: str) -> GmCommand:
     words = line.strip().split()
     if not words or is_reply_header(line):
         raise GmError("gm_unknown", line=line)
-    name, rest = words[0].lower().strip(":"), words[1:]
+    name, rest = fold(words[0]).strip(":"), words[1:]  # any case and width: "ＰＡＵＳＥ", "Undo"
     tail = line.strip()[len(words[0]):].strip()
     if name not in GM_COMMANDS:
         raise GmError("gm_unknown", line=line)
