@@ -388,3 +388,13 @@ def test_no_header_label_of_the_table_makes_a_command(lang, label):
         assert is_reply_header(line), line
         assert not gm.looks_like_gm(line), line
         assert interpret([line], BOARD).commands == (), line
+
+
+def test_a_players_language_at_creation_names_the_seat_in_any_case(tmp_path):
+    from moderator.store.gamefile import GameStore
+    from moderator.moderation.create import new_game
+
+    store = GameStore(tmp_path / "games")
+    record = new_game(store, "hill", [("Ann", "ann@example.org"), ("Zoë", "zoe@example.org"),
+                                      ("Cy", "cy@example.net")], 3, T0, languages={"ZOE": "ＤＥ"})
+    assert [(p.name, p.language) for p in record.players] == [("Ann", None), ("Zoë", "de"), ("Cy", None)]

@@ -21,7 +21,8 @@ def choices() -> list[tuple[str, str]]:
 
 def check_language(tag: str) -> str:
     """The language code ``tag`` names (``i18n.normalize``: ``es``, ``ES``,
-    ``es-MX``, ``Deutsch``, ``中文``).  ValueError naming the five codes for
+    ``es-MX``, ``Deutsch``, ``中文``; any case, accents or width: ``ＤＥ``,
+    ``cestina``).  ValueError naming the five codes for
     anything else."""
     code = i18n.normalize(tag)
     if code is None:
