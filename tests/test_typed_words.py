@@ -269,6 +269,19 @@ def test_a_line_counts_as_an_order_only_when_it_reads_as_one(line, order):
     assert looks_like_order(line, BOARD) is order
 
 
+@pytest.mark.parametrize("language,line,order", [
+    ("de", "baeu KCC DEN-KCY weiß", True), ("de", "2 KCC investieren", True),
+    ("de", "Nimm den Stapel", True), ("de", "Leg die Schlüssel in den Kasten.", False),
+    ("de", "Schöne Grüße, Jörg", False),
+    ("es", "construr KCC DEN-KCY blanca", True), ("es", "Pon las llaves en la caja.", False),
+    ("cs", "postavt KCC DEN-KCY bílá", True), ("cs", "Tak zítra", False),
+    ("zh", "建造KCC丹佛-堪萨斯城黑色", True), ("zh", "谢谢", False),
+])
+def test_a_line_reads_as_an_order_in_the_players_language(language, line, order):
+    with i18n.speaking(language):
+        assert looks_like_order(line, BOARD) is order
+
+
 @pytest.mark.parametrize("line", [
     "Message du : 12/03/2024 10:15", "Message du 03/12/12 14:58", "> Message du 03/12/12 14:58",
     "Nachricht vom 01.12.2026 um 10:15", "Messaggio di: moderator@pbem.localhost",

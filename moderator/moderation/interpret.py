@@ -17,7 +17,9 @@ from functools import lru_cache
 from typing import Callable, Iterable
 
 from ..mail.read import OrderMail, is_reply_header
-from ..orders.parser import NoOrderFound, OrderError, command, parse_turn, uncommented
+from .. import i18n
+from ..orders.languages import WORDS
+from ..orders.parser import NoOrderFound, OrderError, _verb_last, command, english, parse_turn, uncommented
 from ..orders.lexicon import fold
 from ..orders.vocabulary import (
     BUILD_FILLERS,
@@ -194,7 +196,30 @@ def looks_like_order(line: str, board: Board | None = None) -> bool:
     stack``, ``invest in KCC``), or the line is the verb alone (``pass``).  An
     order word in prose is not enough (``put the keys in the box``, ``return
     mailer.send(message)``, Danish ``Tak``, ``In this regards``): such a line
-    below a complete turn is left out and named in the note."""
+    below a complete turn is left out and named in the note.
+
+    In the language in force (:func:`moderator.i18n.current`, the player's), its
+    order words count as well, read as the parser reads them, verb last too
+    (``baeu KCC DEN-KCY weiß``, ``2 KCC investieren``, ``postavt KCC ...``)."""
+    if _reads_as_order(line, board, VERBS):
+        return True
+    lang = i18n.current()
+    if lang == i18n.DEFAULT:
+        return False
+    tokens = english(line, lang).split()
+    return bool(tokens) and _reads_as_order(" ".join(_verb_last(tokens)), board, _verbs_of(lang))
+
+
+@lru_cache(maxsize=None)
+def _verbs_of(language: str) -> frozenset[str]:
+    """The English order verbs and the folded verbs of ``language``
+    (``languages.WORDS``): what a mistyped verb is compared with."""
+    words = WORDS.get(language, {}).get("verbs", {})
+    return frozenset(VERBS) | {fold(w) for ws in words.values() for w in ws if " " not in w}
+
+
+def _reads_as_order(line: str, board: Board | None, verbs: frozenset[str] | set[str]) -> bool:
+    """``looks_like_order`` of one reading of ``line``, its verbs ``verbs``."""
     words = re.findall(r"[\w&#'/+-]+", fold(line))
     if not words:
         return False
@@ -202,7 +227,7 @@ def looks_like_order(line: str, board: Board | None = None) -> bool:
     if not first:
         return False
     exact = first in VERBS
-    if not exact and not _close_to_verb(first):
+    if not exact and not _close_to_verb(first, verbs if verbs is not VERBS else None):
         return False
     rest = [w.strip("'-") for w in words[1:]]
     rest = [w for w in rest if w and w not in _ORDER_FILLERS]
@@ -233,7 +258,8 @@ def _order_argument(word: str, board: Board | None) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _close_to_verb(word: str) -> bool:
-    """Whether ``word`` is close to an order word (difflib, ratio 0.8): asked once
-    per distinct word, not once per line."""
-    return bool(difflib.get_close_matches(word, VERBS, n=1, cutoff=0.8))
+def _close_to_verb(word: str, verbs: frozenset[str] | None = None) -> bool:
+    """Whether ``word`` is close to an order word (difflib, ratio 0.8; of
+    ``verbs``, default the English ``VERBS``): asked once per distinct word, not
+    once per line."""
+    return bool(difflib.get_close_matches(word, verbs or VERBS, n=1, cutoff=0.8))
