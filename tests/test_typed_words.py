@@ -57,6 +57,9 @@ def test_names_are_found_by_the_one_folding():
     ("São Paulo", "America/Sao_Paulo"),       # accents of the place
     ("zürich", "Europe/Zurich"),
     ("utc", "UTC"),
+    ("UTC+2", "Etc/GMT-2"),                   # an offset: the Etc zone, whose sign POSIX inverts
+    ("gmt -05:00", "Etc/GMT+5"),
+    ("UTC+0", "UTC"),
 ])
 def test_a_time_zone_is_read_in_any_case_accents_and_width(typed, zone):
     assert timezone_named(typed) == zone
@@ -67,6 +70,8 @@ def test_a_time_zone_is_read_in_any_case_accents_and_width(typed, zone):
     ("Pargue", ["Europe/Prague"]),
     ("Prag", ["Europe/Prague"]),               # the German name
     ("eastern", ["Canada/Eastern", "US/Eastern"]),  # a place of two zones: both offered
+    ("UTC+5:30", []),                          # an offset no zone name has: nothing is near it
+    ("UTC+15", []),
 ])
 def test_an_unknown_time_zone_gets_its_nearest(typed, near):
     assert timezone_named(typed) is None

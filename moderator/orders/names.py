@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import re
 from typing import Iterable, Mapping
 from zoneinfo import available_timezones
 
@@ -79,12 +80,33 @@ def _zones() -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
     return full, {k: tuple(v) for k, v in places.items()}
 
 
+_OFFSET_RE = re.compile(r"(?:utc|gmt)?\s*([+-])\s*(\d{1,2})(?::?(\d\d))?")
+
+
+def _offset_zone(text: str) -> tuple[bool, str | None]:
+    """``(is an offset, its zone)`` for ``UTC+2``, ``GMT-5``, ``utc +02:00``:
+    the ``Etc/GMT`` zone of that whole-hour offset (whose sign POSIX inverts:
+    UTC+2 is ``Etc/GMT-2``), None for an offset no such zone has (``UTC+5:30``,
+    ``UTC+15``)."""
+    m = _OFFSET_RE.fullmatch(fold(text))
+    if m is None:
+        return False, None
+    sign, hours, minutes = m.group(1), int(m.group(2)), int(m.group(3) or 0)
+    if minutes or not (hours <= 12 if sign == "-" else hours <= 14):
+        return True, None
+    if hours == 0:
+        return True, "UTC"
+    return True, f"Etc/GMT{'-' if sign == '+' else '+'}{hours}"
+
+
 def timezone_named(typed: str) -> str | None:
     """The IANA time zone ``typed`` names (``zoneinfo.available_timezones``):
     the full name in any case, with spaces for ``_`` and without accents
     (``"europe/prague"``, ``"US/eastern"``, ``"America/New York"``), or a place
-    that names one zone (``"prague"``, ``"São Paulo"``, ``"new york"``);
-    written as ``zoneinfo`` writes it (``"Europe/Prague"``).  None for anything
+    that names one zone (``"prague"``, ``"São Paulo"``, ``"new york"``), or a
+    whole-hour offset (``"UTC+2"`` → ``"Etc/GMT-2"``, ``"GMT-5"`` →
+    ``"Etc/GMT+5"``: POSIX signs); written as ``zoneinfo`` writes it
+    (``"Europe/Prague"``).  None for anything
     else (an unknown name, a place of several zones)."""
     text = str(typed).strip()
     if not text or text.startswith("/") or ".." in text:
@@ -93,6 +115,9 @@ def timezone_named(typed: str) -> str | None:
     hit = full.get(key(text))
     if hit:
         return hit
+    offset, zone = _offset_zone(text)
+    if offset:
+        return zone if zone in full.values() else None
     found = places.get(key(text), ())
     return found[0] if len(found) == 1 else None
 
@@ -104,8 +129,8 @@ def timezone_nearest(typed: str, n: int = NEAREST) -> list[str]:
     ``Europe/Prague``).  ``[]`` when none is close."""
     full, places = _zones()
     k = key(typed)
-    if not k:
-        return []
+    if not k or _offset_zone(str(typed).strip())[0]:
+        return []  # an offset of no zone (UTC+5:30): no name is near it
     if k in places:
         return list(places[k][:n])
     out: list[str] = []
