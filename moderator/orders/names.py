@@ -67,17 +67,60 @@ def nearest(typed: str, names: Iterable[str] | Mapping[str, str], n: int = NEARE
 @functools.lru_cache(maxsize=1)
 def _zones() -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
     """``(full, places)``: every IANA zone ``zoneinfo`` knows by :func:`key`
-    (``"europe/prague"`` → ``"Europe/Prague"``), and by the key of its last part
-    (``"prague"``) the zones so named, canonical ones (``Area/Place``) only when
-    there are some."""
+    (``"europe/prague"`` → ``"Europe/Prague"``), and by the key of a place the
+    zones so named: the last part of a zone's name (``"prague"``, ``"eastern"``
+    → ``US/Eastern``, ``Canada/Eastern``) and the zone's city in each language
+    pbem writes (Unicode CLDR's exemplar cities through Babel: ``"praha"``,
+    ``"prag"``, ``"nueva_york"``, ``"上海"``; the canonical zone of an alias)."""
     zones = sorted(available_timezones())
     full = index(zones)
     places: dict[str, list[str]] = {}
-    for z in zones:
-        if z.startswith(("Etc/", "posix/", "right/")) or "/" not in z:
-            continue
+    area = [z for z in zones if "/" in z and not z.startswith(("Etc/", "posix/", "right/"))]
+    for z in area:
         places.setdefault(key(z.rsplit("/", 1)[1]), []).append(z)
+    for k, found in _cldr_cities(tuple(area)).items():
+        mine = places.setdefault(k, [])
+        mine.extend(z for z in found if z not in mine)
     return full, {k: tuple(v) for k, v in places.items()}
+
+
+@functools.lru_cache(maxsize=1)
+def _canonical() -> dict[str, str]:
+    """CLDR's canonical zone of each alias (``Europe/Kiev`` → ``Europe/Kyiv``,
+    ``US/Eastern`` → ``America/New_York``) that ``zoneinfo`` knows."""
+    from babel.core import get_global
+
+    known = set(available_timezones())
+    return {a: z for a, z in get_global("zone_aliases").items() if z in known}
+
+
+def _cldr_cities(zones: tuple[str, ...]) -> dict[str, list[str]]:
+    """``{key(city): [zone]}``: the exemplar city CLDR gives each of ``zones``
+    in each language of :data:`moderator.i18n.LOCALES` (Babel's
+    ``get_timezone_location``), each zone as CLDR's canonical one of its alias
+    (``US/Eastern`` → ``America/New_York``) when ``zoneinfo`` has that one.
+    Read once (about a second)."""
+    from babel.dates import get_timezone, get_timezone_location
+
+    from ..i18n import LOCALES
+
+    aliases = _canonical()
+    out: dict[str, list[str]] = {}
+    for z in zones:
+        canonical = aliases.get(z, z)
+        try:
+            tz = get_timezone(z)
+        except LookupError:
+            continue
+        for locale in LOCALES.values():
+            try:
+                city = get_timezone_location(tz, locale=locale, return_city=True)
+            except (LookupError, ValueError):
+                continue
+            found = out.setdefault(key(city), [])
+            if canonical not in found:
+                found.append(canonical)
+    return out
 
 
 _OFFSET_RE = re.compile(r"(?:utc|gmt)?\s*([+-])\s*(\d{1,2})(?::?(\d\d))?")
@@ -103,7 +146,8 @@ def timezone_named(typed: str) -> str | None:
     """The IANA time zone ``typed`` names (``zoneinfo.available_timezones``):
     the full name in any case, with spaces for ``_`` and without accents
     (``"europe/prague"``, ``"US/eastern"``, ``"America/New York"``), or a place
-    that names one zone (``"prague"``, ``"São Paulo"``, ``"new york"``), or a
+    that names one zone, in any language pbem writes (``"prague"``, ``"Praha"``,
+    ``"São Paulo"``, ``"new york"``, ``"Nueva York"``, ``"上海"``), or a
     whole-hour offset (``"UTC+2"`` → ``"Etc/GMT-2"``, ``"GMT-5"`` →
     ``"Etc/GMT+5"``: POSIX signs); written as ``zoneinfo`` writes it
     (``"Europe/Prague"``).  None for anything
@@ -118,8 +162,8 @@ def timezone_named(typed: str) -> str | None:
     offset, zone = _offset_zone(text)
     if offset:
         return zone if zone in full.values() else None
-    found = places.get(key(text), ())
-    return found[0] if len(found) == 1 else None
+    found = {_canonical().get(z, z) for z in places.get(key(text), ())}
+    return found.pop() if len(found) == 1 else None  # "kiev": Europe/Kiev and Kyiv are one
 
 
 def timezone_nearest(typed: str, n: int = NEAREST) -> list[str]:
