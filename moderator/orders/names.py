@@ -7,8 +7,9 @@ NFKC (full-width ``ＫＣＣ`` is ``KCC``), accents stripped (``Zoë`` is ``zoe`
 case folded.  When nothing matches, :func:`nearest` gives the closest names
 (``difflib``, by the folded forms) for the refusal to offer.
 
-Pure: no I/O, no clock (``zoneinfo.available_timezones`` reads the installed
-zone names once).
+No clock, no game state: the installed zone names
+(``zoneinfo.available_timezones``) and Babel's CLDR city names are read once
+per process, when a time zone is first looked up.
 """
 from __future__ import annotations
 
