@@ -248,6 +248,8 @@ def test_a_command_in_any_case_accents_and_width(line, language, cmd):
 def test_a_mistyped_command_is_refused_with_the_nearest_in_en_and_de():
     assert refusal(["statsu"])[:2] == ("unknown_order", {"word": "statsu", "suggestion": "status"})
     assert refusal(["Histroy!"])[1]["suggestion"] == "history"
+    assert refusal(["timezon"])[1] == {"word": "timezon", "suggestion": "timezone"}
+    assert refusal(["vacaton"])[1] == {"word": "vacaton", "suggestion": "vacation"}
     code, values, reason = refusal(["Hilfee"], "de")
     assert (code, values["suggestion"]) == ("unknown_order", "Hilfe")
     assert reason.startswith("Den Befehl 'Hilfee' kenne ich nicht (meintest du 'Hilfe'?); ")

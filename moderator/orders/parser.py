@@ -905,7 +905,8 @@ def _unknown(tokens: list[str], board: Board) -> _Why:
             pass
         else:
             return _why("verb_first", order=str(build))
-    words = suggestions(i18n.current())
+    lang = i18n.current()
+    words = {**{w: canonical(c, lang) for w, c in ARG_COMMANDS.items() if len(w) >= 4}, **suggestions(lang)}
     near = difflib.get_close_matches(fold(low), sorted(words), n=1, cutoff=0.7)
     return _why("unknown_order", word=word, suggestion=words[near[0]] if near else None)
 
