@@ -425,3 +425,31 @@ def test_a_players_language_at_creation_names_the_seat_in_any_case(tmp_path):
     record = new_game(store, "hill", [("Ann", "ann@example.org"), ("Zoë", "zoe@example.org"),
                                       ("Cy", "cy@example.net")], 3, T0, languages={"ZOE": "ＤＥ"})
     assert [(p.name, p.language) for p in record.players] == [("Ann", None), ("Zoë", "de"), ("Cy", None)]
+
+
+@pytest.mark.parametrize("line,is_gm", [
+    ("undo 1", True), ("undo 2 force", True), ("pause", True), ("end: nobody plays any more", True),
+    ("message: I am late this week", True), ("observe watcher@example.com", True), ("resume", True),
+    ("eject Bob", True), ("deadline 48h", True), ("extend Bob 1d", True),
+    ("replace Bob Dora=dora@example.org", True),
+    ("Message me if you need anything.", False), ("End of story, see you Saturday.", False),
+    ("Pause the music when you call.", False), ("Undo 2 would be nice", False),
+    ("Observe carefully", False), ("Message du : 12/03/2024 10:15", False),
+])
+def test_a_players_line_is_a_game_master_command_only_when_written_as_one(line, is_gm):
+    assert gm.looks_like_gm(line) is is_gm
+
+
+@pytest.mark.parametrize("tail", ["Message me if you need anything.", "End of story, see you Saturday.",
+                                  "Pause the music when you call.", "Observe carefully"])
+def test_a_turn_above_prose_opening_with_a_game_master_word_is_applied(tmp_path, tail):
+    h = Harness(tmp_path)
+    rec = start_all(h)
+    mover = rec.game.to_move
+    share, card = sorted(rec.game.share_hands[mover])[0], rec.game.track_hands[mover][0]
+    h.sent()
+    h.order(mover, f"invest {share}\ndiscard {card}\n\n{tail}")
+    report = h.run()
+    assert (report.applied, report.refused) == (1, 0), report.summary()
+    assert h.load().history[-1]["order"] == str(Invest((share,), card))
+    assert not [m for m in h.sent() if "refused" in title_of(m)]

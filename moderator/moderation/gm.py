@@ -170,12 +170,29 @@ def parse_gm(line: str) -> GmCommand:
 
 
 def looks_like_gm(line: str) -> bool:
-    """Whether a player's line is a game-master command (``parse_gm`` reads it):
-    such a line is refused with ``gm_only``, not read as an order."""
+    """Whether a player's line is a game-master command (``parse_gm`` reads it)
+    written as one, not prose that opens with a command word: such a line is
+    refused with ``gm_only``, not read as an order.  The commands of free text
+    count alone or with a colon (``pause``, ``end: ...``, ``message: ...``, not
+    "Message me if you need anything", "End of story"); ``undo N [force]``
+    without more words ("Undo 2 would be nice" is prose); ``observe`` with an
+    address; ``resume`` alone.  ``eject``, ``deadline``, ``extend`` and
+    ``replace`` are checked by ``parse_gm`` itself (a seat, durations, NAME=ADDRESS)."""
     try:
-        parse_gm(line)
+        cmd = parse_gm(line)
     except GmError:
         return False
+    words = line.strip().rstrip(".!").split()
+    head = words[0].rstrip(":") if words else ""
+    colon = bool(words) and (words[0].endswith(":") or (len(words) > 1 and words[1].startswith(":")))
+    if cmd.name in ("end", "pause", "message"):
+        return len(words) == 1 or colon
+    if cmd.name == "undo":
+        return not cmd.reason
+    if cmd.name == "observe":
+        return "@" in cmd.args[0]
+    if cmd.name == "resume":
+        return len(words) == 1 and bool(head)
     return True
 
 
