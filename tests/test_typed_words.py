@@ -325,6 +325,11 @@ def test_commands_are_no_reply_headers(line):
     "Messaggio di: moderator@pbem.localhost\nData: 01/12/2026 10:15\nA: ann@example.org\n"
     "Oggetto: Union Pacific ridge\n\nBenvenuto",
     "Message du : 01/12/2026 10:15\n> De : Moderator\n> Objet : Union Pacific ridge",
+    # GMX and web.de write the Sent line first
+    "Gesendet: Dienstag, 01. Dezember 2026 um 10:15 Uhr\nVon: \"Moderator\" <moderator@pbem.localhost>\n"
+    "An: ann@example.org\nBetreff: Union Pacific ridge\n\nWillkommen",
+    "Sent: Tuesday, December 1, 2026 10:15 AM\nFrom: Moderator <moderator@pbem.localhost>\n"
+    "To: ann@example.org\nSubject: Union Pacific ridge\n\nWelcome",
 ])
 def test_a_webmail_intro_line_ends_the_reading_with_its_header_block(tail):
     assert strip_quoted(f"start KCC\n\n{tail}") == "start KCC"

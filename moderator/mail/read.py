@@ -242,6 +242,8 @@ _PHRASE_SEPARATOR_RE = re.compile(
     rf"[-_=*~\s]*(?:{_alternation(_labels('original', 'forwarded'))})[-_=*~\s]*[:\uff1a]?",
     re.IGNORECASE,
 )
+# a Sent/Date line written above the From line (GMX, web.de: "Gesendet: ... / Von: ...")
+_HDR_SENT_RE = re.compile(rf"\*?(?:{_alternation(_labels('sent', 'date'))}){_LABEL_END}\s*\S", re.IGNORECASE)
 # A webmail's line above its header block: "Message du 03/12/12 14:58" (Orange),
 # "Nachricht vom ...", "Messaggio di: ..." (the table's intro words)
 _INTRO_RE = re.compile(rf"\*?(?:{_alternation(_labels('intro'))})(?:{_LABEL_END}|\s+\d)", re.IGNORECASE)
@@ -404,7 +406,8 @@ def strip_quoted(text: str) -> str:
       (``From:/Sent:/To:``, ``От:/Отправлено:/Кому:``, ``Od:/Wysłano:/Do:``,
       ``Lähettäjä:/Lähetetty:/Vastaanottaja:``, ``差出人:/送信日時:/宛先:`` ...),
       or a webmail's intro line (``Message du 03/12/12 14:58``) in place of the
-      From line, or a rule line right above it.
+      From line, or a rule line or a Sent/Date line (GMX's ``Gesendet: ...``)
+      right above it.
 
     Never raises for a ``str``.
     """
@@ -471,8 +474,8 @@ def _strip(text: str) -> tuple[list[str], str | None]:
         ):
             cut = "separator of a quoted mail"
             break
-        if _RULE_RE.fullmatch(bare) and nxt[i + 1] < len(lines) and _is_header_block(
-                lines, nxt[i + 1], nxt):
+        if (_RULE_RE.fullmatch(bare) or _HDR_SENT_RE.match(bare)) and nxt[i + 1] < len(lines) \
+                and _is_header_block(lines, nxt[i + 1], nxt):
             cut = f"reply header block ({_header_block_lang(_bare(lines[nxt[i + 1]]))})"
             break
         if _is_header_block(lines, i, nxt):
