@@ -325,6 +325,9 @@ def test_commands_are_no_reply_headers(line):
     "Messaggio di: moderator@pbem.localhost\nData: 01/12/2026 10:15\nA: ann@example.org\n"
     "Oggetto: Union Pacific ridge\n\nBenvenuto",
     "Message du : 01/12/2026 10:15\n> De : Moderator\n> Objet : Union Pacific ridge",
+    # Apple Mail in Czech (crisp-oss/email-reply-parser's fixture apple_mail_cs_body)
+    "Začátek přeposílané zprávy:\n\nOd: Moderator <moderator@pbem.localhost>\nPředmět: Union Pacific ridge\n"
+    "Datum: 1. prosince 2026 10:15:08 SEČ\nKomu: ann@example.org",
     # GMX and web.de write the Sent line first
     "Gesendet: Dienstag, 01. Dezember 2026 um 10:15 Uhr\nVon: \"Moderator\" <moderator@pbem.localhost>\n"
     "An: ann@example.org\nBetreff: Union Pacific ridge\n\nWillkommen",
