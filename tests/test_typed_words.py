@@ -334,7 +334,7 @@ def test_commands_are_no_reply_headers(line):
     "Sent: Tuesday, December 1, 2026 10:15 AM\nFrom: Moderator <moderator@pbem.localhost>\n"
     "To: ann@example.org\nSubject: Union Pacific ridge\n\nWelcome",
 ])
-def test_a_webmail_intro_line_ends_the_reading_with_its_header_block(tail):
+def test_a_webmail_intro_or_sent_line_ends_the_reading_with_its_header_block(tail):
     assert strip_quoted(f"start KCC\n\n{tail}") == "start KCC"
 
 
