@@ -222,7 +222,8 @@ def bounces_clear(config: Config, address: str | None = None) -> list[str]:
 # ---------------------------------------------------------------- players
 def set_address(config: Config, game_id: str, player: str, address: str,
                 clock: Callable[[], datetime] = _utc) -> tuple[str, str, str]:
-    """Give ``player`` of ``game_id`` the new ``address`` (checked like ``pbem
+    """Give ``player`` of ``game_id`` (named in any case, accents or width:
+    ``names.find``) the new ``address`` (checked like ``pbem
     new``: exactly one valid address, not another player's of the game), forget the
     bounces of the old and the new address, and spool a status mail to the new one
     saying so (sent by the next cycle).  Returns ``(player's name, old address,
@@ -233,6 +234,7 @@ def set_address(config: Config, game_id: str, player: str, address: str,
     again, the bookkeeping rolled back)."""
     from .moderation.notify import status_mail
     from .moderation.send import Post
+    from .orders.names import find, nearest
 
     new = player_address(address)
     with cycle_lock(config), Bookkeeping.in_spool(config.spool_dir) as bk:
@@ -240,11 +242,12 @@ def set_address(config: Config, game_id: str, player: str, address: str,
         store.require(game_id)
         with store.lock(game_id):
             record = store.load(game_id)
-            names = {p.name.lower(): p for p in record.players}
-            p = names.get(player.lower())
+            names = {x.name: x for x in record.players}  # any case, accents, width: zoe is Zoë
+            p = names.get(find(player, list(names)) or "")
             if p is None:
+                near = nearest(player, list(names))
                 raise ValueError(f"game {game_id} has no player {player!r}; its players are "
-                                 + ", ".join(x.name for x in record.players))
+                                 + ", ".join(near + [n for n in names if n not in near]))
             others = [x for x in record.players if x is not p and canonical_address(x.address) == new]
             if others:
                 raise ValueError(f"{new} is the address of {others[0].name} in game {game_id}")

@@ -68,17 +68,36 @@ def normalize(tag: str | None) -> str | None:
     """The language code (a key of :data:`LANGUAGES`) that ``tag`` names: a code
     (``es``, ``ES``), a regional tag (``es-MX``, ``de_AT``, ``zh-CN``), or the
     language's English or own name (``Spanish``, ``Deutsch``, ``čeština``,
-    ``中文``).  None for anything else, and for Traditional Chinese (``zh-TW``,
-    ``zh-Hant``), which pbem does not write."""
+    ``中文``), in any case, accents or full-width forms (``ＥＳ``, ``ČEŠTINA``,
+    ``espanol``; :func:`moderator.orders.lexicon.fold`).  None for anything
+    else, and for Traditional Chinese (``zh-TW``, ``zh-Hant``), which pbem does
+    not write; :func:`names_of_languages` is what near matches are chosen from."""
     if not tag:
         return None
-    t = tag.strip().lower()
-    if t in _NAMES:
-        return _NAMES[t]
+    from .orders.lexicon import fold  # the one folding of typed names (imports this module)
+
+    t = fold(tag)
+    folded = _folded_names()
+    if t in folded:
+        return folded[t]
     if t.replace("_", "-").startswith(("zh-tw", "zh-hk", "zh-hant")):
         return None
     head = t.replace("_", "-").split("-")[0]
     return head if head in LANGUAGES else None
+
+
+@lru_cache(maxsize=1)
+def _folded_names() -> dict[str, str]:
+    from .orders.lexicon import fold
+
+    return {fold(name): code for name, code in _NAMES.items()}
+
+
+def names_of_languages() -> dict[str, str]:
+    """Every name and tag :func:`normalize` reads, as written in its table
+    (``"Deutsch"`` as ``"deutsch"``), to its code: what a refusal's near
+    matches of an unknown language are chosen from."""
+    return dict(_NAMES)
 
 
 def locale_dir() -> Path:

@@ -244,6 +244,16 @@ _PHRASE_SEPARATOR_RE = re.compile(
     rf"[-_=*~\s]*(?:{_alternation(_labels('original', 'forwarded'))})[-_=*~\s]*[:\uff1a]?",
     re.IGNORECASE,
 )
+# a Sent/Date line written above the From line (GMX, web.de: "Gesendet: ... / Von: ...")
+_HDR_SENT_RE = re.compile(rf"\*?(?:{_alternation(_labels('sent', 'date'))}){_LABEL_END}\s*\S", re.IGNORECASE)
+# A webmail's line above its header block: "Message du 03/12/12 14:58" (Orange),
+# "Nachricht vom ...", "Messaggio di: ..." (the table's intro words)
+_INTRO_RE = re.compile(rf"\*?(?:{_alternation(_labels('intro'))})(?:{_LABEL_END}|\s+\d)", re.IGNORECASE)
+# any reply-header line: a label of the table before its colon, an intro line, a separator
+_LABEL_LINE_RE = re.compile(
+    rf"\*?(?:{_alternation(_labels('from', 'sent', 'date', 'to', 'cc', 'subject', 'intro'))}){_LABEL_END}",
+    re.IGNORECASE,
+)
 _UNDERSCORES_RE = re.compile(r"_{10,}")  # Outlook on the web / mobile, before From:
 _GROUPWISE_RE = re.compile(r">>>\s.*\s>>>")  # GroupWise: '>>> "Name" <addr> date >>>'
 
@@ -264,11 +274,28 @@ _FOOTER_RE = re.compile(
 _FOOTER_MAX = 100
 
 
+def is_reply_header(line: str) -> bool:
+    """Whether ``line`` (one line of a body, ``>`` quoting and ``*`` emphasis
+    allowed) is a line of a reply header block in any language of
+    :data:`REPLY_TABLE`: a header label before its colon (``From:``, ``De :``,
+    ``Betreff:``, ``Od:``, ``件名：``), a webmail's intro line (``Message du
+    03/12/12 14:58``, ``Message du : ...``, ``Messaggio di: ...``) or a
+    separator phrase (``-----Original Message-----``, ``Begin forwarded
+    message:``).  Such a line is never a command (``moderation.interpret``,
+    ``gm.looks_like_gm``).  Never raises."""
+    bare = _bare(str(line)).lstrip("> ").strip()
+    if not bare or len(bare) > _ATTRIBUTION_MAX:
+        return False
+    return bool(_LABEL_LINE_RE.match(bare) or _INTRO_RE.match(bare)
+                or _SEPARATOR_RE.fullmatch(bare) or _PHRASE_SEPARATOR_RE.fullmatch(bare))
+
+
 def _header_block_lang(line: str) -> str:
     """The language(s) whose From label opens ``line`` (for OrderMail.cut)."""
     label = re.split(r"\s*[:\uff1a]", line.strip().strip("*"), maxsplit=1)[0].strip("* ")
     langs = [lang for lang, entry in REPLY_TABLE.items()
-             if any(label.lower() == w.lower() for w in entry.get("from", []))]
+             if any(label.lower() == w.lower() for w in entry.get("from", []))
+             or any(label.lower().startswith(w.lower()) for w in entry.get("intro", []))]
     return "/".join(langs[:3]) or "?"
 
 
@@ -317,7 +344,7 @@ def _attribution_length(lines: list[str], i: int, nxt: list[int]) -> int:
             break  # only lines that open like an attribution (or end inside an address) may be wrapped
     # Any other line ending in a colon directly above a '>' quote is an attribution
     # too (other languages, other clients: "2026年11月30日(月) 23:54 X <x@y>:").
-    if first.endswith((":", "\uff1a")):
+    if first.endswith((":", "\uff1a")) or _INTRO_RE.match(first):  # or "Message du 03/12/12 14:58"
         j = nxt[i + 1]
         if j < len(lines) and _is_quote(lines[j]):
             return 1
@@ -325,9 +352,10 @@ def _attribution_length(lines: list[str], i: int, nxt: list[int]) -> int:
 
 
 def _is_header_block(lines: list[str], i: int, nxt: list[int]) -> bool:
-    """True when line ``i`` opens an Outlook-style ``From: / Sent: / To:`` block:
-    at least two more header lines among the next six non-blank ones."""
-    if not _HDR_FROM_RE.match(_bare(lines[i])):
+    """True when line ``i`` opens an Outlook-style ``From: / Sent: / To:`` block
+    (or a webmail's intro line opens it: ``Message du 03/12/12 14:58``): at
+    least two more header lines among the next six non-blank ones."""
+    if not (_HDR_FROM_RE.match(_bare(lines[i])) or _INTRO_RE.match(_bare(lines[i]))):
         return False
     seen = 0
     j = nxt[i + 1]
@@ -378,7 +406,10 @@ def strip_quoted(text: str) -> str:
       label of any language in the table followed by at least two more labels
       (Sent/Date/To/Cc/Subject) among the next six non-blank lines
       (``From:/Sent:/To:``, ``От:/Отправлено:/Кому:``, ``Od:/Wysłano:/Do:``,
-      ``Lähettäjä:/Lähetetty:/Vastaanottaja:``, ``差出人:/送信日時:/宛先:`` ...).
+      ``Lähettäjä:/Lähetetty:/Vastaanottaja:``, ``差出人:/送信日時:/宛先:`` ...),
+      or a webmail's intro line (``Message du 03/12/12 14:58``) in place of the
+      From line, or a rule line or a Sent/Date line (GMX's ``Gesendet: ...``)
+      right above it.
 
     Never raises for a ``str``.
     """
@@ -445,8 +476,8 @@ def _strip(text: str) -> tuple[list[str], str | None]:
         ):
             cut = "separator of a quoted mail"
             break
-        if _RULE_RE.fullmatch(bare) and nxt[i + 1] < len(lines) and _is_header_block(
-                lines, nxt[i + 1], nxt):
+        if (_RULE_RE.fullmatch(bare) or _HDR_SENT_RE.match(bare)) and nxt[i + 1] < len(lines) \
+                and _is_header_block(lines, nxt[i + 1], nxt):
             cut = f"reply header block ({_header_block_lang(_bare(lines[nxt[i + 1]]))})"
             break
         if _is_header_block(lines, i, nxt):

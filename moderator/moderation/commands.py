@@ -144,15 +144,18 @@ def _hint(record: GameRecord, player: Player) -> str:
 
 
 def _timezone(post: Post, store: GameStore, record: GameRecord, player: Player, zone: str) -> str:
-    """``timezone ZONE``: set ``player``'s time zone (saved) when ``zone`` is an IANA
-    name ``zoneinfo`` knows; else the refusal, nothing changed."""
+    """``timezone ZONE``: set ``player``'s time zone (saved) when ``zone`` names an
+    IANA zone ``zoneinfo`` knows (``deadlines.check_timezone``: any case, a place
+    of one zone); else the refusal with the nearest zones
+    (``names.timezone_nearest``), nothing changed."""
 
+    from ..orders.names import timezone_nearest
     from .deadlines import check_timezone
 
     try:
         name = check_timezone(zone)
     except ValueError:
-        return word("clock", "timezone_unknown", zone=zone)
+        return word("clock", "timezone_unknown", zone=zone, near=timezone_nearest(zone))
     player.timezone = name
     store.save(record)
     local = format_when(post.clock(), name)

@@ -58,7 +58,10 @@ def new_game(store: GameStore, game_id: str, players: list[tuple[str, str]], see
     if not isinstance(clock_settings["abandon_after"], int) or clock_settings["abandon_after"] < 1:
         raise ValueError("abandon_after must be a whole number of at least 1")
     clock_settings["language"] = check_language(str(clock_settings.get("language") or DEFAULT_LANGUAGE))
-    own = {str(n): check_language(str(c)) for n, c in (languages or {}).items()}
+    from ..orders.names import find  # "zoe=de" is Zoë's
+
+    own = {find(str(n), [m for m, _ in players]) or str(n): check_language(str(c))
+           for n, c in (languages or {}).items()}
     strangers = sorted(set(own) - {n for n, _ in players})
     if strangers:
         raise ValueError(f"a language for {', '.join(strangers)}, who is no player by mail of this game")

@@ -74,13 +74,18 @@ def format_duration(seconds: int) -> str:
 
 
 def check_timezone(name: str) -> str:
-    """``name`` when it is an IANA time zone ``zoneinfo`` knows (e.g.
-    ``Europe/Madrid``, ``UTC``); ValueError otherwise."""
-    name = str(name).strip()
-    if not name or name.startswith("/") or ".." in name or name not in _zones():
-        raise ValueError(f"unknown time zone {name!r}")
-    ZoneInfo(name)
-    return name
+    """The IANA time zone ``zoneinfo`` knows that ``name`` names, as ``zoneinfo``
+    writes it (``Europe/Madrid``, ``UTC``): in any case, accents or full-width
+    forms, or by a place of one zone (``europe/prague``, ``prague`` →
+    ``Europe/Prague``; :func:`moderator.orders.names.timezone_named`).
+    ValueError otherwise (its near matches: ``names.timezone_nearest``)."""
+    from ..orders.names import timezone_named
+
+    found = timezone_named(name)
+    if found is None or found not in _zones():
+        raise ValueError(f"unknown time zone {str(name).strip()!r}")
+    ZoneInfo(found)
+    return found
 
 
 _ZONES: set[str] = set()

@@ -118,7 +118,8 @@ def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup,
                           values={"lines": len(om.lines), "max_lines": MAX_ORDER_LINES}, words="limits")
         if any(looks_like_gm(l) and not seat_command(l) and not command(l) for l in om.lines):
             return Decline(key=key, reason="gm_only", to=who.address, game_id=record.id, player=who.name)
-    if isinstance(who, Refuse) and not any(command(l) or looks_like_order(l) for l in om.lines[:MAX_ORDER_LINES]):
+    if isinstance(who, Refuse) and not any(command(l) or looks_like_order(l, record.game.board)
+                                           for l in om.lines[:MAX_ORDER_LINES]):
         # no order and no command (a vacation responder that drops the tag): limited per day
         return replace(who, orderless=True)
     if not isinstance(who, Player):

@@ -37,8 +37,9 @@ from email.utils import make_msgid
 from typing import Any, Callable, Union
 
 from .. import i18n
-from ..mail.read import OrderMail, canonical_address, player_address
+from ..mail.read import OrderMail, canonical_address, is_reply_header, player_address
 from ..mail.threads import thread_token
+from ..orders.lexicon import fold
 from ..render import MAP_HERE, render
 from ..render.words import word
 from ..rules.engine import Game
@@ -114,11 +115,13 @@ class GmCommand:
 def parse_gm(line: str) -> GmCommand:
     """The game-master command on ``line`` (case of the command word ignored).
     Raises GmError: ``gm_unknown`` (no such command), ``gm_usage`` (its
-    arguments are wrong; values: ``command``)."""
+    arguments are wrong; values: ``command``).  A line of a reply header block
+    (``Message du : 12/03/2024 10:15``, ``De : ...``; ``read.is_reply_header``)
+    is never a command: ``gm_unknown``."""
     words = line.strip().split()
-    if not words:
+    if not words or is_reply_header(line):
         raise GmError("gm_unknown", line=line)
-    name, rest = words[0].lower().strip(":"), words[1:]
+    name, rest = fold(words[0]).strip(":"), words[1:]  # any case and width: "ＰＡＵＳＥ", "Undo"
     tail = line.strip()[len(words[0]):].strip()
     if name not in GM_COMMANDS:
         raise GmError("gm_unknown", line=line)
@@ -170,12 +173,29 @@ def parse_gm(line: str) -> GmCommand:
 
 
 def looks_like_gm(line: str) -> bool:
-    """Whether a player's line is a game-master command (``parse_gm`` reads it):
-    such a line is refused with ``gm_only``, not read as an order."""
+    """Whether a player's line is a game-master command (``parse_gm`` reads it)
+    written as one, not prose that opens with a command word: such a line is
+    refused with ``gm_only``, not read as an order.  The commands of free text
+    count alone or with a colon (``pause``, ``end: ...``, ``message: ...``, not
+    "Message me if you need anything", "End of story"); ``undo N [force]``
+    without more words ("Undo 2 would be nice" is prose); ``observe`` with an
+    address; ``resume`` alone.  ``eject``, ``deadline``, ``extend`` and
+    ``replace`` are checked by ``parse_gm`` itself (a seat, durations, NAME=ADDRESS)."""
     try:
-        parse_gm(line)
+        cmd = parse_gm(line)
     except GmError:
         return False
+    words = line.strip().rstrip(".!").split()
+    head = words[0].rstrip(":") if words else ""
+    colon = bool(words) and (words[0].endswith(":") or (len(words) > 1 and words[1].startswith(":")))
+    if cmd.name in ("end", "pause", "message"):
+        return len(words) == 1 or colon
+    if cmd.name == "undo":
+        return not cmd.reason
+    if cmd.name == "observe":
+        return "@" in cmd.args[0]
+    if cmd.name == "resume":
+        return len(words) == 1 and bool(head)
     return True
 
 
@@ -404,9 +424,18 @@ def owe_unsent(post: Post, record: GameRecord) -> list[tuple[str, dict[str, Any]
 
 
 def _seat(record: GameRecord, name: str) -> Player:
-    for p in record.players:
-        if p.name.lower() == name.lower():
-            return p
+    """The seat ``name`` names, regardless of case, accents and full-width forms
+    (``zoe`` is ``Zoë``; ``names.find``); GmRefusal ``gm_no_such_player`` listing
+    the players, the nearest first, otherwise."""
+    from ..orders.names import find, nearest
+
+    by_name = {p.name: p for p in record.players}
+    hit = find(name, list(by_name))
+    if hit is not None:
+        return by_name[hit]
+    near = nearest(name, list(by_name))
+    order = near + [p.name for p in record.players if p.name not in near]
+    raise GmRefusal("gm_no_such_player", player=name, players=", ".join(order))
     raise GmRefusal("gm_no_such_player", player=name, players=", ".join(p.name for p in record.players))
 
 

@@ -16,9 +16,25 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterable
 
-from ..mail.read import OrderMail
-from ..orders.parser import NoOrderFound, OrderError, command, parse_turn, uncommented
-from ..orders.vocabulary import VERBS
+from ..mail.read import OrderMail, is_reply_header
+from .. import i18n
+from ..orders.languages import WORDS
+from ..orders.parser import NoOrderFound, OrderError, _verb_last, command, english, parse_turn, uncommented
+from ..orders.lexicon import fold
+from ..orders.vocabulary import (
+    BUILD_FILLERS,
+    FILLERS,
+    NEGATIONS,
+    NUMBER_WORDS,
+    ORDER_WORDS,
+    ORDINALS,
+    POLITE,
+    PREAMBLE,
+    VERBS,
+    card_word,
+    city_index,
+    company_of,
+)
 from ..rules.actions import Action
 from ..rules.board import Board
 
@@ -104,7 +120,7 @@ def interpret(lines: Iterable[str], board: Board, kinds: Iterable[str] = ()) -> 
         return Orders(commands, orders, action=parse_turn(list(orders), board), kinds=order_kinds)
     except OrderError as exc:
         first = exc
-    for used in _fallbacks(pairs):
+    for used in _fallbacks(pairs, board):
         try:
             action = parse_turn(list(used), board)
         except OrderError:
@@ -117,7 +133,11 @@ def _line_commands(line: str, seat_command: Callable[[str], str | None]) -> tupl
     """The commands on ``line`` (mail commands, seat commands), or None when it is
     no command line: the line as a whole (its ``#`` comment left out), or each of
     its parts separated by ``;`` when every part is a command (``resign; resign
-    confirm`` is the two lines ``resign`` and ``resign confirm``)."""
+    confirm`` is the two lines ``resign`` and ``resign confirm``).  A line of a
+    reply header block in any language (``Objet : status``, ``Message du :
+    ...``; ``read.is_reply_header``) is no command."""
+    if is_reply_header(line):
+        return None
     line = uncommented(line)
     parts = [p for p in (p.strip() for p in line.split(";")) if p] if ";" in line else []
     if len(parts) > 1:  # before the whole line: "resign; resign confirm" is no one "resign confirm"
@@ -143,20 +163,22 @@ that trying every run of a mail of 100,000 short lines ("2", "Denver") took
 minutes of CPU (the square of the lines)."""
 
 
-def _fallbacks(pairs: list[tuple[str, str]]) -> Iterable[list[str]]:
-    """Smaller sets of order lines to read a turn from, best first (see ``interpret``)."""
+def _fallbacks(pairs: list[tuple[str, str]], board: Board | None = None) -> Iterable[list[str]]:
+    """Smaller sets of order lines to read a turn from, best first (see
+    ``interpret``); ``board``'s cities count as what an order names
+    (``looks_like_order``)."""
     # a sign-off or greeting matched the reader's table as a whole line ("Take
     # care,"); any other line left out must not look like an order
-    if any(k not in _TRUSTED and k != KIND_TEXT and looks_like_order(l) for l, k in pairs):
+    if any(k not in _TRUSTED and k != KIND_TEXT and looks_like_order(l, board) for l, k in pairs):
         return
     text = [l for l, k in pairs if k == KIND_TEXT]
     if text and len(text) < len(pairs):
         yield text
     longest = min(len(text) - 1, MAX_TURN_LINES)
-    if any(looks_like_order(line) for line in text[longest + 1:]):
+    if any(looks_like_order(line, board) for line in text[longest + 1:]):
         return  # a mistyped order far below: never read the turn without it
     for n in range(longest, 0, -1):
-        if looks_like_order(text[n]):
+        if looks_like_order(text[n], board):
             break  # a mistyped order below: never read the turn without it
         yield text[:n]
 
@@ -164,17 +186,80 @@ def _fallbacks(pairs: list[tuple[str, str]]) -> Iterable[list[str]]:
 _TRUSTED = ("signoff", "greeting")
 
 
-def looks_like_order(line: str) -> bool:
-    """Whether ``line`` starts with an order word or something close to one
-    (``'biuld'``, ``'Invets'``): such a line is never left out of a turn."""
-    words = re.findall(r"[^\W\d_]+", line.lower())
+def looks_like_order(line: str, board: Board | None = None) -> bool:
+    """Whether ``line`` reads as an order in the grammar of the game, perhaps
+    mistyped: such a line is never left out of a turn.  It starts with an order
+    verb or a word close to one (``'biuld'``, ``'Invets'``), and either the first
+    word after the verb and its fillers (``the``, ``a``, ``on``, ``in`` ...) is
+    something an order names (a company, track card, number, ``stack``, ``UP``
+    ..., or a city of ``board`` when given: ``buidl WW CHY-DEN``, ``take the
+    stack``, ``invest in KCC``), or the line is the verb alone (``pass``).  An
+    order word in prose is not enough (``put the keys in the box``, ``return
+    mailer.send(message)``, Danish ``Tak``, ``In this regards``): such a line
+    below a complete turn is left out and named in the note.
+
+    In the language in force (:func:`moderator.i18n.current`, the player's), its
+    order words count as well, read as the parser reads them, verb last too
+    (``baeu KCC DEN-KCY weiß``, ``2 KCC investieren``, ``postavt KCC ...``)."""
+    if _reads_as_order(line, board, VERBS):
+        return True
+    lang = i18n.current()
+    if lang == i18n.DEFAULT:
+        return False
+    tokens = english(line, lang).split()
+    return bool(tokens) and _reads_as_order(" ".join(_verb_last(tokens)), board, _verbs_of(lang))
+
+
+@lru_cache(maxsize=None)
+def _verbs_of(language: str) -> frozenset[str]:
+    """The English order verbs and the folded verbs of ``language``
+    (``languages.WORDS``): what a mistyped verb is compared with."""
+    words = WORDS.get(language, {}).get("verbs", {})
+    return frozenset(VERBS) | {fold(w) for ws in words.values() for w in ws if " " not in w}
+
+
+def _reads_as_order(line: str, board: Board | None, verbs: frozenset[str] | set[str]) -> bool:
+    """``looks_like_order`` of one reading of ``line``, its verbs ``verbs``."""
+    words = re.findall(r"[\w&#'/+-]+", fold(line))
     if not words:
         return False
-    return words[0] in VERBS or _close_to_verb(words[0])
+    first = re.sub(r"[\d_#&/+'-]+", "", words[0])
+    if not first:
+        return False
+    exact = first in VERBS
+    if not exact and not _close_to_verb(first, verbs if verbs is not VERBS else None):
+        return False
+    rest = [w.strip("'-") for w in words[1:]]
+    rest = [w for w in rest if w and w not in _ORDER_FILLERS]
+    if not rest:
+        return exact  # "pass", "pass, thanks", "take the": the verb alone
+    return _order_argument(rest[0], board)
+
+
+_ORDER_FILLERS = (FILLERS | BUILD_FILLERS | PREAMBLE | POLITE | {"in", "initial", "investment", "x"}) - {"one"}
+"""Words between an order verb and what it names ("take the stack", "invest in
+KCC"), or after a whole order ("pass, thanks")."""
+
+
+def _order_argument(word: str, board: Board | None) -> bool:
+    """Whether ``word`` (folded) is something an order names: a number, a
+    company, a track card, an order word (``stack``, ``display``, ``none``), a
+    count or place, or a city (id, name or short name) of ``board``; a section
+    (``DEN-KCY``) by either of its cities."""
+    if any(c.isdigit() for c in word) or word in NUMBER_WORDS or word in ORDINALS:
+        return True
+    if word in ORDER_WORDS or word in NEGATIONS or card_word(word) or company_of(word):
+        return True
+    if board is None:
+        return False
+    cities = city_index(board)
+    return any(p and (cities.find(p, short=False)[0] or p in cities.aliases or p in cities.prefix)
+               for p in re.split(r"[-/]", word))
 
 
 @lru_cache(maxsize=4096)
-def _close_to_verb(word: str) -> bool:
-    """Whether ``word`` is close to an order word (difflib, ratio 0.8): asked once
-    per distinct word, not once per line."""
-    return bool(difflib.get_close_matches(word, VERBS, n=1, cutoff=0.8))
+def _close_to_verb(word: str, verbs: frozenset[str] | None = None) -> bool:
+    """Whether ``word`` is close to an order word (difflib, ratio 0.8; of
+    ``verbs``, default the English ``VERBS``): asked once per distinct word, not
+    once per line."""
+    return bool(difflib.get_close_matches(word, verbs or VERBS, n=1, cutoff=0.8))

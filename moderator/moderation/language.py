@@ -21,13 +21,25 @@ def choices() -> list[tuple[str, str]]:
 
 def check_language(tag: str) -> str:
     """The language code ``tag`` names (``i18n.normalize``: ``es``, ``ES``,
-    ``es-MX``, ``Deutsch``, ``中文``).  ValueError naming the five codes for
+    ``es-MX``, ``Deutsch``, ``中文``; any case, accents or width: ``ＤＥ``,
+    ``cestina``).  ValueError naming the five codes for
     anything else."""
     code = i18n.normalize(tag)
     if code is None:
         known = ", ".join(f"{c} ({n})" for c, n in choices())
         raise ValueError(f"unknown language {tag!r}: pbem writes {known}")
     return code
+
+
+def nearest_languages(tag: str) -> list[str]:
+    """The codes of the languages whose names or tags are nearest ``tag``
+    (``names.nearest`` over ``i18n.names_of_languages``), closest first, each
+    once: ``"Deutch"`` → ``["de"]``, ``"Espagnol"`` → ``["es"]``; ``[]`` when
+    none is close."""
+    from ..orders.names import nearest
+
+    table = i18n.names_of_languages()
+    return list(dict.fromkeys(table[n] for n in nearest(tag, list(table), n=5)))[:3]
 
 
 def language_command(store: GameStore, record: GameRecord, player: Player, arg: str) -> str:
@@ -42,7 +54,7 @@ def language_command(store: GameStore, record: GameRecord, player: Player, arg: 
         try:
             code = check_language(arg)
         except ValueError:
-            return word("language", "language_unknown", asked=arg, choices=choices())
+            return word("language", "language_unknown", asked=arg, choices=choices(), near=nearest_languages(arg))
         player.language = code
         store.save(record)
         with i18n.speaking(code):

@@ -81,6 +81,7 @@ from .lexicon import Lexicon, canonical, fold, format_action, language_of, lexic
 from .vocabulary import (
     BUILD_FILLERS,
     BUILD_VERBS,
+    CARD_WORDS,
     CARDISH,
     CARDS,
     COMMAND_ALIASES,
@@ -309,6 +310,12 @@ def uncommented(line: str) -> str:
 _VACATION_ARG = re.compile(r"(?i)off|end|over|back|\d+\s*[a-z]*")
 
 
+def _zone_named(text: str) -> bool:
+    from .names import timezone_named
+
+    return timezone_named(text) is not None
+
+
 def command(line: str, language: str | None = None) -> str | None:
     """The mail command if ``line`` is one: one of COMMANDS (``"Help!"``, ``"status
     please"``, ``"- rules"``, ``"?"``), ``"secret new"`` (``"new secret"``), or a
@@ -337,8 +344,8 @@ def command(line: str, language: str | None = None) -> str | None:
     if parts and parts[0].lower().rstrip(":") in ARG_COMMANDS:  # "language: cs" too
         name = ARG_COMMANDS[parts[0].lower().rstrip(":")]
         arg = " ".join(parts[1:]).strip(" .,!:;")
-        if name == "timezone" and len(parts) == 2:
-            return f"timezone {arg}"
+        if name == "timezone" and (len(parts) == 2 or (len(parts) == 3 and _zone_named(arg))):
+            return f"timezone {arg}"  # "timezone New York": a place of two words
         if name == "vacation" and arg and _VACATION_ARG.fullmatch(arg):
             return f"vacation {arg.lower()}"
         if name == "language" and len(parts) <= 2:
@@ -380,6 +387,23 @@ def _why(code: str, **values: Any) -> _Why:
 
 def _refuse(why: _Why, line: str) -> OrderError:
     return OrderError(why[0], line, **why[1])
+
+
+def _suggest_card(word: str) -> str | None:
+    """The track card whose word (English, or of the language in force:
+    ``languages.WORDS[...]["cards"]``) ``word`` is nearest (``names.nearest``:
+    ``"whtie"`` → ``white``, Spanish ``"blamca"`` → ``blanca``), written as the
+    language in force writes it, or None when none is close."""
+    from .languages import WORDS
+    from .names import nearest
+
+    lang = i18n.current()
+    table = {w: card for w, card in CARD_WORDS.items() if len(w) >= 3 and "/" not in w}
+    for english, words in WORDS.get(lang, {}).get("cards", {}).items():
+        if english in CARDS:
+            table.update((fold(w), english) for w in words if len(w) >= 3)
+    near = nearest(word, {k: k for k in table}, n=1, cutoff=0.7)
+    return canonical(table[near[0]], lang) if near else None
 
 
 def _suggest_company(text: str) -> str | None:
@@ -728,8 +752,9 @@ def _build_rest(tokens: list[str], board: Board, line: str) -> tuple[tuple[str, 
     _, reason = _section(middle, board)
     for bad, shorter in ((middle[-1:], middle[:-1]), (middle[:1], middle[1:])):
         if bad and shorter and _section(shorter, board, explain=False)[0]:
-            return None, _why("company_not_card" if companies_at(bad, 0) else "build_not_a_card",
-                              word=bad[0])
+            if companies_at(bad, 0):
+                return None, _why("company_not_card", word=bad[0])
+            return None, _why("build_not_a_card", word=bad[0], suggestion=_suggest_card(bad[0]))
     return None, reason or _why("build_needs_section")
 
 
@@ -781,7 +806,8 @@ def _parse_discard(rest: list[str], line: str) -> str:
         raise OrderError("which_discard", line)
     cards = [card_word(t) for t in toks]
     if None in cards:
-        raise OrderError("discard_not_a_card", line, word=toks[cards.index(None)])
+        bad = toks[cards.index(None)]
+        raise OrderError("discard_not_a_card", line, word=bad, suggestion=_suggest_card(bad))
     if len(cards) > 1:
         raise OrderError("discard_one_card", line)
     return cards[0]  # type: ignore[return-value]
@@ -879,7 +905,8 @@ def _unknown(tokens: list[str], board: Board) -> _Why:
             pass
         else:
             return _why("verb_first", order=str(build))
-    words = suggestions(i18n.current())
+    lang = i18n.current()
+    words = {**{w: canonical(c, lang) for w, c in ARG_COMMANDS.items() if len(w) >= 4}, **suggestions(lang)}
     near = difflib.get_close_matches(fold(low), sorted(words), n=1, cutoff=0.7)
     return _why("unknown_order", word=word, suggestion=words[near[0]] if near else None)
 
@@ -897,15 +924,45 @@ def _is_prose(tokens: list[str], board: Board) -> bool:
     """A line of plain words that cannot be meant as an order ("Sorry for the
     delay!", "Grüße, Cy", a bare signature): no verb, no company, track card, city,
     number or order word.  A line with any of those is read (and refused if wrong),
-    so a mistyped order is never skipped silently."""
+    so a mistyped order is never skipped silently.  A line of one word close to
+    a command (``statsu``, ``histroy``, Czech ``napovda``; :func:`_close_to_command`)
+    is read too, so its refusal offers the command."""
     if command(" ".join(tokens), i18n.DEFAULT):
         return False  # a command inside an order line is pointed out
+    if len(tokens) == 1 and _close_to_command(_low(tokens[0]), i18n.current()):
+        return False
     for tok in tokens:
         low = _low(tok)
         if (low in VERBS or low in ORDER_WORDS or card_word(tok) or company_of(tok)
                 or any(ch.isdigit() for ch in tok) or city_index(board).find(tok, short=False)[0]):
             return False
     return True
+
+
+@functools.lru_cache(maxsize=4096)
+def _close_to_command(word: str, language: str) -> bool:
+    """Whether ``word`` (one word, lower case) is a mistyping of a mail command
+    of English or ``language`` (``difflib`` ratio 0.8 of the folded words, words
+    of four letters or more; the command itself is no mistyping):
+    ``"statsu"``, ``"histroy"``, ``"rulez"``, not ``"hell"`` or ``"stan"``."""
+    key = fold(word).strip(".,;:!?()")
+    if len(key) < 4 or not key.isalpha():
+        return False
+    words = _command_words(language)
+    return key not in words and bool(difflib.get_close_matches(key, words, n=1, cutoff=0.8))
+
+
+@functools.lru_cache(maxsize=None)
+def _command_words(language: str) -> tuple[str, ...]:
+    """The folded words of the mail commands in English and ``language``
+    (``status``, ``rules``, ``hilfe``, ``napoveda`` ...), four letters or more."""
+    from .languages import WORDS
+
+    out = set(COMMANDS) | set(COMMAND_ALIASES) | set(ARG_COMMANDS)
+    for english, words in WORDS.get(language, {}).get("commands", {}).items():
+        if english in COMMANDS:
+            out.update(fold(w) for w in words)
+    return tuple(sorted(w for w in out if len(w) >= 4 and " " not in w))
 
 
 def parse_turn(lines: list[str], board: Board, language: str | None = None) -> Action:
