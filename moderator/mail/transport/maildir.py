@@ -13,6 +13,7 @@ import email.policy
 import mailbox
 import os
 import re
+from datetime import datetime, timezone
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
@@ -114,7 +115,13 @@ class MaildirInbox(Inbox):
     Moving renames the file into the folder (same sub-directory, same name,
     flags kept), which is atomic on one file system. The size of each mail is
     the file's size, taken before reading it: a file larger than ``max_size``
-    is read up to its first blank line only (``headers_only``).
+    is read up to its first blank line only (``headers_only``).  A mail's
+    ``arrived`` is its file's modification time (the delivery agent writes
+    the file when the mail arrives, and a move is a rename, which keeps it;
+    Dovecot reports the same time as the mail's IMAP INTERNALDATE).  The
+    time in the unique name is not used for it: it is only in seconds in
+    many deliverers' names, and a name not in the ``SECONDS.UNIQUE.HOST``
+    form has none.
 
     Raises TransportError when the Maildir cannot be created or opened,
     ValueError for a bad folder name.
@@ -166,6 +173,7 @@ class MaildirInbox(Inbox):
             # one may miss deliveries that land in the same mtime tick.
             box = mailbox.Maildir(str(self.path), factory=None, create=False)
             keys = sorted(box.keys(), key=self._order)
+            times = self._arrivals()
         except (OSError, mailbox.Error) as exc:
             raise TransportError(
                 f"cannot read Maildir {self.path}: {describe_error(exc)}", path=str(self.path)
@@ -173,7 +181,7 @@ class MaildirInbox(Inbox):
         mails = []
         for key in keys:
             try:
-                mail = self._read(box, key)
+                mail = self._read(box, key, times.get(key))
             except (KeyError, FileNotFoundError):
                 continue  # moved away by someone else since the listing
             except OSError as exc:
@@ -193,6 +201,7 @@ class MaildirInbox(Inbox):
         try:
             box = mailbox.Maildir(str(self.path), factory=None, create=False)
             keys = sorted(box.keys(), key=self._order)
+            times = self._arrivals()
         except (OSError, mailbox.Error) as exc:
             raise TransportError(
                 f"cannot read Maildir {self.path}: {describe_error(exc)}", path=str(self.path)
@@ -202,7 +211,7 @@ class MaildirInbox(Inbox):
             out = []
             for key in batch:
                 try:
-                    out.append(self._read(box, key))
+                    out.append(self._read(box, key, times.get(key)))
                 except (KeyError, FileNotFoundError):
                     continue
                 except OSError as exc:
@@ -214,8 +223,25 @@ class MaildirInbox(Inbox):
 
         return MailStream(keys, {}, read, batch_bytes=0, max_size=self.max_size)
 
-    def _read(self, box: mailbox.Maildir, key: str) -> InboundMail:
-        """One mail: whole, or its headers only when the file exceeds max_size."""
+    def _arrivals(self) -> dict[str, datetime]:
+        """``{key: arrival}`` of the mails in ``new/`` and ``cur/``: each file's
+        modification time (UTC).  Raises OSError."""
+        times: dict[str, datetime] = {}
+        for subdir in ("new", "cur"):
+            with os.scandir(self.path / subdir) as entries:
+                for entry in entries:
+                    if entry.name.startswith("."):
+                        continue
+                    try:
+                        mtime = entry.stat().st_mtime
+                    except FileNotFoundError:
+                        continue  # moved away meanwhile
+                    times[entry.name.split(self._colon)[0]] = datetime.fromtimestamp(mtime, timezone.utc)
+        return times
+
+    def _read(self, box: mailbox.Maildir, key: str, arrived: datetime | None = None) -> InboundMail:
+        """One mail: whole, or its headers only when the file exceeds max_size;
+        ``arrived``: its delivery time (``_arrivals``)."""
         with box.get_file(key) as stream:
             stream.seek(0, 2)
             size = stream.tell()
@@ -223,9 +249,9 @@ class MaildirInbox(Inbox):
             if size > self.max_size:
                 head = read_headers(stream)
                 return InboundMail(key=key, raw=HeadersOnly(head, size), size=size,
-                                   headers_only=True)
+                                   headers_only=True, arrived=arrived)
             raw = stream.read()
-        return InboundMail(key=key, raw=raw, size=len(raw))
+        return InboundMail(key=key, raw=raw, size=len(raw), arrived=arrived)
 
     def _locate(self, key: str) -> tuple[str, str]:
         """``(subdir, filename)`` of the mail with ``key``; KeyError if none."""
