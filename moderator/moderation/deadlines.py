@@ -536,8 +536,10 @@ def catch_up(post: Any, store: Any, record: GameRecord, when: datetime, report: 
     the cycle's); save the game when that changed it and spool the clock's
     notices, as the clock stage does.  So a mail is judged as if the clock had
     run the moment it arrived: an order that came after the built-in player's
-    move for its deadline is late (``late``).  Returns whether the clock did
-    anything.  Raises as ``store.save``."""
+    move for its deadline is late (``late``).  The wait after an automatic move
+    starts at the cycle's time (``post.clock()``), when the mail asking for the
+    next move goes.  Returns whether the clock did anything.  Raises as
+    ``store.save``."""
     notices: list[Notice] = []
     moves: list[tuple[str, str, str]] = []
     changed = False
@@ -551,6 +553,11 @@ def catch_up(post: Any, store: Any, record: GameRecord, when: datetime, report: 
         changed = changed or done.changed
         if not done.changed:
             break
+    if moves and record.history[-1].get("by") == "bot":
+        # the wait for the next move starts when the mail asking for it goes: in this cycle
+        stamp = iso(post.clock())
+        if (record.clock.get("since") or "") < stamp:
+            record.clock["since"] = stamp
     if changed:
         store.save(record)
     _send(post, record, _one_per_reader(notices))
