@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import abc
 import email.utils
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.message import EmailMessage
 from typing import Any, Callable, Iterable, Iterator
@@ -181,7 +181,7 @@ class InboundMail:
     raw: bytes
     size: int = -1
     headers_only: bool | None = None
-    arrived: datetime | None = None
+    arrived: datetime | None = field(default=None, compare=False)  # added for issue 23: equality as before
 
     def __post_init__(self) -> None:
         if self.headers_only is None:
