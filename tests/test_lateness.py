@@ -152,7 +152,7 @@ def automatic_moves_checked(rec: GameRecord) -> list[dict]:
 # ------------------------------------------------------------------ Maildir
 def test_an_order_that_arrived_before_the_deadline_is_on_time_when_read_later(tmp_path, monkeypatch):
     t = Table(tmp_path, monkeypatch)
-    t.run(T0 + timedelta(hours=1))  # a cycle that finds nothing (and succeeds)
+    t.run(DUE - timedelta(hours=20))  # a cycle that finds nothing (and succeeds: no outage after it)
     ann, bob = t.order("Ann"), t.order("Bob")
     # Ann's Date header says 2031, Bob's 1999: neither counts
     t.mail("Ann", ann, DUE - 2 * M, date=FUTURE)
@@ -164,12 +164,12 @@ def test_an_order_that_arrived_before_the_deadline_is_on_time_when_read_later(tm
         ("Bob", None, "2026-03-03T12:05:00+00:00", "2026-03-03T11:59:00+00:00"),
     ]
     assert rec.player_by_name("Ann").missed == rec.player_by_name("Bob").missed == 0
-    assert not [m for m in t.sent() if "built-in player" in text(m)]
+    assert not [m for m in t.sent() if "automatic move" in text(m).partition("\n")[0]]
 
 
 def test_the_clock_waits_for_mails_the_inbox_could_not_give(tmp_path, monkeypatch):
     t = Table(tmp_path, monkeypatch)
-    t.run(T0 + timedelta(hours=1))  # the last cycle that read the whole inbox
+    t.run(DUE - timedelta(hours=20))  # the last cycle that read the whole inbox (less than a day ago: no outage)
     t.mail("Ann", t.order("Ann"), DUE - 10 * M)
     t.mail("Bob", t.order("Bob"), DUE - 9 * M)
     inbox = Path(t.config.maildir_inbox)
@@ -228,7 +228,7 @@ LATE_EN = ("Your order reached the moderator's mailbox at 2026-03-03 12:02:00 UT
            "Your order was not applied. The game now waits for your next move (the position is below): "
            "send your order for it.")
 LATE_ES = ("Tu orden llegó al buzón del moderador el mar, 3 mar 2026, 12:02:00 UTC, después de que venciera tu "
-           "plazo (mar, 3 mar 2026, 12:00:00 UTC). El jugador automático ya había jugado por ti el mar, 3 mar 2026, "
+           "plazo, el mar, 3 mar 2026, 12:00:00 UTC. El jugador automático ya había jugado por ti el mar, 3 mar 2026, "
            "12:00:00 UTC: {order}. Tu orden no se aplicó. La partida espera ahora tu próxima jugada (la "
            "posición está abajo): envía tu orden para ella.")
 
@@ -264,6 +264,51 @@ def test_a_late_order_without_grace_is_answered(tmp_path, monkeypatch, language,
     assert answer["In-Reply-To"]  # answers Ann's mail, in her thread
     # the game file keeps no order of Ann's mail
     assert all(h.get("message_id") is None for h in rec.history if h["player"] == "Ann")
+
+
+LATE_CS_PRAGUE = ("Váš příkaz dorazil do schránky moderátora út 3. 3. 2026 12:02:00 UTC (út 3. 3. 2026 13:02:00 SEČ), "
+                  "až po vašem termínu út 3. 3. 2026 12:00:00 UTC (út 3. 3. 2026 13:00:00 SEČ). Automatický hráč "
+                  "za vás už táhl út 3. 3. 2026 12:00:00 UTC (út 3. 3. 2026 13:00:00 SEČ): {order}. Váš příkaz "
+                  "nebyl proveden. Hra teď čeká na váš další tah (pozice je níže): pošlete na něj svůj příkaz.")
+
+
+def test_the_late_answer_gives_the_times_in_the_players_zone_too(tmp_path, monkeypatch):
+    from moderator import i18n
+    from moderator.orders.lexicon import localize
+
+    t = Table(tmp_path, monkeypatch, "--player-language", "Ann=cs")
+    t.mail("Ann", "timezone Europe/Prague", T0 + timedelta(hours=1))
+    t.run(T0 + timedelta(hours=2))
+    assert t.load().player_by_name("Ann").timezone == "Europe/Prague"
+    t.run(DUE - timedelta(hours=20))  # the reminder; less than a day before the next cycle (no outage)
+    t.mail("Bob", t.order("Bob"), DUE - 30 * M)
+    t.mail("Ann", t.order("Ann"), DUE + 2 * M)
+    t.sent()
+    t.run(DUE + 5 * M)
+    rec = t.load()
+    auto = rec.history[-1]
+    assert (auto["player"], auto["by"], auto["due"]) == ("Ann", "bot", "2026-03-03T12:00:00+00:00")
+    [answer] = [m for m in to(t.sent(), "ann@example.org") if "příkaz přišel pozdě" in text(m).partition("\n")[0]]
+    with i18n.speaking("cs"):
+        shown = localize(auto["order"])
+    assert LATE_CS_PRAGUE.format(order=shown) in " ".join(text(answer).split())
+
+
+def test_a_late_order_under_the_wait_policy_is_taken_for_the_wait_that_follows(tmp_path, monkeypatch):
+    """With ``--on-missed wait`` no move is made: at the deadline the miss is
+    counted, the game master told, and the wait starts again from the deadline;
+    an order that arrived after it is the move that wait asks for."""
+    t = Table(tmp_path, monkeypatch, "--on-missed", "wait")
+    t.mail("Bob", t.order("Bob"), DUE - 30 * M)
+    t.mail("Ann", t.order("Ann"), DUE + 2 * M)
+    t.run(DUE + 5 * M)
+    rec = t.load()
+    assert [(h["player"], h.get("by"), h["arrived"]) for h in rec.history] == [
+        ("Bob", None, "2026-03-03T11:30:00+00:00"), ("Ann", None, "2026-03-03T12:02:00+00:00")]
+    assert rec.player_by_name("Ann").missed == 0  # her own move ends the run of misses
+    told = [m for m in to(t.sent(), "op@example.com") if "missed" in str(m["Subject"])]
+    assert len(told) == 1 and "Ann" in str(told[0]["Subject"])
+    assert "2026-03-03 12:00 UTC" in text(told[0])
 
 
 def test_a_late_order_for_the_next_move_is_judged_as_that_move(tmp_path, monkeypatch):
