@@ -16,7 +16,13 @@ event, ``next_event``), and ``tick`` does what is due in it at ``now``:
   game master is told and the wait starts again at the deadline (the player is
   reminded once a day, and each further deadline is another missed move);
 - after ``abandon_after`` missed moves in a row the seat is abandoned: the game
-  master is asked for a replacement and the built-in player keeps the seat.
+  master is asked for a replacement and the built-in player keeps the seat;
+- a missed move is made ``settings.grace`` seconds after the deadline (``grace``).
+
+Lateness is judged by when a mail reached the mailbox (``InboundMail.arrived``),
+not by when a cycle reads it: before a mail is handled, ``catch_up`` does what the
+clock owed in its game by the mail's arrival, and ``late`` tells an order that came
+after the automatic move made for its deadline.
 
 Times are ``datetime`` in UTC; the game file keeps ISO 8601 text.  The engine is
 never given a clock: the moderator's ``clock`` gives ``now`` (``pbem run --now``).
@@ -555,9 +561,9 @@ def catch_up(post: Any, store: Any, record: GameRecord, when: datetime, report: 
             break
     if moves and record.history[-1].get("by") == "bot":
         # the wait for the next move starts when the mail asking for it goes: in this cycle
-        stamp = iso(post.clock())
-        if (record.clock.get("since") or "") < stamp:
-            record.clock["since"] = stamp
+        since, now = parse_time(record.clock.get("since")), post.clock()
+        if since is None or since < now:
+            record.clock["since"] = iso(now)
     if changed:
         store.save(record)
     _send(post, record, _one_per_reader(notices))
