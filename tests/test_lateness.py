@@ -357,7 +357,7 @@ def test_transport_arrival_imap(server):
         assert m.arrived == datetime(2026, 3, 3, 16, 58, 7, tzinfo=timezone.utc)
 
 
-def test_late_and_on_time_through_dovecot(dovecot, smtp_sink, tmp_path, monkeypatch):
+def _dovecot_table(dovecot, smtp_sink, tmp_path, monkeypatch, *extra):
     monkeypatch.setenv("LATE_IMAP_PASSWORD", dovecot.password)
     (tmp_path / "games").mkdir()
     cfg = tmp_path / "pbem.yaml"
@@ -375,17 +375,34 @@ def test_late_and_on_time_through_dovecot(dovecot, smtp_sink, tmp_path, monkeypa
         seen[0] += len(new)
         return [m.message for m in new]
 
-    t = Table(tmp_path, monkeypatch, config=cfg, deliver=lambda raw, when: dovecot.append(raw, msg_time=when),
-              sent=sent)
+    # the simulated times are in the past: Dovecot takes an INTERNALDATE up to now
+    return Table(tmp_path, monkeypatch, *extra, config=cfg,
+                 deliver=lambda raw, when: dovecot.append(raw, msg_time=when), sent=sent)
+
+
+def test_late_and_on_time_through_dovecot(dovecot, smtp_sink, tmp_path, monkeypatch):
+    t = _dovecot_table(dovecot, smtp_sink, tmp_path, monkeypatch)
     t.mail("Bob", t.order("Bob"), DUE - M, date=FUTURE)   # on time, read after the deadline
     t.mail("Ann", t.order("Ann"), DUE + 2 * M, date=PAST)  # two minutes late
     t.run(DUE + 5 * M)
     rec = t.load()
-    assert [(h["player"], h.get("by"), h.get("arrived"), h.get("due")) for h in rec.history] == [
-        ("Bob", None, "2026-03-03T11:59:00+00:00", None),
-        ("Ann", "bot", None, "2026-03-03T12:00:00+00:00")]
-    automatic_moves_checked(rec)
+    assert [(h["player"], h.get("by"), h["received"], h.get("arrived"), h.get("due")) for h in rec.history] == [
+        ("Bob", None, "2026-03-03T12:05:00+00:00", "2026-03-03T11:59:00+00:00", None),
+        ("Ann", "bot", "2026-03-03T12:00:00+00:00", None, "2026-03-03T12:00:00+00:00")]
+    [auto] = automatic_moves_checked(rec)
     [answer] = [m for m in to(t.sent(), "ann@example.org") if "order too late" in text(m).partition("\n")[0]]
-    assert ("Your order reached the moderator's mailbox at 2026-03-03 12:02:00 UTC, after your deadline of "
-            "2026-03-03 12:00:00 UTC.") in " ".join(text(answer).split())
+    assert LATE_EN.format(order=auto["order"]) in " ".join(text(answer).split())
     assert dovecot.messages() == []  # both handled and moved
+    r = t.cli("replay", "ridge")  # the new keys change nothing of a replay
+    assert r.exit_code == 0 and r.output == "Game ridge: 2 orders replayed; the state matches the file.\n"
+
+
+def test_late_within_the_grace_through_dovecot(dovecot, smtp_sink, tmp_path, monkeypatch):
+    t = _dovecot_table(dovecot, smtp_sink, tmp_path, monkeypatch, "--grace", "1h")
+    t.mail("Bob", t.order("Bob"), DUE - M)
+    t.mail("Ann", t.order("Ann"), DUE + 59 * M, date=PAST)
+    t.run(DUE + 65 * M)
+    rec = t.load()
+    assert [(h["player"], h.get("by"), h["arrived"]) for h in rec.history] == [
+        ("Bob", None, "2026-03-03T11:59:00+00:00"), ("Ann", None, "2026-03-03T12:59:00+00:00")]
+    assert not [m for m in t.sent() if "order too late" in text(m).partition("\n")[0]]
