@@ -97,12 +97,19 @@ class Clocked:
         return out
 
 
+_DELIVERED = iter(range(1, 1 << 30))
+
+
 def deliver(inbox: mailbox.Maildir, raw: bytes, when: datetime) -> str:
-    """Drop ``raw`` into the Maildir ``inbox`` as a mail delivered at ``when``:
-    the file's modification time, what the moderator reads as its arrival."""
-    key = inbox.add(raw)
-    path = Path(inbox._path) / inbox._lookup(key)
-    os.utime(path, (when.timestamp(), when.timestamp()))
+    """Drop ``raw`` into the Maildir ``inbox`` as a delivery agent does at
+    ``when``: written in ``tmp/`` under a unique name of that time
+    (``SECONDS.MmicrosPpidQn.HOST``), its modification time that time too, then
+    moved into ``new/``.  The moderator reads that time as the mail's arrival."""
+    key = f"{int(when.timestamp())}.M{when.microsecond}P{os.getpid()}Q{next(_DELIVERED)}.test"
+    tmp, new = Path(inbox._path) / "tmp" / key, Path(inbox._path) / "new" / key
+    tmp.write_bytes(raw)
+    os.utime(tmp, (when.timestamp(), when.timestamp()))
+    os.rename(tmp, new)
     return key
 
 

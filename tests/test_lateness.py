@@ -42,6 +42,7 @@ from moderator.players.heuristic import choose
 from moderator.rules.board import Board
 from moderator.rules.engine import Game
 from moderator.store.gamefile import GameRecord, GameStore
+from test_deadlines import deliver
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 DUE = T0 + timedelta(hours=48)  # the first deadline: 2026-03-03 12:00 UTC
@@ -106,9 +107,7 @@ class Table:
         self._deliver(msg.as_bytes(), arrived)
 
     def _maildir(self, raw: bytes, when: datetime) -> None:
-        box = mailbox.Maildir(str(self.config.maildir_inbox), create=True)
-        key = box.add(raw)
-        os.utime(Path(box._path) / box._lookup(key), (when.timestamp(), when.timestamp()))
+        deliver(mailbox.Maildir(str(self.config.maildir_inbox), create=True), raw, when)
 
     def _outbox(self):
         box = mailbox.Maildir(str(self.config.maildir_outbox), create=True)
@@ -328,15 +327,23 @@ def test_a_late_order_for_the_next_move_is_judged_as_that_move(tmp_path, monkeyp
 
 
 def test_transport_arrival_maildir(tmp_path):
+    """A Maildir mail's arrival is the delivery time of its unique name (kept by a
+    copy that rewrites the file's time, e.g. a backup restored); the file's
+    modification time only for a name not in the SECONDS.UNIQUE.HOST form."""
     box = mailbox.Maildir(str(tmp_path / "in"), create=True)
-    when = datetime(2026, 3, 3, 11, 58, 7, tzinfo=timezone.utc)
-    key = box.add(b"From: a@example.org\nDate: Fri, 1 Jan 1999 00:00:00 +0000\n\nhi\n")
-    os.utime(Path(box._path) / box._lookup(key), (when.timestamp() + 0.4, when.timestamp() + 0.4))
+    raw = b"From: a@example.org\nDate: Fri, 1 Jan 1999 00:00:00 +0000\n\nhi\n"
+    when = datetime(2026, 3, 3, 11, 58, 7, 400000, tzinfo=timezone.utc)
+    named = deliver(box, raw, when)
+    later = (when + timedelta(days=30)).timestamp()
+    os.utime(Path(box._path) / "new" / named, (later, later))  # restored from a backup a month later
+    odd = Path(box._path) / "cur" / "restored-mail:2,S"  # a name of no delivery time
+    odd.write_bytes(raw)
+    os.utime(odd, (when.timestamp() + 60, when.timestamp() + 60))
     inbox = MaildirInbox(tmp_path / "in")
-    [m] = list(inbox.stream())
-    assert m.arrived == when
-    [m] = inbox.fetch()
-    assert m.arrived == when
+    expected = {named: datetime(2026, 3, 3, 11, 58, 7, tzinfo=timezone.utc),
+                "restored-mail": datetime(2026, 3, 3, 11, 59, 7, tzinfo=timezone.utc)}
+    assert {m.key: m.arrived for m in inbox.stream()} == expected
+    assert {m.key: m.arrived for m in inbox.fetch()} == expected
 
 
 # ------------------------------------------------------------------ Dovecot

@@ -165,11 +165,11 @@ class InboundMail:
     is ``len(raw)`` unless the store said otherwise.
 
     ``arrived`` is when the mail reached the mailbox, as the store records
-    it (an aware ``datetime`` in UTC): the IMAP ``INTERNALDATE`` (RFC 3501
-    2.3.3), the Maildir file's modification time (what Dovecot reports as
-    the INTERNALDATE of a Maildir mail, and what :mod:`mailbox` gives as
-    ``MaildirMessage.get_date()``); None when the store does not say.  It
-    is never the sender's ``Date`` header, which the sender's machine writes.
+    it (an aware ``datetime`` in UTC, to the second): the IMAP
+    ``INTERNALDATE`` (RFC 3501 2.3.3), the delivery time of a Maildir file's
+    unique name (else its modification time, see ``MaildirInbox``); None when
+    the store does not say.  It is never the sender's ``Date`` header, which
+    the sender's machine writes.
     The moderator judges an order's lateness by it.
 
     ``InboundMail(key, raw)`` still works: ``size`` then defaults to

@@ -35,6 +35,7 @@ __all__ = ["MaildirInbox", "MaildirOutbox"]
 
 _MAILDIR_NAME = re.compile(r"^(\d+)\.([^.]*)")
 _HEADER_LIMIT = 256 * 1024  # bytes of a header section read at most
+_EARLIEST = 631152000.0  # 1990-01-01 UTC: a unique name's time before it is no delivery time
 _CHUNK = 64 * 1024
 
 
@@ -116,12 +117,13 @@ class MaildirInbox(Inbox):
     flags kept), which is atomic on one file system. The size of each mail is
     the file's size, taken before reading it: a file larger than ``max_size``
     is read up to its first blank line only (``headers_only``).  A mail's
-    ``arrived`` is its file's modification time (the delivery agent writes
-    the file when the mail arrives, and a move is a rename, which keeps it;
-    Dovecot reports the same time as the mail's IMAP INTERNALDATE).  The
-    time in the unique name is not used for it: it is only in seconds in
-    many deliverers' names, and a name not in the ``SECONDS.UNIQUE.HOST``
-    form has none.
+    ``arrived`` is the delivery time its unique name encodes (the same time
+    the mails are ordered by: the delivery agent names the file when the mail
+    arrives, and a move or a flag change keeps the name), else, for a name
+    not in the ``SECONDS.UNIQUE.HOST`` form or with a time before 1990, the
+    file's modification time (what :mod:`mailbox` gives as
+    ``MaildirMessage.get_date()``; a copy without kept times, a backup
+    restored, rewrites it, so it is only the fallback).
 
     Raises TransportError when the Maildir cannot be created or opened,
     ValueError for a bad folder name.
@@ -224,19 +226,28 @@ class MaildirInbox(Inbox):
         return MailStream(keys, {}, read, batch_bytes=0, max_size=self.max_size)
 
     def _arrivals(self) -> dict[str, datetime]:
-        """``{key: arrival}`` of the mails in ``new/`` and ``cur/``: each file's
-        modification time (UTC).  Raises OSError."""
+        """``{key: arrival}`` of the mails in ``new/`` and ``cur/`` (UTC): the
+        delivery time of the unique name, else the file's modification time
+        (see the class doc).  Raises OSError."""
         times: dict[str, datetime] = {}
         for subdir in ("new", "cur"):
             with os.scandir(self.path / subdir) as entries:
                 for entry in entries:
                     if entry.name.startswith("."):
                         continue
+                    key = entry.name.split(self._colon)[0]
+                    named = delivery_order(key)
+                    if named is not None and named[0] >= _EARLIEST:
+                        stamp = named[0] + (named[1] / 1e6 if named[1] < 1_000_000 else 0)
+                    else:
+                        try:
+                            stamp = entry.stat().st_mtime
+                        except FileNotFoundError:
+                            continue  # moved away meanwhile
                     try:
-                        mtime = entry.stat().st_mtime
-                    except FileNotFoundError:
-                        continue  # moved away meanwhile
-                    times[entry.name.split(self._colon)[0]] = datetime.fromtimestamp(mtime, timezone.utc)
+                        times[key] = datetime.fromtimestamp(stamp, timezone.utc)
+                    except (OverflowError, OSError, ValueError):
+                        continue  # a name's time beyond any date: no arrival known
         return times
 
     def _read(self, box: mailbox.Maildir, key: str, arrived: datetime | None = None) -> InboundMail:
