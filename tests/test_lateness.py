@@ -94,11 +94,12 @@ class Table:
         return str(choose(rec.game, name, random.Random(11))).replace("; ", "\n")
 
     def mail(self, name: str, body: str, arrived: datetime, date: datetime | None = None) -> None:
-        """``name`` mails ``body``; it reaches the mailbox at ``arrived``; its
-        ``Date`` header says ``date`` (default: ``arrived``)."""
+        """``name`` (a seat) mails ``body`` from its address; it reaches the
+        mailbox at ``arrived``; its ``Date`` header says ``date`` (default:
+        ``arrived``)."""
         rec = self.load()
         msg = EmailMessage(policy=policy.default)
-        msg["From"] = dict(PLAYERS)[name]
+        msg["From"] = rec.player_by_name(name).address
         msg["To"] = self.config.moderator_address
         msg["Subject"] = f"Re: [pbem:ridge:{rec.player_by_name(name).secret}] Union Pacific ridge"
         msg["Date"] = format_datetime(date or arrived)
@@ -324,6 +325,22 @@ def test_a_late_order_for_the_next_move_is_judged_as_that_move(tmp_path, monkeyp
     rec = t.load()
     assert rec.history[-1]["player"] == first and rec.history[-1].get("by") is None
     assert rec.history[-1]["arrived"] == "2026-03-03T12:20:00+00:00"
+
+
+def test_the_automatic_move_of_a_seat_s_previous_player_makes_no_order_late(tmp_path, monkeypatch):
+    """Bob missed; the game master gave his seat to Dora; an order of Dora's out
+    of turn is refused as any such order, not as late (the miss was Bob's)."""
+    t = Table(tmp_path, monkeypatch)
+    t.mail("Ann", t.order("Ann"), DUE - 30 * M)
+    t.run(DUE + 5 * M)  # Bob's initial investment by the built-in player
+    assert t.load().history[-1]["player"] == "Bob" and t.load().history[-1]["by"] == "bot"
+    r = t.cli("gm", "ridge", "replace", "Bob", "Dora=dora@example.org", "--now", iso(DUE + 10 * M))
+    assert r.exit_code == 0, r.output
+    t.sent()
+    t.mail("Bob", "start KCC", DUE + 20 * M)  # from Dora, out of turn
+    t.run(DUE + 25 * M)
+    titles = [text(m).partition("\n")[0] for m in to(t.sent(), "dora@example.org")]
+    assert titles == ["Union Pacific, game ridge: order refused"]
 
 
 def test_transport_arrival_maildir(tmp_path):

@@ -227,20 +227,26 @@ def late(record: GameRecord, player: Player, arrived: datetime | None) -> dict[s
     move for them (policy ``bot``, or the seat abandoned) since their last move
     of their own, and the game does not wait for them in a wait that started
     before ``arrived`` (then the order is for the move now asked for, on time).
-    Returns the values of the answer: ``arrived``, ``due`` (the deadline that
-    was missed, None in files written before the history kept it), ``moved_at``
-    and ``order`` (the automatic move); None when the order is not late (or
-    ``arrived`` is not known)."""
+    A move made before the game master gave the seat to its present player
+    (``replace``) was not theirs to miss.  Returns the values of the answer:
+    ``arrived``, ``due`` (the deadline that was missed), ``moved_at`` and
+    ``order`` (the automatic move); None when the order is not late, or
+    ``arrived`` is not known, or the move is one of a file written before the
+    history kept its deadline (``due``).  Pure: reads ``record`` only."""
     if arrived is None:
         return None
     last = next((h for h in reversed(record.history) if h.get("player") == player.name), None)
     if last is None or last.get("by") != "bot" or not last.get("due"):
         return None  # their own move last, or a seat the built-in player played from the start
+    moved_at = parse_time(last.get("received"))
+    replaced = [parse_time(e.get("at")) for e in record.gm_log
+                if str(e.get("command", "")).startswith("replace") and e.get("player") == player.name]
+    if moved_at is not None and any(r is not None and r >= moved_at for r in replaced):
+        return None  # the seat's previous player missed it
     since = parse_time(record.clock.get("since"))
     if player.name in record.game.waiting_for() and since is not None and since <= arrived:
         return None
-    return {"arrived": arrived, "due": parse_time(last.get("due")), "moved_at": parse_time(last.get("received")),
-            "order": last["order"]}
+    return {"arrived": arrived, "due": parse_time(last.get("due")), "moved_at": moved_at, "order": last["order"]}
 
 
 def bot_rng(record: GameRecord) -> random.Random:
