@@ -151,6 +151,9 @@ def _option_flags(command):
 @click.option("--on-missed", type=click.Choice(["bot", "wait"]), default="bot", show_default=True,
               help="At the deadline: the built-in player moves (bot), or the game waits and "
                    "the game master is told (wait).")
+@click.option("--grace", default="0", show_default=True,
+              help="Time after the deadline during which an order that reached the mailbox is still "
+                   "taken (and the missed move waits): minutes, hours or days (10m, 1h), or 0.")
 @click.option("--abandon-after", type=click.IntRange(min=1), default=3, show_default=True,
               help="Missed moves in a row after which the seat is abandoned (the built-in "
                    "player keeps it; the game master is asked for a replacement).")
@@ -168,8 +171,8 @@ def _option_flags(command):
                    "first deadline runs from then, as for games run with `pbem run --now`.")
 @_option_flags
 @click.pass_context
-def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed, abandon_after, gm, observers,
-        language, player_languages, now, **flags):
+def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed, grace, abandon_after, gm,
+        observers, language, player_languages, now, **flags):
     """Create GAME and mail every player a welcome with their secret and hand."""
     from moderator.moderation.deadlines import parse_duration
 
@@ -183,6 +186,10 @@ def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed
         seconds = parse_duration(deadline, allow_none=True)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--deadline") from None
+    try:
+        grace_seconds = 0 if grace.strip() in ("0", "none") else parse_duration(grace)
+    except ValueError as exc:
+        raise click.BadParameter(f"{exc}, or 0", param_hint="--grace") from None
     from moderator.moderation.language import check_language
 
     try:
@@ -198,7 +205,8 @@ def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed
             languages[name.strip()] = check_language(code)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--player-language") from None
-    settings = {"deadline": seconds, "on_missed": on_missed, "abandon_after": abandon_after, "language": language}
+    settings = {"deadline": seconds, "on_missed": on_missed, "abandon_after": abandon_after, "language": language,
+                "grace": grace_seconds}
     options = {k: bool(flags.get(k)) for k in OPTIONS}
     if seed is None:
         import secrets

@@ -189,13 +189,15 @@ class ImapAccounts:
         return client
 
     def append(self, raw: bytes, folder: str = "INBOX", *, flags: tuple = (),
-               username: str | None = None) -> int:
-        """APPEND ``raw`` to ``folder`` (created if missing); returns its UID."""
+               username: str | None = None, msg_time=None) -> int:
+        """APPEND ``raw`` to ``folder`` (created if missing); returns its UID.
+        ``msg_time``: an aware ``datetime``, the mail's INTERNALDATE (when it
+        reached the mailbox; default: now)."""
         client = self.connect(username)
         try:
             if not client.folder_exists(folder):
                 client.create_folder(folder)
-            response = client.append(folder, raw, flags=flags)
+            response = client.append(folder, raw, flags=flags, msg_time=msg_time)
         finally:
             client.logout()
         match = re.search(rb"APPENDUID \d+ (\d+)", response)

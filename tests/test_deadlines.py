@@ -9,6 +9,7 @@ on the replayed position with the documented generator (``bot_rng``)."""
 from __future__ import annotations
 
 import mailbox
+import os
 import random
 from datetime import datetime, timedelta, timezone
 from email import policy
@@ -69,7 +70,8 @@ class Clocked:
         msg["Subject"] = f"Re: [pbem:{self.gid}:{rec.player_by_name(name).secret}] Union Pacific {self.gid}"
         msg["Message-ID"] = make_msgid(domain="example.org")
         msg.set_content(body + "\n")
-        self.inbox.add(msg.as_bytes())
+        deliver(self.inbox, msg.as_bytes(), self.now)
+
 
     def move(self, name, seed=0):
         """``name`` mails a legal move (the built-in player's choice, in the notation)."""
@@ -93,6 +95,22 @@ class Clocked:
             with self.outbox.get_file(key) as fh:
                 out.append(BytesParser(policy=policy.default).parse(fh))
         return out
+
+
+_DELIVERED = iter(range(1, 1 << 30))
+
+
+def deliver(inbox: mailbox.Maildir, raw: bytes, when: datetime) -> str:
+    """Drop ``raw`` into the Maildir ``inbox`` as a delivery agent does at
+    ``when``: written in ``tmp/`` under a unique name of that time
+    (``SECONDS.MmicrosPpidQn.HOST``), its modification time that time too, then
+    moved into ``new/``.  The moderator reads that time as the mail's arrival."""
+    key = f"{int(when.timestamp())}.M{when.microsecond}P{os.getpid()}Q{next(_DELIVERED)}.test"
+    tmp, new = Path(inbox._path) / "tmp" / key, Path(inbox._path) / "new" / key
+    tmp.write_bytes(raw)
+    os.utime(tmp, (when.timestamp(), when.timestamp()))
+    os.rename(tmp, new)
+    return key
 
 
 def body(msg) -> str:
@@ -187,7 +205,7 @@ def test_silent_player_is_reminded_then_the_bot_moves_until_abandoned(tmp_path):
     assert rec.game.phase == "play"
     last = rec.history[-1]
     assert last == {"player": "Cy", "order": last["order"], "message_id": None,
-                    "received": "2026-12-03T12:00:00+00:00", "by": "bot"}
+                    "received": "2026-12-03T12:00:00+00:00", "by": "bot", "due": "2026-12-03T12:00:00+00:00"}
     assert rec.player_by_name("Cy").missed == 1
     mails = h.sent()
     auto = titled(mails, "automatic move for Cy")
@@ -314,7 +332,7 @@ def test_new_refuses_a_bad_deadline_and_writes_nothing(tmp_path, monkeypatch):
     assert r.exit_code == 0, r.output
     rec = GameStore(tmp_path / "games").load("ridge")
     assert rec.settings == {"deadline": None, "on_missed": "wait", "abandon_after": 3,
-                            "vacation_limit": 14 * 86400, "paused": None, "language": "en"}
+                            "vacation_limit": 14 * 86400, "paused": None, "language": "en", "grace": 0}
 
 
 # ------------------------------------------------------------------ policy wait

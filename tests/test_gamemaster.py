@@ -676,7 +676,9 @@ def test_missed_deadline_then_replacement_through_dovecot_and_aiosmtpd(tmp_path,
                  "username": dovecot.username, "password_env": "GM_IMAP_PASSWORD"},
         "smtp": {"host": smtp_sink.host, "port": smtp_sink.port, "security": "none"},
     }))
-    now = [datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)]
+    # a time in the past: each mail's INTERNALDATE is set to the simulated time (Dovecot
+    # takes no INTERNALDATE in its future), and lateness is judged by it
+    now = [datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)]
     mod = Moderator(load_config(cfg), clock=lambda: now[0])
     mod.create_game("late", PLAYERS, seed=11, settings={"deadline": 24 * 3600})
     store = GameStore(tmp_path / "games")
@@ -693,7 +695,7 @@ def test_missed_deadline_then_replacement_through_dovecot_and_aiosmtpd(tmp_path,
         msg["Subject"] = "orders"
         msg["Message-ID"] = make_msgid(domain="players.example")
         msg.set_content(f"game: late\nsecret: {secret}\n{body}\n")
-        dovecot.append(msg.as_bytes())
+        dovecot.append(msg.as_bytes(), msg_time=now[0])  # it arrives at the simulated time
 
     def cycle(hours=1):
         now[0] += timedelta(hours=hours)
@@ -740,10 +742,11 @@ def test_missed_deadline_then_replacement_through_dovecot_and_aiosmtpd(tmp_path,
         rec = store.load("late")
     action = str(rec.game.random_action("Bob", random.Random(5)))
     send("dora@example.org", bob.secret, action)
+    arrived = now[0].isoformat(timespec="seconds")
     assert cycle().applied == 1
     rec = store.load("late", check=True)  # the whole file replays, the bot's move included
     assert rec.history[-1] == {"player": "Bob", "order": action, "message_id": rec.history[-1]["message_id"],
-                               "received": rec.history[-1]["received"]}
+                               "received": now[0].isoformat(timespec="seconds"), "arrived": arrived}
     assert dovecot.messages("INBOX") == []
 
 

@@ -37,6 +37,7 @@ from moderator.render.when import format_iso, format_when
 from moderator.render.words import names
 from moderator.store.gamefile import GameStore
 from moderator.mail.transport.maildir import delivery_order
+from test_deadlines import deliver
 
 ROOT = Path(__file__).resolve().parent.parent
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)  # a Tuesday
@@ -140,7 +141,7 @@ class Table:
         msg["Subject"] = f"Re: [pbem:{self.gid}:{rec.player_by_name(name).secret}] Union Pacific {self.gid}"
         msg["Message-ID"] = make_msgid(domain="example.org")
         msg.set_content(body + "\n")
-        self.inbox.add(msg.as_bytes())
+        deliver(self.inbox, msg.as_bytes(), self.now)  # it arrives at the simulated time
 
     def run(self, at=None):
         if at is not None:

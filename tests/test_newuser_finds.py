@@ -15,6 +15,7 @@ from moderator.config import Config
 from moderator.moderation.cycle import Moderator
 from moderator.store.gamefile import GameStore
 from moderator.mail.transport.maildir import delivery_order
+from test_deadlines import deliver
 
 PLAYERS = [("Ann", "ann@example.org"), ("Bob", "bob@example.org"), ("Cy", "cy@example.net")]
 OPERATOR = "op@example.com"
@@ -78,7 +79,7 @@ class Table:
                 f"Content-Type: {content_type}\r\nContent-Transfer-Encoding: {cte}\r\n\r\n").encode()
         if isinstance(body, str):
             body = body.replace("\n", "\r\n").encode("utf-8")
-        self.inbox.add(head + body)
+        deliver(self.inbox, head + body, self.now)  # it arrives at the simulated time
 
     def run(self, minutes=5):
         self.now += timedelta(minutes=minutes)

@@ -286,7 +286,7 @@ def _notice_names_in_code() -> tuple[set[str], set[str], set[str]]:
 def test_every_notice_has_a_macro_and_every_macro_is_used():
     worded, refusals, ignored = _notice_names_in_code()
     assert refusals == {"mail_unreadable", "unknown_game", "secret_wrong",
-                        "no_orders_found", "order_not_understood", "order_not_legal"}
+                        "no_orders_found", "order_not_understood", "order_not_legal", "order_late"}
     used = worded | refusals | {r + "_title" for r in refusals}
     assert used == names("notices")
     # mails not answered are named too; their names are for the operator's log

@@ -156,6 +156,8 @@ def _refuse_in_language(v: Refuse, om: OrderMail, post: Post, store: GameStore, 
         values = {"size": byte_size(values["size"]), "max_size": byte_size(values["max_size"])}
     elif v.reason == "too_many_lines":
         values = {"lines": number(values["lines"]), "max_lines": number(values["max_lines"])}
+    elif v.reason == "order_late" and record is not None and v.player is not None:
+        values = late_values(record, record.player_by_name(v.player), values)
     extra: dict[str, Any] = {}
     thread, to = None, v.to
     rotated = False
@@ -181,12 +183,37 @@ def _refuse_in_language(v: Refuse, om: OrderMail, post: Post, store: GameStore, 
             extra["game_over"] = record.game.phase == "over"
     if v.orders:
         extra["quoted"], extra["omitted"] = quoted(v.orders, v.kinds, v.failed)
+    if v.reason == "order_late":  # the game did change (the automatic move): the notice says so
+        extra["unchanged"] = False
     # a sender in one game only is answered in its thread: the title names that game too
     game_id = v.game_id if v.game_id is not None or thread is None else thread.game_id
     post.reply(om, v.reply_key, to, game_id, word(v.words, v.reason + "_title"),
                word(v.words, v.reason, **values), player=thread, **extra)
     if record is not None and v.player is not None:
         _commands(v, om, post, store, report, record, skip_status=True, rotated=rotated)
+
+
+def late_values(record: GameRecord, player: Any, values: dict[str, Any]) -> dict[str, Any]:
+    """The values of the notice ``order_late`` (``templates/words/notices.txt``)
+    for ``player`` from the verdict's (``deadlines.late`` and ``waiting``): the
+    times to the second in UTC (``arrived``, ``due``, ``moved_at``) and in the
+    player's time zone when they set one (``..._local``), in the language in
+    force; ``order`` the automatic move; ``you_wait``: the game now waits for
+    them; ``waiting``: the others it waits for."""
+    from ..render.when import format_when, zone_of
+
+    zone = player.timezone if zone_of(player.timezone) is not None else None
+
+    def both(name: str) -> dict[str, Any]:
+        when = values.get(name)
+        if when is None:
+            return {name: None, name + "_local": None}
+        return {name: format_when(when, None, seconds=True),
+                name + "_local": format_when(when, zone, seconds=True) if zone else None}
+
+    waiting = list(values.get("waiting") or ())
+    return {**both("arrived"), **both("due"), **both("moved_at"), "order": values.get("order"),
+            "you_wait": player.name in waiting, "waiting": [n for n in waiting if n != player.name]}
 
 
 def registered_thread(post: Post, store: GameStore, address: str,
@@ -223,6 +250,8 @@ def _apply(v: Apply, om: OrderMail, post: Post, store: GameStore, report: CycleR
     received = post.clock().isoformat(timespec="seconds")
     try:
         record.apply(v.player, v.action, v.key, received)  # atomic: refused = unchanged
+        if v.arrived is not None:  # when the mail reached the mailbox (the history's ``arrived``)
+            record.history[-1]["arrived"] = v.arrived.isoformat(timespec="seconds")
     except IllegalAction as exc:  # resolve passed, push refused: an engine bug, refused all the same
         player = record.player_by_name(v.player)
         _refuse(illegal(exc, v.key, record, player, v.orders, v.commands, v.repeat_commands),

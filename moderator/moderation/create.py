@@ -24,7 +24,8 @@ def new_game(store: GameStore, game_id: str, players: list[tuple[str, str]], see
     and the seats of the built-in player ``bots`` (names, after the players in turn
     order; no address, ``Player.bot``), dealt with ``seed``; not yet saved.
     ``settings``: the clock settings (``default_settings()`` and these keys:
-    ``deadline`` seconds or None, ``on_missed`` ``bot``/``wait``, ``abandon_after``);
+    ``deadline`` seconds or None, ``on_missed`` ``bot``/``wait``, ``abandon_after``,
+    ``grace`` seconds after a deadline an order is still taken, default 0);
     the wait for the initial investments starts at ``created``.  ``gm``: the game
     master's address (None: the operator's, ``config.operator``); they get a
     secret of their own.  ``observers``: addresses that get the public status mails.
@@ -57,6 +58,9 @@ def new_game(store: GameStore, game_id: str, players: list[tuple[str, str]], see
         raise ValueError(f"on_missed is {clock_settings['on_missed']!r}; choose bot or wait")
     if not isinstance(clock_settings["abandon_after"], int) or clock_settings["abandon_after"] < 1:
         raise ValueError("abandon_after must be a whole number of at least 1")
+    grace = clock_settings.get("grace", 0)
+    if not isinstance(grace, int) or isinstance(grace, bool) or grace < 0:
+        raise ValueError("grace must be a whole number of seconds, 0 or more")
     clock_settings["language"] = check_language(str(clock_settings.get("language") or DEFAULT_LANGUAGE))
     from ..orders.names import find  # "zoe=de" is Zoë's
 

@@ -121,6 +121,7 @@ class Moderator:
         self._bk: Bookkeeping | None = None
         self._waiter: "ImapInbox | None" = None  # the IMAP connection that IDLEs between cycles
         self._idle = config.imap is not None and inbox is None  # worth trying IDLE
+        self._outage: datetime | None = None  # the cycle's outage_since (an outage ends: no catch-up)
         # the outage notice of the current cycle, for every status mail ("" or what
         # words it in the language in force)
         self.notice: str | Callable[[], str] = ""
@@ -328,13 +329,13 @@ class Moderator:
                 self._sync()
                 bk.prune(self.clock())
                 bk.prune_counts(self.clock())
-                outage_since = self._outage_since()
+                outage_since = self._outage = self._outage_since()
                 self.notice = self._outage_notice()
                 post = self._post()
                 notify.sweep(post)
                 poll(self.config, self.store, self._inbox, post, report,
-                     lambda raw: self._handle(raw, post, report))
-                deadlines.run_clock(post, self.store, report, self.clock(), outage_since)
+                     lambda raw, arrived=None: self._handle(raw, post, report, arrived))
+                deadlines.run_clock(post, self.store, report, self._clock_time(report), outage_since)
                 notify.notify_all(post, self.store, report)
                 post.flush(report, self._outbox)
                 # successful: mail came in and went out (a broken game file or a
@@ -351,6 +352,27 @@ class Moderator:
             lock.release()
         log.info("cycle: %s", report.summary())
         return report
+
+    def _clock_time(self, report: CycleReport) -> datetime:
+        """The instant the clock stage runs as of: the cycle's time, or, when
+        mails may be left unread in the inbox (``report.unread_from``), that
+        earlier instant, so that no deadline is judged missed while an order
+        that came before it waits unread."""
+        now = self.clock()
+        held = report.unread_from
+        if held is not None and held < now:
+            log.warning("mails may wait unread in the inbox since %s: the clock runs as of then",
+                        held.isoformat(timespec="seconds"))
+            return held
+        return now
+
+    def _arrival(self, arrived: datetime | None) -> datetime:
+        """When a mail reached the mailbox (``InboundMail.arrived``), for
+        judging lateness: the store's time, never the sender's ``Date``; the
+        cycle's time when the store gave none or a later one (the cycle's
+        clock is the moderator's time: ``pbem run --now``)."""
+        now = self.clock()
+        return now if arrived is None or arrived > now else arrived
 
     def _sync(self) -> None:
         """Bring the games index up to date with the games directory (one ``stat``
@@ -388,8 +410,13 @@ class Moderator:
 
         return lambda: word("notices", "outage", duration=format_duration(gap), since=format_when(last))
 
-    def _handle(self, raw: bytes, post: Post, report: CycleReport) -> str:
-        """Read, decide and act on one mail; returns ``"processed"`` or ``"ignored"``."""
+    def _handle(self, raw: bytes, post: Post, report: CycleReport, arrived: datetime | None = None) -> str:
+        """Read, decide and act on one mail that reached the mailbox at
+        ``arrived`` (``InboundMail.arrived``; None: not known, taken as now);
+        returns ``"processed"`` or ``"ignored"``.  The game's clock first does
+        what it owed by the mail's arrival (``deadlines.catch_up``; not while
+        an outage ends: its shift comes first), so that an order is judged
+        on time or late by when it arrived."""
         om = read_mail(raw, own_address=self.config.moderator_address, max_size=self.max_size)
         key = mail_id(om, raw)
 
@@ -415,13 +442,17 @@ class Moderator:
             games = [g.game_id for g in self.bk.games_of(om.sender, active_only=True)]
             verdict = decide.no_game(om, key, game_id, plays=plays, games=games)
             return act(decide.once(verdict, answered=answered), om, post, self.store, report)
+        when = self._arrival(arrived)
         with self.store.lock(game_id):
             record = notify.load(post, self.store, game_id)
+            if self._outage is None:
+                deadlines.catch_up(post, self.store, record, when, report)
             gm_address = game_master_address(record, self.config)
             # the sender's language: their orders are parsed with its words, and
             # every answer is worded in it (the game master's in English)
             language = i18n.DEFAULT if canonical_address(om.sender) == gm_address and \
                 record.player_by_address(om.sender) is None else record.language_for_address(om.sender)
             with i18n.speaking(language):
-                verdict = decide.in_game(om, key, record, answered=answered, gm_address=gm_address)
+                verdict = decide.in_game(om, key, record, answered=answered, gm_address=gm_address,
+                                         arrived=when)
                 return act(decide.once(verdict, answered=answered), om, post, self.store, report, record)

@@ -16,7 +16,13 @@ event, ``next_event``), and ``tick`` does what is due in it at ``now``:
   game master is told and the wait starts again at the deadline (the player is
   reminded once a day, and each further deadline is another missed move);
 - after ``abandon_after`` missed moves in a row the seat is abandoned: the game
-  master is asked for a replacement and the built-in player keeps the seat.
+  master is asked for a replacement and the built-in player keeps the seat;
+- a missed move is made ``settings.grace`` seconds after the deadline (``grace``).
+
+Lateness is judged by when a mail reached the mailbox (``InboundMail.arrived``),
+not by when a cycle reads it: before a mail is handled, ``catch_up`` does what the
+clock owed in its game by the mail's arrival, and ``late`` tells an order that came
+after the automatic move made for its deadline.
 
 Times are ``datetime`` in UTC; the game file keeps ISO 8601 text.  The engine is
 never given a clock: the moderator's ``clock`` gives ``now`` (``pbem run --now``).
@@ -185,7 +191,7 @@ def next_event(data: dict[str, Any]) -> datetime | None:
         when = _due(settings, clock, p)
         if when is None:
             continue
-        times.append(when)
+        times.append(when + timedelta(seconds=grace(settings)))  # the missed move: after the grace
         times.append(_reminder_time(settings, clock, p, when))
     return min(times) if times else None
 
@@ -212,6 +218,41 @@ def _reminder_time(settings: dict[str, Any], clock: dict[str, Any], p: dict[str,
     if v_from is not None and v_until is not None and v_from <= at < v_until:
         at = v_until
     return at
+
+
+def grace(settings: dict[str, Any]) -> int:
+    """Seconds after a deadline during which an order that reached the
+    mailbox is still taken, and the clock does not yet act on the missed move
+    (``settings.grace``, ``pbem new --grace``; 0 when absent)."""
+    return max(0, int(settings.get("grace") or 0))
+
+
+def late(record: GameRecord, player: Player, arrived: datetime | None) -> dict[str, Any] | None:
+    """Whether an order of ``player`` that reached the mailbox at ``arrived``
+    (UTC) came too late for the move it was written for: the clock made that
+    move for them (policy ``bot``, or the seat abandoned) since their last move
+    of their own, and the game does not wait for them in a wait that started
+    before ``arrived`` (then the order is for the move now asked for, on time).
+    A move made before the game master gave the seat to its present player
+    (``replace``) was not theirs to miss.  Returns the values of the answer:
+    ``arrived``, ``due`` (the deadline that was missed), ``moved_at`` and
+    ``order`` (the automatic move); None when the order is not late, or
+    ``arrived`` is not known, or the move is one of a file written before the
+    history kept its deadline (``due``).  Pure: reads ``record`` only."""
+    if arrived is None:
+        return None
+    last = next((h for h in reversed(record.history) if h.get("player") == player.name), None)
+    if last is None or last.get("by") != "bot" or not last.get("due"):
+        return None  # their own move last, or a seat the built-in player played from the start
+    moved_at = parse_time(last.get("received"))
+    replaced = [parse_time(e.get("at")) for e in record.gm_log
+                if str(e.get("command", "")).startswith("replace") and e.get("player") == player.name]
+    if moved_at is not None and any(r is not None and r >= moved_at for r in replaced):
+        return None  # the seat's previous player missed it
+    since = parse_time(record.clock.get("since"))
+    if player.name in record.game.waiting_for() and since is not None and since <= arrived:
+        return None
+    return {"arrived": arrived, "due": parse_time(last.get("due")), "moved_at": moved_at, "order": last["order"]}
 
 
 def bot_rng(record: GameRecord) -> random.Random:
@@ -303,9 +344,11 @@ def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
     gm = game_master_address(record, config)
     stamp = iso(now)
 
-    def move(name: str, why: str) -> None:
+    def move(name: str, why: str, when: datetime | None = None) -> None:
         action = choose(record.game, name, bot_rng(record))
         record.apply(name, action, None, stamp, by="bot")
+        if when is not None:  # a missed move: the deadline it missed (``late``)
+            record.history[-1]["due"] = iso(when)
         out.changed = True
         order = record.history[-1]["order"]
         if why == "missed":
@@ -329,7 +372,7 @@ def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
         for name in waiting:
             p = record.player_by_name(name)
             when = due(record, p)
-            if when is not None and now >= when:
+            if when is not None and now >= when + timedelta(seconds=grace(record.settings)):
                 overdue.append((p, when))
         if not overdue:
             break
@@ -353,9 +396,9 @@ def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
                         "player": p.name, "missed": p.missed, "game_id": record.id,
                         "due_utc": _times(when, p, i18n.DEFAULT)["due_utc"]}))
         waiting_names = {p.name for p, _when in waits}
-        for p, _when in overdue:  # policy bot, and abandoned seats: the built-in player moves
+        for p, when in overdue:  # policy bot, and abandoned seats: the built-in player moves
             if p.name not in waiting_names and p.name in record.game.waiting_for():
-                move(p.name, "missed")
+                move(p.name, "missed", when)
         if waits:  # policy wait: no move; the wait starts again at the deadline
             record.clock.update(since=iso(max(w for _p, w in waits)), shift=0, reminded=False,
                                 reminded_at=None, overdue_told=True)
@@ -541,6 +584,66 @@ def run_clock(post: Any, store: Any, report: Any, now: datetime, outage_since: d
             log.exception("game %s: the clock failed", gid)
             report.errors.append(f"game {gid}: the clock failed: {exc!r}")
             post.tell_operator(word("notices", "alert_game_error", game=gid, problem=repr(exc)))
+
+
+def _owed(record: GameRecord) -> datetime | None:
+    """The first instant the clock must act at in ``record``'s game (UTC): the
+    start of the wait of a seat of the built-in player the game waits for,
+    else the earliest deadline plus the grace of the players it waits for;
+    None when nothing is owed (no deadline, paused, ended, finished)."""
+    if record.settings.get("paused") or record.ended is not None:
+        return None
+    extra = timedelta(seconds=grace(record.settings))
+    since = parse_time(record.clock.get("since"))
+    times = []
+    for name in record.game.waiting_for():
+        p = record.player_by_name(name)
+        at = since if p.bot else due(record, p)
+        if at is not None:
+            times.append(at if p.bot else at + extra)
+    return min(times) if times else None
+
+
+def catch_up(post: Any, store: Any, record: GameRecord, when: datetime, report: Any) -> bool:
+    """Before a mail that reached the mailbox at ``when`` is handled (the game
+    locked, in the mail's bookkeeping transaction): do what the clock owed in
+    ``record``'s game by then, in time order: ``tick`` at each instant a
+    deadline (with the grace) passed or a seat of the built-in player was to
+    move, up to ``when`` (each automatic move stamped with its instant, not
+    the cycle's); save the game when that changed it and spool the clock's
+    notices, as the clock stage does.  So a mail is judged as if the clock had
+    run the moment it arrived: an order that came after the built-in player's
+    move for its deadline is late (``late``).  The wait after an automatic move
+    starts at the cycle's time (``post.clock()``), when the mail asking for the
+    next move goes.  Returns whether the clock did anything.  Raises as
+    ``store.save``."""
+    notices: list[Notice] = []
+    moves: list[tuple[str, str, str]] = []
+    changed = False
+    for _ in range(1000):  # bounded: each pass makes a move or starts a new wait
+        at = _owed(record)
+        if at is None or at > when:
+            break
+        done = tick(record, at, post.config)
+        notices += done.notices
+        moves += done.moves
+        changed = changed or done.changed
+        if not done.changed:
+            break
+    if moves and record.history[-1].get("by") == "bot":
+        # the wait for the next move starts when the mail asking for it goes: in this cycle
+        since, now = parse_time(record.clock.get("since")), post.clock()
+        if since is None or since < now:
+            record.clock["since"] = iso(now)
+    if changed:
+        store.save(record)
+    _send(post, record, _one_per_reader(notices))
+    report.clock_moves += len(moves)
+    report.reminders += sum(n.name == "reminder" for n in notices)
+    for name, order, why in moves:
+        log.info("game %s: the built-in player moved for %s (%s), before a mail that arrived at %s: %s",
+                 record.id, name, why, iso(when), order)
+    return changed or bool(notices)
 
 
 def _for_macro(name: str, values: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ in as functions, so that a test can decide a mail without a store or a spool):
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime
 from typing import Callable, Sequence
 
 from ..mail.read import OrderMail, canonical_address, subject_text
@@ -89,10 +90,14 @@ def no_game(om: OrderMail, key: str, game_id: str | None, *, plays: Lookup,
 
 
 def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup,
-            gm_address: str | None = None) -> Verdict:
+            gm_address: str | None = None, arrived: datetime | None = None) -> Verdict:
     """The verdict on mail ``om`` (mail id ``key``) to ``record``'s game.
     ``gm_address``: the game master's (``gm.game_master_address``): their mail
-    with their secret is ``Manage``-d; an observer's mail is ``Decline``-d."""
+    with their secret is ``Manage``-d; an observer's mail is ``Decline``-d.
+    ``arrived``: when the mail reached the mailbox (UTC; None: not known): an
+    order that came after the built-in player moved for its deadline is
+    refused as ``order_late`` (``deadlines.late``), and an applied one keeps
+    it (``Apply.arrived``, the history's ``arrived``)."""
     from .gm import looks_like_gm, seat_command
 
     sender = canonical_address(om.sender)
@@ -132,9 +137,19 @@ def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup,
         # applied in an earlier, interrupted cycle: only unanswered commands remain
         return Duplicate(key=key, reason=ALREADY_APPLIED, game_id=record.id, player=who.name,
                          commands=commands)
+    if asked.has_order:
+        from .deadlines import late
+
+        missed = late(record, who, arrived)
+        if missed is not None:  # the clock moved for them before the order arrived
+            waiting = record.game.waiting_for()
+            return Refuse(reason="order_late", values={**missed, "waiting": tuple(waiting)},
+                          orderless=False, **_order_refusal(key, record, who, asked.lines, commands, repeat,
+                                                            asked.kinds))
     if asked.has_order or (asked.lines and not asked.commands):
         # the order first, so that commands beside it answer the new position
-        return judge_order(key, record, who, asked, commands, repeat)
+        verdict = judge_order(key, record, who, asked, commands, repeat)
+        return replace(verdict, arrived=arrived) if isinstance(verdict, Apply) else verdict
     if asked.commands:
         return Answer(key=key, game_id=record.id, player=who.name, commands=commands, repeat_commands=repeat)
     if not om.lines:  # the body had no order line: perhaps the order is in the Subject

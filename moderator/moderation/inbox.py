@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from datetime import datetime
 from typing import Callable
 
 from filelock import Timeout
@@ -30,25 +31,30 @@ log = logging.getLogger("pbem")
 
 
 def poll(config: Config, store: GameStore, inbox: Inbox | None, post: Post, report: CycleReport,
-         handle: Callable[[bytes], str]) -> None:
+         handle: Callable[[bytes, datetime | None], str]) -> None:
     """Read every mail of ``inbox`` (default: the configured one, opened and
     closed here), oldest first, one batch at a time (``Inbox.stream``: memory
     holds one batch of at most the size limit, never the inbox), ``handle``
-    each (bytes → ``"processed"`` or ``"ignored"``) and move it to that folder.  A broken game file leaves its mail
+    each (its bytes and ``InboundMail.arrived``, when it reached the mailbox →
+    ``"processed"`` or ``"ignored"``) and move it to that folder.  A broken game file leaves its mail
     in the inbox and tells the operator; a full disk or a locked game leaves that
-    mail and the later ones (their order matters).  Problems go to ``report``."""
+    mail and the later ones (their order matters).  Problems go to ``report``;
+    when mails may be left unread, ``report.unread_from`` says since when (see
+    ``CycleReport``): the clock stage judges no deadline after it."""
     bk = post.bk
     if not store.dir.is_dir():
         # a wrong games_dir would set every order aside as "for no game"
         report.errors.append(f"the games directory {store.dir} does not exist "
                              "(check games_dir in the configuration); no mail was read")
         report.inbox_ok = False  # no mail was read: no successful cycle
+        _unread(report, bk, None)
         return
     try:
         box = inbox or config.open_inbox()
     except TransportError as exc:
         report.errors.append(f"cannot open the inbox: {exc}")
         report.inbox_ok = False
+        _unread(report, bk, None)
         return
     try:
         try:
@@ -58,6 +64,7 @@ def poll(config: Config, store: GameStore, inbox: Inbox | None, post: Post, repo
         except TransportError as exc:
             report.errors.append(f"cannot fetch mail: {exc}")
             report.inbox_ok = False
+            _unread(report, bk, None)
             return
         faults.fault("after-fetch")
         report.fetched = len(mails)
@@ -73,12 +80,14 @@ def poll(config: Config, store: GameStore, inbox: Inbox | None, post: Post, repo
                 with bk.transaction():
                     if not _one(mail, len(mails) - position[mail.key] - 1, box, bk, pending,
                                 post, report, handle):
+                        _unread(report, bk, mail)
                         break
                 mail = None  # not kept while the next one is read
                 mail = next(stream, None)
         except TransportError as exc:  # reading the next mails failed: they wait
             report.errors.append(f"cannot fetch mail: {exc}")
             report.inbox_ok = False
+            _unread(report, bk, None)
     finally:
         if inbox is None:
             box.close()
@@ -93,7 +102,7 @@ def _one(mail: InboundMail, later: int, box: Inbox, bk: Bookkeeping, pending: se
         outcome = "processed"  # handled in an earlier cycle; only the move failed
     else:
         try:
-            outcome = handle(mail.raw)
+            outcome = handle(mail.raw, mail.arrived)
         except StoreError as exc:
             # the game file is broken: leave the mail for after the repair
             report.errors.append(str(exc))
@@ -132,6 +141,17 @@ def _one(mail: InboundMail, later: int, box: Inbox, bk: Bookkeeping, pending: se
         bk.add_pending_move(mail.key)
         pending.add(mail.key)
     return True
+
+
+def _unread(report: CycleReport, bk: Bookkeeping, mail: InboundMail | None) -> None:
+    """Record in ``report.unread_from`` since when mails may wait unread in the
+    inbox: the arrival of ``mail`` (the oldest left; mails are read oldest
+    first), else (the inbox or the rest of it could not be read, or the store
+    gives no arrival) the last successful cycle's time, when all mail before
+    it was read (``Bookkeeping.last_success``; None before any)."""
+    when = mail.arrived if mail is not None and mail.arrived is not None else bk.last_success()
+    if when is not None and (report.unread_from is None or when < report.unread_from):
+        report.unread_from = when
 
 
 def _remember_uidvalidity(bk: Bookkeeping, inbox: Inbox) -> None:

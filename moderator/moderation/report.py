@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 
 @dataclass
@@ -13,7 +14,13 @@ class CycleReport:
     earlier and not due yet), sent by a later cycle.
 
     ``errors`` are one-line texts for the log and the CLI; ``inbox_ok`` is False
-    when the inbox could not be read or a handled mail could not be moved."""
+    when the inbox could not be read or a handled mail could not be moved.
+
+    ``unread_from``: when mails may have been left unread in the inbox (a mail
+    of a locked game and those after it, an inbox that could not be read: the
+    oldest such mail's arrival, else the last successful cycle), None when all
+    were read.  The clock stage then runs as of that instant, so that no move
+    is made for a player whose order came in time and is still waiting."""
 
     fetched: int = 0
     applied: int = 0
@@ -30,6 +37,7 @@ class CycleReport:
     skipped: bool = False
     errors: list[str] = field(default_factory=list)
     inbox_ok: bool = True
+    unread_from: datetime | None = None
 
     @property
     def ok(self) -> bool:

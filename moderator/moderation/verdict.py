@@ -18,6 +18,7 @@ to: ``"processed"`` or ``"ignored"``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Mapping
 
 from ..rules.actions import Action
@@ -194,7 +195,8 @@ class Apply(Verdict):
     out: the status mail follows the order); ``repeat_commands``: they were
     answered before.  ``unread``: ``(line, kind)`` of the mail's lines the turn was
     not read from (the whole set was no turn, see ``interpret``): the player is
-    told in a short reply."""
+    told in a short reply.  ``arrived``: when the mail reached the mailbox (UTC),
+    kept as the history entry's ``arrived``; None when not known."""
 
     game_id: str
     player: str
@@ -203,6 +205,7 @@ class Apply(Verdict):
     commands: tuple[str, ...] = ()
     repeat_commands: bool = False
     unread: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    arrived: datetime | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, kw_only=True)

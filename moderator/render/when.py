@@ -54,6 +54,15 @@ def _patterns(locale: str):
     return loc, date, time, str(loc.datetime_formats["medium"])
 
 
+@lru_cache(maxsize=None)
+def _seconds_pattern(locale: str):
+    """The compiled time pattern of ``locale`` to the second (skeleton ``Hms``)."""
+    from babel.dates import match_skeleton, parse_pattern
+
+    skeletons = _patterns(locale)[0].datetime_skeletons
+    return parse_pattern(skeletons[match_skeleton("Hms", skeletons)])
+
+
 _LABELS: dict[tuple, str] = {}
 
 
@@ -74,7 +83,7 @@ def _zone_label(zone: str, locale: str, local: datetime) -> str:
 
 
 def format_when(when: datetime, zone: str | None = None, language: str | None = None,
-                label: bool = True) -> str:
+                label: bool = True, seconds: bool = False) -> str:
     """``when`` (an aware ``datetime``; a naive one is taken as UTC) as a player
     reading ``language`` (default: the language in force) reads it, in the time
     zone ``zone`` (IANA name; None or unknown: UTC).  English:
@@ -82,16 +91,20 @@ def format_when(when: datetime, zone: str | None = None, language: str | None = 
     ``čt 3. 12. 2026 15:05 SEČ``; Chinese in Asia/Shanghai:
     ``2026年12月3日周四 22:05 (Asia/Shanghai)``.  Never raises for an aware
     datetime and any zone name.  ``label=False``: without the zone's name (for a
-    wording that names the zone itself, ``... by {{ until }} UTC``)."""
+    wording that names the zone itself, ``... by {{ until }} UTC``).
+    ``seconds``: the time to the second (``14:05:09``; the time skeleton
+    ``Hms``), where a minute decides (when a mail arrived, against a deadline)."""
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
     tz = zone_of(zone)
     local = when.astimezone(tz or timezone.utc)
     language = language if language in i18n.LANGUAGES else i18n.current()
     if language == i18n.DEFAULT:
-        text = local.strftime("%Y-%m-%d %H:%M")
+        text = local.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
         return text if not label else f"{text} {local.strftime('%Z') if tz is not None else _UTC}"
     loc, date_pattern, time_pattern, joined = _patterns(i18n.LOCALES[language])
+    if seconds:
+        time_pattern = _seconds_pattern(i18n.LOCALES[language])
     text = joined.format(time_pattern.apply(local, loc), date_pattern.apply(local, loc))
     if not label:
         return text

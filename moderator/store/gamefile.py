@@ -270,8 +270,10 @@ class GameRecord:
     """A game with its players and mail history: what one game file holds.
 
     ``history`` entries are dicts ``{player, order, message_id, received}``, one per
-    action in ``game.history``, in the same order; a move the built-in player made
-    has ``by: bot`` too (and ``message_id`` None).  ``settings`` and ``clock`` are
+    action in ``game.history``, in the same order; an order from mail has
+    ``arrived`` too (when it reached the mailbox, ISO 8601), a move the built-in
+    player made has ``by: bot`` (and ``message_id`` None; ``due``: the deadline
+    it was made for, when missed).  ``settings`` and ``clock`` are
     the game's clock (``default_settings``, ``default_clock``)."""
 
     id: str

@@ -41,7 +41,8 @@ from __future__ import annotations
 
 import abc
 import email.utils
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from email.message import EmailMessage
 from typing import Any, Callable, Iterable, Iterator
 
@@ -163,6 +164,14 @@ class InboundMail:
     the complete message exactly as stored (headers and body) and ``size``
     is ``len(raw)`` unless the store said otherwise.
 
+    ``arrived`` is when the mail reached the mailbox, as the store records
+    it (an aware ``datetime`` in UTC, to the second): the IMAP
+    ``INTERNALDATE`` (RFC 3501 2.3.3), the delivery time of a Maildir file's
+    unique name (else its modification time, see ``MaildirInbox``); None when
+    the store does not say.  It is never the sender's ``Date`` header, which
+    the sender's machine writes.
+    The moderator judges an order's lateness by it.
+
     ``InboundMail(key, raw)`` still works: ``size`` then defaults to
     ``raw.size`` for a :class:`HeadersOnly`, else ``len(raw)``, and
     ``headers_only`` to whether ``raw`` is a :class:`HeadersOnly`.
@@ -172,6 +181,7 @@ class InboundMail:
     raw: bytes
     size: int = -1
     headers_only: bool | None = None
+    arrived: datetime | None = field(default=None, compare=False)  # added for issue 23: equality as before
 
     def __post_init__(self) -> None:
         if self.headers_only is None:
@@ -179,6 +189,15 @@ class InboundMail:
         if self.size < 0:
             size = self.raw.size if isinstance(self.raw, HeadersOnly) else len(self.raw)
             object.__setattr__(self, "size", size)
+        if self.arrived is not None:
+            object.__setattr__(self, "arrived", as_utc(self.arrived))
+
+
+def as_utc(when: datetime) -> datetime:
+    """``when`` in UTC, to the second (an IMAP INTERNALDATE has no finer
+    part); a naive ``when`` is taken as the local time of this machine (what
+    imapclient's ``normalise_times`` gives)."""
+    return when.astimezone(timezone.utc).replace(microsecond=0)
 
 
 class MailStream:

@@ -20,6 +20,7 @@ import contextlib
 import secrets
 import ssl
 import time
+from datetime import datetime
 from typing import Any, Callable, Iterator
 
 import imapclient
@@ -74,7 +75,8 @@ class ImapInbox(Inbox):
     use are :attr:`folders` (``{"processed": str, "ignored": str}``). Keys are
     ``f"{uidvalidity}:{uid}"``; :meth:`fetch` returns the mails not flagged
     ``\\Deleted`` (``SEARCH UNDELETED``) in UID order. It asks for each mail's
-    ``RFC822.SIZE`` first, then fetches ``BODY.PEEK[]`` for mails up to
+    ``RFC822.SIZE`` and ``INTERNALDATE`` (when it reached the mailbox: the
+    mail's ``arrived``) first, then fetches ``BODY.PEEK[]`` for mails up to
     ``max_size`` bytes and only ``BODY.PEEK[HEADER]`` for larger ones
     (``headers_only``); ``PEEK`` so no flag changes.
 
@@ -117,6 +119,7 @@ class ImapInbox(Inbox):
     ) -> None:
         self.max_size = int(max_size)
         self._flagged: set[int] = set()  # UIDs this connection flagged \Deleted
+        self._arrived: dict[int, datetime] = {}  # UID -> INTERNALDATE, of the last listing
         self.host = host
         self.port = int(port)
         self.username = username
@@ -252,18 +255,24 @@ class ImapInbox(Inbox):
 
     def _listing(self, last_try: bool = False) -> tuple[list[int], dict[int, int]]:
         """The UIDs of the mails not flagged ``\\Deleted`` (selected again,
-        UIDVALIDITY read) and their sizes. Raises _ConnectionLost (unless
-        ``last_try``) or TransportError."""
+        UIDVALIDITY read) and their sizes; their ``INTERNALDATE`` (when each
+        reached the mailbox) is kept in ``self._arrived`` for ``_read``. Raises
+        _ConnectionLost (unless ``last_try``) or TransportError."""
         client = self._connected()
         with self._fetching(last_try):
             self._select(client)
             uids = sorted(int(uid) for uid in client.search(["UNDELETED"]))
             sizes: dict[int, int] = {}
+            arrived: dict[int, datetime] = {}
+            client.normalise_times = False  # INTERNALDATE with its zone, not local naive time
             for start in range(0, len(uids), _IMAP_FETCH_BATCH):
                 batch = uids[start:start + _IMAP_FETCH_BATCH]
-                for uid, item in client.fetch(batch, ["RFC822.SIZE"]).items():
+                for uid, item in client.fetch(batch, ["RFC822.SIZE", "INTERNALDATE"]).items():
                     if b"RFC822.SIZE" in item:
                         sizes[int(uid)] = int(item[b"RFC822.SIZE"])
+                    if isinstance(item.get(b"INTERNALDATE"), datetime):
+                        arrived[int(uid)] = item[b"INTERNALDATE"]
+            self._arrived = arrived
             return [uid for uid in uids if uid in sizes], sizes  # others expunged meanwhile
 
     def _read(self, uids: list[int], sizes: dict[int, int], last_try: bool = False) -> list[InboundMail]:
@@ -283,7 +292,7 @@ class ImapInbox(Inbox):
                         continue  # expunged meanwhile
                     raw = bytes(item[b"BODY[]"])
                     got[uid] = InboundMail(key=f"{self.uidvalidity}:{uid}", raw=raw,
-                                           size=len(raw))
+                                           size=len(raw), arrived=self._arrived.get(uid))
                 del data
             for start in range(0, len(large), _IMAP_FETCH_BATCH):
                 batch = large[start:start + _IMAP_FETCH_BATCH]
@@ -294,7 +303,8 @@ class ImapInbox(Inbox):
                         continue
                     head = HeadersOnly(bytes(item[b"BODY[HEADER]"]), sizes[uid])
                     got[uid] = InboundMail(key=f"{self.uidvalidity}:{uid}", raw=head,
-                                           size=sizes[uid], headers_only=True)
+                                           size=sizes[uid], headers_only=True,
+                                           arrived=self._arrived.get(uid))
             return [got[uid] for uid in uids if uid in got]
 
     def _parse_key(self, key: str) -> tuple[int, int]:

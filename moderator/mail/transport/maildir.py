@@ -13,6 +13,7 @@ import email.policy
 import mailbox
 import os
 import re
+from datetime import datetime, timezone
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ __all__ = ["MaildirInbox", "MaildirOutbox"]
 
 _MAILDIR_NAME = re.compile(r"^(\d+)\.([^.]*)")
 _HEADER_LIMIT = 256 * 1024  # bytes of a header section read at most
+_EARLIEST = 631152000.0  # 1990-01-01 UTC: a unique name's time before it is no delivery time
 _CHUNK = 64 * 1024
 
 
@@ -114,7 +116,14 @@ class MaildirInbox(Inbox):
     Moving renames the file into the folder (same sub-directory, same name,
     flags kept), which is atomic on one file system. The size of each mail is
     the file's size, taken before reading it: a file larger than ``max_size``
-    is read up to its first blank line only (``headers_only``).
+    is read up to its first blank line only (``headers_only``).  A mail's
+    ``arrived`` is the delivery time its unique name encodes (the same time
+    the mails are ordered by: the delivery agent names the file when the mail
+    arrives, and a move or a flag change keeps the name), else, for a name
+    not in the ``SECONDS.UNIQUE.HOST`` form or with a time before 1990, the
+    file's modification time (what :mod:`mailbox` gives as
+    ``MaildirMessage.get_date()``; a copy without kept times, a backup
+    restored, rewrites it, so it is only the fallback).
 
     Raises TransportError when the Maildir cannot be created or opened,
     ValueError for a bad folder name.
@@ -166,6 +175,7 @@ class MaildirInbox(Inbox):
             # one may miss deliveries that land in the same mtime tick.
             box = mailbox.Maildir(str(self.path), factory=None, create=False)
             keys = sorted(box.keys(), key=self._order)
+            times = self._arrivals()
         except (OSError, mailbox.Error) as exc:
             raise TransportError(
                 f"cannot read Maildir {self.path}: {describe_error(exc)}", path=str(self.path)
@@ -173,7 +183,7 @@ class MaildirInbox(Inbox):
         mails = []
         for key in keys:
             try:
-                mail = self._read(box, key)
+                mail = self._read(box, key, times.get(key))
             except (KeyError, FileNotFoundError):
                 continue  # moved away by someone else since the listing
             except OSError as exc:
@@ -193,6 +203,7 @@ class MaildirInbox(Inbox):
         try:
             box = mailbox.Maildir(str(self.path), factory=None, create=False)
             keys = sorted(box.keys(), key=self._order)
+            times = self._arrivals()
         except (OSError, mailbox.Error) as exc:
             raise TransportError(
                 f"cannot read Maildir {self.path}: {describe_error(exc)}", path=str(self.path)
@@ -202,7 +213,7 @@ class MaildirInbox(Inbox):
             out = []
             for key in batch:
                 try:
-                    out.append(self._read(box, key))
+                    out.append(self._read(box, key, times.get(key)))
                 except (KeyError, FileNotFoundError):
                     continue
                 except OSError as exc:
@@ -214,8 +225,34 @@ class MaildirInbox(Inbox):
 
         return MailStream(keys, {}, read, batch_bytes=0, max_size=self.max_size)
 
-    def _read(self, box: mailbox.Maildir, key: str) -> InboundMail:
-        """One mail: whole, or its headers only when the file exceeds max_size."""
+    def _arrivals(self) -> dict[str, datetime]:
+        """``{key: arrival}`` of the mails in ``new/`` and ``cur/`` (UTC): the
+        delivery time of the unique name, else the file's modification time
+        (see the class doc).  Raises OSError."""
+        times: dict[str, datetime] = {}
+        for subdir in ("new", "cur"):
+            with os.scandir(self.path / subdir) as entries:
+                for entry in entries:
+                    if entry.name.startswith("."):
+                        continue
+                    key = entry.name.split(self._colon)[0]
+                    named = delivery_order(key)
+                    if named is not None and named[0] >= _EARLIEST:
+                        stamp = named[0] + (named[1] / 1e6 if named[1] < 1_000_000 else 0)
+                    else:
+                        try:
+                            stamp = entry.stat().st_mtime
+                        except FileNotFoundError:
+                            continue  # moved away meanwhile
+                    try:
+                        times[key] = datetime.fromtimestamp(stamp, timezone.utc)
+                    except (OverflowError, OSError, ValueError):
+                        continue  # a name's time beyond any date: no arrival known
+        return times
+
+    def _read(self, box: mailbox.Maildir, key: str, arrived: datetime | None = None) -> InboundMail:
+        """One mail: whole, or its headers only when the file exceeds max_size;
+        ``arrived``: its delivery time (``_arrivals``)."""
         with box.get_file(key) as stream:
             stream.seek(0, 2)
             size = stream.tell()
@@ -223,9 +260,9 @@ class MaildirInbox(Inbox):
             if size > self.max_size:
                 head = read_headers(stream)
                 return InboundMail(key=key, raw=HeadersOnly(head, size), size=size,
-                                   headers_only=True)
+                                   headers_only=True, arrived=arrived)
             raw = stream.read()
-        return InboundMail(key=key, raw=raw, size=len(raw))
+        return InboundMail(key=key, raw=raw, size=len(raw), arrived=arrived)
 
     def _locate(self, key: str) -> tuple[str, str]:
         """``(subdir, filename)`` of the mail with ``key``; KeyError if none."""
