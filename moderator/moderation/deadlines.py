@@ -635,9 +635,11 @@ def catch_up(post: Any, store: Any, record: GameRecord, when: datetime, report: 
         since, now = parse_time(record.clock.get("since")), post.clock()
         if since is None or since < now:
             record.clock["since"] = iso(now)
-    if changed:
-        store.save(record)
-    _send(post, record, _one_per_reader(notices))
+    notices = _one_per_reader(notices)
+    if changed or notices:
+        # the notices in one batch with the save; the status mails of the moves are
+        # left to the mail's own save (one status mail per player for both)
+        save_with_notices(post, store, record, notices, status=False)
     report.clock_moves += len(moves)
     report.reminders += sum(n.name == "reminder" for n in notices)
     for name, order, why in moves:
@@ -655,7 +657,7 @@ def _for_macro(name: str, values: dict[str, Any]) -> dict[str, Any]:
 
 
 def save_with_notices(post: Any, store: Any, record: GameRecord, notices: list[Notice],
-                      points: str | None = None) -> None:
+                      points: str | None = None, status: bool = True) -> None:
     """Save ``record`` with its clock ``notices`` (``Notice``) and the status
     mails it owes (the built-in player's moves) spooled in one batch with the
     save (``notify.spool_status``), so that a kill at any moment sends each at
@@ -666,7 +668,9 @@ def save_with_notices(post: Any, store: Any, record: GameRecord, notices: list[N
     the operator).  ``points``: the prefix of the fault points (``faults``)
     ``POINTS-spooled`` (the batch spooled, the game not saved) and
     ``POINTS-saved`` (saved, the bookkeeping not yet committed); the clock
-    stage's are ``clock``.  Raises OSError/StoreError as ``GameStore.save``."""
+    stage's are ``clock``.  ``status`` False: the notices only, the status
+    mails left to the next save that tells them (``catch_up``, before a mail's
+    own save).  Raises OSError/StoreError as ``GameStore.save``."""
     from . import notify
     from ..store.gamefile import StoreError
 
@@ -674,7 +678,7 @@ def save_with_notices(post: Any, store: Any, record: GameRecord, notices: list[N
     hooks = {} if points is None else {"after_spool": lambda: faults.fault(f"{points}-spooled"),
                                        "after_save": lambda: faults.fault(f"{points}-saved")}
     try:
-        saved = notify.spool_status(post, store, record, extra=mails, **hooks)
+        saved = notify.spool_status(post, store, record, extra=mails, status=status, **hooks)
     except (OSError, StoreError):
         raise
     except Exception:  # noqa: BLE001 - a status mail could not be built: the clock goes on
