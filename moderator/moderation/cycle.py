@@ -295,6 +295,8 @@ class Moderator:
                 self.notice = self._outage_notice()
                 post = self._post()
                 notify.sweep(post)
+                # a deadline that fell in an outage moves first: this cycle's mails give the new one
+                deadlines.shift_outages(post, self.store, report, self.clock(), outage_since)
                 poll(self.config, self.store, self._inbox, post, report,
                      lambda raw: self._handle(raw, post, report))
                 deadlines.run_clock(post, self.store, report, self.clock(), outage_since)
