@@ -57,7 +57,7 @@ LANGS = sorted(CASES)
 @lru_cache(maxsize=None)
 def catalogue(lang: str) -> dict:
     with open(LOCALE_DIR / lang / "LC_MESSAGES" / "pbem.po", "rb") as fh:
-        return {m.id: m.string for m in read_po(fh) if m.id}
+        return {(m.id if m.context is None else (m.context, m.id)): m.string for m in read_po(fh) if m.id}
 
 
 @lru_cache(maxsize=None)
@@ -340,40 +340,52 @@ def test_after_an_outage_every_mail_gives_the_shifted_deadline(tmp_path, monkeyp
 def test_policy_wait_reminds_once_a_day_with_the_misses_left(tmp_path, monkeypatch, lang):
     g, zone, t0 = start(tmp_path, monkeypatch, lang, deadline="48h",
                         extra=("--on-missed", "wait", "--abandon-after", "3"))
+    title = tr(lang, "reminder: your move is due")
     reminders = {}
     at = t0 + 6 * H
     while at <= t0 + 144 * H:
         g.run(at)
-        mails = [m for m in to(g.sent(), "bob@example.org")]
+        mails = [m for m in to(g.sent(), "bob@example.org") if title in m]
         if mails:
             reminders[(at - t0) // H] = mails
         at += 6 * H
-    # once a day from the first reminder a day before the first deadline (t0+48h)
-    # until the third miss abandons the seat at t0+144h
-    assert sorted(reminders) == [24, 72, 96, 120, 144]
-    first = reminders[72][0]
-    assert deadline_text(t0 + 96 * H, zone, lang) in first
-    assert trn(lang, "Your seat is abandoned after %(count)s more missed move in a row.",
-               "Your seat is abandoned after %(count)s more missed moves in a row.", 2) in first
-    assert trn(lang, "Your seat is abandoned after %(count)s more missed move in a row.",
-               "Your seat is abandoned after %(count)s more missed moves in a row.", 1) not in first
-    for hour in (96, 120):
+    # a day before the first deadline (t0+48h), at each missed move (the new deadline)
+    # and once a day between, until the third miss abandons the seat at t0+144h
+    assert sorted(reminders) == [24, 48, 72, 96, 120]
+    assert all(len(m) == 1 for m in reminders.values())
+    more = ("Your seat is abandoned after %(count)s more missed move in a row.",
+            "Your seat is abandoned after %(count)s more missed moves in a row.")
+    for hour, due, missed in ((48, 96, 1), (72, 96, 1), (96, 144, 2), (120, 144, 2)):
         (mail,) = reminders[hour]
-        assert deadline_text(t0 + 144 * H, zone, lang) in mail
+        assert deadline_text(t0 + due * H, zone, lang) in mail
+        counted = trn(lang, "The game is still waiting for %(expected)s: the deadline passed (%(count)s missed "
+                      "in a row), and the game waits for you. The next missed move is counted at %(due)s.",
+                      "The game is still waiting for %(expected)s: the deadline passed (%(count)s missed "
+                      "in a row), and the game waits for you. The next missed move is counted at %(due)s.",
+                      missed, expected="your initial investment" if lang == "en" else
+                      catalogue(lang)[("the game is waiting for", "your initial investment")],
+                      due=deadline_text(t0 + due * H, zone, lang))
+        assert counted in mail
+        if missed == 1:  # two more misses abandon the seat
+            assert trn(lang, *more, 2) in mail
+        else:  # the next one does
+            assert tr(lang, "Then your seat is abandoned: the built-in player plays it until the game master "
+                      "finds a replacement.") in mail
+            assert trn(lang, *more, 1) not in mail
     rec = g.load()
     assert rec.player_by_name("Bob").abandoned and rec.player_by_name("Bob").missed == 3
+    assert [h["player"] for h in bot_moves(rec)] == ["Bob"]
 
 
-def test_policy_wait_reminder_names_the_misses_left_in_every_plural_form(tmp_path, monkeypatch):
+def test_policy_wait_reminder_in_english_word_for_word(tmp_path, monkeypatch):
     """The exact sentence, English: 2 more misses abandon the seat after the first."""
     g, zone, t0 = start(tmp_path, monkeypatch, "en", deadline="48h",
                         extra=("--on-missed", "wait", "--abandon-after", "3"))
     g.run(t0 + 24 * H)
-    g.run(t0 + 48 * H)
     g.sent()
-    g.run(t0 + 72 * H)
+    g.run(t0 + 48 * H)
     (mail,) = to(g.sent(), "bob@example.org")
     assert ("The game is still waiting for your initial investment: the deadline passed (1 missed in a row), "
-            "and the game waits for you. The next missed move is counted at "
-            f"{deadline_text(t0 + 96 * H, zone, 'en')}. Your seat is abandoned after 2 more missed moves in "
+            "and the game waits for you. The next missed move is counted at 2027-03-16 14:00 UTC "
+            "(2027-03-16 10:00 EDT, America/New_York). Your seat is abandoned after 2 more missed moves in "
             "a row.") in mail

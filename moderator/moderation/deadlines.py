@@ -14,7 +14,12 @@ event, ``next_event``), and ``tick`` does what is due in it at ``now``:
 - at the deadline (``due``) the move is missed: with ``on_missed: bot`` the
   built-in player moves for the player and every player is told; with ``wait`` the
   game master is told and the wait starts again at the deadline (the player is
-  reminded once a day, and each further deadline is another missed move);
+  reminded at once, with the new deadline, then once a day, and each further
+  deadline is another missed move);
+- whenever the deadline in force of a player changes outside a new wait (a
+  vacation, the game master's commands, an outage), that player is told the new
+  one (``in_force`` before and after, ``deadline_news``, ``changed_notices``;
+  the end of a vacation: ``vacations_over``);
 - after ``abandon_after`` missed moves in a row the seat is abandoned: the game
   master is asked for a replacement and the built-in player keeps the seat.
 
@@ -204,16 +209,18 @@ def _vacation_end_owed(clock: dict[str, Any], p: dict[str, Any]) -> datetime | N
 def _reminder_time(settings: dict[str, Any], clock: dict[str, Any], p: dict[str, Any],
                    when: datetime) -> datetime:
     """When the next reminder of player ``p`` (mapping) falls, the deadline being
-    ``when``: before the deadline once; in an overdue wait (policy ``wait``) one a
-    day, the first a day after the missed deadline or the usual lead before the
-    next one, whichever comes first; never during a vacation (at its end)."""
+    ``when``: before the deadline once (``reminder_lead``; once more after a
+    vacation's end: ``clock.remind_again``); in an overdue wait (policy ``wait``)
+    at each missed move (the wait restarts there, with a new deadline), then a
+    day after the last one; never during a vacation (at its end)."""
     lead = timedelta(seconds=reminder_lead(int(settings["deadline"])))
-    if clock.get("overdue_told"):  # a day after the last one, and before the next missed move
+    if clock.get("overdue_told"):  # at the missed move (the new deadline), then a day after the last
         last = parse_time(clock.get("reminded_at"))
-        if clock.get("reminded") and last is not None:
+        since = parse_time(clock.get("since"))
+        if clock.get("reminded") and last is not None and last >= since:
             at = last + timedelta(seconds=DAY)
         else:
-            at = min(parse_time(clock.get("since")) + timedelta(seconds=DAY), when - lead)
+            at = since
     elif clock.get("reminded") and p.get("name") not in (clock.get("remind_again") or []):
         return when
     else:
@@ -368,13 +375,9 @@ def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
             if p.name not in waiting_names and p.name in record.game.waiting_for():
                 move(p.name, "missed")
         if waits:  # policy wait: no move; the wait starts again at the deadline
-            if record.clock.get("overdue_told") and record.clock.get("reminded_at"):
-                # reminded once a day since the first miss: the next one a day after the
-                # last, whatever the deadline's length (not skipped at a further miss)
-                record.clock.update(since=iso(max(w for _p, w in waits)), shift=0)
-            else:
-                record.clock.update(since=iso(max(w for _p, w in waits)), shift=0, reminded=False,
-                                    reminded_at=None, overdue_told=True)
+            # the player is reminded at once (the deadline in force changed), then once a day
+            record.clock.update(since=iso(max(w for _p, w in waits)), shift=0, reminded=False,
+                                overdue_told=True)
             record.clock.pop("extended", None)  # the extension is in the deadline the wait restarts at
     out.notices.extend(vacations_over(record, now))
     out.changed = out.changed or any(n.name == "vacation_over" for n in out.notices)
