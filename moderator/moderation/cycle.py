@@ -296,7 +296,7 @@ class Moderator:
                 post = self._post()
                 notify.sweep(post)
                 # a deadline that fell in an outage moves first: this cycle's mails give the new one
-                deadlines.shift_outages(post, self.store, report, self.clock(), outage_since)
+                deadlines.shift_outages(post, self.store, self.clock(), outage_since)
                 poll(self.config, self.store, self._inbox, post, report,
                      lambda raw: self._handle(raw, post, report))
                 deadlines.run_clock(post, self.store, report, self.clock(), outage_since)

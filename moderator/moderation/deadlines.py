@@ -535,15 +535,16 @@ def vacations_over(record: GameRecord, now: datetime) -> list[Notice]:
     return out
 
 
-def shift_outages(post: Any, store: Any, report: Any, now: datetime, outage_since: datetime | None) -> None:
+def shift_outages(post: Any, store: Any, now: datetime, outage_since: datetime | None) -> None:
     """Before the cycle reads its mail: in every game whose next clock event fell
     in the outage since ``outage_since`` (the last successful cycle; None: no
     outage, nothing to do), move the deadline under way by the outage
     (``shift_for_outage``), save, and tell each player whose deadline moved the
     new one (``outage_moved`` of ``templates/words/clock.txt``), so that every
     mail of this cycle (the status mails of the mail read next, the clock's)
-    gives the deadline in force.  One game's error is reported in
-    ``report.errors`` and the other games go on."""
+    gives the deadline in force.  A game that cannot be loaded or locked is
+    left as it is (``run_clock`` meets it again and reports it) and the other
+    games go on."""
     from filelock import Timeout
 
     from ..render.when import format_duration as spoken
@@ -568,10 +569,8 @@ def shift_outages(post: Any, store: Any, report: Any, now: datetime, outage_sinc
                     with i18n.speaking(record.language_of(record.player_by_name(n.player))):
                         n.values["duration"] = spoken(gap)
                 _send(post, record, notices)
-        except StoreError as exc:
-            report.errors.append(str(exc))
-        except (OSError, Timeout) as exc:
-            report.errors.append(f"game {gid}: clock: {exc or 'game locked'}")
+        except (StoreError, OSError, Timeout) as exc:
+            log.warning("game %s: the outage shift waits for the clock stage: %s", gid, exc or "game locked")
 
 
 def shift_for_outage(record: GameRecord, last: datetime, now: datetime) -> bool:
