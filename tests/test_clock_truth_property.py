@@ -3,12 +3,14 @@ cycles, orders, vacations, pauses, resumes, extends, deadline changes, outages,
 replacements and undos, in a game whose players are in zones that change their
 offset (America/New_York on 2027-03-14, Europe/Madrid on 2027-03-28):
 
-- every deadline any mail prints (a player's own, and another player's "NAME's
-  move is now due by") is the one the game file holds in force after that step
-  (``deadlines.due``), and its local time is that instant in the reader's zone
+- after every step (a cycle, a game master's command), each player the game
+  waits for with a deadline running was last told exactly the deadline the game
+  file holds in force (``deadlines.due``): no change goes untold, and the last
+  "NAME's move is now due by" any reader got in the step is NAME's deadline in
+  force; while no deadline runs, no mail names one (a later mail of one cycle
+  may tell a change that a later mail of that cycle made);
+- every printed deadline's local time is that instant in the reader's zone
   (zoneinfo);
-- after every step, each player the game waits for (with a deadline running)
-  was last told exactly the deadline in force: no change goes untold;
 - no automatic move for a player happens before the deadline they were last
   told, and after every cycle no deadline in force lies in the past.
 
@@ -132,26 +134,29 @@ class Timeline:
             if rec.ended is None else set()
         force = {n: due(rec, rec.player_by_name(n)) for n in waiting}
         moved_for = []
-        for msg in self.mails():
+        others: dict[tuple[str, str], datetime] = {}  # (reader, player) -> the last told in this step
+        told_now: set[str] = set()
+        for msg in self.mails():  # in the order sent: a later mail may tell a later change
             name = self.seats.get(str(msg["To"]))
             if name is None:
                 continue  # the game master, an observer
             text = " ".join(msg.get_body(preferencelist=("plain",)).get_content().split())
             zone = rec.player_by_name(name).timezone
             for m in OWN.finditer(text):
-                when = self._stamp(m.groups(), zone)
-                if name in force:
-                    assert force[name] == when, (name, text)
-                self.told[name] = when
+                self.told[name] = self._stamp(m.groups(), zone)
+                told_now.add(name)
             for m in OTHER.finditer(text):
-                other, when = m.group(1), self._stamp(m.groups()[1:], zone)
-                if other in force:
-                    assert force[other] == when, (other, text)
+                others[(name, m.group(1))] = self._stamp(m.groups()[1:], zone)
             if AUTOMATIC in text:
                 moved_for.append(name)
                 assert name in self.told and self.now >= self.told[name], (name, self.told.get(name), self.now)
         assert sorted(moved_for) == sorted(n for n in missed if rec.player_by_name(n).address), (moved_for, missed)
+        for (reader, other), when in others.items():
+            if other in force:
+                assert force[other] == when, (reader, other, when, force[other])
         for name, when in force.items():
+            if when is None:  # no deadline runs (paused, none): no mail of this step names one
+                assert name not in told_now, (name, self.told.get(name))
             if when is None or not rec.player_by_name(name).address:
                 continue
             assert self.told.get(name) == when, (name, self.told.get(name), when)

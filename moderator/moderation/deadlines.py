@@ -379,8 +379,9 @@ def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
             record.clock.update(since=iso(max(w for _p, w in waits)), shift=0, reminded=False,
                                 overdue_told=True)
             record.clock.pop("extended", None)  # the extension is in the deadline the wait restarts at
+    told = dict(record.clock.get("vacation_told") or {})
     out.notices.extend(vacations_over(record, now))
-    out.changed = out.changed or any(n.name == "vacation_over" for n in out.notices)
+    out.changed = out.changed or told != (record.clock.get("vacation_told") or {})
     _remind(record, now, out, told=bool(gm))
     out.notices = _one_per_reader(out.notices)
     return out
@@ -485,8 +486,8 @@ def deadline_news(record: GameRecord, before: dict[str, datetime | None],
         if reader is not None and reader.name == name:
             parts.append(word("clock", "deadline_now", **_times(when, reader)))
         else:
-            zone_of = reader if reader is not None else Player(name="", address="", secret="")
-            parts.append(word("clock", "deadline_other", player=name, **_times(when, zone_of)))
+            seen_by = reader if reader is not None else Player(name="", address="", secret="")  # UTC only
+            parts.append(word("clock", "deadline_other", player=name, **_times(when, seen_by)))
     return " ".join(parts)
 
 
