@@ -9,7 +9,9 @@ Data flows one way, one stage a module::
    (``store.bookkeeping``: answered keys, bounces, alerts, the inbox position,
    the games index), brings the games index up to date with ``games/`` (one
    ``stat`` when nothing changed), bounds the answered keys and drops status
-   mails spooled before a save that a crash prevented (``notify.sweep``);
+   mails spooled before a save that a crash prevented (``notify.sweep``); after
+   an outage, a deadline that fell in it moves first (``deadlines.shift_outages``),
+   so that every mail of the cycle gives the moved one;
 1. it fetches every mail in the inbox, oldest first (``inbox.poll``; each mail
    handled and moved in one bookkeeping transaction);
 2. ``mail.read.read_mail`` reads it (never raises) and ``interpret.mail_id``
