@@ -39,7 +39,7 @@ from moderator.store.gamefile import GameStore
 H = timedelta(hours=1)
 D = timedelta(days=1)
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "moderator" / "locale"
-BABEL = {"en": "en", "es": "es", "de": "de", "cs": "cs", "zh": "zh_Hans_CN"}
+BABEL = {"en": "en_US", "es": "es_ES", "de": "de_DE", "cs": "cs_CZ", "zh": "zh_Hans_CN"}  # docs/languages.md
 
 # language -> (Bob's time zone, the start of the timeline: its 72 h deadline crosses
 # the zone's change of offset)
