@@ -389,3 +389,40 @@ def test_policy_wait_reminder_in_english_word_for_word(tmp_path, monkeypatch):
             "and the game waits for you. The next missed move is counted at 2027-03-16 14:00 UTC "
             "(2027-03-16 10:00 EDT, America/New_York). Your seat is abandoned after 2 more missed moves in "
             "a row.") in mail
+
+
+# ------------------------------------------------------------------ replacement and undo
+@pytest.mark.parametrize("lang", LANGS)
+def test_replace_and_undo_tell_the_whole_new_deadline(tmp_path, monkeypatch, lang):
+    """A replacement on move gets a whole deadline from the command (its welcome
+    says it); an undo gives the move it reopens a whole deadline from the
+    command (the status mails say it to each player it waits for)."""
+    g, zone, t0 = start(tmp_path, monkeypatch, lang)
+    g.mail("Ann", f"timezone {zone}")
+    g.run(t0 + 2 * H)
+    g.sent()
+    at = t0 + 50 * H
+    out = g.gm(at, "replace", "Bob", "Dora=dora@example.org")
+    due = at + 72 * H
+    assert f"Bob's move is now due by {deadline_text(due, None, 'en')}." in flat(out)
+    mails = g.sent()
+    (welcome,) = to(mails, "dora@example.org")
+    assert tr(lang, "Your move is due by %(due)s.", due=deadline_text(due, None, lang)) in welcome
+    (ann,) = to(mails, "ann@example.org")
+    assert other_due("Bob", due, zone, lang) in ann
+    g.addr["Bob"] = "dora@example.org"
+    g.initial("Bob")  # the newcomer chooses: the game waits for Ann's first turn
+    g.run(at + H)
+    g.sent()
+    assert g.load().game.phase == "play"
+    at2 = at + 5 * H
+    out = g.gm(at2, "undo", "1")
+    due = at2 + 72 * H  # the newcomer's choice taken back: a whole deadline from the command
+    assert f"Bob's move is now due by {deadline_text(due, None, 'en')}." in flat(out)
+    mails = g.sent()
+    (dora,) = to(mails, "dora@example.org")
+    assert tr(lang, "Your move is due by %(due)s.", due=deadline_text(due, None, lang)) in dora
+    g.run(due - timedelta(minutes=1))
+    assert bot_moves(g.load()) == []
+    g.run(due)
+    assert [h["player"] for h in bot_moves(g.load())] == ["Bob"]
