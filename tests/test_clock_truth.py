@@ -426,3 +426,47 @@ def test_replace_and_undo_tell_the_whole_new_deadline(tmp_path, monkeypatch, lan
     assert bot_moves(g.load()) == []
     g.run(due)
     assert [h["player"] for h in bot_moves(g.load())] == ["Bob"]
+
+
+def test_a_deadline_that_lands_where_it_was_is_named_all_the_same(tmp_path, monkeypatch):
+    """72 h from the start, then ``deadline 48h`` a day later: the same instant;
+    the announcement names it (what the players read is the deadline in force,
+    not only a length)."""
+    g, zone, t0 = start(tmp_path, monkeypatch, "en")
+    out = g.gm(t0 + 24 * H, "deadline", "48h")
+    due = t0 + 72 * H
+    assert flat(out) == ("The game master set the deadline to 2 days per move (the move under way counts it "
+                         f"from now, each later move from the mail that asks for it). Bob's move is now due by "
+                         f"{deadline_text(due, None, 'en')}.")
+    mails = g.sent()
+    assert now_due(due, zone, "en") in to(mails, "bob@example.org")[0]
+    assert other_due("Bob", due, None, "en") in to(mails, "ann@example.org")[0]
+
+
+def test_a_missed_initial_investment_leaves_the_others_deadline_where_it_was(tmp_path, monkeypatch):
+    """Policy wait, both initial investments awaited, Ann given 47 h more: Bob
+    misses at 6 h and his wait restarts there; Ann's deadline stays the one she
+    was told (found by the property test: the restart moved it, or dropped her
+    extension and the built-in player moved for her a day early)."""
+    zone, t0 = CASES["en"]
+    g = Game(tmp_path, monkeypatch, "en", t0, "6h", ("--on-missed", "wait"))
+    out = g.gm(t0, "extend", "Ann", "47h")
+    ann_due = t0 + 6 * H + 47 * H
+    assert f"Ann's move is now due by {deadline_text(ann_due, None, 'en')}." in flat(out)
+    g.sent()
+    g.run(t0 + 25 * H)  # Bob missed at 6 h, 12 h, 18 h, 24 h: the third abandons his seat
+    rec = g.load()
+    assert rec.player_by_name("Bob").abandoned and rec.player_by_name("Bob").missed == 3
+    assert "Ann" in rec.game.waiting_for() and rec.player_by_name("Ann").missed == 0
+    from moderator.moderation.deadlines import due as due_of
+
+    assert due_of(rec, rec.player_by_name("Ann")) == ann_due
+    g.run(ann_due - timedelta(minutes=1))
+    assert g.load().player_by_name("Ann").missed == 0
+    g.sent()
+    g.run(ann_due)  # her miss, at the deadline she was told: the game waits, she is told the next one
+    rec = g.load()
+    assert rec.player_by_name("Ann").missed == 1
+    assert bot_moves(rec) == [h for h in rec.history if h["player"] == "Bob"]
+    (reminder,) = to(g.sent(), "ann@example.org")
+    assert f"The next missed move is counted at {deadline_text(ann_due + 6 * H, None, 'en')}." in reminder

@@ -375,10 +375,17 @@ def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
             if p.name not in waiting_names and p.name in record.game.waiting_for():
                 move(p.name, "missed")
         if waits:  # policy wait: no move; the wait starts again at the deadline
+            # the others the game waits for (the initial investments) keep their deadline
+            keep = {q: due(record, record.player_by_name(q)) for q in record.game.waiting_for()
+                    if q not in waiting_names and not record.player_by_name(q).bot}
             # the player is reminded at once (the deadline in force changed), then once a day
             record.clock.update(since=iso(max(w for _p, w in waits)), shift=0, reminded=False,
                                 overdue_told=True)
             record.clock.pop("extended", None)  # the extension is in the deadline the wait restarts at
+            for q, old in keep.items():
+                base = due(record, record.player_by_name(q))
+                if old is not None and base is not None and base != old:
+                    record.clock.setdefault("extended", {})[q] = int((old - base).total_seconds())
     told = dict(record.clock.get("vacation_told") or {})
     out.notices.extend(vacations_over(record, now))
     out.changed = out.changed or told != (record.clock.get("vacation_told") or {})

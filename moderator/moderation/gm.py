@@ -596,7 +596,6 @@ def _resume(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
 def _deadline(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     record = ctx.record
     seconds = None if cmd.args[0] == "none" else int(cmd.args[0])
-    before = in_force(record)
     record.settings["deadline"] = seconds
     # the move under way: the new deadline counts from the command, never from the past
     told = record.clock.get("vacation_told")
@@ -606,8 +605,9 @@ def _deadline(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     def text() -> str:
         return word("gm", "deadline_set", duration=spoken_duration(seconds) if seconds else None)
 
-    tell_everyone(ctx.post, record, lambda: word("gm", "deadline_title"), text, before=before)
-    return _for_gm(record, text(), before)
+    # every deadline now in force is named, the ones it left where they were too
+    tell_everyone(ctx.post, record, lambda: word("gm", "deadline_title"), text, before={})
+    return _for_gm(record, text(), {})
 
 
 def _extend(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
