@@ -192,22 +192,26 @@ def test_the_overdue_reminder_says_the_next_miss_abandons_the_seat(tmp_path):
     """Policy wait, seats abandoned after 2 misses: Cy missed the deadline of
     Dec 3, 12:00 (the wait starts again then, due Dec 5, 12:00); the daily
     reminder says the next miss is counted then and abandons the seat; with 3
-    it does not say so."""
+    it says how many more misses do."""
     for after, tail in ((2, " Then your seat is abandoned: the built-in player plays it until the game master "
-                            "finds a replacement."), (3, "")):
+                            "finds a replacement."),
+                        (3, " Your seat is abandoned after 2 more missed moves in a row.")):
         h = Clocked(tmp_path / str(after), settings={"deadline": 48 * 3600, "on_missed": "wait",
                                                      "abandon_after": after})
         h.move("Ann")
         h.move("Bob")
         h.run(T0 + 2 * H)
         h.run(T0 + 24 * H)
-        h.run(T0 + 48 * H)  # missed: the game waits
         h.sent()
-        h.run(T0 + 72 * H)
+        h.run(T0 + 48 * H)  # missed: the game waits, and Cy is told at once
+        (at_once,) = [m for m in h.sent() if str(m["To"]) == "cy@example.net"]
+        h.run(T0 + 72 * H)  # and a day later
         (reminder,) = [m for m in h.sent() if str(m["To"]) == "cy@example.net"]
-        assert body(reminder).split("\n\n")[1].rstrip("\n") == (
-            "The game is still waiting for your initial investment: the deadline passed (1 missed in a row), "
-            "and the game waits for you. The next missed move is counted at 2026-12-05 12:00 UTC." + tail + REPLY)
+        for mail in (at_once, reminder):
+            assert body(mail).split("\n\n")[1].rstrip("\n") == (
+                "The game is still waiting for your initial investment: the deadline passed (1 missed in a row), "
+                "and the game waits for you. The next missed move is counted at 2026-12-05 12:00 UTC." + tail
+                + REPLY)
 
 
 # ------------------------------------------------------------------ quoting the player's words

@@ -169,7 +169,8 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
     limit or one under way already is refused with what is left, nothing changed."""
     from datetime import timedelta
 
-    from .deadlines import Notice, _send, format_duration, iso, parse_duration, parse_time
+    from .deadlines import (Notice, _send, deadline_news, format_duration, in_force, iso, parse_duration,
+                            parse_time, vacations_over)
 
     now = post.clock()
     limit = int(record.settings.get("vacation_limit") or 0)
@@ -180,11 +181,15 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
     if arg in ("off", "end", "over", "back"):
         if not on:
             return word("clock", "vacation_none")
+        before = in_force(record)
         player.vacation_used = max(0, player.vacation_used - int((until - now).total_seconds()))
         player.vacation_until = iso(now)
+        vacations_over(record, now)  # told here: the clock sends no notice of this end
         store.save(record)
-        _send(post, record, [Notice(q.address, q.name, "vacation_back", {"player": player.name}) for q in others])
-        return word("clock", "vacation_ended", left=_left(limit - player.vacation_used))
+        _send(post, record, [Notice(q.address, q.name, "vacation_back",
+                                    {"player": player.name, "news": _news(record, before, q)}) for q in others])
+        return _joined(word("clock", "vacation_ended", left=_left(limit - player.vacation_used)),
+                       deadline_news(record, before, player))
     left = max(0, limit - player.vacation_used)
     try:
         seconds = parse_duration(arg + "d" if arg.isdigit() else arg)
@@ -196,15 +201,31 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
         return word("clock", "vacation_refused", asked=_left(seconds), left=_left(left),
                     limit=_left(limit), example=format_duration(_whole(left)))
     end = now + timedelta(seconds=seconds)
+    before = in_force(record)
     player.vacation_from, player.vacation_until = iso(now), iso(end)
     player.vacation_used += seconds
     store.save(record)
     _send(post, record, [Notice(q.address, q.name, "vacation_announce",
                                 {"player": player.name,
-                                 "until": format_when(end, q.timezone, record.language_of(q))})
+                                 "until": format_when(end, q.timezone, record.language_of(q)),
+                                 "news": _news(record, before, q)})
                          for q in others])
-    return word("clock", "vacation_started", days=_left(seconds),
-                until=format_when(end, player.timezone), left=_left(limit - player.vacation_used))
+    return _joined(word("clock", "vacation_started", days=_left(seconds),
+                        until=format_when(end, player.timezone), left=_left(limit - player.vacation_used)),
+                   deadline_news(record, before, player))
+
+
+def _news(record: GameRecord, before: dict, reader: Player) -> str:
+    """``deadlines.deadline_news`` for ``reader``, in their language."""
+    from .deadlines import deadline_news
+
+    with i18n.speaking(record.language_of(reader)):
+        return deadline_news(record, before, reader)
+
+
+def _joined(text: str, news: str) -> str:
+    """An answer and the news of a deadline it changed (none: the answer)."""
+    return f"{text} {news}" if news else text
 
 
 def _left(seconds: int) -> str:

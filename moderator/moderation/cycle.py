@@ -9,7 +9,9 @@ Data flows one way, one stage a module::
    (``store.bookkeeping``: answered keys, bounces, alerts, the inbox position,
    the games index), brings the games index up to date with ``games/`` (one
    ``stat`` when nothing changed), bounds the answered keys and drops the
-   mails spooled before a save that a crash prevented (``notify.sweep``);
+   mails spooled before a save that a crash prevented (``notify.sweep``); after
+   an outage, a deadline that fell in it moves first (``deadlines.shift_outages``),
+   so that every mail of the cycle gives the moved one;
 1. it fetches every mail in the inbox, oldest first (``inbox.poll``; each mail
    handled and moved in one bookkeeping transaction);
 2. ``mail.read.read_mail`` reads it (never raises) and ``interpret.mail_id``
@@ -333,6 +335,8 @@ class Moderator:
                 self.notice = self._outage_notice()
                 post = self._post()
                 notify.sweep(post)
+                # a deadline that fell in an outage moves first: this cycle's mails give the new one
+                deadlines.shift_outages(post, self.store, self.clock(), outage_since)
                 poll(self.config, self.store, self._inbox, post, report,
                      lambda raw, arrived=None: self._handle(raw, post, report, arrived))
                 deadlines.run_clock(post, self.store, report, self._clock_time(report), outage_since)

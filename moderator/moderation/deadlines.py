@@ -14,7 +14,12 @@ event, ``next_event``), and ``tick`` does what is due in it at ``now``:
 - at the deadline (``due``) the move is missed: with ``on_missed: bot`` the
   built-in player moves for the player and every player is told; with ``wait`` the
   game master is told and the wait starts again at the deadline (the player is
-  reminded once a day, and each further deadline is another missed move);
+  reminded at once, with the new deadline, then once a day, and each further
+  deadline is another missed move);
+- whenever the deadline in force of a player changes outside a new wait (a
+  vacation, the game master's commands, an outage), that player is told the new
+  one (``in_force`` before and after, ``deadline_news``, ``changed_notices``;
+  the end of a vacation: ``vacations_over``);
 - after ``abandon_after`` missed moves in a row the seat is abandoned: the game
   master is asked for a replacement and the built-in player keeps the seat;
 - a missed move is made ``settings.grace`` seconds after the deadline (``grace``).
@@ -193,23 +198,42 @@ def next_event(data: dict[str, Any]) -> datetime | None:
             continue
         times.append(when + timedelta(seconds=grace(settings)))  # the missed move: after the grace
         times.append(_reminder_time(settings, clock, p, when))
+        back = _vacation_end_owed(clock, p)
+        if back is not None:
+            times.append(back)
     return min(times) if times else None
+
+
+def _vacation_end_owed(clock: dict[str, Any], p: dict[str, Any]) -> datetime | None:
+    """The end of player ``p``'s (mapping) vacation when it falls in the wait under
+    way (after ``clock.since``) and they were not yet told the deadline in force
+    at it (``clock.vacation_told``: player name → the ``vacation_until`` told);
+    else None."""
+    until = parse_time(p.get("vacation_until"))
+    since = parse_time(clock.get("since"))
+    if until is None or since is None or until <= since:
+        return None
+    if (clock.get("vacation_told") or {}).get(p.get("name")) == p.get("vacation_until"):
+        return None
+    return until
 
 
 def _reminder_time(settings: dict[str, Any], clock: dict[str, Any], p: dict[str, Any],
                    when: datetime) -> datetime:
     """When the next reminder of player ``p`` (mapping) falls, the deadline being
-    ``when``: before the deadline once; in an overdue wait (policy ``wait``) one a
-    day, the first a day after the missed deadline or the usual lead before the
-    next one, whichever comes first; never during a vacation (at its end)."""
+    ``when``: before the deadline once (``reminder_lead``; once more after a
+    vacation's end: ``clock.remind_again``); in an overdue wait (policy ``wait``)
+    at each missed move (the wait restarts there, with a new deadline), then a
+    day after the last one; never during a vacation (at its end)."""
     lead = timedelta(seconds=reminder_lead(int(settings["deadline"])))
-    if clock.get("overdue_told"):  # a day after the last one, and before the next missed move
+    if clock.get("overdue_told"):  # at the missed move (the new deadline), then a day after the last
         last = parse_time(clock.get("reminded_at"))
-        if clock.get("reminded") and last is not None:
+        since = parse_time(clock.get("since"))
+        if clock.get("reminded") and last is not None and last >= since:
             at = last + timedelta(seconds=DAY)
         else:
-            at = min(parse_time(clock.get("since")) + timedelta(seconds=DAY), when - lead)
-    elif clock.get("reminded"):
+            at = since
+    elif clock.get("reminded") and p.get("name") not in (clock.get("remind_again") or []):
         return when
     else:
         at = when - lead
@@ -400,8 +424,20 @@ def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
             if p.name not in waiting_names and p.name in record.game.waiting_for():
                 move(p.name, "missed", when)
         if waits:  # policy wait: no move; the wait starts again at the deadline
+            # the others the game waits for (the initial investments) keep their deadline
+            keep = {q: due(record, record.player_by_name(q)) for q in record.game.waiting_for()
+                    if q not in waiting_names and not record.player_by_name(q).bot}
+            # the player is reminded at once (the deadline in force changed), then once a day
             record.clock.update(since=iso(max(w for _p, w in waits)), shift=0, reminded=False,
-                                reminded_at=None, overdue_told=True)
+                                overdue_told=True)
+            record.clock.pop("extended", None)  # the extension is in the deadline the wait restarts at
+            for q, old in keep.items():
+                base = due(record, record.player_by_name(q))
+                if old is not None and base is not None and base != old:
+                    record.clock.setdefault("extended", {})[q] = int((old - base).total_seconds())
+    told = dict(record.clock.get("vacation_told") or {})
+    out.notices.extend(vacations_over(record, now))
+    out.changed = out.changed or told != (record.clock.get("vacation_told") or {})
     _remind(record, now, out, told=bool(gm))
     out.notices = _one_per_reader(out.notices)
     return out
@@ -440,7 +476,7 @@ def _at_the_deadline(record: GameRecord, p: Player) -> dict[str, Any]:
         then = "abandon"
     else:
         then = "wait" if record.settings.get("on_missed", "bot") == "wait" else "bot"
-    return {"then": then, "abandon_after": after}
+    return {"then": then, "abandon_after": after, "left": max(0, after - p.missed) if after else 0}
 
 
 def _remind(record: GameRecord, now: datetime, out: Tick, told: bool = True) -> None:
@@ -458,8 +494,9 @@ def _remind(record: GameRecord, now: datetime, out: Tick, told: bool = True) -> 
         when = due(record, p)
         if when is None or now >= when:
             continue
+        again = name in (clock.get("remind_again") or [])
         at = _reminder_time(record.settings, clock, p.to_data(), when)
-        if now < at or (clock.get("reminded") and not clock.get("overdue_told")):
+        if now < at or (clock.get("reminded") and not clock.get("overdue_told") and not again):
             continue
         language = record.language_of(p)
         out.notices.append(Notice(p.address, p.name, "reminder", {
@@ -467,7 +504,130 @@ def _remind(record: GameRecord, now: datetime, out: Tick, told: bool = True) -> 
             "missed": p.missed, "gm": told, **_at_the_deadline(record, p)}))
         record.clock["reminded"] = True
         record.clock["reminded_at"] = iso(now)
+        if again:
+            record.clock["remind_again"] = [n for n in record.clock["remind_again"] if n != name]
         out.changed = True
+
+
+def in_force(record: GameRecord) -> dict[str, datetime | None]:
+    """The deadline in force (``due``, UTC; None: no deadline runs, e.g. paused)
+    of each player the game waits for, not the built-in player's seats: the
+    ``before`` of ``deadline_news`` and ``changed_notices``."""
+    if record.ended is not None:
+        return {}
+    out: dict[str, datetime | None] = {}
+    for name in record.game.waiting_for():
+        p = record.player_by_name(name)
+        if not p.bot:
+            out[name] = due(record, p)
+    return out
+
+
+def deadline_news(record: GameRecord, before: dict[str, datetime | None],
+                  reader: Player | None) -> str:
+    """The sentences, in the language in force, that tell ``reader`` (None: an
+    observer or the game master, UTC only) every deadline of ``in_force(record)``
+    that differs from ``before`` (``in_force`` earlier): their own as ``Your move
+    is now due by ...`` (``deadline_now`` of ``templates/words/clock.txt``),
+    another player's as ``NAME's move is now due by ...`` (``deadline_other``),
+    both in UTC and in the reader's time zone; ``''`` when none changed.  A
+    deadline that ends (None: a pause, ``deadline none``) is not named: the
+    command's own words say so.  The one place where a change of the instant by
+    which a player must move is worded for a reader."""
+    now = in_force(record)
+    parts = []
+    for name, when in now.items():
+        if when is None or before.get(name) == when:
+            continue
+        if reader is not None and reader.name == name:
+            parts.append(word("clock", "deadline_now", **_times(when, reader)))
+        else:
+            seen_by = reader if reader is not None else Player(name="", address="", secret="")  # UTC only
+            parts.append(word("clock", "deadline_other", player=name, **_times(when, seen_by)))
+    return " ".join(parts)
+
+
+def changed_notices(record: GameRecord, before: dict[str, datetime | None], name: str,
+                    values: dict[str, Any] | None = None) -> list[Notice]:
+    """The clock's notices ``name`` (a macro of ``templates/words/clock.txt`` taking
+    the deadline values of ``_times``) to each player whose deadline in force
+    differs from ``before`` (``in_force`` earlier) and is not None, with the new
+    deadline in UTC and their time zone (and ``values``); rendered in their
+    language by ``_send``."""
+    out = []
+    for pname, when in in_force(record).items():
+        p = record.player_by_name(pname)
+        if when is None or before.get(pname) == when or not p.address or pname in record.resigned:
+            continue
+        out.append(Notice(p.address, p.name, name, {**(values or {}), **_times(when, p, record.language_of(p))}))
+    return out
+
+
+def vacations_over(record: GameRecord, now: datetime) -> list[Notice]:
+    """At the end of the vacation of a player the game waits for (it ended by
+    ``now`` within the wait under way, not yet told): the notice
+    ``vacation_over`` with the deadline in force, and the reminder schedule
+    starts again for them (``clock.remind_again``: the reminder before the
+    deadline is owed once more, unless the deadline is that close already; then
+    this notice is their reminder).  Marks them told (``clock.vacation_told``).
+    Changes ``record`` when it returns notices."""
+    out = []
+    if record.settings.get("paused") or record.ended is not None:
+        return out
+    for name in record.game.waiting_for():
+        p = record.player_by_name(name)
+        back = _vacation_end_owed(record.clock, p.to_data())
+        if p.bot or back is None or back > now:
+            continue
+        record.clock.setdefault("vacation_told", {})[name] = p.vacation_until
+        when = due(record, p)
+        if when is None or not p.address:
+            continue
+        deadline = record.settings.get("deadline")
+        if when - timedelta(seconds=reminder_lead(int(deadline))) > now:
+            again = record.clock.setdefault("remind_again", [])
+            if name not in again:
+                again.append(name)
+        out.append(Notice(p.address, p.name, "vacation_over", _times(when, p, record.language_of(p))))
+    return out
+
+
+def shift_outages(post: Any, store: Any, now: datetime, outage_since: datetime | None) -> None:
+    """Before the cycle reads its mail: in every game whose next clock event fell
+    in the outage since ``outage_since`` (the last successful cycle; None: no
+    outage, nothing to do), move the deadline under way by the outage
+    (``shift_for_outage``), save, and tell each player whose deadline moved the
+    new one (``outage_moved`` of ``templates/words/clock.txt``), so that every
+    mail of this cycle (the status mails of the mail read next, the clock's)
+    gives the deadline in force.  A game that cannot be loaded or locked is
+    left as it is (``run_clock`` meets it again and reports it) and the other
+    games go on."""
+    from filelock import Timeout
+
+    from ..render.when import format_duration as spoken
+    from ..store.gamefile import StoreError
+    from . import notify
+
+    if outage_since is None:
+        return
+    gap = int((now - outage_since).total_seconds())
+    for gid in post.bk.games_due(now):
+        try:
+            with store.lock(gid), post.bk.transaction():
+                record = notify.load(post, store, gid)
+                if record.settings.get("paused") or record.ended is not None:
+                    continue
+                before = in_force(record)
+                if not shift_for_outage(record, outage_since, now):
+                    continue
+                store.save(record)
+                notices = changed_notices(record, before, "outage_moved")
+                for n in notices:
+                    with i18n.speaking(record.language_of(record.player_by_name(n.player))):
+                        n.values["duration"] = spoken(gap)
+                _send(post, record, notices)
+        except (StoreError, OSError, Timeout) as exc:
+            log.warning("game %s: the outage shift waits for the clock stage: %s", gid, exc or "game locked")
 
 
 def shift_for_outage(record: GameRecord, last: datetime, now: datetime) -> bool:

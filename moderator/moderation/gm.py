@@ -46,7 +46,7 @@ from ..rules.engine import Game
 from ..rules.notation import parse_action, public_order
 from ..store.gamefile import GameRecord, GameStore, Player, default_clock, new_secret
 from ..config import Config
-from .deadlines import format_duration, game_master_address, parse_duration, parse_time
+from .deadlines import deadline_news, format_duration, game_master_address, in_force, parse_duration, parse_time
 from ..render.when import format_duration as spoken_duration, format_when, number
 from .interpret import MAX_ORDER_LINES
 from .send import Post, thread_of
@@ -341,11 +341,19 @@ def _observer_mail(post: Post, record: GameRecord, address: str, events: list[st
 
 
 def tell_everyone(post: Post, record: GameRecord, title: Say, text: Say, *,
-                  skip: tuple[str, ...] = (), resigned: bool = False) -> int:
+                  skip: tuple[str, ...] = (), resigned: bool = False,
+                  before: dict[str, datetime | None] | None = None) -> int:
     """Spool a notice (``templates/gm_notice.txt``) to every player (not to those
     in ``skip``, nor, unless ``resigned``, to those who resigned; not to a seat
     without an address) and observer, each in their language (``title`` and
-    ``text``: ``Say``, rendered for each).  Returns how many mails were spooled."""
+    ``text``: ``Say``, rendered for each).  ``before``: the deadlines in force
+    before the command (``deadlines.in_force``): each reader is also told every
+    deadline the command changed, their own as theirs, in their time zone
+    (``deadlines.deadline_news``).  Returns how many mails were spooled."""
+    def told(reader: Player | None) -> str:
+        news = deadline_news(record, before, reader) if before is not None else ""
+        return _said(text) + ("\n\n" + news if news else "")
+
     n = 0
     for p in record.players:
         if not p.address or p.name in skip or (p.name in record.resigned and not resigned):
@@ -353,15 +361,22 @@ def tell_everyone(post: Post, record: GameRecord, title: Say, text: Say, *,
         n += 1
         with i18n.speaking(record.language_of(p)):
             _to_player(post, record, p, _said(title), render("gm_notice.txt", game_id=record.id,
-                                                             text=_said(text), secret=p.secret))
+                                                             text=told(p), secret=p.secret))
     for address in record.observers:
         with i18n.speaking(record.language):
             subject = word("notices", "subject", game_id=record.id, title=_said(title))
             post.put(post.message(record.id, address, subject,
-                                  render("gm_notice.txt", game_id=record.id, text=_said(text), secret=None),
+                                  render("gm_notice.txt", game_id=record.id, text=told(None), secret=None),
                                   auto="auto-generated"), kind="gm", game=record.id)
         n += 1
     return n
+
+
+def _for_gm(record: GameRecord, text: str, before: dict[str, datetime | None]) -> str:
+    """The game master's confirmation ``text`` and the deadlines the command
+    changed (UTC; ``deadlines.deadline_news``)."""
+    news = deadline_news(record, before, None)
+    return f"{text} {news}" if news else text
 
 
 def _status_to_all(post: Post, record: GameRecord, event: Say, batch: int | None = None) -> None:
@@ -531,6 +546,7 @@ def _replace(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     # a human again: the seat's clock starts afresh (not the built-in player's, not abandoned)
     seat.bot, seat.abandoned, seat.missed, seat.timezone, seat.language = False, False, 0, None, None
     seat.vacation_used, seat.vacation_from, seat.vacation_until = 0, None, None
+    before = in_force(record)
     if seat.name in record.game.waiting_for():
         record.clock = default_clock(ctx.at)  # the newcomer gets a whole deadline
     for names in (record.resigned, record.digest):
@@ -548,8 +564,9 @@ def _replace(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
         msg = status_mail(post, record, seat, [event()], template="welcome.txt")
     record.threads[seat.name] = str(msg["Message-ID"])
     post.put(msg, kind="welcome", game=record.id, player=seat.name)
-    tell_everyone(post, record, lambda: word("gm", "replaced_title", seat=seat.name), event, skip=(seat.name,))
-    return event()
+    tell_everyone(post, record, lambda: word("gm", "replaced_title", seat=seat.name), event, skip=(seat.name,),
+                  before=before)
+    return _for_gm(record, event(), before)
 
 
 def _undo(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
@@ -569,6 +586,7 @@ def _undo(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
                  else str(m.get("player") or "observer") for _, m in owed]
         log.info("game %s: undo %d: %d status mail(s) not yet sent (events: %s) are sent as they are, "
                  "then the undo's notice", record.id, n, len(owed), ", ".join(spans))
+    before = in_force(record)
     record.game = game
     record.history = record.history[:-n]
     record.notified = len(game.log)
@@ -582,7 +600,7 @@ def _undo(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
 
     record.mail_batch += 1  # the undo's mails are recorded by the save that follows
     _status_to_all(ctx.post, record, event, batch=record.mail_batch)
-    return event()
+    return _for_gm(record, event(), before)
 
 
 def _end(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
@@ -643,21 +661,28 @@ def _resume(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
         # the wait under way loses nothing: its deadline moves by the pause
         record.clock["shift"] = int(record.clock.get("shift") or 0) + \
             max(0, int((now - max(paused, since)).total_seconds()))
+    before = in_force(record)  # paused: none runs
     record.settings["paused"] = None
-    tell_everyone(ctx.post, record, lambda: word("gm", "resumed_title"), lambda: word("gm", "resumed"))
-    return word("gm", "resumed")
+    tell_everyone(ctx.post, record, lambda: word("gm", "resumed_title"), lambda: word("gm", "resumed"),
+                  before=before)
+    return _for_gm(record, word("gm", "resumed"), before)
 
 
 def _deadline(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     record = ctx.record
     seconds = None if cmd.args[0] == "none" else int(cmd.args[0])
     record.settings["deadline"] = seconds
-    record.clock["reminded"] = False
+    # the move under way: the new deadline counts from the command, never from the past
+    told = record.clock.get("vacation_told")
+    record.clock = default_clock(ctx.at)
+    if told:
+        record.clock["vacation_told"] = told
     def text() -> str:
         return word("gm", "deadline_set", duration=spoken_duration(seconds) if seconds else None)
 
-    tell_everyone(ctx.post, record, lambda: word("gm", "deadline_title"), text)
-    return text()
+    # every deadline now in force is named, the ones it left where they were too
+    tell_everyone(ctx.post, record, lambda: word("gm", "deadline_title"), text, before={})
+    return _for_gm(record, text(), {})
 
 
 def _extend(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
@@ -667,6 +692,7 @@ def _extend(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     if seat.name not in waiting:
         raise GmRefusal("gm_not_waiting", player=seat.name, waiting=", ".join(waiting) or "nobody")
     seconds = int(cmd.args[1])
+    before = in_force(record)
     extended = record.clock.setdefault("extended", {})
     extended[seat.name] = int(extended.get(seat.name, 0)) + seconds
     record.clock["reminded"] = False
@@ -674,8 +700,8 @@ def _extend(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     def text() -> str:
         return word("gm", "extended", player=seat.name, duration=spoken_duration(seconds))
 
-    tell_everyone(ctx.post, record, lambda: word("gm", "extended_title", player=seat.name), text)
-    return text()
+    tell_everyone(ctx.post, record, lambda: word("gm", "extended_title", player=seat.name), text, before=before)
+    return _for_gm(record, text(), before)
 
 
 def _eject(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
