@@ -176,9 +176,10 @@ def _owed_by_hand() -> list[Counter]:
     """What each cycle of ``CYCLES`` owes, ``(recipient, first line)``, derived
     from the settings: a reminder 24 h before a deadline; at the deadline of
     ``bot`` the built-in player moves (one mail of the moves to each reader, then
-    the status mails), of ``wait`` the game master is told of each miss and the
-    wait starts again at the deadline (reminded a day later); the 2nd miss in a
-    row abandons Ann's seat in ``bot``."""
+    the status mails), of ``wait`` the game master is told of each miss, the
+    player reminded at once (the wait's new deadline) and the wait starts again
+    at the deadline (reminded a day later); the 2nd miss in a row abandons Ann's
+    seat in ``bot``."""
     ann, bob, cy = (a for _, a in THREE)
 
     def heads(game, to, *titles):
@@ -190,10 +191,14 @@ def _owed_by_hand() -> list[Counter]:
     c2 += heads("bot", ann, "your turn (turn 1)") + heads("bot", bob, "Ann to move (turn 1)") + \
         heads("bot", cy, "Ann to move (turn 1)")
     c2 += [(GM, f"Game wait: {n} missed the deadline of 2026-12-03 12:00 UTC (1 in a row). The game's policy "
-                "is to wait: no move was made; the player is reminded once a day.") for n in ("Ann", "Bob", "Cy")]
+                "is to wait: no move was made; the player is reminded now and then once a day.")
+           for n in ("Ann", "Bob", "Cy")]
+    c2 += [x for a in (ann, bob, cy) for x in heads("wait", a, reminded)]
     c3 = [x for a in (ann, bob, cy) for x in heads("wait", a, reminded)] + heads("bot", ann, reminded)
     c4 = [(GM, f"Game wait: {n} missed the deadline of 2026-12-05 12:00 UTC (2 in a row). The game's policy "
-               "is to wait: no move was made; the player is reminded once a day.") for n in ("Ann", "Bob", "Cy")]
+               "is to wait: no move was made; the player is reminded now and then once a day.")
+          for n in ("Ann", "Bob", "Cy")]
+    c4 += [x for a in (ann, bob, cy) for x in heads("wait", a, reminded)]
     c4 += [x for a in (ann, bob, cy) for x in heads("bot", a, "Ann's seat abandoned", "automatic move for Ann")]
     c4 += [(GM, "Game bot: Ann missed 2 moves in a row, and the seat is marked abandoned. The built-in player "
                 "keeps the seat meanwhile; please find a replacement player.")]
