@@ -1338,3 +1338,25 @@ def test_fields_are_declared_once():
     c.track_hands["Ann"].append("joker")
     c.placed["DEN-KCY"][0] = "KCC"
     assert c != g and g.placed["DEN-KCY"][0] is None
+
+
+def _runtime_imports(module: str) -> set[str]:
+    """The ``moderator.rules`` modules that ``module`` imports when it runs (the
+    imports under ``if TYPE_CHECKING:`` left out)."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse((Path(__file__).parent.parent / "moderator" / "rules" / f"{module}.py").read_text())
+    typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                   and getattr(node.test, "id", None) == "TYPE_CHECKING" for n in ast.walk(node)}
+    return {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 1
+            and id(n) not in typing_only}
+
+
+def test_the_rules_modules_import_one_way():
+    """engine -> legal -> errors, engine -> errors: no cycle (issue 25)."""
+    assert {"legal", "errors"} <= _runtime_imports("engine")
+    assert "errors" in _runtime_imports("legal") and "engine" not in _runtime_imports("legal")
+    assert not {"engine", "legal"} & _runtime_imports("errors")
+    from moderator.rules import engine, errors, legal
+    assert engine.IllegalAction is errors.IllegalAction and legal.LegalSummary is errors.LegalSummary

@@ -59,8 +59,9 @@ from .components import (
     company_value,
 )
 from .dividends import company_payout, up_payout
+from .errors import IllegalAction, LegalSummary  # noqa: F401 (re-exported)
 from .history import History
-from .legal import (_DISPLAY_DRAWS, _DISPLAY_TAKE, _NONE, _STACK, _UP, LegalActions, LegalSummary, _display_draws,
+from .legal import (_DISPLAY_DRAWS, _DISPLAY_TAKE, _NONE, _STACK, _UP, LegalActions, _display_draws,
                     _random_turn, starts as _starts, without as _without)
 from .network import Network
 from .options import IMAGINARY, OPTIONS, RULESETS, check_setup, ruleset as _ruleset  # noqa: F401 (re-exported)
@@ -76,39 +77,6 @@ _COMPANY_IDS = tuple(COMPANIES)
 _TRAINS_AND_STATION = {abbr: 1 + c.trains for abbr, c in COMPANIES.items()}
 """Each company's dividend value with every train on the board: the value is this
 minus the trains in the box (``company_value``)."""
-
-
-class IllegalAction(ValueError):
-    """An action that the rules do not allow now.
-
-    ``code`` names the refusal (``not_your_turn``, ``no_such_section`` ...) and
-    ``values`` holds what its wording needs; the wording lives in the template
-    ``templates/words/illegal.txt`` (one macro per code), rendered by
-    ``moderator.render.words.reason``.  What would be legal instead is data, never
-    words: ``legal`` lists complete orders in the game's notation (``start KCC``,
-    ``discard white``, ``build KCC DEN-KCY white; take stack``), or ``summary``
-    holds the player's ``LegalSummary`` (the refusals of a BUILD, INVEST or pass:
-    every kind of order legal now), with ``first`` the company the refused order
-    named (its builds listed first); ``moderator.render.legal.legal_lines`` words
-    both in the reader's language.  ``str(exc)`` gives the code and values (for
-    logs), never the player's sentence: ``reason(exc)`` does.
-
-    Placement refusals (``cannot_build``) carry ``why``: a list of
-    ``Network.why_not`` reasons (dicts with their own ``code``)."""
-
-    def __init__(self, code: str, legal: list[str] | None = None, *, summary: LegalSummary | None = None,
-                 first: CompanyId | None = None, **values: Any):
-        super().__init__(code, values)
-        self.code = code
-        self.values = values
-        self.legal = legal or []
-        self.summary = summary
-        self.first = first
-
-    def __str__(self) -> str:
-        if not self.values:
-            return self.code
-        return f"{self.code} ({', '.join(f'{k}={v!r}' for k, v in self.values.items())})"
 
 
 class _Shuffler:
