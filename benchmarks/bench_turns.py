@@ -79,7 +79,7 @@ def make_record(board: Board, seed: int, turn: int, invest_bias: float = 0.9) ->
         i += 1
     if game.phase != "play":
         raise SystemExit(f"seed {seed}: the game ended at turn {game.turn}; try another --seed")
-    rec.notified = len(game.log)
+    rec.notified = len(game.events)
     rec.threads = {p: f"<thread-{p}@pbem.localhost>" for p in PLAYERS}
     return rec
 
