@@ -136,7 +136,8 @@ def one_cycle(directory: Path, base: bytes, digest: str, rng: random.Random,
     board, t["board"] = timed(lambda: gamefile.load_board_ref(data["board"]))
     game, t["restore"] = timed(lambda: gamefile.restore_game(data, board, owned=True))
     assert game == record.game or len(game.history) + 1 == len(record.game.history)
-    rec2 = GameRecord("g", game, record.players, data["board"], history=[dict(h) for h in data["history"]])
+    rec2 = GameRecord("g", game, record.players, data["board"], history=[dict(h) for h in data["history"]],
+                      log_memo=(list(game.events), data["log"]))  # as ``GameStore.load`` makes it
     _, t["apply"] = timed(lambda: rec2.apply(p, action, "<x@y>"))
     out, t["to_data"] = timed(rec2.to_data)
     texts = None

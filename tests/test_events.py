@@ -207,3 +207,13 @@ def test_the_rulesets_and_options_are_worded_as_the_tables_say():
     for o in OPTION_TABLE:
         assert str(module.help(o.name)).strip() == o.help
     assert str(module.help("no_such_option", "as given")).strip() == "as given"
+
+
+def test_a_whole_log_reads_as_each_of_its_events_does():
+    """``events_from_data`` (the trusted load's fast path) gives what
+    ``from_data`` gives, and refuses what it refuses."""
+    log = [E.to_data(e) for e, _ in SAMPLES.values()]
+    assert E.events_from_data(log) == [E.from_data(d) for d in log] == [e for e, _ in SAMPLES.values()]
+    for bad in ({"kind": "built", "player": "Ann"}, {"kind": "starts", "x": 1}, {"kind": "nope"}, ["starts"]):
+        with pytest.raises(ValueError):
+            E.events_from_data([log[0], bad])  # type: ignore[list-item]

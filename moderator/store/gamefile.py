@@ -73,7 +73,7 @@ from . import GAME_ID_PATTERN
 from ..rules.actions import Action
 from ..rules.board import DEFAULT_BOARD_PATH, Board
 from ..rules.engine import Game
-from ..rules.events import from_data as event_from_data, to_data as event_to_data
+from ..rules.events import events_from_data, to_data as event_to_data
 from ..rules.history import History
 from ..rules.notation import parse_action
 from .files import atomic_write, fsync_dir  # noqa: F401 - re-exported: their old import path
@@ -330,6 +330,10 @@ class GameRecord:
     # record not loaded from a file
     source_digest: str | None = field(default=None, compare=False, repr=False)
     checked: bool = field(default=False, compare=False, repr=False)
+    # ``(events, mappings)``: the game's events the file's ``log`` mappings were
+    # last made from (or read as), so that a save converts only the events added
+    # since (``_log_data``); not part of the file
+    log_memo: tuple[list[Any], list[dict[str, Any]]] | None = field(default=None, compare=False, repr=False)
 
     def player_by_name(self, name: str) -> Player:
         """The ``Player`` called ``name``; KeyError if none."""
@@ -415,6 +419,22 @@ class GameRecord:
         players in a status mail."""
         return self.game.events[self.notified:]
 
+    def _log_data(self) -> list[dict[str, Any]]:
+        """The game's events as the file's ``log`` mappings (``to_data`` of each),
+        those of the events unchanged since the last call or the load taken from
+        ``log_memo`` (the same objects, never changed), the others made anew."""
+        events = self.game.events
+        memo = self.log_memo
+        n = 0
+        if memo is not None:
+            old, done = memo
+            n = len(old)
+            if n > len(events) or not all(map(operator.is_, old, events)):
+                n = 0
+        out = (memo[1][:n] if n else []) + [event_to_data(e) for e in events[n:]]  # type: ignore[index]
+        self.log_memo = (list(events), out)
+        return list(out)
+
     def to_data(self) -> dict[str, Any]:
         """The game file's mapping in the current ``FORMAT``: the keys ``format``,
         ``game``, ``created``, ``board``, ``board_sha256``, ``seed``, ``ruleset``,
@@ -451,7 +471,7 @@ class GameRecord:
             "gm_log": [dict(e) for e in self.gm_log],
             **({"mail_batch": self.mail_batch} if self.mail_batch else {}),
             "history": list(map(dict, self.history)),
-            "log": list(map(event_to_data, g.events)),
+            "log": self._log_data(),
             "state": g.to_dict(),
         }
 
@@ -665,7 +685,7 @@ def restore_game(data: dict[str, Any], board: Board, owned: bool = False) -> Gam
     history = History(list(map(itemgetter("player", "order"), data.get("history") or [])))
     return Game.from_dict(
         data["state"], board=board, players=[p["name"] for p in data["players"]], seed=data["seed"],
-        ruleset=data["ruleset"], options=data.get("options") or {}, events=list(map(event_from_data, log)),
+        ruleset=data["ruleset"], options=data.get("options") or {}, events=events_from_data(log),
         history=history,
         owned=owned,
     )
@@ -963,6 +983,9 @@ class GameStore:
             mail_batch=_mail_batch(data),
             source_digest=gf.digest,
             checked=checked,
+            # the mappings of a trusted file are those its events were made from
+            log_memo=(list(game.events), data["log"]) if trusted and isinstance(data.get("log"), list) and
+            len(data["log"]) == len(game.events) else None,
         )
 
     def save(self, record: GameRecord) -> Path:
