@@ -89,7 +89,8 @@ def test_an_event_is_worded_in_english_as_pbem_always_wrote_it(kind):
     event, line = SAMPLES[kind]
     assert events.english([event]) == [line]
     assert E.from_data(E.to_data(event)) == event
-    assert v3_log.read_line(line, PLAYERS.get(kind, ["Ann", "Bob", "Cy", "Mary Ann"])) == E.to_data(event)
+    read = v3_log.read_line(line, PLAYERS.get(kind, ["Ann", "Bob", "Cy", "Mary Ann"]))
+    assert list(read.items()) == list(E.to_data(event).items())  # the keys in the same order too
 
 
 def test_events_are_values():

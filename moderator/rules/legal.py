@@ -6,7 +6,8 @@ ask ``action in legal`` (checked by ``Game.resolve``, without listing), ``count(
 or ``len()`` them and draw ``random(rng)`` one, both without listing the thousands
 of BUILD x take x swap combinations.  ``Game.legal_actions(player)`` returns it.
 
-``LegalSummary`` (defined in ``moderator.rules.errors``, re-exported here) is the short structured answer to "what is legal now" that the
+``LegalSummary`` (defined in ``moderator.rules.errors``, re-exported here) is the
+short structured answer to "what is legal now" that the
 replies and the status mail show: the starts, the dead cards to redraw, the builds
 grouped by company and section, the share draws and swaps after a build, the shares
 to invest and the passes; built from the network's placements, never from the
