@@ -94,7 +94,7 @@ FaceUp = _kind("face_up", "FaceUp", "shares",
 InitialChosen = _kind("initial_chosen", "InitialChosen", "player",
                       "``player`` chose an initial investment (hidden until all chose; rules: Setup 5).")
 Passes = _kind("passes", "Passes", "player",
-               "``player`` can neither build nor invest and passes (rules: No legal action).")
+               "``player`` passed: no BUILD or INVEST was possible (rules: No legal action).")
 PassesDiscarding = _kind("passes_discarding", "PassesDiscarding", "player card",
                          "``player`` passes, discarding a track card of type ``card``.")
 InitialRevealed = _kind("initial_revealed", "InitialRevealed", "choices",
@@ -111,7 +111,7 @@ DividendUnused = _kind("dividend_unused", "DividendUnused", "number final",
                        "The ``number``-th dividend card was drawn and not used: the game ends with "
                        "dividend ``final``.")
 DividendAnnounced = _kind("dividend_announced", "DividendAnnounced", "number",
-                          "A dividend card was drawn: dividend ``number`` is announced (rules: Dividends).")
+                          "A dividend card was drawn: dividend ``number`` announced (rules: Dividends).")
 Built = _kind("built", "Built", "player company section card value",
               "``player`` built ``company`` on ``section`` with a ``card`` track card; ``value``: the "
               "company's dividend value now (rules: A turn, BUILD).")
@@ -120,7 +120,7 @@ BuiltJoker = _kind("built_joker", "BuiltJoker", "player company section card val
 TookFaceUp = _kind("took_face_up", "TookFaceUp", "player share", "``player`` took the face-up ``share``.")
 PlaceEmpty = _kind("place_empty", "PlaceEmpty", "", "The face-up place stays empty: the stack is out of shares.")
 ReplacedBy = _kind("replaced_by", "ReplacedBy", "share", "The face-up place is filled with ``share``.")
-TookStack = _kind("took_stack", "TookStack", "player", "``player`` took the top share of the stack (unseen).")
+TookStack = _kind("took_stack", "TookStack", "player", "``player`` drew the stack's top share (unseen by the others).")
 StackEmpty = _kind("stack_empty", "StackEmpty", "", "The stack held no more share: nothing was drawn.")
 SwappedUnseen = _kind("swapped_unseen", "SwappedUnseen", "player",
                       "``player`` returned a share unseen and took a UP share (the UP swap).")
