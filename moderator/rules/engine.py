@@ -969,10 +969,10 @@ class Game:
         return _TAKES[source, None]
 
     # ================================================================= push
-    def push(self, player: PlayerName, action: Action) -> list[str]:
+    def push(self, player: PlayerName, action: Action) -> list[Event]:
         """Apply ``action`` by ``player`` (after ``resolve``) and return the public
-        event lines it caused (dividends included).  ``history`` records the
-        resolved (complete) action.
+        events it caused (dividends included; ``moderator.rules.events``).
+        ``history`` records the resolved (complete) action.
 
         Raises IllegalAction, leaving the game unchanged, when the action is illegal.
         The action ``random_action`` just drew for ``player`` in this position is
@@ -1362,7 +1362,8 @@ class Game:
         """What every player may know (rules: What each player may know): board
         occupancy, trains left and values, display, invested shares, hand sizes,
         deck/stack/pile sizes, top discard, removed cards, dividends, money (unless
-        hidden_money and the game is not over), whose turn it is, the log."""
+        hidden_money and the game is not over), whose turn it is, the log
+        (``log``: the events, ``Game.events``)."""
         hide_money = self.options["hidden_money"] and self.phase != "over"
         network = self.network
         return {
