@@ -425,7 +425,9 @@ def show(ctx, game, map_file, now):
             click.echo(f"  {pad('', 14)} {notes}")
     if v["standings"]:
         click.echo("Standings: " + g.standings_text())
-    for line in v["log"][-10:]:
+    from moderator.render.events import english
+
+    for line in english(v["log"][-10:]):
         click.echo(f"  - {line}")
     if map_file is not None:
         click.echo(f"Map written to {map_file}.")

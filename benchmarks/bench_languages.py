@@ -138,7 +138,7 @@ def measure(args: argparse.Namespace) -> int:
     """Time the renders (see the module) and print the figures."""
     record = record_of(played(args.seed))
     reader = record.player_by_name(record.game.waiting_for()[0])
-    events = record.game.log[-6:]
+    events = record.game.events[-6:]
     languages = list(i18n.LANGUAGES)
     for lang in languages:  # warm up: templates compiled, catalogues read
         with i18n.speaking(lang):

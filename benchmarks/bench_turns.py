@@ -79,7 +79,7 @@ def make_record(board: Board, seed: int, turn: int, invest_bias: float = 0.9) ->
         i += 1
     if game.phase != "play":
         raise SystemExit(f"seed {seed}: the game ended at turn {game.turn}; try another --seed")
-    rec.notified = len(game.log)
+    rec.notified = len(game.events)
     rec.threads = {p: f"<thread-{p}@pbem.localhost>" for p in PLAYERS}
     return rec
 
@@ -136,7 +136,8 @@ def one_cycle(directory: Path, base: bytes, digest: str, rng: random.Random,
     board, t["board"] = timed(lambda: gamefile.load_board_ref(data["board"]))
     game, t["restore"] = timed(lambda: gamefile.restore_game(data, board, owned=True))
     assert game == record.game or len(game.history) + 1 == len(record.game.history)
-    rec2 = GameRecord("g", game, record.players, data["board"], history=[dict(h) for h in data["history"]])
+    rec2 = GameRecord("g", game, record.players, data["board"], history=[dict(h) for h in data["history"]],
+                      log_memo=(list(game.events), data["log"]))  # as ``GameStore.load`` makes it
     _, t["apply"] = timed(lambda: rec2.apply(p, action, "<x@y>"))
     out, t["to_data"] = timed(rec2.to_data)
     texts = None

@@ -29,6 +29,7 @@ from .config import Config
 from .mail.read import canonical_address, player_address
 from .render.words import word
 from .store.bookkeeping import Bookkeeping
+from .rules.events import to_data as event_to_data
 from .store.gamefile import GameStore, StoreError, load_board_ref, replay
 from .store.spool import ORPHAN_AGE, Spool
 
@@ -258,7 +259,7 @@ def set_address(config: Config, game_id: str, player: str, address: str,
                             notice=lambda: word("operator", "address_changed", address=new))
                 # spooled before the save, removed when the save fails: exit 1 then means nothing changed
                 told = post.put(status_mail(post, record, p, []), kind="status", game=record.id,
-                                player=p.name, events=[], log_from=len(record.game.log), address_change=True)
+                                player=p.name, events=[], log_from=len(record.game.events), address_change=True)
                 try:
                     store.save(record)
                 except BaseException as exc:
@@ -316,7 +317,7 @@ def repair(config: Config, game_id: str, write: bool = False) -> Repair:
                 game = replay(data, load_board_ref(data["board"]))
             except (KeyError, ValueError, TypeError) as exc:
                 raise StoreError(f"game {game_id}: the file is malformed: {exc!r}") from None
-            rebuilt = {"state": game.to_dict(), "log": list(game.log)}
+            rebuilt = {"state": game.to_dict(), "log": [event_to_data(e) for e in game.events]}
             result = Repair(game_id)
             for part, value in rebuilt.items():
                 if part == "log" and "log" not in data:

@@ -342,7 +342,7 @@ def check_games(config: Config) -> list[Check]:
             continue
         g = rec.game
         where = "over" if g.phase == "over" else f"phase {g.phase}, waiting for {', '.join(g.waiting_for())}"
-        pending = f"; {len(g.log) - rec.notified} event(s) not yet mailed" if rec.notified < len(g.log) else ""
+        pending = f"; {len(g.events) - rec.notified} event(s) not yet mailed" if rec.notified < len(g.events) else ""
         out.append(Check(OK, f"game {gid}",
                          f"{len(rec.history)} order(s) replay to the recorded state ({where}){pending}"))
     return out

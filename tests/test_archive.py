@@ -88,6 +88,21 @@ EXPECTED = {
         money={"Ana": 0, "Bob": 0, "Jana": 0, "Dee": 0}, winners=[],
         bot_moves=6, bots=["Dee"], language="de", languages=["es", "zh", "cs", None],
     ),
+    # format 4: the log as events (tests/fixtures/make_v4_games.py)
+    "v4-two-player-hidden-finished": dict(
+        players=["Ann", "Bob"], ruleset="first-edition",
+        options={**NO_OPTIONS_V2, "hidden_money": True, "spread_dividends": True}, board="default",
+        phase="over", history=101, turn=99, dividends_paid=3,
+        money={"Bob": 141, "Ann": 136, "(imaginary player)": 37}, winners=["Bob"],
+        bot_moves=50, bots=["Bob"], language="en", languages=[None, None],
+    ),
+    "v4-czech-redraw-4p": dict(
+        players=["Ann", "Bob", "Jana", "Dee"], ruleset="second-edition",
+        options={**NO_OPTIONS_V2, "dead_track_redraw": True}, board="default",
+        phase="play", history=40, turn=36, dividends_paid=1,
+        money={"Ann": 21, "Bob": 5, "Jana": 12, "Dee": 5}, winners=[],
+        bot_moves=9, bots=["Dee"], language="cs", languages=[None, None, None, None],
+    ),
 }
 
 

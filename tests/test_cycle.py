@@ -17,6 +17,7 @@ from moderator.mail.threads import thread_token
 from moderator.render import status_context
 from moderator.store.gamefile import GameStore
 from moderator.mail.transport.maildir import delivery_order
+from moderator.render.events import english
 
 PLAYERS = [("Ann", "ann@example.org"), ("Bob", "Bob@Example.org"), ("Cy", "cy@example.net")]
 
@@ -327,7 +328,7 @@ def test_a_whole_turn_applies_and_everyone_gets_status(h):
     assert len(mails) == 3
     to_mover = next(m for m in mails if str(m["To"]).lower() == dict(PLAYERS)[mover].lower())
     assert str(to_mover["In-Reply-To"]) == msg["Message-ID"]
-    events = rec2.game.log[len(g.log):]
+    events = english(rec2.game.events[len(g.events):])
     assert events and events[0].startswith(f"{mover} built {company} on {sid} ({card} track)")
     for m in mails:
         for e in events:

@@ -4,7 +4,9 @@ whole games of random legal play, pinned from the engine before its speed work
 
 The digest covers, for every action: the player on move, the action drawn by
 ``random_action(player, rng)`` from ``random.Random(seed)`` (its order text and its
-repr), the log lines ``push`` returned, and for every other game the
+repr), the log lines ``push`` returned (the English rendering of the events it
+returned, ``moderator.render.events.english``: the sentences the engine wrote
+when the digest was pinned), and for every other game the
 ``legal_summary`` and ``action_count`` of the player on move; at the end of each
 game: ``to_dict()`` (every saved field, secrets included), the whole log,
 ``public_view()``, every player's ``view`` and the state of the players'
@@ -22,6 +24,7 @@ import hashlib
 import random
 
 from game_helpers import default_board, mini_board
+from moderator.render.events import english
 from moderator.rules.engine import OPTIONS, RULESETS, Game
 
 PINNED = "a28a8e84e1d8c4abecf8e4dead8dae7c178c91f1534584652586a9e25bda2dc3"
@@ -41,6 +44,13 @@ def cases(n: int) -> list[tuple[int, int, str, dict[str, bool], str]]:
     return out
 
 
+def _worded(view: dict) -> dict:
+    """``view`` with its ``log`` (events) as the English sentences that the digest
+    pinned (issue 25: the engine emits events, the log a player reads is their
+    rendering; the English one is the sentences of commit e64b650)."""
+    return {**view, "log": english(view["log"])}
+
+
 def digest(n: int) -> str:
     """The SHA-256 of ``n`` games (see the module)."""
     h = hashlib.sha256()
@@ -56,12 +66,12 @@ def digest(n: int) -> str:
                 h.update(str(g.action_count(player)).encode())
             action = g.random_action(player, rng)
             h.update(f"{player}|{action}|{action!r}".encode())
-            h.update(repr(g.push(player, action)).encode())
+            h.update(repr(english(g.push(player, action))).encode())
         h.update(repr(g.to_dict()).encode())
-        h.update(repr(g.log).encode())
-        h.update(repr(g.public_view()).encode())
+        h.update(repr(english(g.events)).encode())
+        h.update(repr(_worded(g.public_view())).encode())
         for p in names:
-            h.update(repr(g.view(p)).encode())
+            h.update(repr(_worded(g.view(p))).encode())
         h.update(repr(rng.getstate()).encode())
     return h.hexdigest()
 

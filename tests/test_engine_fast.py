@@ -24,6 +24,7 @@ from game_helpers import GAME_SETUPS, default_board, game_from
 from moderator.rules import legal
 from moderator.rules.actions import Build, Take
 from moderator.rules.dividends import company_payout
+from moderator.render.events import english
 from moderator.rules.engine import Game, IllegalAction
 from test_properties import check_caches
 
@@ -50,7 +51,7 @@ def test_fast_paths_equal_their_definitions(params):
         action = g.random_action(player, rng)
         resolved = g.copy()  # a copy does not know the drawn action: it resolves it
         assert resolved.push(player, action) == g.push(player, action)
-        assert resolved.to_dict() == g.to_dict() and resolved.log == g.log
+        assert resolved.to_dict() == g.to_dict() and resolved.events == g.events
         check_caches(g)
 
 
@@ -69,7 +70,7 @@ def test_a_drawn_action_is_checked_again_after_a_change():
         g.push(player, drawn)
     assert refused.value.code == "no_track_card"
     g.track_hands[player] = saved
-    assert g.push(player, drawn)[0].startswith(f"{player} built {drawn.company} on {drawn.section}")
+    assert english(g.push(player, drawn))[0].startswith(f"{player} built {drawn.company} on {drawn.section}")
     with pytest.raises(IllegalAction) as again:  # the same object once more: not their turn now
         g.push(player, drawn)
     assert again.value.code == "not_your_turn"

@@ -41,6 +41,8 @@ from moderator.demo import Bot
 from moderator.mail.read import canonical_address
 from moderator.store.bookkeeping import Bookkeeping, InboxMemory
 from moderator.store.gamefile import GameStore
+from moderator.render.events import english
+from moderator.rules.events import from_data, to_data
 from servers import SmtpSink, _SinkHandler
 
 REPO = Path(__file__).resolve().parent.parent
@@ -496,8 +498,8 @@ def test_smtp_421_backoff_merge_outage_notice_then_delivered_once(dovecot, sink,
     assert "no successful cycle since" in caplog.text
     metas = [json.loads(p.with_suffix(".json").read_text()) for p in table.spooled()]
     assert len(metas) == 3 and sorted(m["player"] for m in metas) == [n for n, _ in PLAYERS]
-    log = table.store.load(GAME).game.log
-    events = {m["player"]: m["events"] for m in metas}
+    log = [to_data(e) for e in table.store.load(GAME).game.events]
+    events = {m["player"]: english(map(from_data, m["events"])) for m in metas}  # the spool keeps mappings
     for m in metas:  # the initial investments and the turn, in one mail
         assert m["events"] == log[-len(m["events"]):] and len(m["events"]) > 3
 
@@ -820,7 +822,7 @@ def test_crash_inside_the_status_merge_loses_and_repeats_nothing(dovecot, sink, 
     assert report.ok, report.errors
     new = sink.messages[welcomes:]
     assert sorted(canonical_address(str(m.message["To"])) for m in new) == sorted(a for _, a in PLAYERS)
-    log = table.store.load(GAME).game.log
+    log = english(table.store.load(GAME).game.events)
     for m in new:
         events = [l[4:] for l in body(m.message).splitlines() if l.startswith("  - ")]
         assert events == log[start:]  # every event since the welcome, each once
@@ -870,7 +872,7 @@ def test_crash_between_the_status_mails_and_the_save_sends_no_phantom_event(dove
     assert not set(stale) & set(table.spooled())
     new = sink.messages[welcomes:]
     assert sorted(canonical_address(str(m.message["To"])) for m in new) == sorted(a for _, a in PLAYERS)
-    log = table.store.load(GAME).game.log
+    log = english(table.store.load(GAME).game.events)
     for m in new:
         events = [l[4:] for l in body(m.message).splitlines() if l.startswith("  - ")]
         assert events == log[start:]  # every event since the welcome, each once

@@ -59,7 +59,7 @@ def test_saves_reusing_texts_are_byte_identical_to_a_whole_dump(tmp_path, seed):
             rec.apply(p, rec.game.random_action(p, rng), f"<n{steps}@example.org>", "2026-01-02T00:00:00+00:00")
             steps += 1
         if rng.random() < 0.2:
-            rec.notified = len(rec.game.log)
+            rec.notified = len(rec.game.events)
         saved = store.write(rec)
         text = saved.path.read_text(encoding="utf-8")
         assert text == gamefile._dump(rec.to_data())
@@ -158,7 +158,7 @@ def test_a_damaged_or_stale_snapshot_is_ignored(tmp_path, damage):
     blob = snap_path.read_bytes()
     assert blob[:HEAD] == _sealed(blob[HEAD:])[:HEAD]
     snap = list(marshal.loads(blob[HEAD:]))
-    assert snap[0] == gamefile.SNAPSHOT_FORMAT == 4
+    assert snap[0] == gamefile.SNAPSHOT_FORMAT == 5
     if damage == "torn":
         snap_path.write_bytes(blob[: len(blob) // 2])
     elif damage == "zeroed-middle":
@@ -194,7 +194,7 @@ def test_a_damaged_or_stale_snapshot_is_ignored(tmp_path, damage):
 
 def test_a_format_3_snapshot_is_ignored_and_rewritten(tmp_path, monkeypatch):
     """A snapshot an earlier pbem wrote (format 3: BLAKE2b-128 after the magic) is
-    not read: the file is parsed, and the next save writes a format-4 snapshot."""
+    not read: the file is parsed, and the next save writes a snapshot of today's format."""
     import hashlib
 
     store = GameStore(tmp_path)
@@ -212,8 +212,30 @@ def test_a_format_3_snapshot_is_ignored_and_rewritten(tmp_path, monkeypatch):
     assert calls == [1] and rec.to_data() == saved.data
     again = fresh.write(rec)
     blob = snap_path.read_bytes()
-    assert blob[:HEAD] == _sealed(blob[HEAD:])[:HEAD] and marshal.loads(blob[HEAD:])[0] == 4
+    assert blob[:HEAD] == _sealed(blob[HEAD:])[:HEAD] and marshal.loads(blob[HEAD:])[0] == 5
     assert gamefile.read_snapshot(blob)[0] == again.digest
+
+
+def test_a_format_4_snapshot_is_ignored_and_rewritten(tmp_path, monkeypatch):
+    """A snapshot of snapshot format 4 (the layout of today, holding a format-3
+    game file whose log is sentences) is not read: the file is parsed, and the
+    next save writes a format-5 snapshot (issue 25)."""
+    store = GameStore(tmp_path)
+    saved = store.write(record(11, 40))
+    snap_path = store.snapshot_path("g")
+    snap = list(marshal.loads(snap_path.read_bytes()[HEAD:]))
+    snap[0] = 4
+    snap_path.write_bytes(b"pbem-snapshot\x00" + gamefile._snapshot_frame(marshal.dumps(tuple(snap), 4)))
+    assert gamefile.read_snapshot(snap_path.read_bytes()) is None
+    calls = []
+    real = yaml.load
+    monkeypatch.setattr(gamefile.yaml, "load", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    fresh = GameStore(tmp_path)
+    rec = fresh.load("g", trusted_digest=saved.digest)
+    assert calls == [1] and rec.to_data() == saved.data
+    again = fresh.write(rec)
+    blob = snap_path.read_bytes()
+    assert marshal.loads(blob[HEAD:])[0] == 5 and gamefile.read_snapshot(blob)[0] == again.digest
 
 
 def test_a_snapshot_is_written_over_a_longer_one_and_cut_to_its_length(tmp_path):
@@ -266,6 +288,9 @@ def test_saves_append_delta_frames_then_a_whole_snapshot_again(tmp_path):
             invest = [a for a in rec.game.legal_actions(p) if isinstance(a, Invest)]  # the game lasts
             action = rng.choice(invest) if invest else rec.game.random_action(p, rng)
             rec.apply(p, action, f"<d{i}@example.org>", "2026-01-02T00:00:00+00:00")
+        if i == 19:  # a whole snapshot before the cut, so that the deltas have room (their sizes vary)
+            store.snapshot_path("g").unlink()
+            store.snapshot_path("g").write_bytes(b"")
         before = store.snapshot_path("g").stat().st_size
         saved = store.write(rec)
         ends = frames(store)
@@ -274,7 +299,7 @@ def test_saves_append_delta_frames_then_a_whole_snapshot_again(tmp_path):
         if len(ends) > 1:  # appended: the bytes before the new frame are the old file's
             assert ends[-2] == before and ends[-1] - before < ends[0] / 2
             assert ends[-1] - ends[0] <= ends[0] - len(gamefile._SNAPSHOT_MAGIC)
-    assert counts[20] == counts[19] + 1  # the cut history: a delta
+    assert counts[19] == 0 and counts[20] == 1  # the cut history: a delta
     assert counts[30] == 0  # an entry changed in place: a whole snapshot
     assert max(counts) <= GameStore.SNAPSHOT_DELTAS and counts.count(0) >= 3
     assert sorted(set(counts)) == list(range(max(counts) + 1)) and max(counts) >= 3

@@ -150,7 +150,7 @@ def test_undo_2_replays_exactly_and_is_announced_with_its_reason(g):
     for h in full.history[:-2]:
         fresh.push(h["player"], parse_action(h["order"]))
     assert rec.game.to_dict() == fresh.to_dict()
-    assert rec.game.log == fresh.log
+    assert rec.game.events == fresh.events
     assert rec.history == full.history[:-2]
     (entry,) = rec.gm_log
     assert entry["by"] == OPERATOR and entry["command"] == "undo 2 force"

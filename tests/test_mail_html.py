@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from moderator.render.words import word
+from moderator.render.events import english
 from browser import needs_chromium, run_chromium
 from test_status_map import Table, start_all
 
@@ -298,7 +299,7 @@ def test_dividends_by_company_in_the_status_mail_and_history(mails):
     game = mails["_table"].load().game
     (pay,) = game.payouts
     # the public log's line: what each player got in all
-    logged = next(e for e in game.log if e.startswith("Dividend 1 paid: "))
+    logged = next(e for e in english(game.events) if e.startswith("Dividend 1 paid: "))
     totals = {n: int(m) for n, m in re.findall(r"(\w+) \+(\d+)", logged)}
     for name in ("dividend-on-move", "history"):
         rows = _dividend_rows(text_of(mails[name]), 1)
@@ -330,7 +331,7 @@ def test_dividends_respect_hidden_money():
     while g.dividends_paid < 1:
         p = g.waiting_for()[0]
         g.push(p, g.random_action(p, rng))
-    assert any("amounts hidden" in e for e in g.log)
+    assert any("amounts hidden" in e for e in english(g.events))
     (d,) = dividends(g, "Bob")
     assert d["hidden"] is True
     for c in d["companies"]:

@@ -216,7 +216,7 @@ def test_random_whole_games_keep_the_invariants(params):
     for player, action in g.history:
         again.push(player, action)
     assert freeze(again.to_dict()) == freeze(g.to_dict())
-    assert again.log == g.log
+    assert again.events == g.events
     # the history holds complete actions: each replays unchanged
     assert all(not isinstance(a, Build) or (a.card and a.take) for _, a in g.history)
 

@@ -27,6 +27,8 @@ from moderator.rules.engine import Game, _check_shape, _plain_copy
 from moderator.rules.history import History
 from moderator.store import gamefile
 from moderator.store.gamefile import GameRecord, GameStore, Player, StoreError
+from moderator.rules import events as E
+from moderator.rules.events import to_data
 
 FIXTURES = Path(__file__).parent / "fixtures" / "games"
 
@@ -34,7 +36,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "games"
 def restored(g: Game, state: dict | None = None, owned: bool = False) -> Game:
     return Game.from_dict(
         g.to_dict() if state is None else state, board=g.board, players=g.players, seed=g.seed,
-        ruleset=g.ruleset, options=g.options, log=g.log, history=g.history, owned=owned,
+        ruleset=g.ruleset, options=g.options, events=g.events, history=g.history, owned=owned,
     )
 
 
@@ -54,7 +56,7 @@ def play(g: Game, rng: random.Random, n: int, invest_bias: float = 0.0) -> int:
 def assert_same(g: Game, h: Game) -> None:
     assert h.to_dict() == g.to_dict()
     assert dump(h.to_dict()) == dump(g.to_dict())  # the same key order: the same file
-    assert h.log == g.log and h.history == g.history
+    assert h.events == g.events and h.history == g.history
     assert h == g
     for p in g.players:
         assert h.view(p) == g.view(p)
@@ -83,7 +85,7 @@ def test_from_dict_restores_state_views_and_future(params, stop, salt):
         b = tp.choose(h, p, rh, params["invest_bias"])
         assert a == b
         assert g.push(p, a) == h.push(p, b)
-    assert h.to_dict() == g.to_dict() and h.log == g.log
+    assert h.to_dict() == g.to_dict() and h.events == g.events
     tp.check_after_action(h)
 
 
@@ -120,17 +122,17 @@ def test_a_reshuffle_after_the_restore_draws_from_the_saved_counter():
 def test_from_dict_is_pure_and_independent():
     g = Game.new(default_board(), ["Ann", "Bob", "Cy"], 3, "second-edition")
     play(g, random.Random(3), 40)
-    state, log, history, players = g.to_dict(), list(g.log), list(g.history), list(g.players)
+    state, log, history, players = g.to_dict(), list(g.events), list(g.history), list(g.players)
     frozen = copy.deepcopy(state)
     h = Game.from_dict(state, board=g.board, players=players, seed=g.seed, ruleset=g.ruleset,
-                       options=g.options, log=log, history=history)
+                       options=g.options, events=log, history=history)
     assert state == frozen
     play(h, random.Random(4), 10)
-    assert state == frozen and log == g.log and history == g.history and players == g.players
+    assert state == frozen and log == g.events and history == g.history and players == g.players
     assert g.to_dict() == frozen
     # the lists of the state are not shared with the game
     h2 = Game.from_dict(state, board=g.board, players=players, seed=g.seed, ruleset=g.ruleset,
-                        options=g.options, log=log, history=history)
+                        options=g.options, events=log, history=history)
     h2.track_deck.clear()
     h2.money["Ann"] += 1
     assert state == frozen
@@ -236,13 +238,13 @@ def test_the_shape_checks_take_subclasses_and_only_them():
     dict(ruleset="third-edition"),
     dict(options={"no_such_option": True}),
     dict(seed="11"),
-    dict(log=["fine", 3]),
+    dict(events=["fine", 3]),
     dict(history=[("Zed", None)]),
 ])
 def test_a_malformed_setup_is_a_value_error(setup):
     g = _mid_game()
     args = dict(board=g.board, players=g.players, seed=g.seed, ruleset=g.ruleset,
-                options=g.options, log=g.log, history=g.history)
+                options=g.options, events=g.events, history=g.history)
     args.update(setup)
     with pytest.raises(ValueError):
         Game.from_dict(g.to_dict(), **args)
@@ -260,7 +262,7 @@ def _record(tmp_path: Path, moves: int = 60, seed: int = 5) -> tuple[GameStore, 
             break
         p = g.waiting_for()[0]
         rec.apply(p, g.random_action(p, rng), f"<m{i}@x>", "2026-01-01T00:00:00+00:00")
-    rec.notified = len(g.log) - 2
+    rec.notified = len(g.events) - 2
     store.save(rec)
     return store, rec
 
@@ -268,7 +270,7 @@ def _record(tmp_path: Path, moves: int = 60, seed: int = 5) -> tuple[GameStore, 
 def test_the_file_keeps_the_public_log(tmp_path):
     store, rec = _record(tmp_path)
     data = yaml.safe_load(store.path("ridge").read_text(encoding="utf-8"))
-    assert data["log"] == rec.game.log and data["log_length"] == len(rec.game.log)
+    assert data["log"] == [to_data(e) for e in rec.game.events] and data["log_length"] == len(rec.game.events)
     keys = list(data)
     assert keys.index("history") < keys.index("log") < keys.index("state")
 
@@ -287,7 +289,7 @@ def test_a_trusted_load_restores_without_replay(tmp_path, monkeypatch):
     assert not fast.checked and fast.source_digest == digest
     assert fast == full and fast.game == full.game == rec.game
     assert fast.history == full.history and fast.notified == full.notified
-    assert fast.game.log == rec.game.log and fast.game.history == rec.game.history
+    assert fast.game.events == rec.game.events and fast.game.history == rec.game.history
     # both go on the same way and write the same bytes
     for r in (fast, full):
         p = r.game.waiting_for()[0]
@@ -369,9 +371,9 @@ def test_a_trusted_load_refuses_a_malformed_state(tmp_path):
 
 
 @pytest.mark.parametrize("change, where", [
-    (lambda log: log.__setitem__(5, log[5] + " (edited)"), "entry 6"),
+    (lambda log: log.__setitem__(5, {**log[5], "kind": "stalled"}), "entry 6"),
     (lambda log: log.pop(), "entry"),
-    (lambda log: log.append("Something else happened."), "entry"),
+    (lambda log: log.append({"kind": "stalled"}), "entry"),
 ])
 def test_the_full_check_compares_the_recorded_log(tmp_path, change, where):
     store, rec = _record(tmp_path)
@@ -383,13 +385,15 @@ def test_the_full_check_compares_the_recorded_log(tmp_path, change, where):
 
 
 def test_check_log_names_the_first_differing_entry():
-    with pytest.raises(StoreError, match=r"at entry 2: recorded 'b', replayed 'c'"):
-        gamefile.check_log(["a", "b", "x"], ["a", "c", "y"])
+    a, b, c = E.Starts(("Ann",)), E.Starts(("Bob",)), E.Stalled()
+    with pytest.raises(StoreError, match=r"at entry 2: recorded \{'kind': 'starts', 'player': 'Bob'\}, "
+                                         r"replayed \{'kind': 'stalled'\}"):
+        gamefile.check_log([to_data(a), to_data(b), to_data(a)], [a, c, b])
     with pytest.raises(StoreError, match=r"at entry 3: it has 2 entries, the replay gives 3"):
-        gamefile.check_log(["a", "b"], ["a", "b", "c"])
+        gamefile.check_log([to_data(a), to_data(b)], [a, b, c])
     with pytest.raises(StoreError, match="not a list"):
-        gamefile.check_log("a", ["a"])
-    gamefile.check_log(["a"], ["a"])
+        gamefile.check_log("a", [a])
+    gamefile.check_log([to_data(a)], [a])
 
 
 def test_an_owned_state_keeps_the_payout_records_in_a_new_list():

@@ -29,9 +29,9 @@ def _rewrite(path: Path, change) -> None:
 
 
 # ------------------------------------------------------------------ migrations
-def test_format_is_3_and_format_1_migrates_to_it():
-    assert FORMAT == 3
-    assert sorted(MIGRATIONS) == [1, 2]
+def test_format_is_4_and_format_1_migrates_to_it():
+    assert FORMAT == 4
+    assert sorted(MIGRATIONS) == [1, 2, 3]
     data = {"format": 1, "game": "x", "created": "2026-11-30T12:00:00+00:00",
             "options": {"hidden_money": True},
             "players": [{"name": "Ann", "address": "a@example.org", "secret": "abcdefgh"}],
@@ -40,7 +40,7 @@ def test_format_is_3_and_format_1_migrates_to_it():
     assert list(out) == ["format", "game", "created", "options", "players", "settings", "clock",
                          "threads", "notified", "log_length", "reply_to", "game_master", "observers", "digest",
                          "resigned", "resigning", "ended", "gm_log", "history", "state"]
-    assert out["format"] == 3
+    assert out["format"] == 4
     # the operator is the game master, without a secret until `pbem gm GAME secret`
     assert out["game_master"] == {"address": None, "secret": None}
     assert (out["observers"], out["digest"], out["resigned"], out["resigning"], out["ended"], out["gm_log"]) == \
@@ -57,6 +57,21 @@ def test_format_is_3_and_format_1_migrates_to_it():
                             "reminded_at": None, "overdue_told": False}
 
 
+def test_format_3_to_4_reads_the_log_sentences_into_events_once():
+    """Format 3 → 4 (issue 25): the log's English sentences become event
+    mappings; a log that does not read whole is left out (the loader replays)."""
+    head = {"format": 3, "players": [{"name": "Ann"}, {"name": "Bob"}], "log_length": 2}
+    out = migrate({**head, "log": ["Game set up: 2 players (Ann, Bob), ruleset first-edition.",
+                                   "Bob took the face-up KCC share."], "state": {}})
+    assert out["format"] == 4 and out["log_length"] == 2
+    assert out["log"] == [{"kind": "set_up", "players": ["Ann", "Bob"], "ruleset": "first-edition"},
+                          {"kind": "took_face_up", "player": "Bob", "share": "KCC"}]
+    out = migrate({**head, "log": ["Game set up: 2 players (Ann, Bob), ruleset first-edition.",
+                                   "Something an older pbem wrote."], "state": {}})
+    assert "log" not in out and "log_length" not in out and list(out) == ["format", "players", "state"]
+    assert "log" not in migrate({"format": 3, "players": [], "state": {}})
+
+
 @pytest.mark.parametrize("data,message", [
     ({"game": "x"}, "no format version"),
     ({"format": None}, "no format version"),
@@ -65,8 +80,8 @@ def test_format_is_3_and_format_1_migrates_to_it():
     ({"format": True}, "unknown format version True"),
     ({"format": 0}, "unknown format version 0"),
     ({"format": -3}, "unknown format version -3"),
-    ({"format": 4}, "written by a newer pbem (format 4); this version reads up to format 3"),
-    ({"format": 17}, "written by a newer pbem (format 17); this version reads up to format 3"),
+    ({"format": 5}, "written by a newer pbem (format 5); this version reads up to format 4"),
+    ({"format": 17}, "written by a newer pbem (format 17); this version reads up to format 4"),
 ])
 def test_migrate_refuses_unknown_missing_and_newer_formats(data, message):
     with pytest.raises(StoreError) as info:
@@ -75,11 +90,11 @@ def test_migrate_refuses_unknown_missing_and_newer_formats(data, message):
 
 
 def test_a_newer_file_is_refused_clearly(games):
-    _rewrite(games / f"{GAME}.yaml", lambda d: d.update(format=4))
+    _rewrite(games / f"{GAME}.yaml", lambda d: d.update(format=5))
     with pytest.raises(StoreError) as info:
         GameStore(games).load(GAME)
     assert str(info.value).endswith(
-        "written by a newer pbem (format 4); this version reads up to format 3")
+        "written by a newer pbem (format 5); this version reads up to format 4")
     assert f"{GAME}.yaml" in str(info.value)
 
 
@@ -90,8 +105,8 @@ def test_a_file_without_a_format_is_refused(games):
 
 
 def test_a_missing_migration_step_is_refused(games, monkeypatch):
-    monkeypatch.setattr(gamefile, "FORMAT", 4)
-    with pytest.raises(StoreError, match="no migration from format 3 to format 4"):
+    monkeypatch.setattr(gamefile, "FORMAT", 5)
+    with pytest.raises(StoreError, match="no migration from format 4 to format 5"):
         GameStore(games).load(GAME)
 
 

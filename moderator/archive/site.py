@@ -138,18 +138,19 @@ def replay_game(data: dict[str, Any]) -> dict[str, Any]:
     the end).  Raises StoreError when the history does not apply or does not give
     the recorded state."""
     from ..rules.engine import Game
+    from ..rules.events import to_data as event_to_data
     from ..rules.notation import parse_action
 
     board = load_board_ref(data["board"])
     names = [p["name"] for p in data["players"]]
     game = Game.new(board, names, data["seed"], data["ruleset"], data.get("options") or {})
-    setup_events = list(game.log)
+    setup_events = list(game.events)
     history = data.get("history") or []
     # the final phase decides whether initial investments are public yet
     initial_open = (data.get("state") or {}).get("phase", "initial") != "initial"
     moves, pictures = [], []
     for i, h in enumerate(history):
-        before, paid = len(game.log), game.dividends_paid
+        before, paid = len(game.events), game.dividends_paid
         try:
             game.push(h["player"], parse_action(h["order"]))
         except Exception as exc:  # noqa: BLE001 - a corrupt history
@@ -160,14 +161,14 @@ def replay_game(data: dict[str, Any]) -> dict[str, Any]:
             "player": h["player"],
             "order": public_order(h["order"], initial_open),
             "received": _received(h.get("received", ""), game_language(data)),
-            "events": game.log[before:],
+            "events": game.events[before:],
             "dividend": dividend,
         })
         if dividend is not None:
             pictures.append((f"dividend-{dividend}.png", f"After dividend {dividend}", i + 1, game.copy()))
     if game.to_dict() != data.get("state"):
         raise StoreError("replaying the history does not give the recorded state")
-    if "log" in data and data["log"] != game.log:
+    if "log" in data and data["log"] != [event_to_data(e) for e in game.events]:
         raise StoreError("replaying the history does not give the recorded log")
     pictures.append(("end.png", "At the end" if game.phase == "over" else "Now",
                      len(history), game))

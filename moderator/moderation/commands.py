@@ -48,7 +48,7 @@ def _history_text(record: GameRecord, player: Player) -> str:
          "automatic": h.get("by") == "bot"}
         for h in record.history
     ]
-    return render("history.txt", game_id=record.id, history=hist, log=record.game.log,
+    return render("history.txt", game_id=record.id, history=hist, log=record.game.events,
                   dividends=dividends(record.game, player.name))
 
 

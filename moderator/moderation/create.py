@@ -140,7 +140,7 @@ def welcome(post: Post, store: GameStore, record: GameRecord) -> SavedGame:
         observing = word("gm", "observing", game_id=record.id)
     for address in record.observers:
         mails.append((None, observer_mail(post, record, address, [observing], welcome=True)))
-    record.notified = len(record.game.log)
+    record.notified = len(record.game.events)
     with store.lock(record.id):
         if store.exists(record.id):
             raise ValueError(f"game {record.id!r} already exists")

@@ -43,6 +43,7 @@ from ..orders.lexicon import fold
 from ..render import MAP_HERE, render
 from ..render.words import word
 from ..rules.engine import Game
+from ..rules.events import DividendHidden, DividendPaid
 from ..rules.notation import parse_action, public_order
 from ..store.gamefile import GameRecord, GameStore, Player, default_clock, new_secret
 from ..config import Config
@@ -257,7 +258,7 @@ def receives_status(record: GameRecord, player: Player, events: list[str], waiti
         return True
     waiting = set(record.game.waiting_for())
     return over or player.name in waiting or player.name in waiting_before or \
-        any(e.startswith("Dividend ") for e in events)
+        any(isinstance(e, (DividendPaid, DividendHidden)) for e in events)
 
 
 def drop_unsent_status(post: Post, record: GameRecord, name: str) -> int:
@@ -399,7 +400,7 @@ def _status_to_all(post: Post, record: GameRecord, event: Say, batch: int | None
         with i18n.speaking(record.language_of(p)):
             told = _said(event)
         post.put(status_mail(post, record, p, [told]), kind="status", game=record.id, player=p.name,
-                 events=[told], log_from=len(record.game.log), replaces=[], **marks)
+                 events=[told], log_from=len(record.game.events), replaces=[], **marks)
     for address in record.observers:
         with i18n.speaking(record.language):
             told = _said(event)
@@ -418,7 +419,7 @@ def owe_unsent(post: Post, record: GameRecord) -> list[tuple[str, dict[str, Any]
     from . import spooled
 
     view = spooled.view(post.spool)
-    length = len(record.game.log)
+    length = len(record.game.events)
     marked = []
     for name, meta in view.entries():
         if meta.get("game") != record.id or meta.get("kind") not in ("status", "observer") or meta.get("owed"):
@@ -589,7 +590,7 @@ def _undo(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     before = in_force(record)
     record.game = game
     record.history = record.history[:-n]
-    record.notified = len(game.log)
+    record.notified = len(game.events)
     record.reply_to = {}
     record.clock = default_clock(ctx.at)  # the move the game now waits for: a whole deadline
     entry.update(reason=cmd.reason, undone=[dict(h) for h in undone])

@@ -21,6 +21,7 @@ from .. import i18n
 from ..mail.read import canonical_address
 from ..render import MAP_HERE, render, status_context, text_blocks
 from ..render.words import word
+from ..rules.events import Event, from_data as event_from_data, to_data as event_to_data
 from ..rules.options import OPTION_HELP
 from ..store.gamefile import GameRecord, GameStore, Player, StoreError
 from . import spooled
@@ -156,7 +157,7 @@ def spool_status(post: Post, store: GameStore, record: GameRecord,
     events = record.unnotified if status else []
     if not events and not extra:
         return False
-    batch = _status_batch(post, record, events) if events else ([], [], len(record.game.log))
+    batch = _status_batch(post, record, events) if events else ([], [], len(record.game.events))
     mails, replaced, end = batch
     extra = list(extra)
     if extra:
@@ -197,7 +198,7 @@ def _status_batch(post: Post, record: GameRecord, events: list[str]
     log length they tell up to)``."""
     from .gm import observer_mail, receives_status
 
-    end = len(record.game.log)
+    end = len(record.game.events)
     stale = spooled.view(post.spool).stale_status(record.id)  # one listing for every player
     draws = record.game.stack_draws()  # one replay; each player's own draws since their last mail
     # who was on move before these events (a digest reader hears of their own move)
@@ -213,13 +214,13 @@ def _status_batch(post: Post, record: GameRecord, events: list[str]
         starts = [m.get("log_from") for _, m in older]
         if all(isinstance(x, int) for x in starts):
             start = min([*starts, record.notified])
-            mine = record.game.log[start:]
+            mine = record.game.events[start:]
         else:  # entries spooled by an older version
             start = record.notified
-            mine = [ev for _, m in older for ev in m.get("events") or []] + events
+            mine = [_event_of(ev) for _, m in older for ev in m.get("events") or []] + events
         if not older and not receives_status(record, p, mine, waiting_before):
             continue  # resigned, or digest on and nothing concerns them
-        meta = {"kind": "status", "game": record.id, "player": p.name, "events": mine, "answers": None,
+        meta = {"kind": "status", "game": record.id, "player": p.name, "events": _meta_events(mine), "answers": None,
                 "log_from": start, "log_to": end, "replaces": [name for name, _ in older]}
         drawn = [(share, swapped) for at, who, share, swapped in draws if who == p.name and at >= start]
         batch.append((status_mail(post, record, p, mine, record.reply_to.get(p.name), drawn=drawn,
@@ -227,9 +228,26 @@ def _status_batch(post: Post, record: GameRecord, events: list[str]
         replaced += older
     for address in record.observers:
         batch.append((observer_mail(post, record, address, events),
-                      {"kind": "observer", "game": record.id, "player": None, "events": events,
+                      {"kind": "observer", "game": record.id, "player": None, "events": _meta_events(events),
                        "answers": None, "log_from": record.notified, "log_to": end}))
     return batch, replaced, end
+
+
+def _meta_events(events: list) -> list:
+    """A status mail's events as its spool entry keeps them (JSON): each event
+    as its mapping (``moderator.rules.events.to_data``), a text as it is."""
+    return [event_to_data(e) if isinstance(e, Event) else e for e in events]
+
+
+def _event_of(entry: object) -> object:
+    """An event of a spool entry's ``events`` (``_meta_events``) back as a value;
+    a text (an entry of an older pbem: its English sentence) as it is."""
+    if isinstance(entry, dict):
+        try:
+            return event_from_data(entry)
+        except ValueError:
+            return str(entry)
+    return entry
 
 
 def sweep(post: Post) -> list[str]:

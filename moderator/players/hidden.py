@@ -30,18 +30,17 @@ from ..rules.components import (
     PlayerName,
 )
 from ..rules.engine import Game
+from ..rules.events import FaceUp, FourOfAKind, SwappedUnseen
 from ..rules.options import ruleset as _ruleset
 
-_RETURNED = " returned a share to the box unseen"
-
-
-def _setup_removed(log: list[str]) -> int:
-    """Four-of-a-kind removals while the display was first laid out (public log)."""
+def _setup_removed(events: list) -> int:
+    """Four-of-a-kind removals while the display was first laid out (public
+    events, ``Game.events``)."""
     n = 0
-    for line in log:
-        if line.startswith("Face-up shares:"):
+    for e in events:
+        if type(e) is FaceUp:
             return n
-        if line.startswith("Four ") and "face up: removed" in line:
+        if type(e) is FourOfAKind:
             n += 1
     return n
 
@@ -55,7 +54,7 @@ def stack_segments(game: Game) -> list[tuple[int, int]]:
         return []
     dealt = _ruleset(game.ruleset).shares_dealt
     rest = sum(c.shares for c in COMPANIES.values()) - dealt * len(game.players)
-    rest -= 4 * (1 + _setup_removed(game.log))
+    rest -= 4 * (1 + _setup_removed(game.events))
     rest = max(rest, 0)
     if game.options.get("spread_dividends"):
         q, r = divmod(max(rest - 24, 0), 4)
@@ -117,11 +116,9 @@ def dividend_outlook(game: Game, draws: float) -> float:
 
 def _returned_counts(game: Game) -> dict[PlayerName, int]:
     counts = {p: 0 for p in game.players}
-    for line in game.log:
-        if line.endswith(_RETURNED + " and took a UP share."):
-            who = line[: line.index(_RETURNED)]
-            if who in counts:
-                counts[who] += 1
+    for e in game.events:
+        if type(e) is SwappedUnseen and e.player in counts:
+            counts[e.player] += 1
     return counts
 
 

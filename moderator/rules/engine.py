@@ -59,56 +59,29 @@ from .components import (
     company_value,
 )
 from .dividends import company_payout, up_payout
+from .errors import IllegalAction, LegalSummary  # noqa: F401 (re-exported)
+from .events import (
+    Event, Built, BuiltJoker, DeadCard, DividendAnnounced, DividendHidden, DividendPaid, DividendUnused,
+    DoubleDividend, DrewNone, FaceUp, FourOfAKind, GameOver, ImaginaryTakes, InitialChosen, InitialRevealed,
+    Invested, InvestedDiscarding, NoTrackLeft, Passes, PassesDiscarding, PlaceEmpty, ReplacedBy, Reshuffled,
+    SetUp, SeveralDividends, StackEmpty, Stalled, Starts, SwapNotMade, SwappedUnseen, TookFaceUp, TookStack,
+    TookUp,
+)
 from .history import History
-from .legal import (_DISPLAY_DRAWS, _DISPLAY_TAKE, _NONE, _STACK, _UP, LegalActions, LegalSummary, _display_draws,
+from .legal import (_DISPLAY_DRAWS, _DISPLAY_TAKE, _NONE, _STACK, _UP, LegalActions, _display_draws,
                     _random_turn, starts as _starts, without as _without)
 from .network import Network
 from .options import IMAGINARY, OPTIONS, RULESETS, check_setup, ruleset as _ruleset  # noqa: F401 (re-exported)
 
-_ORDINAL = {1: "1st", 2: "2nd", 3: "3rd", 4: "4th"}
 _TRAINS = {abbr: c.trains for abbr, c in COMPANIES.items()}
 """Each company's trains in all (``Company.trains``)."""
-_WORTH = {abbr: {box: f"; {abbr} is worth {company_value(n - box)}." for box in range(n + 1)}
-          for abbr, n in _TRAINS.items()}
-"""The end of a BUILD's sentence by company and trains left in the box: its value
-(an int formatted in the hot path costs about 0.1 µs)."""
+_WORTH = {abbr: {box: company_value(n - box) for box in range(n + 1)} for abbr, n in _TRAINS.items()}
+"""A company's dividend value after a BUILD by company and trains left in the box
+(a lookup in the hot path)."""
 _COMPANY_IDS = tuple(COMPANIES)
 _TRAINS_AND_STATION = {abbr: 1 + c.trains for abbr, c in COMPANIES.items()}
 """Each company's dividend value with every train on the board: the value is this
 minus the trains in the box (``company_value``)."""
-
-
-class IllegalAction(ValueError):
-    """An action that the rules do not allow now.
-
-    ``code`` names the refusal (``not_your_turn``, ``no_such_section`` ...) and
-    ``values`` holds what its wording needs; the wording lives in the template
-    ``templates/words/illegal.txt`` (one macro per code), rendered by
-    ``moderator.render.words.reason``.  What would be legal instead is data, never
-    words: ``legal`` lists complete orders in the game's notation (``start KCC``,
-    ``discard white``, ``build KCC DEN-KCY white; take stack``), or ``summary``
-    holds the player's ``LegalSummary`` (the refusals of a BUILD, INVEST or pass:
-    every kind of order legal now), with ``first`` the company the refused order
-    named (its builds listed first); ``moderator.render.legal.legal_lines`` words
-    both in the reader's language.  ``str(exc)`` gives the code and values (for
-    logs), never the player's sentence: ``reason(exc)`` does.
-
-    Placement refusals (``cannot_build``) carry ``why``: a list of
-    ``Network.why_not`` reasons (dicts with their own ``code``)."""
-
-    def __init__(self, code: str, legal: list[str] | None = None, *, summary: LegalSummary | None = None,
-                 first: CompanyId | None = None, **values: Any):
-        super().__init__(code, values)
-        self.code = code
-        self.values = values
-        self.legal = legal or []
-        self.summary = summary
-        self.first = first
-
-    def __str__(self) -> str:
-        if not self.values:
-            return self.code
-        return f"{self.code} ({', '.join(f'{k}={v!r}' for k, v in self.values.items())})"
 
 
 class _Shuffler:
@@ -156,6 +129,28 @@ _TRACK_DECK = tuple(kind for kind, count in TRACK_CARD_COUNTS.items() for _ in r
 """The 40 track cards before the shuffle (rules: Components)."""
 _SHARE_DECK = tuple(c.abbr for c in COMPANIES.values() for _ in range(c.shares))
 """The 98 company shares before the shuffle (rules: Components)."""
+_REPLACED_BY = {c: ReplacedBy((c,)) for c in COMPANIES}
+"""The event of a face-up place filled with each share: made once (events are
+immutable values; the common events of a turn cost a lookup, not a new object)."""
+_ANNOUNCED = {n: DividendAnnounced((n,)) for n in range(1, DIVIDEND_CARDS + 1)}
+"""The announcement of each dividend, made once (as ``_REPLACED_BY``)."""
+_TOOK_STACK: dict[str, Event] = {}
+_SWAPPED: dict[str, Event] = {}
+_CHOSEN: dict[str, Event] = {}
+_TOOK_FACE_UP: dict[tuple[str, str], Event] = {}
+"""The events of one player (and share) the engine emits most, by player (and
+share), made once and shared (see ``_REPLACED_BY``); each emptied when it holds
+``_SHARED_MAX`` of them (a process that saw that many player names)."""
+_SHARED_MAX = 4096
+
+
+def _shared(cache: dict[Any, Event], key: Any, cls: type[Event], values: tuple[Any, ...]) -> Event:
+    """The shared event ``cls(values)``, kept in ``cache`` under ``key`` (see
+    ``_TOOK_STACK``), made on first use."""
+    if len(cache) >= _SHARED_MAX:
+        cache.clear()
+    ev = cache[key] = cls(values)
+    return ev
 
 
 _TAKES: dict[tuple[str, str | None], Take] = {
@@ -460,7 +455,8 @@ class Game:
 
     Public attributes are plain data (lists, dicts, ints, strings) so that
     ``to_dict`` is a direct copy.  Card lists are ordered top first.  ``history`` is
-    the list of ``(player, action)`` pushed so far; ``log`` the public events.
+    the list of ``(player, action)`` pushed so far; ``events`` the public events
+    (``moderator.rules.events`` values, in order).
     """
 
     board: Board = _state(copy=_same, save=False)
@@ -496,12 +492,12 @@ class Game:
     # one record per dividend paid, never changed once added: saved and adopted
     # as a new list of the same records (``to_dict``, ``from_dict(owned=True)``)
     payouts: list[dict[str, Any]] = _state(factory=list, copy=_plain_copy, save=list, adopt=list)
-    log: list[str] = _state(factory=list, copy=list, save=False)
+    events: list[Event] = _state(factory=list, copy=list, save=False)
     # a list, or a ``History`` (a restored game: the recorded entries read on first use)
     history: list[tuple[PlayerName, Action]] = _state(factory=list, copy=_copy_history, save=False,
                                                       visible="hidden")
     _network: Network | None = field(default=None, init=False, repr=False, compare=False)
-    # ``(player, action, len(log))`` of the action ``random_action`` drew last: it is
+    # ``(player, action, len(events))`` of the action ``random_action`` drew last: it is
     # complete and legal while the position is the same, so ``push`` need not check it
     _drawn: tuple[PlayerName, Action, int] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -550,7 +546,7 @@ class Game:
             returned={p: [] for p in players},
             stack=shares[k * n :],  # shuffled remainder; display and stack are laid out at reveal
             up_pile=UP_SHARES - n,  # 3. one UP share each
-            log=[f"Game set up: {n} players ({', '.join(players)}), ruleset {ruleset}."],
+            events=[SetUp((tuple(players), ruleset))],
         )
         g._network = Network.new_game(board, placed, box)
         return g
@@ -563,11 +559,11 @@ class Game:
         display, pile = pile[:4], pile[4:]
         while len(display) == 4 and len(set(display)) == 1:
             self.removed.extend(display)
-            self.log.append(f"Four {display[0]} shares face up: removed from the game and replaced.")
+            self.events.append(FourOfAKind((display[0],)))
             display, pile = pile[:4], pile[4:]
         self.display = list(display) + [None] * (4 - len(display))
         self.stack = self._stack_with_dividends(pile)
-        self.log.append("Face-up shares: " + ", ".join(c or "-" for c in self.display) + ".")
+        self.events.append(FaceUp((tuple(self.display),)))
 
     def _stack_with_dividends(self, rest: list[str]) -> list[str]:
         """The share stack, top first, from the shares ``rest`` left after the
@@ -718,7 +714,7 @@ class Game:
             action = _random_turn(self, player, rng or random)  # ``LegalActions.random``, the common case
         else:
             action = LegalActions(self, player).random(rng)
-        self._drawn = (player, action, len(self.log)) if action is not None else None
+        self._drawn = (player, action, len(self.events)) if action is not None else None
         return action
 
     def legal_summary(self, player: PlayerName, cards: list[TrackType] | None = None) -> LegalSummary:
@@ -973,16 +969,16 @@ class Game:
         return _TAKES[source, None]
 
     # ================================================================= push
-    def push(self, player: PlayerName, action: Action) -> list[str]:
+    def push(self, player: PlayerName, action: Action) -> list[Event]:
         """Apply ``action`` by ``player`` (after ``resolve``) and return the public
-        event lines it caused (dividends included).  ``history`` records the
-        resolved (complete) action.
+        events it caused (dividends included; ``moderator.rules.events``).
+        ``history`` records the resolved (complete) action.
 
         Raises IllegalAction, leaving the game unchanged, when the action is illegal.
         The action ``random_action`` just drew for ``player`` in this position is
         legal and complete already: it is not resolved again.
         """
-        log = self.log
+        log = self.events
         start = len(log)
         drawn = self._drawn
         if drawn is None or drawn[1] is not action or drawn[0] != player or drawn[2] != start:
@@ -995,7 +991,8 @@ class Game:
             self._apply_build(player, action)
         elif isinstance(action, Start):
             self.initial_choice[player] = action.share
-            log.append(f"{player} has chosen an initial investment.")
+            ev = _CHOSEN.get(player)
+            log.append(ev if ev is not None else _shared(_CHOSEN, player, InitialChosen, (player,)))
             if len(self.initial_choice) == len(self.players):
                 self._reveal()
             self.history.append((player, action))
@@ -1011,8 +1008,7 @@ class Game:
             else:
                 discard = action.discard
                 self._discard(player, discard)
-                log.append(f"{player} can neither build nor invest and passes, discarding a {discard} track card."
-                           if discard else f"{player} can neither build nor invest and passes.")
+                log.append(PassesDiscarding((player, discard)) if discard else Passes((player,)))
             if self.dividends_pending:  # announced by a dividend card drawn
                 self._pay_pending()
         if self.phase == "play":
@@ -1036,11 +1032,10 @@ class Game:
             share = self.initial_choice[p]
             self.share_hands[p].remove(share)
             self.invested[p][share] = self.invested[p].get(share, 0) + 1
-        shown = ", ".join(f"{p} {self.initial_choice[p]}" for p in self.players)
-        self.log.append(f"Initial investments revealed: {shown}.")
+        self.events.append(InitialRevealed((tuple((p, self.initial_choice[p]) for p in self.players),)))
         self.phase = "play"
         self._lay_out_shares()
-        self.log.append(f"{self.players[self.current]} starts.")
+        self.events.append(Starts((self.players[self.current],)))
         self._draw_track(self.players[self.current])
 
     def _draw_track(self, player: PlayerName) -> None:
@@ -1053,14 +1048,12 @@ class Game:
             self.track_deck = self.track_discards
             self.track_discards = []
             _Shuffler(self.seed, "reshuffle", self.reshuffles).shuffle(self.track_deck)
-            self.log.append(
-                f"The track deck was empty: the {len(self.track_deck)} discards were shuffled into a new deck."
-            )
+            self.events.append(Reshuffled((len(self.track_deck),)))
         if self.track_deck:
             self.track_hands[player].append(self.track_deck.pop(0))
             self.track_hands[player].sort()
         else:
-            self.log.append(f"No track card is left for {player} to draw (deck and discards are empty).")
+            self.events.append(NoTrackLeft((player,)))
 
     def _discard(self, player: PlayerName, card: str | None) -> None:
         if card is not None:
@@ -1070,10 +1063,7 @@ class Game:
     def _apply_redraw(self, player: PlayerName, card: str) -> None:
         self.track_hands[player].remove(card)
         self.track_removed.append(card)
-        self.log.append(
-            f"{player} shows a dead {card} track card (every {card} space is full), "
-            "removes it from the game and draws a replacement."
-        )
+        self.events.append(DeadCard((player, card)))
         self._draw_track(player)
 
     def stack_share(self) -> ShareKind | None:
@@ -1093,7 +1083,7 @@ class Game:
         g = Game.new(self.board, list(self.players), self.seed, self.ruleset, dict(self.options))
         out = []
         for player, action in self.history:
-            start = len(g.log)
+            start = len(g.events)
             drawn = None
             if isinstance(action, Build) and action.take is not None and action.take.source == "stack":
                 drawn = g.stack_share()
@@ -1114,13 +1104,10 @@ class Game:
                 return card
             n = self.dividends_drawn = self.dividends_drawn + 1
             if n > self.final_dividend:
-                self.log.append(
-                    f"The {_ORDINAL.get(n, n)} dividend card is drawn; it is not used "
-                    f"(the game ends with dividend {self.final_dividend})."
-                )
+                self.events.append(DividendUnused((n, self.final_dividend)))
             else:
                 self.dividends_pending += 1
-                self.log.append(f"A dividend card is drawn: dividend {n} is announced.")
+                self.events.append(_ANNOUNCED.get(n) or DividendAnnounced((n,)))
         return None
 
     def _four_of_a_kind(self) -> None:
@@ -1130,9 +1117,9 @@ class Game:
         while len(d) == 4 and d[0] is not None and d[0] == d[1] == d[2] == d[3]:
             company = self.display[0]
             self.removed.extend(self.display)  # type: ignore[arg-type]
-            self.log.append(f"Four {company} shares face up: removed from the game and replaced.")
+            self.events.append(FourOfAKind((company,)))
             self.display = [self._draw_stack() for _ in range(4)]
-            self.log.append("Face-up shares: " + ", ".join(c or "-" for c in self.display) + ".")
+            self.events.append(FaceUp((tuple(self.display),)))
             d = self.display
 
     def _apply_build(self, player: PlayerName, a: Build) -> None:
@@ -1149,65 +1136,65 @@ class Game:
         network = self._network  # ``self.network`` inline
         if network is None or network.placed is not self.placed or network.box is not self.box:
             network = self.network
-        log = self.log
+        log = self.events
         space = a.space if card == JOKER else card
         network.place(company, section, space)
         left = self.box[company]
         try:
             worth = _WORTH[company][left]
         except KeyError:  # a box that no legal game holds (changed by hand)
-            worth = f"; {company} is worth {1 + _TRAINS[company] - left}."
-        if card == JOKER:
-            log.append(f"{player} built {company} on {section} (joker as {space} track){worth}")
-        else:
-            log.append(f"{player} built {company} on {section} ({card} track){worth}")
+            worth = 1 + _TRAINS[company] - left
+        log.append((BuiltJoker if card == JOKER else Built)((player, company, section, space, worth)))
         take = a.take
         source = take.source  # type: ignore[union-attr]
         hand = self.share_hands[player]
         if source == "stack":
-            log.append(f"{player} took the top share of the stack.")
+            ev = _TOOK_STACK.get(player)
+            log.append(ev if ev is not None else _shared(_TOOK_STACK, player, TookStack, (player,)))
             stack = self.stack
             got = stack.pop(0) if stack and stack[0] != DIVIDEND else self._draw_stack()
             if got is None:
-                log.append("The stack held no more share: nothing was drawn.")
+                log.append(StackEmpty())
             else:
                 insort(hand, got)
         elif source == "display":
             display = self.display
             got = take.company  # type: ignore[union-attr]
-            log.append(f"{player} took the face-up {got} share.")
+            ev = _TOOK_FACE_UP.get((player, got))
+            log.append(ev if ev is not None else _shared(_TOOK_FACE_UP, (player, got), TookFaceUp, (player, got)))
             stack = self.stack
             new = stack.pop(0) if stack and stack[0] != DIVIDEND else self._draw_stack()
             display[display.index(got)] = new
             if new is None:
-                log.append("Its place stays empty: the stack holds no more share.")
+                log.append(PlaceEmpty())
             else:
-                log.append(f"It is replaced by {new}.")
+                log.append(_REPLACED_BY.get(new) or ReplacedBy((new,)))
                 if display[0] == display[1] == display[2] == display[3]:
                     self._four_of_a_kind()
             insort(hand, got)  # type: ignore[arg-type]
         elif source == "up":
             got = UP
             self.up_pile -= 1
-            log.append(f"{player} took a UP share.")
+            log.append(TookUp((player,)))
             insort(hand, UP)
         else:
             got = None
-            log.append(f"{player} could draw no share.")
+            log.append(DrewNone((player,)))
         if self.dividends_pending:
             self._pay_pending()
         swap = a.swap
         if swap is not None:
             returned = got if swap == DRAWN else swap
             if self.phase == "over":
-                log.append(f"The game is over: {player}'s UP swap is not made.")
+                log.append(SwapNotMade((player,)))
             else:
                 assert returned is not None  # swap drawn: resolve saw a share in the stack
                 hand.remove(returned)
                 self.returned[player].append(returned)
                 insort(hand, UP)
                 self.up_pile -= 1
-                log.append(f"{player} returned a share to the box unseen and took a UP share.")
+                ev = _SWAPPED.get(player)
+                log.append(ev if ev is not None else _shared(_SWAPPED, player, SwappedUnseen, (player,)))
 
     def _apply_invest(self, player: PlayerName, a: Invest) -> None:
         hand = self.share_hands[player]
@@ -1223,15 +1210,15 @@ class Game:
         first = shares[0]
         last = shares[-1]
         if first == last:  # one company
-            what = f"{len(shares)} {first}"
+            what: tuple[tuple[int, str], ...] = ((len(shares), first),)
         elif first < last:  # two companies, one share each (``resolve``), in order
-            what = f"1 {first} and 1 {last}"
+            what = ((1, first), (1, last))
         else:
-            what = f"1 {last} and 1 {first}"
+            what = ((1, last), (1, first))
         if discard:
-            self.log.append(f"{player} invested {what} and discarded a {discard} track card.")
+            self.events.append(InvestedDiscarding((player, what, discard)))
         else:
-            self.log.append(f"{player} invested {what}.")
+            self.events.append(Invested((player, what)))
 
     # ================================================================= dividends
     def _pay_pending(self, announce: bool = True) -> None:
@@ -1239,8 +1226,7 @@ class Game:
         (rules: Dividends, Game end)."""
         if announce and self.dividends_pending >= 2 and self.phase != "over":
             n = self.dividends_pending
-            what = "Double dividend" if n == 2 else f"{n} dividend cards in one draw"
-            self.log.append(f"{what}: {n} dividends are paid one after the other.")
+            self.events.append(DoubleDividend((n,)) if n == 2 else SeveralDividends((n,)))
         while self.dividends_pending and self.phase != "over":
             self.dividends_pending -= 1
             self.dividends_paid += 1
@@ -1248,7 +1234,7 @@ class Game:
             if self.dividends_paid >= self.final_dividend:
                 self.phase = "over"
                 self.dividends_pending = 0
-                self.log.append("The game is over. " + self.standings_text())
+                self.events.append(GameOver((tuple(self.standings()),)))
 
     def _stalled(self) -> bool:
         """True when the game can never change again: no company can place a train on
@@ -1262,10 +1248,7 @@ class Game:
     def _finish_stalled(self) -> None:
         """PBEM decision (stalled game): when nobody can ever build or invest again,
         the remaining dividends are paid at once, in order, and the game ends."""
-        self.log.append(
-            "No company can build any more and nobody holds a share: the remaining "
-            "dividends are paid now."
-        )
+        self.events.append(Stalled())
         self.dividends_pending = self.final_dividend - self.dividends_paid
         self._pay_pending(announce=False)
 
@@ -1295,8 +1278,7 @@ class Game:
         if len(players) == 2 and number == self.final_dividend:
             holdings[IMAGINARY] = self._imaginary_holdings()
             money.setdefault(IMAGINARY, 0)
-            shown = ", ".join(f"{n} {c}" for c, n in sorted(holdings[IMAGINARY].items())) or "nothing"
-            self.log.append(f"The imaginary third player takes the display, the stack and the UP pile: {shown}.")
+            self.events.append(ImaginaryTakes((tuple((n, c) for c, n in sorted(holdings[IMAGINARY].items())),)))
         box = self.box
         values = {c: n - box[c] for c, n in _TRAINS_AND_STATION.items()}
         by_company: dict[str, dict[str, int]] = {}
@@ -1348,10 +1330,9 @@ class Game:
         })
         if self.options.get("hidden_money") and self.phase != "over" and number < self.final_dividend:
             # option hidden_money: the public log must not let anyone add up the others' money
-            self.log.append(f"Dividend {number} paid (amounts hidden: option hidden_money).")
+            self.events.append(DividendHidden((number,)))
         else:
-            parts = ", ".join([f"{p} +{totals.get(p, 0)}" for p in holdings])
-            self.log.append(f"Dividend {number} paid: {parts} (millions).")
+            self.events.append(DividendPaid((number, tuple([(p, totals.get(p, 0)) for p in holdings]))))
 
     def standings(self) -> list[tuple[int, PlayerName, int]]:
         """``(place, player, money in millions)`` sorted richest first; equal money shares a place
@@ -1381,7 +1362,8 @@ class Game:
         """What every player may know (rules: What each player may know): board
         occupancy, trains left and values, display, invested shares, hand sizes,
         deck/stack/pile sizes, top discard, removed cards, dividends, money (unless
-        hidden_money and the game is not over), whose turn it is, the log."""
+        hidden_money and the game is not over), whose turn it is, the log
+        (``log``: the events, ``Game.events``)."""
         hide_money = self.options["hidden_money"] and self.phase != "over"
         network = self.network
         return {
@@ -1426,7 +1408,7 @@ class Game:
             "dividends_paid": self.dividends_paid,
             "final_dividend": self.final_dividend,
             "standings": self.standings() if self.phase == "over" else None,
-            "log": list(self.log),
+            "log": list(self.events),
         }
 
     def view(self, player: PlayerName) -> dict[str, Any]:
@@ -1464,7 +1446,7 @@ class Game:
         seed: int,
         ruleset: str,
         options: dict[str, bool],
-        log: list[str],
+        events: list[Event],
         history: list[tuple[PlayerName, Action]] | History,
         owned: bool = False,
     ) -> "Game":
@@ -1501,7 +1483,7 @@ class Game:
             raise ValueError(f"not a game state ({'; '.join(what)})")
         given: dict[str, Any] = {
             "board": board, "players": players, "seed": seed, "ruleset": ruleset,
-            "options": options, "log": log, "history": history,
+            "options": options, "events": events, "history": history,
         }
         for name, value in given.items():
             if not (name == "history" and isinstance(value, History)):  # its actions: read on use

@@ -2,7 +2,7 @@
 
 A game file holds everything needed to replay and check the game::
 
-    format: 3
+    format: 4
     game: ridge
     created: '2026-11-29T14:02:11+00:00'
     board: default                 # or the whole board mapping for a custom board
@@ -27,7 +27,9 @@ A game file holds everything needed to replay and check the game::
     reply_to: {Ann: '<...>'}         # order mails the next status mails answer
     history:
       - {player: Ann, order: start KCC, message_id: '<...>', received: '...'}
-    log: ['Game set up: ...', ...]   # the public events (Game.log; pbem 0.2 and later)
+    log:                             # the public events (Game.events; pbem 0.2 and later;
+      - {kind: set_up, players: [Ann, Bob], ruleset: first-edition}  # format 4: mappings,
+      - ...                                          # before: English sentences
     state: {...}                     # Game.to_dict() after the last order
 
 Each ``order`` is in the strict notation (``moderator.rules.notation``: exactly
@@ -71,11 +73,12 @@ from . import GAME_ID_PATTERN
 from ..rules.actions import Action
 from ..rules.board import DEFAULT_BOARD_PATH, Board
 from ..rules.engine import Game
+from ..rules.events import events_from_data, to_data as event_to_data
 from ..rules.history import History
 from ..rules.notation import parse_action
 from .files import atomic_write, fsync_dir  # noqa: F401 - re-exported: their old import path
 
-FORMAT = 3
+FORMAT = 4
 """The format version this pbem writes and the newest it reads (the ``format`` key)."""
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
@@ -169,7 +172,27 @@ def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-MIGRATIONS: dict[int, Migration] = {1: _v1_to_v2, 2: _v2_to_v3}
+def _v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
+    """Format 3 → 4: the public log's English sentences become event mappings
+    (``moderator.rules.events.to_data``), read once by ``moderator.store.v3_log``.
+    A log that does not read whole (a line of other wording, names that are not
+    the players') is left out, with ``log_length``: the loader then replays the
+    history, which gives the events anew (as for a file older than pbem 0.2)."""
+    from .v3_log import read_log
+
+    if "log" not in data:
+        return data
+    players = [p.get("name") for p in data.get("players") or [] if isinstance(p, dict)]
+    events = read_log(data["log"], players)
+    if events is None:
+        data.pop("log")
+        data.pop("log_length", None)
+    else:
+        data["log"] = events
+    return data
+
+
+MIGRATIONS: dict[int, Migration] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 """``{N: function}``: the function turns the mapping of a format-N game file into
 the mapping of format N+1 (it may change the given mapping and return it; ``migrate``
 then sets ``format`` to N+1).  A format change raises ``FORMAT``, adds the step
@@ -283,7 +306,7 @@ class GameRecord:
     created: str = ""
     threads: dict[str, str] = field(default_factory=dict)
     history: list[dict[str, Any]] = field(default_factory=list)
-    notified: int = 0  # events (game.log entries) already put in spooled status mails
+    notified: int = 0  # events (game.events entries) already put in spooled status mails
     reply_to: dict[str, str] = field(default_factory=dict)  # player -> order mail to answer
     settings: dict[str, Any] = field(default_factory=default_settings)
     clock: dict[str, Any] = field(default_factory=default_clock)
@@ -309,6 +332,10 @@ class GameRecord:
     # record not loaded from a file
     source_digest: str | None = field(default=None, compare=False, repr=False)
     checked: bool = field(default=False, compare=False, repr=False)
+    # ``(events, mappings)``: the game's events the file's ``log`` mappings were
+    # last made from (or read as), so that a save converts only the events added
+    # since (``_log_data``); not part of the file
+    log_memo: tuple[list[Any], list[dict[str, Any]]] | None = field(default=None, compare=False, repr=False)
 
     def player_by_name(self, name: str) -> Player:
         """The ``Player`` called ``name``; KeyError if none."""
@@ -389,9 +416,26 @@ class GameRecord:
         return events
 
     @property
-    def unnotified(self) -> list[str]:
-        """Public events not yet sent to the players in a status mail."""
-        return self.game.log[self.notified:]
+    def unnotified(self) -> list[Any]:
+        """Public events (``moderator.rules.events`` values) not yet sent to the
+        players in a status mail."""
+        return self.game.events[self.notified:]
+
+    def _log_data(self) -> list[dict[str, Any]]:
+        """The game's events as the file's ``log`` mappings (``to_data`` of each),
+        those of the events unchanged since the last call or the load taken from
+        ``log_memo`` (the same objects, never changed), the others made anew."""
+        events = self.game.events
+        memo = self.log_memo
+        n = 0
+        if memo is not None:
+            old, done = memo
+            n = len(old)
+            if n > len(events) or not all(map(operator.is_, old, events)):
+                n = 0
+        out = (memo[1][:n] if n else []) + [event_to_data(e) for e in events[n:]]  # type: ignore[index]
+        self.log_memo = (list(events), out)
+        return list(out)
 
     def to_data(self) -> dict[str, Any]:
         """The game file's mapping in the current ``FORMAT``: the keys ``format``,
@@ -399,8 +443,9 @@ class GameRecord:
         ``options``, ``players``, ``settings``, ``clock``, ``threads``,
         ``notified``, ``log_length``,
         ``reply_to``, the game master's and seats' keys, ``mail_batch`` (only
-        when not 0), ``history``, ``log`` (the public events, ``game.log``; since
-        pbem 0.2), ``state`` in this order (see docs/game-file.md).
+        when not 0), ``history``, ``log`` (the public events, ``game.events``, as
+        mappings: ``moderator.rules.events.to_data``; since pbem 0.2, mappings
+        since format 4), ``state`` in this order (see docs/game-file.md).
         Plain data, independent of the record."""
         g = self.game
         return {
@@ -417,7 +462,7 @@ class GameRecord:
             "clock": dict(self.clock),
             "threads": dict(self.threads),
             "notified": self.notified,
-            "log_length": len(g.log),
+            "log_length": len(g.events),
             "reply_to": dict(self.reply_to),
             "game_master": dict(self.game_master),
             "observers": list(self.observers),
@@ -428,7 +473,7 @@ class GameRecord:
             "gm_log": [dict(e) for e in self.gm_log],
             **({"mail_batch": self.mail_batch} if self.mail_batch else {}),
             "history": list(map(dict, self.history)),
-            "log": list(g.log),
+            "log": self._log_data(),
             "state": g.to_dict(),
         }
 
@@ -642,14 +687,17 @@ def restore_game(data: dict[str, Any], board: Board, owned: bool = False) -> Gam
     history = History(list(map(itemgetter("player", "order"), data.get("history") or [])))
     return Game.from_dict(
         data["state"], board=board, players=[p["name"] for p in data["players"]], seed=data["seed"],
-        ruleset=data["ruleset"], options=data.get("options") or {}, log=log, history=history,
+        ruleset=data["ruleset"], options=data.get("options") or {}, events=events_from_data(log),
+        history=history,
         owned=owned,
     )
 
 
-def check_log(recorded: Any, replayed: list[str]) -> None:
-    """Raise StoreError unless a game file's recorded ``log`` equals the log of the
-    replayed game, naming the first entry that differs (1-based)."""
+def check_log(recorded: Any, events: list[Any]) -> None:
+    """Raise StoreError unless a game file's recorded ``log`` (event mappings)
+    equals the events of the replayed game, naming the first entry that differs
+    (1-based)."""
+    replayed = list(map(event_to_data, events))
     if recorded == replayed:
         return
     if not isinstance(recorded, list):
@@ -918,7 +966,7 @@ class GameStore:
                 )
             if "log" in data:
                 try:
-                    check_log(data["log"], game.log)
+                    check_log(data["log"], game.events)
                 except StoreError as exc:
                     raise StoreError(f"game {game_id}: {exc}") from None
         return GameRecord(
@@ -929,7 +977,7 @@ class GameStore:
             created=str(data.get("created", "")),
             threads=dict(data.get("threads") or {}),
             history=list(map(dict, data.get("history") or [])),
-            notified=int(data.get("notified", len(game.log))),
+            notified=int(data.get("notified", len(game.events))),
             reply_to=dict(data.get("reply_to") or {}),
             settings=settings,
             clock=clock,
@@ -937,6 +985,9 @@ class GameStore:
             mail_batch=_mail_batch(data),
             source_digest=gf.digest,
             checked=checked,
+            # the mappings of a trusted file are those its events were made from
+            log_memo=(list(game.events), data["log"]) if trusted and isinstance(data.get("log"), list) and
+            len(data["log"]) == len(game.events) else None,
         )
 
     def save(self, record: GameRecord) -> Path:
@@ -1220,11 +1271,13 @@ def _plain(value: Any) -> bool:
     return False
 
 
-SNAPSHOT_FORMAT = 4
+SNAPSHOT_FORMAT = 5
 """The version of the snapshot's layout (``_snapshot_blob``); 1 was JSON lines, 2
 ``marshal`` without its own checksum, 3 one ``marshal`` payload with a BLAKE2b-128
 checksum; 4 frames with a CRC-32 each, a whole snapshot and the deltas of the
-saves since."""
+saves since; 5 the same layout holding a format-4 file (its ``log`` entries are
+event mappings): an older snapshot is not read, the game file is (and the
+snapshot written anew at the next save)."""
 
 _SNAPSHOT_MAGIC = b"pbem-snapshot\x00"
 _SNAPSHOT_CHECK = 4
