@@ -407,3 +407,49 @@ def test_a_game_file_with_a_bad_mail_batch_is_refused_naming_it(tmp_path, value)
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     with pytest.raises(StoreError, match=f"mail_batch must be a whole number >= 0, not {value!r}"):
         GameStore(root.config.games_dir).load("ridge")
+
+
+# ------------------------------------------- a game master's command, a vacation
+def test_a_game_masters_command_killed_before_its_save_announces_nothing(tmp_path):
+    """``pbem gm GAME pause`` killed after its announcements were spooled and
+    before the save (``gm-spooled``): the game is not paused, and the next run
+    sends no "paused" mail (``sweep`` drops the batch: it names a save that did
+    not happen); the same command run again is announced once to each player."""
+    root = clock_root(tmp_path / "root")
+    at = T0 + 2 * H
+    killed = root.pbem("gm", "bot", "pause", "--reason", "holiday", "--now", at.isoformat(), fault="gm-spooled")
+    assert killed.returncode == KILLED, killed.stderr
+    assert len(root.spooled()) == 3  # one announcement to each player, not sent
+    assert root.store().load("bot").settings.get("paused") in (None, False)
+    assert root.store().load("bot").gm_log == []
+    ran = root.pbem("-v", "run", "--now", (at + H).isoformat())
+    assert ran.returncode == 0, ran.stderr
+    assert "spooled with a save that did not happen" in ran.stderr
+    assert root.sent() == [] and root.spooled() == []
+    again = root.pbem("gm", "bot", "pause", "--reason", "holiday", "--now", (at + 2 * H).isoformat())
+    assert again.returncode == 0, again.stderr
+    got = root.sent()
+    assert sorted(str(m["To"]) for m in got) == sorted(a for _, a in THREE)
+    assert all("holiday" in text(m) for m in got)
+    assert root.store().load("bot").settings.get("paused")
+
+
+def test_a_vacation_killed_before_its_save_is_announced_once_when_read_again(tmp_path):
+    """A player's ``vacation 3d`` whose run is killed after the announcements to
+    the other players were spooled and before the save (``vacation-spooled``):
+    the mail stays in the inbox, the next run reads it again, and each other
+    player gets the announcement exactly once (the killed run's copy is swept)."""
+    root = clock_root(tmp_path / "root")
+    at = T0 + 2 * H
+    root.mail("bot", "Ann", "vacation 3d")
+    killed = root.run(at, fault="vacation-spooled")
+    assert killed.returncode == KILLED, killed.stderr
+    assert root.sent() == []
+    assert root.store().load("bot").player_by_name("Ann").vacation_until is None
+    ran = root.run(at + H)
+    assert ran.returncode == 0, ran.stderr
+    got = root.sent()
+    announced = Counter(str(m["To"]) for m in got if "Ann" in title(m) and "vacation" in text(m).lower())
+    assert announced == Counter({"bob@example.org": 1, "cy@example.net": 1})
+    assert [str(m["To"]) for m in got].count("ann@example.org") == 1  # the answer to Ann, once
+    assert root.store().load("bot").player_by_name("Ann").vacation_until == (at + H + 3 * 24 * H).isoformat()

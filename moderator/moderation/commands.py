@@ -169,8 +169,8 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
     limit or one under way already is refused with what is left, nothing changed."""
     from datetime import timedelta
 
-    from .deadlines import (Notice, _send, deadline_news, format_duration, in_force, iso, parse_duration,
-                            parse_time, vacations_over)
+    from .deadlines import (Notice, deadline_news, format_duration, in_force, iso, parse_duration,
+                            parse_time, save_with_notices, vacations_over)
 
     now = post.clock()
     limit = int(record.settings.get("vacation_limit") or 0)
@@ -185,9 +185,9 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
         player.vacation_used = max(0, player.vacation_used - int((until - now).total_seconds()))
         player.vacation_until = iso(now)
         vacations_over(record, now)  # told here: the clock sends no notice of this end
-        store.save(record)
-        _send(post, record, [Notice(q.address, q.name, "vacation_back",
-                                    {"player": player.name, "news": _news(record, before, q)}) for q in others])
+        save_with_notices(post, store, record, [Notice(q.address, q.name, "vacation_back",
+                                                       {"player": player.name, "news": _news(record, before, q)})
+                                                for q in others], points="vacation", status=False)
         return _joined(word("clock", "vacation_ended", left=_left(limit - player.vacation_used)),
                        deadline_news(record, before, player))
     left = max(0, limit - player.vacation_used)
@@ -204,12 +204,11 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
     before = in_force(record)
     player.vacation_from, player.vacation_until = iso(now), iso(end)
     player.vacation_used += seconds
-    store.save(record)
-    _send(post, record, [Notice(q.address, q.name, "vacation_announce",
-                                {"player": player.name,
-                                 "until": format_when(end, q.timezone, record.language_of(q)),
-                                 "news": _news(record, before, q)})
-                         for q in others])
+    save_with_notices(post, store, record, [Notice(q.address, q.name, "vacation_announce",
+                                                   {"player": player.name,
+                                                    "until": format_when(end, q.timezone, record.language_of(q)),
+                                                    "news": _news(record, before, q)})
+                                            for q in others], points="vacation", status=False)
     return _joined(word("clock", "vacation_started", days=_left(seconds),
                         until=format_when(end, player.timezone), left=_left(limit - player.vacation_used)),
                    deadline_news(record, before, player))

@@ -553,7 +553,7 @@ def changed_notices(record: GameRecord, before: dict[str, datetime | None], name
     the deadline values of ``_times``) to each player whose deadline in force
     differs from ``before`` (``in_force`` earlier) and is not None, with the new
     deadline in UTC and their time zone (and ``values``); rendered in their
-    language by ``_send``."""
+    language by ``_mails``."""
     out = []
     for pname, when in in_force(record).items():
         p = record.player_by_name(pname)
@@ -620,12 +620,11 @@ def shift_outages(post: Any, store: Any, now: datetime, outage_since: datetime |
                 before = in_force(record)
                 if not shift_for_outage(record, outage_since, now):
                     continue
-                store.save(record)
                 notices = changed_notices(record, before, "outage_moved")
                 for n in notices:
                     with i18n.speaking(record.language_of(record.player_by_name(n.player))):
                         n.values["duration"] = spoken(gap)
-                _send(post, record, notices)
+                save_with_notices(post, store, record, notices, status=False)
         except (StoreError, OSError, Timeout) as exc:
             log.warning("game %s: the outage shift waits for the clock stage: %s", gid, exc or "game locked")
 
@@ -822,8 +821,8 @@ def save_with_notices(post: Any, store: Any, record: GameRecord, notices: list[N
     mails it owes (the built-in player's moves) spooled in one batch with the
     save (``notify.spool_status``), so that a kill at any moment sends each at
     worst twice, never not at all: the clock stage's one save of a game, and
-    the way for any other change that tells players of it (instead of a save
-    followed by ``_send``).  When the status mails cannot be built (a bug), the
+    the way for any other change that tells players of it (a vacation, the
+    outage shift, a catch-up before a mail).  When the status mails cannot be built (a bug), the
     notices are saved without them (``notify_all`` tries them again and tells
     the operator).  ``points``: the prefix of the fault points (``faults``)
     ``POINTS-spooled`` (the batch spooled, the game not saved) and
@@ -847,13 +846,6 @@ def save_with_notices(post: Any, store: Any, record: GameRecord, notices: list[N
         saved = notify.spool_status(post, store, record, extra=mails, status=False, **hooks)
     if not saved:  # nothing to mail (an outage shift alone)
         store.save(record)  # the store's on_save indexes the next event
-
-
-def _send(post: Any, record: GameRecord, notices: list[Notice]) -> None:
-    """Spool ``notices`` (``_mails``) one by one, outside a save (a player's
-    vacation command, after its save: ``save_with_notices`` closes that gap)."""
-    for msg, meta in _mails(post, record, notices):
-        post.put(msg, **meta)
 
 
 def _mails(post: Any, record: GameRecord, notices: list[Notice]) -> list[tuple[Any, dict[str, Any]]]:

@@ -20,8 +20,10 @@ def fault(point: str) -> None:
     clock stage (``deadlines.run_clock``, per game due) ``clock-tick`` (ticked,
     nothing written), ``clock-spooled`` (its notices spooled, the game not yet
     saved), ``clock-saved`` (saved, the bookkeeping transaction not yet
-    committed) and ``clock-committed`` (committed, nothing sent yet).  Without
-    the variable this does nothing."""
+    committed) and ``clock-committed`` (committed, nothing sent yet); a
+    player's vacation (``commands``) ``vacation-spooled`` and ``vacation-saved``;
+    a game master's command (``gm.execute``) ``gm-spooled`` (its mails spooled,
+    the game not saved).  Without the variable this does nothing."""
     spec = os.environ.get("PBEM_FAULT")
     if not spec:
         return

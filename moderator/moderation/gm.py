@@ -47,6 +47,7 @@ from ..rules.events import DividendHidden, DividendPaid
 from ..rules.notation import parse_action, public_order
 from ..store.gamefile import GameRecord, GameStore, Player, default_clock, new_secret
 from ..config import Config
+from . import faults
 from .deadlines import deadline_news, format_duration, game_master_address, in_force, parse_duration, parse_time
 from ..render.when import format_duration as spoken_duration, format_when, number
 from .interpret import MAX_ORDER_LINES
@@ -380,18 +381,17 @@ def _for_gm(record: GameRecord, text: str, before: dict[str, datetime | None]) -
     return f"{text} {news}" if news else text
 
 
-def _status_to_all(post: Post, record: GameRecord, event: Say, batch: int | None = None) -> None:
+def _status_to_all(post: Post, record: GameRecord, event: Say) -> None:
     """A fresh status mail to every player who gets mail, and to the observers,
     with ``event`` on top (the position changed outside the order flow: undo),
     each in their language; older unsent status mails of the game that may be
     merged are dropped (not those ``owed``: see ``owe_unsent``).  The mails are
     ``owed`` themselves (their event is in no game log: never merged into a
-    later status mail) and name ``batch`` (``record.mail_batch`` of the save
-    that records the change: ``notify.sweep`` drops them if it did not
-    happen)."""
+    later status mail); like every mail of a command they name the ``batch``
+    of the save that records it (``execute``)."""
     from .notify import status_mail
 
-    marks = {"owed": "undo", **({"batch": batch} if batch is not None else {})}
+    marks = {"owed": "undo"}
     for p in record.players:
         for e in post.spool.stale_status(record.id, p.name):
             post.spool.remove(e.name)
@@ -522,8 +522,19 @@ def execute(ctx: Context, cmd: GmCommand) -> str:
     entry: dict[str, Any] = {"by": ctx.by, "at": ctx.at, "command": cmd.text}
     if ctx.mail:
         entry["mail"], entry["line"] = ctx.mail, ctx.line
-    done = _COMMANDS[cmd.name](ctx, cmd, entry)
+    # every mail the command spools names the batch of the save below: a kill
+    # before that save leaves announcements of a change that did not happen,
+    # which notify.sweep drops (their batch is beyond the file's mail_batch)
+    batch, puts = record.mail_batch + 1, ctx.post.puts
+    ctx.post.tags["batch"] = batch
+    try:
+        done = _COMMANDS[cmd.name](ctx, cmd, entry)
+    finally:
+        ctx.post.tags.pop("batch", None)
+    if ctx.post.puts > puts:
+        record.mail_batch = batch
     record.gm_log.append(entry)
+    faults.fault("gm-spooled")  # the command's mails spooled, the game not saved
     ctx.store.save(record)
     if cmd.name == "eject":  # the seat's player gets no status mail spooled before
         drop_unsent_status(ctx.post, record, entry["player"])
@@ -599,8 +610,7 @@ def _undo(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     def event() -> str:
         return word("gm", "undone", n=n, orders=shown, reason=cmd.reason)
 
-    record.mail_batch += 1  # the undo's mails are recorded by the save that follows
-    _status_to_all(ctx.post, record, event, batch=record.mail_batch)
+    _status_to_all(ctx.post, record, event)
     return _for_gm(record, event(), before)
 
 

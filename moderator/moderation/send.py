@@ -102,6 +102,12 @@ class Post:
         """``(game id, player name)`` of the resignations asked for in this cycle
         (``gm.seat_answer``: their confirmation must come in a later cycle)."""
         self.notice = notice
+        self.tags: dict[str, Any] = {}
+        """Spool metadata added to every mail ``put`` while set (``gm.execute``:
+        the ``batch`` of the save that records a command, so that ``notify.sweep``
+        drops its announcements when that save did not happen)."""
+        self.puts = 0
+        """How many mails ``put`` spooled (``gm.execute``: whether a command spooled any)."""
         self.domain = config.moderator_address.rpartition("@")[2] or "pbem.localhost"
         self._replies: dict[str, int] = {}
 
@@ -157,9 +163,10 @@ class Post:
         entry's name.  ``answers``: the key of the mail it answers, recorded as
         answered (in the entry and in the bookkeeping)."""
         meta = {"kind": kind, "game": game, "player": player, "events": events or [],
-                "answers": answers, **extra}
+                "answers": answers, **self.tags, **extra}
         now = self.clock()
         name = self.spool.add(msg, meta, now)
+        self.puts += 1
         if answers:
             self.bk.mark_answered(answers, game, now)
         return name
