@@ -430,3 +430,32 @@ def test_late_within_the_grace_through_dovecot(dovecot, smtp_sink, tmp_path, mon
     assert [(h["player"], h.get("by"), h["arrived"]) for h in rec.history] == [
         ("Bob", None, "2026-03-03T11:59:00+00:00"), ("Ann", None, "2026-03-03T12:59:00+00:00")]
     assert not [m for m in t.sent() if "order too late" in text(m).partition("\n")[0]]
+
+
+def test_only_an_order_written_for_the_missed_move_is_late(tmp_path, monkeypatch):
+    """Bob missed his initial investment and the built-in player made it; the
+    play phase waits for Ann.  A mistyped command of Bob's (``statsu``) is no
+    order: refused as the command it is close to; a turn's action out of turn
+    was not written for the missed initial investment: refused as out of turn;
+    only an initial investment of his is answered as too late (found by a new
+    user's check: every mail of Bob's was answered 'order too late')."""
+    t = Table(tmp_path, monkeypatch)
+    t.mail("Ann", t.order("Ann"), DUE - 30 * M)
+    t.run(DUE + 5 * M)  # Bob's initial investment by the built-in player
+    rec = t.load()
+    assert (rec.history[-1]["player"], rec.history[-1]["by"]) == ("Bob", "bot")
+    assert rec.game.waiting_for() == ["Ann"]
+    t.sent()
+    heads = {}
+    turn = t.order("Ann")  # a whole turn's action, legal for the player on move
+    for n, body in enumerate(("statsu", turn, "start KCC")):
+        t.mail("Bob", body, DUE + (20 + n) * M)
+        t.run(DUE + (25 + n) * M)
+        [answer] = to(t.sent(), "bob@example.org")
+        heads[body] = (text(answer).partition("\n")[0], " ".join(text(answer).split()))
+    assert heads["statsu"][0] == "Union Pacific, game ridge: order refused"
+    assert "did you mean 'status'?" in heads["statsu"][1]
+    assert heads[turn][0] == "Union Pacific, game ridge: order refused"
+    assert "not your turn" in heads[turn][1].lower()
+    assert heads["start KCC"][0] == "Union Pacific, game ridge: order too late"
+    assert t.load().history == rec.history  # nothing applied

@@ -251,12 +251,17 @@ def grace(settings: dict[str, Any]) -> int:
     return max(0, int(settings.get("grace") or 0))
 
 
-def late(record: GameRecord, player: Player, arrived: datetime | None) -> dict[str, Any] | None:
+def late(record: GameRecord, player: Player, arrived: datetime | None,
+         action: Any = None) -> dict[str, Any] | None:
     """Whether an order of ``player`` that reached the mailbox at ``arrived``
     (UTC) came too late for the move it was written for: the clock made that
     move for them (policy ``bot``, or the seat abandoned) since their last move
-    of their own, and the game does not wait for them in a wait that started
-    before ``arrived`` (then the order is for the move now asked for, on time).
+    of their own, the order (``action``, a ``rules.actions`` value; None: not
+    compared) is of the kind of that move (an initial investment ``Start``
+    for a missed initial investment, a turn's action for a missed turn: else it
+    was not written for it, and is judged as any order), and the game does not
+    wait for them in a wait that started before ``arrived`` (then the order is
+    for the move now asked for, on time).
     A move made before the game master gave the seat to its present player
     (``replace``) was not theirs to miss.  Returns the values of the answer:
     ``arrived``, ``due`` (the deadline that was missed), ``moved_at`` and
@@ -268,6 +273,11 @@ def late(record: GameRecord, player: Player, arrived: datetime | None) -> dict[s
     last = next((h for h in reversed(record.history) if h.get("player") == player.name), None)
     if last is None or last.get("by") != "bot" or not last.get("due"):
         return None  # their own move last, or a seat the built-in player played from the start
+    if action is not None:
+        from ..rules.actions import Start
+
+        if isinstance(action, Start) != str(last.get("order", "")).startswith("start "):
+            return None  # not written for the missed move (a start for a turn, or a turn's action for a start)
     moved_at = parse_time(last.get("received"))
     replaced = [parse_time(e.get("at")) for e in record.gm_log
                 if str(e.get("command", "")).startswith("replace") and e.get("player") == player.name]

@@ -137,10 +137,10 @@ def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup,
         # applied in an earlier, interrupted cycle: only unanswered commands remain
         return Duplicate(key=key, reason=ALREADY_APPLIED, game_id=record.id, player=who.name,
                          commands=commands)
-    if asked.has_order:
+    if asked.action is not None:  # an order read whole (not a mistyped command)
         from .deadlines import late
 
-        missed = late(record, who, arrived)
+        missed = late(record, who, arrived, asked.action)
         if missed is not None:  # the clock moved for them before the order arrived
             waiting = record.game.waiting_for()
             return Refuse(reason="order_late", values={**missed, "waiting": tuple(waiting)},
