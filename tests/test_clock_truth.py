@@ -470,3 +470,25 @@ def test_a_missed_initial_investment_leaves_the_others_deadline_where_it_was(tmp
     assert bot_moves(rec) == [h for h in rec.history if h["player"] == "Bob"]
     (reminder,) = to(g.sent(), "ann@example.org")
     assert f"The next missed move is counted at {deadline_text(ann_due + 6 * H, None, 'en')}." in reminder
+
+
+def test_a_vacation_during_a_pause_moves_the_deadline_once(tmp_path, monkeypatch):
+    """Bob's deadline t0 + 72 h; the game master pauses at t0 + 10 h; Bob takes
+    2 days' vacation at t0 + 11 h 30 (while paused); the game resumes at t0 +
+    35 h 30.  The clock stood still from the pause to the vacation's end (t0 +
+    59 h 30): 49 h 30, not the pause's 25 h 30 and the vacation's 48 h both (a
+    new user's check found 73 h 30: the 24 h in which both held counted twice)."""
+    g, zone, t0 = start(tmp_path, monkeypatch, "en")
+    g.gm(t0 + 10 * H, "pause")
+    g.mail("Bob", "vacation 2d")
+    g.run(t0 + 11.5 * H)
+    g.sent()
+    out = g.gm(t0 + 35.5 * H, "resume")
+    due = t0 + 72 * H + 49.5 * H
+    assert f"Bob's move is now due by {deadline_text(due, None, 'en')}." in flat(out)
+    mails = g.sent()
+    assert now_due(due, zone, "en") in to(mails, "bob@example.org")[0]
+    g.run(due - timedelta(minutes=1))
+    assert bot_moves(g.load()) == []
+    g.run(due)
+    assert [h["player"] for h in bot_moves(g.load())] == ["Bob"]

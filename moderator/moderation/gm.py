@@ -670,8 +670,17 @@ def _resume(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     now, since = parse_time(ctx.at), parse_time(record.clock.get("since"))
     if since is not None and now is not None:
         # the wait under way loses nothing: its deadline moves by the pause
-        record.clock["shift"] = int(record.clock.get("shift") or 0) + \
-            max(0, int((now - max(paused, since)).total_seconds()))
+        start = max(paused, since)
+        record.clock["shift"] = int(record.clock.get("shift") or 0) + max(0, int((now - start).total_seconds()))
+        # a vacation during the pause stops no clock twice: the time both held counts once
+        for p in record.players:
+            v_from, v_until = parse_time(p.vacation_from), parse_time(p.vacation_until)
+            if v_from is None or v_until is None or p.name not in record.game.waiting_for():
+                continue
+            both = int((min(v_until, now) - max(v_from, start)).total_seconds())
+            if both > 0:
+                extended = record.clock.setdefault("extended", {})
+                extended[p.name] = int(extended.get(p.name, 0)) - both
     before = in_force(record)  # paused: none runs
     record.settings["paused"] = None
     tell_everyone(ctx.post, record, lambda: word("gm", "resumed_title"), lambda: word("gm", "resumed"),
