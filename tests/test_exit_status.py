@@ -551,3 +551,22 @@ def test_pbem_gm_whose_mail_is_refused_for_good_exits_0_and_says_so(table, sink)
     # the operator's alert of the bounce waits for the next cycle (a mail of no game)
     assert [(m["kind"], m["game"]) for m in waiting(table)] == [("operator", None)]
     assert len(list((table / "spool" / "failed").glob("*.eml"))) == 1
+
+
+@pytest.mark.parametrize("args", [
+    ("new", "mesa", "--player", "Ann=ann@example.org", "--player", "Bob=bob@example.org", "--ruleset", "foo"),
+    ("new", "mesa", "--player", "Ann=ann@example.org", "--player", "Bob=bob@example.org", "--deadline", "5x"),
+    ("new", "mesa", "--player", "Ann=ann@example.org", "--player", "Bob=bob@example.org", "--grace", "-5m"),
+    ("gm", GID, "pause", "--now", "notatime"),
+])
+def test_a_command_line_that_is_itself_wrong_exits_2_and_changes_nothing(table, sink, args):
+    """click's usage error (exit 2, its "Usage:" and "Error:" lines): an option's
+    value it does not take; nothing written, nothing spooled or sent (the table's
+    exit 2 sentence in docs/operations.md)."""
+    path = table / "games" / f"{GID}.yaml"
+    before, spool_before, sent_before = path.read_bytes(), waiting(table), len(sink.messages)
+    r = pbem_cli(*args)
+    assert r.exit_code == 2, r.output
+    assert "Error:" in r.output
+    assert path.read_bytes() == before and not (table / "games" / "mesa.yaml").exists()
+    assert waiting(table) == spool_before and len(sink.messages) == sent_before
