@@ -131,3 +131,67 @@ def test_the_html_part_drops_nothing_the_plain_part_says(tmp_path, language):
             if lost:
                 found[f"{kind} to {m['To']}: {m['Subject']}"] = lost
     assert found == {}, "\n".join(f"{k}: {v}" for k, v in found.items())
+
+
+OVERDUE = {"en": "reminder: your deadline has passed",
+           "es": "recordatorio: tu plazo ha vencido",
+           "de": "Erinnerung: deine Frist ist abgelaufen",
+           "cs": "připomínka: termín vašeho tahu uplynul",
+           "zh": "提醒：你的行动期限已过"}
+DUE = {"en": "reminder: your move is due",
+       "es": "recordatorio: te toca jugar",
+       "de": "Erinnerung: dein Spielzug ist fällig",
+       "cs": "připomínka: blíží se termín vašeho tahu",
+       "zh": "提醒：你的行动快到期了"}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_overdue_reminder_says_the_deadline_passed(language):
+    """Under ``on_missed: wait`` the reminders after a miss have their own title
+    (the one before the deadline says it is coming); in each language."""
+    from datetime import datetime, timezone
+
+    from moderator import i18n
+    from moderator.render.words import word
+
+    due = datetime(2026, 12, 5, 9, 0, tzinfo=timezone.utc)
+    with i18n.speaking(language):
+        assert word("clock", "reminder_title") == DUE[language]
+        assert word("clock", "reminder_title", overdue=False) == DUE[language]
+        assert word("clock", "reminder_title", overdue=True) == OVERDUE[language]
+        text = word("clock", "reminder", due_utc=due, expected="move", overdue=True, missed=1, then="wait")
+        assert "2026-12-05 09:00" in text
+
+
+def test_the_clock_gives_the_overdue_reminder_its_title(tmp_path):
+    """Through real cycles: the reminder before the deadline and the daily one
+    after a miss, as the player's mail shows them (the text's first line)."""
+    import mailbox
+
+    from moderator.config import Config
+    from moderator.moderation.cycle import Moderator
+    from test_newuser_finds import OPERATOR, T0
+
+    t = Table.__new__(Table)
+    t.now = T0
+    t.config = Config(games_dir=tmp_path / "games", maildir_inbox=tmp_path / "mail" / "inbox",
+                      maildir_outbox=tmp_path / "mail" / "outbox", spool_dir=tmp_path / "spool",
+                      operator=OPERATOR)
+    t.mod = Moderator(t.config, clock=lambda: t.now)
+    t.mod.create_game("ridge", PLAYERS, seed=42, gm=OPERATOR,
+                      settings={"deadline": 48 * 3600, "on_missed": "wait", "abandon_after": 3})
+    t.inbox = mailbox.Maildir(str(t.config.maildir_inbox), create=True)
+    t.outbox = mailbox.Maildir(str(t.config.maildir_outbox), create=True)
+    t.all, t.seen, t.count = [], set(), 0
+    t.sent()
+    t.now += timedelta(hours=47)
+    t.run(0)
+    before = [plain_text(m).splitlines()[0] for m in t.sent() if str(m["To"]) != OPERATOR]
+    assert before == ["Union Pacific, game ridge: reminder: your move is due"] * 3
+    t.now += timedelta(hours=2)
+    t.run(0)
+    t.sent()
+    t.now += timedelta(hours=25)
+    t.run(0)
+    after = [plain_text(m).splitlines()[0] for m in t.sent() if str(m["To"]) != OPERATOR]
+    assert after == ["Union Pacific, game ridge: reminder: your deadline has passed"] * 3
