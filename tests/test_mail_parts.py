@@ -79,11 +79,13 @@ def dropped(msg) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
-def test_the_html_part_drops_nothing_the_plain_part_says(tmp_path, language):
+def table(tmp_path, language="en", **settings):
+    """``test_newuser_finds.Table`` with a game master and the clock
+    ``settings`` (``create.new_game``) in the game's ``language``."""
+    import mailbox
+
     from moderator.config import Config
     from moderator.moderation.cycle import Moderator
-    import mailbox
     from test_newuser_finds import OPERATOR, T0
 
     t = Table.__new__(Table)
@@ -92,12 +94,16 @@ def test_the_html_part_drops_nothing_the_plain_part_says(tmp_path, language):
                       maildir_outbox=tmp_path / "mail" / "outbox", spool_dir=tmp_path / "spool",
                       operator=OPERATOR)
     t.mod = Moderator(t.config, clock=lambda: t.now)
-    t.mod.create_game("ridge", PLAYERS, seed=42, gm=OPERATOR,
-                      settings={"deadline": 48 * 3600, "on_missed": "wait", "abandon_after": 3,
-                                "language": language})
+    t.mod.create_game("ridge", PLAYERS, seed=42, gm=OPERATOR, settings={**settings, "language": language})
     t.inbox = mailbox.Maildir(str(t.config.maildir_inbox), create=True)
     t.outbox = mailbox.Maildir(str(t.config.maildir_outbox), create=True)
     t.all, t.seen, t.count = [], set(), 0
+    return t
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_html_part_drops_nothing_the_plain_part_says(tmp_path, language):
+    t = table(tmp_path / "wait", language, deadline=48 * 3600, on_missed="wait", abandon_after=3)
     kinds: dict[str, list] = {"welcome": t.sent()}
     rec = t.load()
     ann, bob, cy = (name for name, _ in PLAYERS)
@@ -122,6 +128,13 @@ def test_the_html_part_drops_nothing_the_plain_part_says(tmp_path, language):
     t.now += timedelta(hours=25)
     t.run(0)
     kinds["overdue"] = t.sent()
+    # on_missed bot: the built-in player's moves, then an order too late
+    b = table(tmp_path / "bot", language, deadline=48 * 3600, on_missed="bot", abandon_after=3)
+    kinds["welcome-bot"] = b.sent()
+    b.now += timedelta(hours=49)  # Ann's order reaches the mailbox an hour after her deadline
+    b.reply(ann, f"start {sorted(rec.game.share_hands[ann])[0]}\n")
+    b.run()
+    kinds["automatic and late"] = b.sent()
     seen = {k: len(v) for k, v in kinds.items()}
     assert all(seen.values()), seen
     found = {}
@@ -166,23 +179,9 @@ def test_the_overdue_reminder_says_the_deadline_passed(language):
 def test_the_clock_gives_the_overdue_reminder_its_title(tmp_path):
     """Through real cycles: the reminder before the deadline and the daily one
     after a miss, as the player's mail shows them (the text's first line)."""
-    import mailbox
+    from test_newuser_finds import OPERATOR
 
-    from moderator.config import Config
-    from moderator.moderation.cycle import Moderator
-    from test_newuser_finds import OPERATOR, T0
-
-    t = Table.__new__(Table)
-    t.now = T0
-    t.config = Config(games_dir=tmp_path / "games", maildir_inbox=tmp_path / "mail" / "inbox",
-                      maildir_outbox=tmp_path / "mail" / "outbox", spool_dir=tmp_path / "spool",
-                      operator=OPERATOR)
-    t.mod = Moderator(t.config, clock=lambda: t.now)
-    t.mod.create_game("ridge", PLAYERS, seed=42, gm=OPERATOR,
-                      settings={"deadline": 48 * 3600, "on_missed": "wait", "abandon_after": 3})
-    t.inbox = mailbox.Maildir(str(t.config.maildir_inbox), create=True)
-    t.outbox = mailbox.Maildir(str(t.config.maildir_outbox), create=True)
-    t.all, t.seen, t.count = [], set(), 0
+    t = table(tmp_path, deadline=48 * 3600, on_missed="wait", abandon_after=3)
     t.sent()
     t.now += timedelta(hours=47)
     t.run(0)
