@@ -186,6 +186,7 @@ def _owed_by_hand() -> list[Counter]:
         return [(to, f"Union Pacific, game {game}: {t}") for t in titles]
 
     reminded = "reminder: your move is due"
+    overdue = "reminder: your deadline has passed"  # the wait game's reminders after a miss
     c1 = [x for a in (ann, bob, cy) for g in ("bot", "wait") for x in heads(g, a, reminded)]
     c2 = [x for a in (ann, bob, cy) for x in heads("bot", a, "automatic moves for Ann, Bob, Cy")]
     c2 += heads("bot", ann, "your turn (turn 1)") + heads("bot", bob, "Ann to move (turn 1)") + \
@@ -193,12 +194,12 @@ def _owed_by_hand() -> list[Counter]:
     c2 += [(GM, f"Game wait: {n} missed the deadline of 2026-12-03 12:00 UTC (1 in a row). The game's policy "
                 "is to wait: no move was made; the player is reminded now and then once a day.")
            for n in ("Ann", "Bob", "Cy")]
-    c2 += [x for a in (ann, bob, cy) for x in heads("wait", a, reminded)]
-    c3 = [x for a in (ann, bob, cy) for x in heads("wait", a, reminded)] + heads("bot", ann, reminded)
+    c2 += [x for a in (ann, bob, cy) for x in heads("wait", a, overdue)]
+    c3 = [x for a in (ann, bob, cy) for x in heads("wait", a, overdue)] + heads("bot", ann, reminded)
     c4 = [(GM, f"Game wait: {n} missed the deadline of 2026-12-05 12:00 UTC (2 in a row). The game's policy "
                "is to wait: no move was made; the player is reminded now and then once a day.")
           for n in ("Ann", "Bob", "Cy")]
-    c4 += [x for a in (ann, bob, cy) for x in heads("wait", a, reminded)]
+    c4 += [x for a in (ann, bob, cy) for x in heads("wait", a, overdue)]
     c4 += [x for a in (ann, bob, cy) for x in heads("bot", a, "Ann's seat abandoned", "automatic move for Ann")]
     c4 += [(GM, "Game bot: Ann missed 2 moves in a row, and the seat is marked abandoned. The built-in player "
                 "keeps the seat meanwhile; please find a replacement player.")]

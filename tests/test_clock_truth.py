@@ -341,11 +341,14 @@ def test_policy_wait_reminds_once_a_day_with_the_misses_left(tmp_path, monkeypat
     g, zone, t0 = start(tmp_path, monkeypatch, lang, deadline="48h",
                         extra=("--on-missed", "wait", "--abandon-after", "3"))
     title = tr(lang, "reminder: your move is due")
-    reminders = {}
+    overdue = tr(lang, "reminder: your deadline has passed")
+    reminders, titles = {}, {}
     at = t0 + 6 * H
     while at <= t0 + 144 * H:
         g.run(at)
-        mails = [m for m in to(g.sent(), "bob@example.org") if title in m]
+        mails = [m for m in to(g.sent(), "bob@example.org") if title in m or overdue in m]
+        for m in mails:
+            titles[(at - t0) // H] = overdue if overdue in m else title
         if mails:
             reminders[(at - t0) // H] = mails
         at += 6 * H
@@ -353,6 +356,8 @@ def test_policy_wait_reminds_once_a_day_with_the_misses_left(tmp_path, monkeypat
     # and once a day between, until the third miss abandons the seat at t0+144h
     assert sorted(reminders) == [24, 48, 72, 96, 120]
     assert all(len(m) == 1 for m in reminders.values())
+    # the reminder before the deadline says it is due, the ones after a miss that it passed
+    assert titles == {24: title, 48: overdue, 72: overdue, 96: overdue, 120: overdue}
     more = ("Your seat is abandoned after %(count)s more missed move in a row.",
             "Your seat is abandoned after %(count)s more missed moves in a row.")
     for hour, due, missed in ((48, 96, 1), (72, 96, 1), (96, 144, 2), (120, 144, 2)):

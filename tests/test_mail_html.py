@@ -133,6 +133,18 @@ def test_status_mail_tables_in_company_colours(mails):
     assert not re.search(r"(?<![-\w])color:#(000000|ffffff)", html)
 
 
+def test_the_deadline_is_at_the_top_of_the_html_part(mails):
+    """The move-request mails' HTML part (what Gmail, Outlook and Apple Mail show)
+    says by when the move is due, right below the heading, as the plain part does."""
+    for name in ("welcome", "dividend-on-move"):
+        text = text_of(mails[name])
+        (line,) = [line for line in text.splitlines() if line.startswith("Your move is due by ")]
+        assert re.fullmatch(r"Your move is due by \d{4}-\d\d-\d\d \d\d:\d\d UTC\.", line), line
+        html = html_of(mails[name])
+        box = rf'</h1>\s*<p class="box deadline"><strong>{re.escape(line)}</strong></p>'
+        assert re.search(box, html), name
+
+
 def test_map_alt_text_and_figure(mails):
     html = html_of(mails["start"])
     img = re.search(r"<img [^>]*>", html).group(0)
