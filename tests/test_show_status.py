@@ -73,6 +73,10 @@ def test_show_and_list_over_a_timeline_of_vacation_miss_pause_resume_and_end(gam
     assert (row["MOVE"], row["DEADLINE"], row["STATUS"], row["SEATS"]) == (
         "start: Ann, Bob, Cy", "2026-12-04 12:00", "running", "Cy: vacation until 2026-12-06 14:00")
     assert listed(cli, T0 + 6 * DAY)["SEATS"] == "-"  # the vacation is over by then
+    # before it began (a look at an earlier --now, or the wall clock behind a game run with --now)
+    assert listed(cli, T0 + H)["SEATS"] == "-"
+    assert not [line for line in cli("show", "ridge", "--now", (T0 + H).isoformat()).splitlines()
+                if "vacation" in line]
 
     # Ann and Bob choose; only Cy is waited for: the deadline in force is Cy's
     h.move("Ann")

@@ -50,7 +50,8 @@ def seat_notes(data: dict[str, Any], now: datetime | None = None) -> dict[str, d
     list`` and ``pbem show``: ``{name: notes}`` for the seats with something to
     say, ``notes`` holding ``due`` (the player's deadline in force while the
     game waits for their move: ISO 8601 UTC, ``deadlines.due``), ``vacation_until``
-    (a vacation under way at ``now``, default the wall clock; ISO 8601),
+    (a vacation under way at ``now``, default the wall clock: begun at
+    ``vacation_from`` or before, not yet at its end; ISO 8601),
     ``missed`` (deadlines missed in a row) with ``abandon_after`` (the misses that
     abandon a seat, ``settings.abandon_after``), ``bot`` (the built-in player has
     the seat), ``abandoned``, ``resigned`` (the player resigned or was ejected).
@@ -71,8 +72,8 @@ def seat_notes(data: dict[str, Any], now: datetime | None = None) -> dict[str, d
             when = _due(settings, clock, p)
             if when is not None:
                 notes["due"] = iso(when)
-        until = parse_time(p.get("vacation_until"))
-        if until is not None and until > now and running:
+        until, since = parse_time(p.get("vacation_until")), parse_time(p.get("vacation_from"))
+        if until is not None and (since is None or since <= now) and now < until and running:
             notes["vacation_until"] = iso(until)
         if int(p.get("missed") or 0):
             notes["missed"] = int(p["missed"])
