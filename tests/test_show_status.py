@@ -164,3 +164,17 @@ def test_show_says_the_built_in_player_moves_next_for_an_ejected_seat_on_move(ga
     h.run(T0 + 3 * H)  # the built-in player moves for Ann; Bob's wait starts then: due T0 + 3 h + 72 h
     shown = cli("show", "ridge", "--now", (T0 + 3 * H).isoformat()).splitlines()
     assert shown[1] == "Running: Bob to move; deadline in force 2026-12-04 15:00 UTC."
+    row = listed(cli, T0 + 3 * H)  # SINCE: the instant the deadline in force counts from
+    assert (row["SINCE"], row["DEADLINE"]) == ("2026-12-01 15:00", "2026-12-04 15:00")
+
+
+def test_list_since_is_where_the_deadline_counts_from_after_a_replace(game):
+    """Cy's wait starts at T0 (created); the game master replaces Cy by Dan at
+    T0 + 5 h: the new player's deadline counts from the replace, and SINCE says so."""
+    h, cli = game
+    h.move("Ann")
+    h.move("Bob")
+    h.run(T0 + H)
+    cli("gm", "ridge", "replace", "Cy", "Dan=dan@example.org", "--now", (T0 + 5 * H).isoformat())
+    row = listed(cli, T0 + 6 * H)
+    assert (row["MOVE"], row["SINCE"], row["DEADLINE"]) == ("start: Cy", "2026-12-01 17:00", "2026-12-04 17:00")
