@@ -835,9 +835,14 @@ def player_set_address(ctx, game, name, address):
     bounces; the player is told at the new address by the next `pbem run`."""
     from moderator.admin import set_address
 
-    name, old, new = _admin(lambda: set_address(_config(ctx, passwords=False), game, name, address))
+    from moderator.store.spool import Spool
+
+    config = _config(ctx, passwords=False)
+    name, old, new = _admin(lambda: set_address(config, game, name, address))
+    waits = any(e.meta.get("game") == game and e.meta.get("player") == name and e.meta.get("address_change")
+                for e in Spool(config.spool_dir).entries())  # a `pbem run` may have sent it already
     click.echo(f"Game {game}: {name} now plays as {new} (was {old}); a status mail to {new} "
-               "waits in the spool for the next `pbem run`.")
+               + ("waits in the spool for the next `pbem run`." if waits else "has left the spool already."))
 
 
 @main.command()

@@ -229,7 +229,8 @@ def set_address(config: Config, game_id: str, player: str, address: str,
     bounces of the old and the new address, and spool a status mail to the new one
     saying so (sent by the next cycle).  Returns ``(player's name, old address,
     new address)``.  Raises
-    ValueError (bad address, unknown player), StoreError (the game does not load),
+    ValueError (bad address, unknown player, the address the player has
+    already: "nothing changed", no mail), StoreError (the game does not load),
     Busy; StoreError too when the file cannot be saved (a full disk), OSError when
     the mail cannot be spooled: then nothing changed (the status mail removed
     again, the bookkeeping rolled back)."""
@@ -249,6 +250,8 @@ def set_address(config: Config, game_id: str, player: str, address: str,
                 near = nearest(player, list(names))
                 raise ValueError(f"game {game_id} has no player {player!r}; its players are "
                                  + ", ".join(near + [n for n in names if n not in near]))
+            if canonical_address(p.address) == new:  # no change: no mail, no bounce forgotten
+                raise ValueError(f"nothing changed: {p.name} already plays as {new}")
             others = [x for x in record.players if x is not p and canonical_address(x.address) == new]
             if others:
                 raise ValueError(f"{new} is the address of {others[0].name} in game {game_id}")

@@ -219,3 +219,28 @@ def test_without_a_game_master_the_bounce_is_recorded_and_nobody_mailed(tmp_path
     report = table.mod.run_cycle()
     assert report.errors == [] and table.sent() == []
     assert list(table.bounces()) == ["dana.novakova@seznam.example.cz"]
+
+
+def test_a_plain_notice_without_a_reply_code_gives_the_game_master_the_servers_words(tmp_path):
+    """A plain German notice naming no SMTP code (the server's reason is the line
+    under the failed address): the game master's notice carries those words, as
+    docs/operations.md promises; the bookkeeping keeps the sender for the operator."""
+    table = Table(tmp_path)
+    mid = f"<w365i4qpllozu.{thread_token('ridge', PLAYERS['Ann'][1])}.pbem.ridge@up.example.org>"
+    table.inbox.add((
+        f"From: MAILER-DAEMON@mx.example.org (Mail Delivery System)\r\nTo: {OWN}\r\n"
+        "Subject: Unzustellbar: Union Pacific ridge (Ann)\r\nAuto-Submitted: auto-replied\r\n"
+        "Message-ID: <bounce1@mx.example.org>\r\nMIME-Version: 1.0\r\n"
+        "Content-Type: text/plain; charset=utf-8\r\n\r\n"
+        "Dies ist eine automatisch erstellte Benachrichtigung über den Zustellstatus.\r\n\r\n"
+        "Die Zustellung an folgende Empfänger ist fehlgeschlagen:\r\n\r\n"
+        f"    {PLAYERS['Ann'][0]}\r\n    Das Postfach ist voll oder existiert nicht mehr.\r\n\r\n"
+        "----- Ursprüngliche Nachricht -----\r\n"
+        f"From: Union Pacific moderator <{OWN}>\r\nTo: {PLAYERS['Ann'][0]}\r\n"
+        f"Message-ID: {mid}\r\n").encode())
+    table.mod.run_cycle()
+    assert table.bounces() == {PLAYERS["Ann"][0]: "bounce report from mailer-daemon@mx.example.org"}
+    (notice,) = [m for m in table.sent() if str(m["To"]) == GM]
+    text = " ".join(notice.get_body(preferencelist=("plain",)).get_content().split())
+    assert (f"A mail from the moderator to Ann ({PLAYERS['Ann'][0]}) could not be delivered: "
+            "mailer-daemon@mx.example.org sent it back (Das Postfach ist voll oder existiert nicht mehr.).") in text

@@ -400,6 +400,38 @@ def test_bounce_report_shown_to_that_player_in_next_status(tmp_path):
     assert note not in mails["anna.novakova@seznam.example.cz"]
 
 
+def test_a_bounce_is_told_to_the_player_in_their_language_without_the_servers_words(tmp_path):
+    """The bounce note of a Spanish player's next status mail: the kind of the
+    bounce in Spanish (a notice came back), never the English bookkeeping
+    reason, the bouncing host or an address; the refused kind keeps its code."""
+    from pathlib import Path
+
+    from moderator import i18n
+
+    h = Harness(tmp_path)
+    rec = h.load()
+    cy = rec.player_by_name("Cy")
+    cy.address, cy.language = "anna.novakova@seznam.example.cz", "es"
+    h.mod.store.save(rec)
+    h.sent()
+    h.inbox.add((Path(__file__).parent / "mail" / "dsn_postfix.eml").read_bytes())
+    assert h.run().ignored == 1
+    share = sorted(rec.game.share_hands["Ann"])[0]
+    h.order("Ann", f"start {share}")
+    assert h.run().applied == 1
+    mails = {str(m["To"]): " ".join(text_of(m).split()) for m in h.sent()}
+    text = mails["anna.novakova@seznam.example.cz"]
+    note = text[text.index("Aviso: no se pudo"):].split("). ")[0] + ")."
+    assert note == "Aviso: no se pudo entregarte un correo del moderador (tu sistema de correo lo devolvió)."
+    from moderator.moderation.notify import bounce_note
+
+    with i18n.speaking("de"):
+        assert bounce_note("refused by the mail server with code 550") == "vom Mailserver mit Code 550 abgelehnt"
+        assert bounce_note("bounce report from mailer-daemon@mx.example.org") == \
+            "dein Mailsystem hat sie zurückgeschickt"
+    assert bounce_note("refused by the mail server") == "refused by the mail server" and bounce_note(None) is None
+
+
 def test_status_with_an_order_sends_only_the_fresh_status(h):
     """'status' beside an order is answered by the status mail after the order, not
     by a stale one from before it."""

@@ -782,3 +782,42 @@ def test_pbem_list_says_ended_and_sorts_the_game_as_finished(cli, tmp_path):
     assert [c.strip() for c in cells][8] == f"ended {at[:16].replace('T', ' ')} by {yaml.safe_load(ended)['ended']['by']} (we stop here)"
     assert cli("list", "--active").output == "No games.\n"
     assert cli("list", "--finished").output.splitlines()[1] == lines[1]
+
+
+def test_a_public_export_holds_no_address_or_message_id_of_any_kind(g, tmp_path):
+    """Every kind of game-master command (on the command line and by mail), an
+    observer added, a seat replaced, an undo, a resignation, the end: the game
+    file then holds addresses and Message-IDs in many places (players,
+    observers, gm_log's commands, ``by``, ``mail``, history, threads); the
+    public export (YAML and JSON) and the archive site hold none."""
+    from moderator.archive.export import dump, export_data
+    from moderator.archive.site import build_site
+
+    start_all(g)
+    g.play(2)
+    for line in ("pause family dinner", "resume", "extend {} 1d", "deadline 2d",
+                 "observe second.watcher@example.com", "replace Cy Dora=dora@example.org",
+                 "message see you at ann@example.org", "undo 1 misread"):
+        g.mod.manage("ridge", line.format(g.load().game.to_move))
+    g.gm_mail(f"extend {g.load().game.to_move} 1d")
+    assert g.run().errors == []
+    g.mod.manage("ridge", "end players gone", by=OPERATOR)
+    kept = GameStore(g.config.games_dir).read_data("ridge")
+    raw = dump(kept)
+    # the file itself has them all (so the test looks where they are)
+    for needle in ("dora@example.org", "second.watcher@example.com", OPERATOR, "ann@example.org"):
+        assert needle in raw
+    assert any(e.get("mail") for e in kept["gm_log"]) and any(h.get("message_id") for h in kept["history"])
+    public = export_data(kept)
+    for fmt in ("yaml", "json"):
+        assert "@" not in dump(public, fmt)
+    commands = [e["command"] for e in public["gm_log"]]
+    assert "replace Cy Dora=[address]" in commands and "observe [address]" in commands
+    assert [e["mail"] for e in public["gm_log"] if "mail" in e] == [None]
+    assert public["ended"]["by"] == ""
+    assert "@" in dump(export_data(kept, with_secrets=True))  # --with-secrets: the file as kept
+    out = tmp_path / "site"
+    build_site(GameStore(g.config.games_dir), out)
+    for f in out.rglob("*"):
+        if f.is_file() and f.suffix in (".html", ".json"):
+            assert "@" not in f.read_text(encoding="utf-8"), f

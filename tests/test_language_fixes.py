@@ -34,6 +34,18 @@ def test_a_length_of_time_in_whole_units_of_the_language(seconds, language, expe
     assert format_duration(seconds, language) == expected
 
 
+@pytest.mark.parametrize("seconds,language,expected", [
+    ((24 * 60 + 35) * 60, "es", "1 día y 35 minutos"),
+    ((25 * 60 + 30) * 60, "zh", "1天1小时30分钟"),
+    ((24 * 60 + 35) * 60 + 59, "en", "1 day, 35 minutes"),
+    (86400, "de", "1 Tag"),
+])
+def test_a_deadline_moved_by_a_length_says_it_to_the_minute(seconds, language, expected):
+    """An outage shifts the deadline by the whole gap: its notice says the gap
+    to the minute, not its two largest units."""
+    assert format_duration(seconds, language, exact=True) == expected
+
+
 def test_vacation_lengths_in_the_players_words(tmp_path):
     t = Table(tmp_path, THREE, languages={"Ann": "de", "Ana": "es"})
     t.sent()
@@ -154,7 +166,7 @@ def test_the_resignation_deadline_in_the_players_time_zone(tmp_path):
 
 
 def test_the_outage_notice_gives_its_length_in_the_readers_words(tmp_path):
-    """The status mails after an outage of 30.5 hours: no "30.5 hours"."""
+    """The status mails after an outage of 30.5 hours: no "30.5 hours", the gap to the minute."""
     t = Table(tmp_path, THREE, languages={"Ana": "es"})
     t.sent()
     t.run(T0)
@@ -166,6 +178,6 @@ def test_the_outage_notice_gives_its_length_in_the_readers_words(tmp_path):
     t.mail("Ana", localize(str(choose(t.load().game, "Ana", random.Random(1))), "es"))
     t.run(T0 + timedelta(hours=30, minutes=30))
     [m] = [m for m in t.sent() if str(m["To"]) == "ana@example.org"]
-    assert ("Aviso: el moderador estuvo 1 día y 6 horas sin completar un ciclo (desde mar, 1 dic 2026, "
+    assert ("Aviso: el moderador estuvo 1 día, 6 horas y 30 minutos sin completar un ciclo (desde mar, 1 dic 2026, "
             "12:00 UTC).") in flat(m)
     t.close()

@@ -196,7 +196,13 @@ def test_bounce_then_set_address_tells_the_player_at_the_new_address(cli, tmp_pa
     before = len(smtp_sink.messages)
     r = cli("player", "set-address", "ridge", "bob", "Bob B <Bob@New.example>")
     assert r.exit_code == 0, r.output
-    assert "Game ridge: Bob now plays as bob@new.example (was bob@example.org)" in r.output
+    assert r.output == ("Game ridge: Bob now plays as bob@new.example (was bob@example.org); a status mail to "
+                        "bob@new.example waits in the spool for the next `pbem run`.\n")
+    spooled = sorted((tmp_path / "spool").glob("*.eml"))
+    # the address the seat has already (any case): nothing changed, no second mail
+    r = cli("player", "set-address", "ridge", "Bob", "BOB@new.example")
+    assert r.exit_code == 1 and r.output == "Error: nothing changed: Bob already plays as bob@new.example\n"
+    assert sorted((tmp_path / "spool").glob("*.eml")) == spooled
     players = yaml.safe_load((tmp_path / "games" / "ridge.yaml").read_text())["players"]
     assert [p["address"] for p in players] == ["ann@example.org", "bob@new.example", "cy@example.net"]
     assert cli("bounces", "list").output == "No bounced addresses.\n"

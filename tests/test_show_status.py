@@ -73,6 +73,10 @@ def test_show_and_list_over_a_timeline_of_vacation_miss_pause_resume_and_end(gam
     assert (row["MOVE"], row["DEADLINE"], row["STATUS"], row["SEATS"]) == (
         "start: Ann, Bob, Cy", "2026-12-04 12:00", "running", "Cy: vacation until 2026-12-06 14:00")
     assert listed(cli, T0 + 6 * DAY)["SEATS"] == "-"  # the vacation is over by then
+    # before it began (a look at an earlier --now, or the wall clock behind a game run with --now)
+    assert listed(cli, T0 + H)["SEATS"] == "-"
+    assert not [line for line in cli("show", "ridge", "--now", (T0 + H).isoformat()).splitlines()
+                if "vacation" in line]
 
     # Ann and Bob choose; only Cy is waited for: the deadline in force is Cy's
     h.move("Ann")
@@ -160,3 +164,17 @@ def test_show_says_the_built_in_player_moves_next_for_an_ejected_seat_on_move(ga
     h.run(T0 + 3 * H)  # the built-in player moves for Ann; Bob's wait starts then: due T0 + 3 h + 72 h
     shown = cli("show", "ridge", "--now", (T0 + 3 * H).isoformat()).splitlines()
     assert shown[1] == "Running: Bob to move; deadline in force 2026-12-04 15:00 UTC."
+    row = listed(cli, T0 + 3 * H)  # SINCE: the instant the deadline in force counts from
+    assert (row["SINCE"], row["DEADLINE"]) == ("2026-12-01 15:00", "2026-12-04 15:00")
+
+
+def test_list_since_is_where_the_deadline_counts_from_after_a_replace(game):
+    """Cy's wait starts at T0 (created); the game master replaces Cy by Dan at
+    T0 + 5 h: the new player's deadline counts from the replace, and SINCE says so."""
+    h, cli = game
+    h.move("Ann")
+    h.move("Bob")
+    h.run(T0 + H)
+    cli("gm", "ridge", "replace", "Cy", "Dan=dan@example.org", "--now", (T0 + 5 * H).isoformat())
+    row = listed(cli, T0 + 6 * H)
+    assert (row["MOVE"], row["SINCE"], row["DEADLINE"]) == ("start: Cy", "2026-12-01 17:00", "2026-12-04 17:00")

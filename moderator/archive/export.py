@@ -9,8 +9,12 @@ full check.  Without it, what no player may know of another is removed:
   mails (``history[].message_id``, ``reply_to``, ``threads``) are dropped (null, ``{}``);
 * the game master's ``address`` and ``secret`` become ``''``, the observers'
   addresses ``''``; in ``gm_log`` the addresses (``by``, ``address``,
-  ``old_address``) become ``''`` and the orders taken back by ``undo``
-  (``undone``) are treated as ``history`` is;
+  ``old_address``) become ``''``, the Message-ID of the game master's mail
+  (``mail``) null, and the orders taken back by ``undo`` (``undone``) are
+  treated as ``history`` is; ``ended.by`` is ``''`` when it is an address;
+* last, every address and Message-ID left in any text (a command's words such
+  as ``replace Ana Ava=ADDRESS`` or ``observe ADDRESS``, a reason) is masked:
+  ``[address]``, ``[Message-ID]``; a public export holds no ``@``;
 * in ``state``, the hands (``track_hands``, ``share_hands``), the shares
   returned in UP swaps (``returned``), the order of the decks (``track_deck``,
   ``stack``; emptied) and, while the game is in its initial phase, the initial
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import Any
 
 from ..rules.notation import public_order
@@ -78,8 +83,36 @@ def export_data(data: dict[str, Any], with_secrets: bool = False) -> dict[str, A
             state[key] = []
     if state.get("phase", "initial") == "initial" and "initial_choice" in state:
         state["initial_choice"] = {}
+    for e in out.get("gm_log") or []:
+        if "mail" in e:  # the Message-ID of the game master's mail that gave the command
+            e["mail"] = None
+    if isinstance(out.get("ended"), dict) and "@" in str(out["ended"].get("by") or ""):
+        out["ended"]["by"] = ""  # ended by the game master's mail: its address
+    out = _masked(out)
     out["exported"] = {"secrets": False, "replayable": over, "players": names}
     return out
+
+
+_MESSAGE_ID = re.compile(r"<[^<>\s@]*@[^<>\s]*>")
+_ADDRESS = re.compile(r"[^\s<>()\[\],;:\"'=@]+@[^\s<>()\[\],;:\"'@]+")
+
+
+def _masked(value: Any) -> Any:
+    """``value`` (a game file's mapping, or any part of it) with every
+    Message-ID (``<...@...>``) and mail address left in a text masked:
+    ``"replace Ana Ava=ava@example.org"`` -> ``"replace Ana Ava=[address]"``,
+    ``"<g1.gm@example.com>"`` -> ``"[Message-ID]"``; the last sweep of a public
+    export, so that no key a later format adds (a command's words, a reason,
+    a bounce) carries an address out."""
+    if isinstance(value, str):
+        if "@" not in value:
+            return value
+        return _ADDRESS.sub("[address]", _MESSAGE_ID.sub("[Message-ID]", value))
+    if isinstance(value, dict):
+        return {_masked(k) if isinstance(k, str) else k: _masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    return value
 
 
 def dump(data: dict[str, Any], fmt: str = "yaml") -> str:

@@ -50,7 +50,8 @@ def seat_notes(data: dict[str, Any], now: datetime | None = None) -> dict[str, d
     list`` and ``pbem show``: ``{name: notes}`` for the seats with something to
     say, ``notes`` holding ``due`` (the player's deadline in force while the
     game waits for their move: ISO 8601 UTC, ``deadlines.due``), ``vacation_until``
-    (a vacation under way at ``now``, default the wall clock; ISO 8601),
+    (a vacation under way at ``now``, default the wall clock: begun at
+    ``vacation_from`` or before, not yet at its end; ISO 8601),
     ``missed`` (deadlines missed in a row) with ``abandon_after`` (the misses that
     abandon a seat, ``settings.abandon_after``), ``bot`` (the built-in player has
     the seat), ``abandoned``, ``resigned`` (the player resigned or was ejected).
@@ -71,8 +72,8 @@ def seat_notes(data: dict[str, Any], now: datetime | None = None) -> dict[str, d
             when = _due(settings, clock, p)
             if when is not None:
                 notes["due"] = iso(when)
-        until = parse_time(p.get("vacation_until"))
-        if until is not None and until > now and running:
+        until, since = parse_time(p.get("vacation_until")), parse_time(p.get("vacation_from"))
+        if until is not None and (since is None or since <= now) and now < until and running:
             notes["vacation_until"] = iso(until)
         if int(p.get("missed") or 0):
             notes["missed"] = int(p["missed"])
@@ -91,8 +92,11 @@ def seat_notes(data: dict[str, Any], now: datetime | None = None) -> dict[str, d
 def summary(data: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:
     """What ``pbem list`` shows of one game file's mapping (``GameStore.read_data``):
     ``id``, ``ruleset``, ``players`` (names in turn order), ``phase``, ``waiting``
-    (the players an order is awaited from), ``since`` (``received`` of the last
-    history entry, else ``created``), ``deadline`` (the earliest deadline of the
+    (the players an order is awaited from), ``since`` (the instant the
+    deadline in force counts from, ``clock.since``: the move before the wait,
+    the cycle that sent the built-in player's move, a ``replace``; for a game
+    over or ended, or a file without it, ``received`` of the last history
+    entry, else ``created``), ``deadline`` (the earliest deadline of the
     players awaited, ISO 8601 UTC, or None: no deadline), ``dividends``, ``final_dividend``, ``winners`` (empty before the end),
     ``ended`` (the game master ended the game: the ``ended`` mapping's ``reason``,
     ``''`` when none was given; None for a game not ended so), ``paused`` (when
@@ -120,6 +124,8 @@ def summary(data: dict[str, Any], now: datetime | None = None) -> dict[str, Any]
         waiting = []
     history = data.get("history") or []
     since = (history[-1].get("received") if history else "") or data.get("created") or ""
+    if phase != "over" and not ended and (data.get("clock") or {}).get("since"):
+        since = data["clock"]["since"]  # the instant the wait, and its deadline, counts from
     from ..moderation.deadlines import first_due, iso
 
     due = first_due(data) if phase != "over" and not ended else None

@@ -124,7 +124,8 @@ class Bounce:
       recipient, X-Failed-Recipients), never words of its text.
     * ``status``: the server's reason as it wrote it, one line of at most 200
       characters (a DSN's Diagnostic-Code or Status; else the first line of the
-      text with an SMTP reply code such as ``550 5.1.1``), or ``''``."""
+      text with an SMTP reply code such as ``550 5.1.1``; else the line of
+      words after the failed address, ``_reason_line``), or ``''``."""
 
     form: str
     ours: tuple[str, ...] = ()
@@ -232,6 +233,27 @@ def _status_line(text: str) -> str:
     return ""
 
 
+_ADDRESS_LINE_RE = re.compile(r"\s*<?[^\s<>@]+@[^\s<>@]+?>?:?\s*")
+
+
+def _reason_line(text: str) -> str:
+    """The server's own reason in a plain notice with no SMTP reply code: the
+    first line with words after the line naming a failed address (``ana@x``
+    then ``Das Postfach ist voll ...``), before the returned mail (a ``---``
+    separator or a header line); ``''`` when there is none."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not _ADDRESS_LINE_RE.fullmatch(line):
+            continue
+        for after in lines[i + 1:]:
+            if not after.strip() or _ADDRESS_LINE_RE.fullmatch(after):
+                continue
+            if after.lstrip().startswith(("---", "From:", "To:", "Subject:", "Message-ID:", ">")):
+                return ""
+            return " ".join(after.split())[:200] if re.search(r"\w{3}", after) else ""
+    return ""
+
+
 def bounce_notice(msg: Message, *, sender: str, display: str = "", subject: str = "",
                   canonical=lambda s: s.strip().strip("<>").lower()) -> Bounce | None:
     """The :class:`Bounce` that machine mail ``msg`` is, or None when it is no
@@ -286,6 +308,8 @@ def _notice(msg: Message, sender: str, display: str, subject: str, canonical) ->
     ours = our_message_ids("\n".join(chunks))
     if not status:
         status = next((s for s in map(_status_line, texts) if s), "")
+    if not status:  # a plain notice without a reply code: its words after the failed address
+        status = next((s for s in map(_reason_line, texts) if s), "")
     if "\x1b" in status:  # ISO-2022-JP written raw in a delivery-status field
         try:
             status = status.encode("ascii").decode("iso2022_jp")

@@ -412,7 +412,7 @@ class Moderator:
         log.warning("no successful cycle since %s (%.1f hours)", since, gap / 3600)
         from ..render.when import format_duration, format_when
 
-        return lambda: word("notices", "outage", duration=format_duration(gap), since=format_when(last))
+        return lambda: word("notices", "outage", duration=format_duration(gap, exact=True), since=format_when(last))
 
     def _handle(self, raw: bytes, post: Post, report: CycleReport, arrived: datetime | None = None) -> str:
         """Read, decide and act on one mail that reached the mailbox at

@@ -633,7 +633,7 @@ def shift_outages(post: Any, store: Any, now: datetime, outage_since: datetime |
                 notices = changed_notices(record, before, "outage_moved")
                 for n in notices:
                     with i18n.speaking(record.language_of(record.player_by_name(n.player))):
-                        n.values["duration"] = spoken(gap)
+                        n.values["duration"] = spoken(gap, exact=True)
                 save_with_notices(post, store, record, notices, status=False)
         except (StoreError, OSError, Timeout) as exc:
             log.warning("game %s: the outage shift waits for the clock stage: %s", gid, exc or "game locked")
@@ -686,7 +686,7 @@ def extend_for_held_mail(record: GameRecord, held: dict[str, Any], now: datetime
 
             out.notices.append(Notice(p.address, p.name, "mail_delayed", {
                 **_times(due(record, p), p, language),
-                "duration": format_duration(int(held["shifted"]), language)}))
+                "duration": format_duration(int(held["shifted"]), language, exact=True)}))
     return out
 
 

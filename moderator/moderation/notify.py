@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sqlite3
 from email.message import EmailMessage
 from email.utils import make_msgid
@@ -50,6 +51,29 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
     status mails of one position (``status_text``)."""
     with i18n.speaking(record.language_of(player)):
         return _status_mail(post, record, player, events, in_reply_to, template, drawn, boards)
+
+
+_REFUSED = re.compile(r"refused by the mail server(?: with code (\d{3}))?")
+"""The bookkeeping's reason of a mail the SMTP server refused for good
+(``bounce_smtp`` of templates/words/operator.txt); every other reason is a
+bounce notice that came back (``bounce_report`` of templates/words/notices.txt)."""
+
+
+def bounce_note(reason: str | None) -> str | None:
+    """Why a mail to the player bounced, as the player reads it in the language
+    in force (``bounce_player`` of templates/words/notices.txt): from the kind
+    of the bookkeeping's ``reason`` (``Bookkeeping.bounce``; written for the
+    operator, in English) alone, never the server's words, host or an address:
+    ``"refused by the mail server with code 550"`` -> es ``rechazado por el
+    servidor de correo con el código 550``; ``"bounce report from
+    mailer-daemon@mx.example.org"`` -> es ``tu sistema de correo lo devolvió``.
+    None for None (no bounce)."""
+    if not reason:
+        return None
+    refused = _REFUSED.fullmatch(reason.strip())
+    if refused:
+        return word("notices", "bounce_player", kind="refused", code=refused.group(1) or "")
+    return word("notices", "bounce_player", kind="returned", code="")
 
 
 def status_text(record: GameRecord, player: Player, events: list[str], *, notice: str = "",
@@ -94,7 +118,8 @@ def _status_mail(post: Post, record: GameRecord, player: Player, events: list[st
     from ..render.board_map import render_map  # Pillow: only where a map is drawn
 
     text, html_template, ctx = status_text(
-        record, player, events, notice=post.notice_text(), bounce=post.bk.bounce(canonical_address(player.address)),
+        record, player, events, notice=post.notice_text(),
+        bounce=bounce_note(post.bk.bounce(canonical_address(player.address))),
         moderator_address=post.config.moderator_address, drawn=drawn, template=template, boards=boards)
     thread = thread_of(record, player)  # one Subject for the whole game; the turn is in the text
     root = thread.thread

@@ -128,10 +128,12 @@ def format_iso(text: str | None, zone: str | None = None, language: str | None =
 _UNITS = (("duration-day", 86400), ("duration-hour", 3600), ("duration-minute", 60))
 
 
-def format_duration(seconds: int | float, language: str | None = None) -> str:
+def format_duration(seconds: int | float, language: str | None = None, exact: bool = False) -> str:
     """A length of ``seconds`` as a player reading ``language`` (default: the
     language in force) reads it: its two largest whole units, rounded down (a
-    length left is never overstated), in the language's words (CLDR units and
+    length left is never overstated), or with ``exact`` every unit to the
+    minute (a length by which a deadline moved: ``(24*60+35)*60`` -> ``1 day,
+    35 minutes``, never ``1 day``), in the language's words (CLDR units and
     list pattern through Babel): ``20158*60`` -> English ``13 days, 23 hours``,
     German ``13 Tage, 23 Stunden``, Spanish ``13 días y 23 horas``, Chinese
     ``13天23小时``; ``3*86400`` -> ``3 days``; ``90*60`` -> ``1 hour, 30 minutes``;
@@ -148,7 +150,7 @@ def format_duration(seconds: int | float, language: str | None = None) -> str:
         if rest >= size or parts:
             parts.append((unit, rest // size))
             rest %= size
-        if len(parts) == 2:
+        if len(parts) == 2 and not exact:
             break
     parts = [(u, n) for u, n in parts if n] or [("duration-day" if seconds <= 0 else "duration-minute", 0)]
     words = [format_unit(n, u, length="long", locale=locale) for u, n in parts]
