@@ -174,8 +174,6 @@ KNOWN = {
     ("i18n", "orders.lexicon", "i18n"),
     ("i18n", "orders.lexicon", "render.words", "render", "i18n"),
     ("i18n", "orders.lexicon", "render.words", "render", "render.events", "i18n"),
-    ("moderation.deadlines", "moderation.gm", "moderation.deadlines"),
-    ("moderation.deadlines", "moderation.notify", "moderation.deadlines"),
     ("moderation.gm", "moderation.interpret", "moderation.gm"),
     ("moderation.gm", "moderation.notify", "moderation.gm"),
     ("orders.lexicon", "render.words", "render", "orders.lexicon"),

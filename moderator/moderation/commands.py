@@ -169,8 +169,9 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
     limit or one under way already is refused with what is left, nothing changed."""
     from datetime import timedelta
 
+    from .clock import save_with_notices
     from .deadlines import (Notice, deadline_news, format_duration, in_force, iso, parse_duration,
-                            parse_time, save_with_notices, vacations_over)
+                            parse_time, vacations_over)
 
     now = post.clock()
     limit = int(record.settings.get("vacation_limit") or 0)

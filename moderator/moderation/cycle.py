@@ -10,7 +10,7 @@ Data flows one way, one stage a module::
    the games index), brings the games index up to date with ``games/`` (one
    ``stat`` when nothing changed), bounds the answered keys and drops the
    mails spooled before a save that a crash prevented (``notify.sweep``); after
-   an outage, a deadline that fell in it moves first (``deadlines.shift_outages``),
+   an outage, a deadline that fell in it moves first (``clock.shift_outages``),
    so that every mail of the cycle gives the moved one;
 1. it fetches every mail in the inbox, oldest first (``inbox.poll``; each mail
    handled and moved in one bookkeeping transaction);
@@ -31,7 +31,7 @@ Data flows one way, one stage a module::
    saves once (``notify.spool_status``), spools the replies under the mail's
    key (never answered twice), answers commands;
 7. the mail goes to the processed or ignored folder;
-8. ``deadlines.run_clock``: the games whose next clock event has come (the games
+8. ``clock.run_clock``: the games whose next clock event has come (the games
    index's ``deadline``): the built-in player's seats move, reminders, missed
    deadlines, abandoned seats; a deadline that fell during an outage of the
    moderator moves by the outage; its notices are spooled in one batch with
@@ -62,7 +62,7 @@ from ..render.words import word
 from ..store.bookkeeping import Bookkeeping, BookkeepingError
 from ..store.gamefile import GameRecord, GameStore, Player, SavedGame, StoreError
 from ..store.spool import Spool
-from . import create, deadlines, decide, notify, route, spooled
+from . import clock, create, deadlines, decide, notify, route, spooled
 from .act import act
 from .commands import rules_text
 from .faults import fault
@@ -336,10 +336,10 @@ class Moderator:
                 post = self._post()
                 notify.sweep(post)
                 # a deadline that fell in an outage moves first: this cycle's mails give the new one
-                deadlines.shift_outages(post, self.store, self.clock(), outage_since)
+                clock.shift_outages(post, self.store, self.clock(), outage_since)
                 poll(self.config, self.store, self._inbox, post, report,
                      lambda raw, arrived=None: self._handle(raw, post, report, arrived))
-                deadlines.run_clock(post, self.store, report, self._clock_time(report), outage_since)
+                clock.run_clock(post, self.store, report, self._clock_time(report), outage_since)
                 notify.notify_all(post, self.store, report)
                 post.flush(report, self._outbox)
                 # successful: mail came in and went out (a broken game file or a
@@ -418,7 +418,7 @@ class Moderator:
         """Read, decide and act on one mail that reached the mailbox at
         ``arrived`` (``InboundMail.arrived``; None: not known, taken as now);
         returns ``"processed"`` or ``"ignored"``.  The game's clock first does
-        what it owed by the mail's arrival (``deadlines.catch_up``; not while
+        what it owed by the mail's arrival (``clock.catch_up``; not while
         an outage ends: its shift comes first), so that an order is judged
         on time or late by when it arrived."""
         om = read_mail(raw, own_address=self.config.moderator_address, max_size=self.max_size)
@@ -450,7 +450,7 @@ class Moderator:
         with self.store.lock(game_id):
             record = notify.load(post, self.store, game_id)
             if self._outage is None:
-                deadlines.catch_up(post, self.store, record, when, report)
+                clock.catch_up(post, self.store, record, when, report)
             gm_address = game_master_address(record, self.config)
             # the sender's language: their orders are parsed with its words, and
             # every answer is worded in it (the game master's in English)

@@ -128,7 +128,7 @@ def spool_status(post: Post, store: GameStore, record: GameRecord,
     """Spool one status mail per player with the events since the last status
     mails (merged with any older unsent status mail to the same player), then
     mark them notified and save: the one save of an order (``act``), of a game
-    that owed mail (``notify_all``) or of the clock stage (``deadlines.run_clock``).
+    that owed mail (``notify_all``) or of the clock stage (``clock.run_clock``).
     ``extra``: further mails ``(msg, meta)`` that the same save records (the
     clock's reminders and notices), spooled first in the same batch; ``status``
     False: those only (the status mails left to ``notify_all``).  Returns False
