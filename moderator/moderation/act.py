@@ -102,7 +102,7 @@ def _tell_gm_bounce(post: Post, record: GameRecord, v: RecordBounce, address: st
     English, as every mail to the game master; none without a game master or
     when it is their own address that bounces)."""
     from .deadlines import game_master_address
-    from .gm import gm_token
+    from .announce import gm_token
 
     gm = game_master_address(record, post.config)
     if not gm or gm == address:

@@ -237,8 +237,8 @@ def _mails(post: Any, record: GameRecord, notices: list[Notice]) -> list[tuple[A
     to a player in their thread (the game's one Subject; the title is the
     first line of the text, and the Message-ID carries their token, so a reply
     authenticates), to the game master under a Subject with the title (and
-    their token, ``gm.gm_token``); each in the reader's language."""
-    from .gm import gm_token
+    their token, ``announce.gm_token``); each in the reader's language."""
+    from .announce import gm_token
     from .send import thread_of
 
     out = []
