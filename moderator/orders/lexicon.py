@@ -25,7 +25,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ..i18n import DEFAULT, current, normalize, speaking
+from ..i18n import DEFAULT, current, fold, normalize, speaking  # fold: kept importable here
 from ..rules.actions import DRAWN, Action, Build, Invest, Pass, Start, Take
 from ..rules.components import JOKER
 from .languages import (
@@ -58,15 +58,6 @@ _ENGLISH_ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth"}
 
 QUIET = ""
 """What a word without meaning (``quiet``) is read as: nothing."""
-
-
-def fold(text: str) -> str:
-    """``text`` as words are compared: NFKC (full-width forms), no accents, lower
-    case, ``ß`` as ``ss``, runs of spaces as one (``"Construír"`` → ``"construir"``,
-    ``"Weiß"`` → ``"weiss"``, ``"ＫＣＣ"`` → ``"kcc"``)."""
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
-    return " ".join(text.casefold().split())
 
 
 def language_of(language: str | None) -> str:
