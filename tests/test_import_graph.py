@@ -191,3 +191,35 @@ def test_no_import_circle_in_moderator():
     assert not gone, "broken circles still listed in KNOWN:\n" + "\n".join(
         " -> ".join(c) for c in gone
     )
+
+
+# The moderation modules in layers (docs/architecture.md draws the same table):
+# each imports only modules of the rows before its own.
+LAYERS = [
+    "faults report verdict spooled language deadlines route",
+    "send authenticate",
+    "observers announce inbox",
+    "notify seats",
+    "interpret clock create",
+    "gm commands",
+    "decide",
+    "act",
+    "cycle",
+]
+
+
+def test_moderation_imports_point_up_the_layers():
+    layer = {f"moderator.moderation.{m}": i for i, row in enumerate(LAYERS) for m in row.split()}
+    edges = graph()
+    modules = {m for m in edges if m.startswith("moderator.moderation.")}
+    assert modules == set(layer), f"modules not in LAYERS: {sorted(modules - set(layer))}, " \
+        f"gone: {sorted(set(layer) - modules)}"
+    wrong = sorted(f"{m} (row {layer[m]}) imports {t} (row {layer[t]})"
+                   for m in modules for t in edges[m] if t in layer and layer[t] >= layer[m])
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_docs_draw_the_layers():
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    drawn = "\n".join("  " + "  ".join(row.split()) for row in LAYERS)
+    assert drawn in text
