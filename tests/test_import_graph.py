@@ -162,7 +162,14 @@ def test_the_graph_sees_every_kind_of_import(tmp_path):
     edges = graph()
     # module level `from .x import y` inside a package
     assert "moderator.rules.errors" in edges["moderator.rules.legal"]
-    # `from ..rules import engine`-style and absolute imports resolve to modules
+    # an import inside a function counts
+    assert "moderator.moderation.seats" in edges["moderator.moderation.interpret"]
+    # `from . import x` of a module, in a module and in a package's __init__
+    assert "moderator.moderation.faults" in edges["moderator.moderation.gm"]
+    assert "moderator.render.templates" in edges["moderator.render"]
+    # `from ..render import render` (a name of a package) is an edge to the package
+    assert "moderator.render" in edges["moderator.moderation.gm"]
+    # every target is a module of moderator/
     assert all(target in edges for targets in edges.values() for target in targets)
     # a synthetic circle is found and named
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
@@ -218,3 +225,31 @@ def test_the_docs_draw_the_layers():
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     drawn = "\n".join("  " + "  ".join(row.split()) for row in LAYERS)
     assert drawn in text
+
+
+def test_the_reader_on_a_package_of_its_own(tmp_path):
+    """Each form of import, in a package written for the test: which edges it gives."""
+    pkg = tmp_path / "p"
+    (pkg / "sub").mkdir(parents=True)
+    files = {
+        "p": (pkg / "__init__.py", "from . import a\n"),
+        "p.a": (pkg / "a.py", "from .sub import b\nfrom .sub.c import NAME\n"
+                               "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import d\n"),
+        "p.d": (pkg / "d.py", "def f():\n    import p.sub.c\n    from .. import os\n"),
+        "p.sub": (pkg / "sub" / "__init__.py", "from .. import NAME\n"),
+        "p.sub.b": (pkg / "sub" / "b.py", "from ..a import x\n"),
+        "p.sub.c": (pkg / "sub" / "c.py", "NAME = 1\n"),
+    }
+    for path, text in files.values():
+        path.write_text(text)
+    modules = {name: path for name, (path, _) in files.items()}
+    edges = {name: imports_of(modules, name) for name in modules}
+    assert edges == {
+        "p": {"p.a"},
+        "p.a": {"p.sub.b", "p.sub.c"},  # not p.d: only under TYPE_CHECKING
+        "p.d": {"p.sub.c"},
+        "p.sub": {"p"},
+        "p.sub.b": {"p.a"},
+        "p.sub.c": set(),
+    }
+    assert circles(edges) == [["p.a", "p.sub.b", "p.a"]]  # p.sub imports p, but nothing imports p.sub
