@@ -1,7 +1,8 @@
 """The game clock: deadlines, reminders, missed moves and the built-in player's seats.
 
 A stage of the cycle (``cycle.Moderator.run_cycle`` runs it after the inbox and
-before the status mails): ``run_clock`` takes every game the games index says is
+before the status mails, ``clock.py``, which saves and spools what this module
+decides): ``clock.run_clock`` takes every game the games index says is
 due (``Bookkeeping.games_due``: its ``deadline`` column holds the game's next clock
 event, ``next_event``), and ``tick`` does what is due in it at ``now``:
 
@@ -25,7 +26,7 @@ event, ``next_event``), and ``tick`` does what is due in it at ``now``:
 - a missed move is made ``settings.grace`` seconds after the deadline (``grace``).
 
 Lateness is judged by when a mail reached the mailbox (``InboundMail.arrived``),
-not by when a cycle reads it: before a mail is handled, ``catch_up`` does what the
+not by when a cycle reads it: before a mail is handled, ``clock.catch_up`` does what the
 clock owed in its game by the mail's arrival, and ``late`` tells an order that came
 after the automatic move made for its deadline.
 
