@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from .. import i18n
 from ..mail.read import OrderMail, canonical_address
-from ..orders.lexicon import localize
+from ..render.orders import localize
 from ..render import render, status_context
 from ..render.legal import legal_lines
 from ..render.when import byte_size, number

@@ -19,7 +19,7 @@ from typing import Any
 
 from . import templates
 from .events import event_text
-from ..orders.lexicon import localize
+from .orders import localize
 # the environments, their loader and the track card filter live in templates.py; their names stay here
 from .templates import (MAP_HERE, TRACK_TYPES, _loader, card_text, environment, html_environment,  # noqa: F401
                         packaged_templates, render, render_html, template_dirs, template_loader)

@@ -4,7 +4,7 @@ Below every other module of ``render/``: it imports nothing of them, so
 ``words`` (the macro catalogues), ``events`` (the log's sentences) and
 ``board_map`` read the templates through it without a circle.  The Jinja
 filters that word what other modules know (``event``: ``events.event_text``;
-``order``: ``orders.lexicon.localize``) are given by the package
+``order``: ``render.orders.localize``) are given by the package
 (``moderator/render/__init__.py`` puts them in ``FILTERS`` when it is
 imported, which is before any module of ``render/`` runs); ``card`` and
 ``pad`` are here.
