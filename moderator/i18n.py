@@ -64,18 +64,25 @@ _NAMES: dict[str, str] = {
 }
 
 
+def fold(text: str) -> str:
+    """``text`` as words are compared: NFKC (full-width forms), no accents, lower
+    case, ``ß`` as ``ss``, runs of spaces as one (``"Construír"`` → ``"construir"``,
+    ``"Weiß"`` → ``"weiss"``, ``"ＫＣＣ"`` → ``"kcc"``)."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+    return " ".join(text.casefold().split())
+
+
 def normalize(tag: str | None) -> str | None:
     """The language code (a key of :data:`LANGUAGES`) that ``tag`` names: a code
     (``es``, ``ES``), a regional tag (``es-MX``, ``de_AT``, ``zh-CN``), or the
     language's English or own name (``Spanish``, ``Deutsch``, ``čeština``,
     ``中文``), in any case, accents or full-width forms (``ＥＳ``, ``ČEŠTINA``,
-    ``espanol``; :func:`moderator.orders.lexicon.fold`).  None for anything
+    ``espanol``; :func:`fold`).  None for anything
     else, and for Traditional Chinese (``zh-TW``, ``zh-Hant``), which pbem does
     not write; :func:`names_of_languages` is what near matches are chosen from."""
     if not tag:
         return None
-    from .orders.lexicon import fold  # the one folding of typed names (imports this module)
-
     t = fold(tag)
     folded = _folded_names()
     if t in folded:
@@ -88,8 +95,6 @@ def normalize(tag: str | None) -> str | None:
 
 @lru_cache(maxsize=1)
 def _folded_names() -> dict[str, str]:
-    from .orders.lexicon import fold
-
     return {fold(name): code for name, code in _NAMES.items()}
 
 

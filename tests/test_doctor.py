@@ -206,6 +206,7 @@ def test_missing_template_and_board_are_named(maildir_config, tmp_path, monkeypa
     (shipped / "words" / "notices.txt").unlink()
     (shipped / "status.txt").write_text("{% if %}\n")
     monkeypatch.setattr(moderator.render, "packaged_templates", lambda: shipped)
+    monkeypatch.setattr(moderator.render.templates, "packaged_templates", lambda: shipped)  # the loader's
     monkeypatch.setattr(moderator.rules.board, "DEFAULT_BOARD_PATH", tmp_path / "gone.yaml")
     code, out = doctor(maildir_config)
     assert code == 1
@@ -219,6 +220,7 @@ def test_missing_template_and_board_are_named(maildir_config, tmp_path, monkeypa
     assert "2 problem(s) found" in out
 
     monkeypatch.setattr(moderator.render, "packaged_templates", lambda: None)
+    monkeypatch.setattr(moderator.render.templates, "packaged_templates", lambda: None)
     code, out = doctor(maildir_config)
     assert "the shipped templates (package data moderator/templates/) are missing" in \
         line(out, "FAIL  templates: ")

@@ -88,7 +88,7 @@ def test_vacation_lengths_in_the_players_words(tmp_path):
      "build KCC DEN-KCY black-white; take UP; swap (a share) for UP"),
 ])
 def test_the_hidden_forms_of_public_order_in_the_language(order, language, expected):
-    from moderator.orders.lexicon import localize
+    from moderator.render.orders import localize
     from moderator.rules.notation import public_order
 
     # the two hidden forms are what public_order writes
@@ -99,7 +99,7 @@ def test_the_hidden_forms_of_public_order_in_the_language(order, language, expec
 
 
 def test_the_automatic_move_in_the_readers_words_and_marked_in_the_history(tmp_path):
-    from moderator.orders.lexicon import localize
+    from moderator.render.orders import localize
     from moderator.rules.notation import public_order
 
     t = Table(tmp_path, THREE, settings={"deadline": 48 * 3600}, languages={"Ana": "es", "Jana": "cs"})
@@ -132,7 +132,7 @@ def test_the_status_mail_comes_in_the_language_the_mail_ends_with(tmp_path):
     status mail of the order, the answers and everything after come in German."""
     import random
 
-    from moderator.orders.lexicon import localize
+    from moderator.render.orders import localize
     from moderator.players.heuristic import choose
 
     t = Table(tmp_path, THREE, languages={"Ana": "es"})
@@ -172,7 +172,7 @@ def test_the_outage_notice_gives_its_length_in_the_readers_words(tmp_path):
     t.run(T0)
     import random
 
-    from moderator.orders.lexicon import localize
+    from moderator.render.orders import localize
     from moderator.players.heuristic import choose
 
     t.mail("Ana", localize(str(choose(t.load().game, "Ana", random.Random(1))), "es"))

@@ -256,7 +256,7 @@ def test_a_late_order_without_grace_is_answered(tmp_path, monkeypatch, language,
     body = text(answer)
     if shown is None:  # the order as Ann's language writes it: the same text as in the automatic-move mail
         from moderator import i18n
-        from moderator.orders.lexicon import localize
+        from moderator.render.orders import localize
 
         with i18n.speaking(language):
             shown = localize(auto["order"])
@@ -274,7 +274,7 @@ LATE_CS_PRAGUE = ("Váš příkaz dorazil do schránky moderátora út 3. 3. 202
 
 def test_the_late_answer_gives_the_times_in_the_players_zone_too(tmp_path, monkeypatch):
     from moderator import i18n
-    from moderator.orders.lexicon import localize
+    from moderator.render.orders import localize
 
     t = Table(tmp_path, monkeypatch, "--player-language", "Ann=cs")
     t.mail("Ann", "timezone Europe/Prague", T0 + timedelta(hours=1))

@@ -57,7 +57,7 @@ def environment():
 
     from .. import i18n
     from ..render import template_loader
-    from ..orders.lexicon import localize
+    from ..render.orders import localize
     from ..render.events import event_text
 
     env = jinja2.Environment(

@@ -22,8 +22,15 @@ Data flows one way::
   ``secret new``;
 * ``notify``: the status mails after a change; ``send``: the spool, sending,
   operator alerts; ``inbox``: fetching and moving mails; ``create``: new games;
+* ``deadlines``: the game clock's values (durations, deadlines in force,
+  ``tick``); ``clock``: its stage (``run_clock``, ``catch_up``, saved with its
+  notices); ``gm``: the game master's commands; ``seats``: resign, digest;
+  ``observers``: observers' mails; ``announce``: notices to everyone;
 * ``cycle``: ``Moderator``, the composition (``run_cycle``, ``create_game``,
   ``status_mail``); ``faults``: crash points for the tests.
+
+The modules import one way (layers in docs/architecture.md, checked by
+tests/test_import_graph.py).
 
 Every word a player or the operator reads is in ``templates/`` (refusals and
 notices: ``templates/words/notices.txt``, one macro per name).

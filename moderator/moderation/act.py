@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from .. import i18n
 from ..mail.read import OrderMail, canonical_address
-from ..orders.lexicon import localize
+from ..render.orders import localize
 from ..render import render, status_context
 from ..render.legal import legal_lines
 from ..render.when import byte_size, number
@@ -102,7 +102,7 @@ def _tell_gm_bounce(post: Post, record: GameRecord, v: RecordBounce, address: st
     English, as every mail to the game master; none without a game master or
     when it is their own address that bounces)."""
     from .deadlines import game_master_address
-    from .gm import gm_token
+    from .announce import gm_token
 
     gm = game_master_address(record, post.config)
     if not gm or gm == address:

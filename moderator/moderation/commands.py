@@ -24,7 +24,7 @@ from ..rules.engine import Game
 from ..rules.options import OPTION_HELP, ruleset as ruleset_of
 from ..store.gamefile import GameRecord, GameStore, Player, new_secret
 from .notify import status_mail
-from .gm import SEAT_COMMANDS, seat_answer
+from .seats import SEAT_COMMANDS, seat_answer
 from .language import language_command
 from .send import Post, thread_of
 from ..render.when import format_when
@@ -90,7 +90,7 @@ def _answer_one(post: Post, store: GameStore, om: OrderMail, key: str, record: G
                 cmd: str, skip_status: bool, send: Callable[[str], None], confirm_too: bool = False) -> None:
     """Answer one command of ``answer_commands`` (in the language in force);
     ``confirm_too``: the mail says ``resign confirm`` beside ``resign``
-    (``gm.seat_answer``)."""
+    (``seats.seat_answer``)."""
     gid = record.id
     # the per-cycle limit of answers to one address (``Post.allow``); the new
     # secret is always sent (the player could not play without it)
@@ -169,8 +169,9 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
     limit or one under way already is refused with what is left, nothing changed."""
     from datetime import timedelta
 
+    from .clock import save_with_notices
     from .deadlines import (Notice, deadline_news, format_duration, in_force, iso, parse_duration,
-                            parse_time, save_with_notices, vacations_over)
+                            parse_time, vacations_over)
 
     now = post.clock()
     limit = int(record.settings.get("vacation_limit") or 0)

@@ -133,7 +133,7 @@ def welcome(post: Post, store: GameStore, record: GameRecord) -> SavedGame:
         msg = status_mail(post, record, p, [], template="welcome.txt")
         record.threads[p.name] = str(msg["Message-ID"])
         mails.append((p, msg))
-    from .gm import observer_mail
+    from .observers import observer_mail
     from ..render.words import word
 
     with i18n.speaking(record.language):

@@ -10,7 +10,7 @@ Data flows one way, one stage a module::
    the games index), brings the games index up to date with ``games/`` (one
    ``stat`` when nothing changed), bounds the answered keys and drops the
    mails spooled before a save that a crash prevented (``notify.sweep``); after
-   an outage, a deadline that fell in it moves first (``deadlines.shift_outages``),
+   an outage, a deadline that fell in it moves first (``clock.shift_outages``),
    so that every mail of the cycle gives the moved one;
 1. it fetches every mail in the inbox, oldest first (``inbox.poll``; each mail
    handled and moved in one bookkeeping transaction);
@@ -31,7 +31,7 @@ Data flows one way, one stage a module::
    saves once (``notify.spool_status``), spools the replies under the mail's
    key (never answered twice), answers commands;
 7. the mail goes to the processed or ignored folder;
-8. ``deadlines.run_clock``: the games whose next clock event has come (the games
+8. ``clock.run_clock``: the games whose next clock event has come (the games
    index's ``deadline``): the built-in player's seats move, reminders, missed
    deadlines, abandoned seats; a deadline that fell during an outage of the
    moderator moves by the outage; its notices are spooled in one batch with
@@ -50,7 +50,7 @@ import sqlite3
 import time
 from datetime import datetime, timezone
 from email.message import EmailMessage
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from filelock import FileLock, Timeout
 
@@ -62,19 +62,16 @@ from ..render.words import word
 from ..store.bookkeeping import Bookkeeping, BookkeepingError
 from ..store.gamefile import GameRecord, GameStore, Player, SavedGame, StoreError
 from ..store.spool import Spool
-from . import create, deadlines, decide, notify, route, spooled
+from . import clock, create, deadlines, decide, notify, route, spooled
 from .act import act
 from .commands import rules_text
 from .faults import fault
 from .deadlines import game_master_address
-from .inbox import poll
+from .inbox import MailWaiter, poll
 from .interpret import mail_id
 from .report import CycleReport
 from .verdict import RecordBounce
 from .send import Post
-
-if TYPE_CHECKING:
-    from ..mail.transport.imap import ImapInbox
 
 __all__ = ["CycleReport", "Moderator", "Unsent", "fault", "rules_text"]
 
@@ -121,8 +118,8 @@ class Moderator:
         self.max_size = max_size or config.max_size
         self.spool = Spool(config.spool_dir)
         self._bk: Bookkeeping | None = None
-        self._waiter: "ImapInbox | None" = None  # the IMAP connection that IDLEs between cycles
-        self._idle = config.imap is not None and inbox is None  # worth trying IDLE
+        # the IMAP connection that IDLEs between cycles, when worth trying
+        self._waiter = MailWaiter(config, idle=config.imap is not None and inbox is None)
         self._outage: datetime | None = None  # the cycle's outage_since (an outage ends: no catch-up)
         # the outage notice of the current cycle, for every status mail ("" or what
         # words it in the language in force)
@@ -142,55 +139,14 @@ class Moderator:
         if self._bk is not None:
             self._bk.close()
             self._bk = None
-        self._drop_waiter()
-
-    def _drop_waiter(self) -> None:
-        waiter, self._waiter = self._waiter, None
-        if waiter is not None:
-            waiter.close()
+        self._waiter.close()
 
     def wait_for_mail(self, seconds: float, sleep: Callable[[float], None] = time.sleep) -> str:
-        """Wait up to ``seconds`` between two cycles of ``pbem run --loop``.
-
-        With an IMAP inbox on a server that offers IDLE (RFC 2177), the wait is
-        an IDLE on a connection kept between calls (``ImapInbox.wait_for_mail``;
-        sent again every 25 minutes): it ends as soon as new mail arrives
-        (returns ``"mail"``) or when the time is up (``"timeout"``); a new
-        connection returns ``"mail"`` at once when the inbox holds any mail (it
-        may have come after the last cycle looked). Otherwise it
-        ``sleep``s the whole time and returns ``"slept"`` (polling): a Maildir
-        inbox, an inbox given to the constructor, a server without IDLE (not
-        asked again), or an IDLE that failed (logged; sleeps the rest of the
-        time, and the next call tries IDLE again on a new connection). Never
+        """Wait up to ``seconds`` between two cycles of ``pbem run --loop``:
+        ``inbox.MailWaiter.wait`` (an IMAP IDLE when the server offers it, else
+        ``sleep``); returns ``"mail"``, ``"timeout"`` or ``"slept"``.  Never
         raises TransportError."""
-        started = time.monotonic()
-        if self._idle:
-            try:
-                fresh = self._waiter is None
-                if fresh:
-                    self._waiter = self.config.open_inbox()  # an ImapInbox
-                if not self._waiter.offers_idle():
-                    log.info("the IMAP server does not offer IDLE: checking for mail every %g s", seconds)
-                    self._idle = False
-                    self._drop_waiter()
-                elif fresh and self._waiter.waiting():
-                    # a new connection cannot tell mail that came since the last
-                    # cycle from mail left in the inbox: one more cycle decides
-                    log.info("mail is waiting in the inbox")
-                    return "mail"
-                elif self._waiter.wait_for_mail(seconds):
-                    log.info("new mail arrived (IMAP IDLE)")
-                    return "mail"
-                else:
-                    return "timeout"
-            except TransportError as exc:
-                log.warning("waiting for mail with IMAP IDLE failed, checking again after the interval "
-                            "instead: %s", exc)
-                self._drop_waiter()
-        left = seconds - (time.monotonic() - started)
-        if left > 0:
-            sleep(left)
-        return "slept"
+        return self._waiter.wait(seconds, sleep)
 
     def _record_saved(self, saved: SavedGame) -> None:
         self.bk.record_saved(saved)
@@ -249,7 +205,7 @@ class Moderator:
         report = CycleReport()
         try:
             post = self._post()
-            self._sync()  # the index as the files are: what ``sweep`` compares with
+            sync_index(self.bk, self.store)  # the index as the files are: what ``sweep`` compares with
             notify.sweep(post)
             post.flush(report, self._outbox)
         except (OSError, sqlite3.Error, BookkeepingError) as exc:  # the change is saved all the same
@@ -328,18 +284,18 @@ class Moderator:
             try:
                 self.spool.mark_owner(_now())  # wall-clock: doctor compares it with its own
                 bk = self.bk
-                self._sync()
+                sync_index(self.bk, self.store)
                 bk.prune(self.clock())
                 bk.prune_counts(self.clock())
-                outage_since = self._outage = self._outage_since()
-                self.notice = self._outage_notice()
+                outage_since = self._outage = outage_start(bk, self.clock(), self.config.outage_after)
+                self.notice = outage_notice(bk, self.clock(), self.config.outage_after)
                 post = self._post()
                 notify.sweep(post)
                 # a deadline that fell in an outage moves first: this cycle's mails give the new one
-                deadlines.shift_outages(post, self.store, self.clock(), outage_since)
+                clock.shift_outages(post, self.store, self.clock(), outage_since)
                 poll(self.config, self.store, self._inbox, post, report,
                      lambda raw, arrived=None: self._handle(raw, post, report, arrived))
-                deadlines.run_clock(post, self.store, report, self._clock_time(report), outage_since)
+                clock.run_clock(post, self.store, report, clock_time(self.clock(), report), outage_since)
                 notify.notify_all(post, self.store, report)
                 post.flush(report, self._outbox)
                 # successful: mail came in and went out (a broken game file or a
@@ -357,68 +313,11 @@ class Moderator:
         log.info("cycle: %s", report.summary())
         return report
 
-    def _clock_time(self, report: CycleReport) -> datetime:
-        """The instant the clock stage runs as of: the cycle's time, or, when
-        mails may be left unread in the inbox (``report.unread_from``), that
-        earlier instant, so that no deadline is judged missed while an order
-        that came before it waits unread."""
-        now = self.clock()
-        held = report.unread_from
-        if held is not None and held < now:
-            log.warning("mails may wait unread in the inbox since %s: the clock runs as of then",
-                        held.isoformat(timespec="seconds"))
-            return held
-        return now
-
-    def _arrival(self, arrived: datetime | None) -> datetime:
-        """When a mail reached the mailbox (``InboundMail.arrived``), for
-        judging lateness: the store's time, never the sender's ``Date``; the
-        cycle's time when the store gave none or a later one (the cycle's
-        clock is the moderator's time: ``pbem run --now``)."""
-        now = self.clock()
-        return now if arrived is None or arrived > now else arrived
-
-    def _sync(self) -> None:
-        """Bring the games index up to date with the games directory (one ``stat``
-        when nothing changed; ``Bookkeeping.sync_games``) and log what it found."""
-        found = self.bk.sync_games(self.store)
-        if found.flagged:
-            log.info("games index: %d game file(s) new or changed outside the moderator, replayed in "
-                     "full before use: %s", len(found.flagged), ", ".join(found.flagged))
-        for gid, why in found.unreadable.items():
-            log.warning("games index: game %s cannot be read: %s", gid, why)
-        if found.removed:
-            log.info("games index: game file(s) gone: %s", ", ".join(found.removed))
-
-    def _outage_since(self) -> datetime | None:
-        """When the last successful cycle was, if that is longer ago than
-        ``config.outage_after`` seconds (an outage of the moderator), else None."""
-        last = self.bk.last_success()
-        if last is None or (self.clock() - last).total_seconds() <= self.config.outage_after:
-            return None
-        return last
-
-    def _outage_notice(self) -> str | Callable[[], str]:
-        """The note for this cycle's status mails when no cycle completed for longer
-        than ``config.outage_after`` seconds (what words it in the language in
-        force, for each reader), else ``""``."""
-        last = self.bk.last_success()
-        if last is None:
-            return ""
-        gap = (self.clock() - last).total_seconds()
-        if gap <= self.config.outage_after:
-            return ""
-        since = last.isoformat(timespec="seconds")
-        log.warning("no successful cycle since %s (%.1f hours)", since, gap / 3600)
-        from ..render.when import format_duration, format_when
-
-        return lambda: word("notices", "outage", duration=format_duration(gap, exact=True), since=format_when(last))
-
     def _handle(self, raw: bytes, post: Post, report: CycleReport, arrived: datetime | None = None) -> str:
         """Read, decide and act on one mail that reached the mailbox at
         ``arrived`` (``InboundMail.arrived``; None: not known, taken as now);
         returns ``"processed"`` or ``"ignored"``.  The game's clock first does
-        what it owed by the mail's arrival (``deadlines.catch_up``; not while
+        what it owed by the mail's arrival (``clock.catch_up``; not while
         an outage ends: its shift comes first), so that an order is judged
         on time or late by when it arrived."""
         om = read_mail(raw, own_address=self.config.moderator_address, max_size=self.max_size)
@@ -446,11 +345,11 @@ class Moderator:
             games = [g.game_id for g in self.bk.games_of(om.sender, active_only=True)]
             verdict = decide.no_game(om, key, game_id, plays=plays, games=games)
             return act(decide.once(verdict, answered=answered), om, post, self.store, report)
-        when = self._arrival(arrived)
+        when = arrival(self.clock(), arrived)
         with self.store.lock(game_id):
             record = notify.load(post, self.store, game_id)
             if self._outage is None:
-                deadlines.catch_up(post, self.store, record, when, report)
+                clock.catch_up(post, self.store, record, when, report)
             gm_address = game_master_address(record, self.config)
             # the sender's language: their orders are parsed with its words, and
             # every answer is worded in it (the game master's in English)
@@ -460,3 +359,64 @@ class Moderator:
                 verdict = decide.in_game(om, key, record, answered=answered, gm_address=gm_address,
                                          arrived=when)
                 return act(decide.once(verdict, answered=answered), om, post, self.store, report, record)
+
+
+def clock_time(now: datetime, report: CycleReport) -> datetime:
+    """The instant the clock stage runs as of: the cycle's time ``now``, or, when
+    mails may be left unread in the inbox (``report.unread_from``), that
+    earlier instant, so that no deadline is judged missed while an order
+    that came before it waits unread."""
+    held = report.unread_from
+    if held is not None and held < now:
+        log.warning("mails may wait unread in the inbox since %s: the clock runs as of then",
+                    held.isoformat(timespec="seconds"))
+        return held
+    return now
+
+
+def arrival(now: datetime, arrived: datetime | None) -> datetime:
+    """When a mail reached the mailbox (``InboundMail.arrived``), for
+    judging lateness: the store's time, never the sender's ``Date``; the
+    cycle's time ``now`` when the store gave none or a later one (the cycle's
+    clock is the moderator's time: ``pbem run --now``)."""
+    return now if arrived is None or arrived > now else arrived
+
+
+def sync_index(bk: Bookkeeping, store: GameStore) -> None:
+    """Bring the games index up to date with the games directory (one ``stat``
+    when nothing changed; ``Bookkeeping.sync_games``) and log what it found."""
+    found = bk.sync_games(store)
+    if found.flagged:
+        log.info("games index: %d game file(s) new or changed outside the moderator, replayed in "
+                 "full before use: %s", len(found.flagged), ", ".join(found.flagged))
+    for gid, why in found.unreadable.items():
+        log.warning("games index: game %s cannot be read: %s", gid, why)
+    if found.removed:
+        log.info("games index: game file(s) gone: %s", ", ".join(found.removed))
+
+
+def outage_start(bk: Bookkeeping, now: datetime, outage_after: float) -> datetime | None:
+    """When the last successful cycle was, if that is longer ago than
+    ``outage_after`` seconds (``config.outage_after``: an outage of the
+    moderator) at ``now``, else None."""
+    last = bk.last_success()
+    if last is None or (now - last).total_seconds() <= outage_after:
+        return None
+    return last
+
+
+def outage_notice(bk: Bookkeeping, now: datetime, outage_after: float) -> str | Callable[[], str]:
+    """The note for this cycle's status mails when no cycle completed for longer
+    than ``outage_after`` seconds (``config.outage_after``) at ``now`` (what
+    words it in the language in force, for each reader), else ``""``."""
+    last = bk.last_success()
+    if last is None:
+        return ""
+    gap = (now - last).total_seconds()
+    if gap <= outage_after:
+        return ""
+    since = last.isoformat(timespec="seconds")
+    log.warning("no successful cycle since %s (%.1f hours)", since, gap / 3600)
+    from ..render.when import format_duration, format_when
+
+    return lambda: word("notices", "outage", duration=format_duration(gap, exact=True), since=format_when(last))

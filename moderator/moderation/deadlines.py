@@ -1,7 +1,8 @@
 """The game clock: deadlines, reminders, missed moves and the built-in player's seats.
 
 A stage of the cycle (``cycle.Moderator.run_cycle`` runs it after the inbox and
-before the status mails): ``run_clock`` takes every game the games index says is
+before the status mails, ``clock.py``, which saves and spools what this module
+decides): ``clock.run_clock`` takes every game the games index says is
 due (``Bookkeeping.games_due``: its ``deadline`` column holds the game's next clock
 event, ``next_event``), and ``tick`` does what is due in it at ``now``:
 
@@ -25,7 +26,7 @@ event, ``next_event``), and ``tick`` does what is due in it at ``now``:
 - a missed move is made ``settings.grace`` seconds after the deadline (``grace``).
 
 Lateness is judged by when a mail reached the mailbox (``InboundMail.arrived``),
-not by when a cycle reads it: before a mail is handled, ``catch_up`` does what the
+not by when a cycle reads it: before a mail is handled, ``clock.catch_up`` does what the
 clock owed in its game by the mail's arrival, and ``late`` tells an order that came
 after the automatic move made for its deadline.
 
@@ -47,7 +48,6 @@ from .. import i18n
 from ..config import Config
 from ..render.words import word
 from ..store.gamefile import GameRecord, Player
-from . import faults
 
 log = logging.getLogger("pbem")
 
@@ -602,43 +602,6 @@ def vacations_over(record: GameRecord, now: datetime) -> list[Notice]:
     return out
 
 
-def shift_outages(post: Any, store: Any, now: datetime, outage_since: datetime | None) -> None:
-    """Before the cycle reads its mail: in every game whose next clock event fell
-    in the outage since ``outage_since`` (the last successful cycle; None: no
-    outage, nothing to do), move the deadline under way by the outage
-    (``shift_for_outage``), save, and tell each player whose deadline moved the
-    new one (``outage_moved`` of ``templates/words/clock.txt``), so that every
-    mail of this cycle (the status mails of the mail read next, the clock's)
-    gives the deadline in force.  A game that cannot be loaded or locked is
-    left as it is (``run_clock`` meets it again and reports it) and the other
-    games go on."""
-    from filelock import Timeout
-
-    from ..render.when import format_duration as spoken
-    from ..store.gamefile import StoreError
-    from . import notify
-
-    if outage_since is None:
-        return
-    gap = int((now - outage_since).total_seconds())
-    for gid in post.bk.games_due(now):
-        try:
-            with store.lock(gid), post.bk.transaction():
-                record = notify.load(post, store, gid)
-                if record.settings.get("paused") or record.ended is not None:
-                    continue
-                before = in_force(record)
-                if not shift_for_outage(record, outage_since, now):
-                    continue
-                notices = changed_notices(record, before, "outage_moved")
-                for n in notices:
-                    with i18n.speaking(record.language_of(record.player_by_name(n.player))):
-                        n.values["duration"] = spoken(gap, exact=True)
-                save_with_notices(post, store, record, notices, status=False)
-        except (StoreError, OSError, Timeout) as exc:
-            log.warning("game %s: the outage shift waits for the clock stage: %s", gid, exc or "game locked")
-
-
 def shift_for_outage(record: GameRecord, last: datetime, now: datetime) -> bool:
     """Move the deadline of the current wait by the outage ``now - last`` (the
     moderator completed no cycle since ``last``) when a deadline of a player the
@@ -690,200 +653,3 @@ def extend_for_held_mail(record: GameRecord, held: dict[str, Any], now: datetime
     return out
 
 
-def run_clock(post: Any, store: Any, report: Any, now: datetime, outage_since: datetime | None = None) -> None:
-    """The cycle's clock stage: ``tick`` every game whose next clock event has
-    come (``Bookkeeping.games_due(now)``), each under its lock and in one
-    bookkeeping transaction; save the games that changed with the clock's
-    notices and the status mails of the built-in player's moves spooled in
-    the same batch (``save_with_notices``: a kill at any moment doubles a mail
-    at worst, never loses one).  Fault points (``faults.fault``):
-    ``clock-tick`` (ticked, nothing written), ``clock-spooled``,
-    ``clock-saved``, ``clock-committed`` (the game's lock and transaction
-    released, nothing sent yet).
-    ``outage_since``: the last successful cycle when this one ends an outage (a
-    deadline that fell in it moves by its length, ``shift_for_outage``).  One
-    game's error is reported in ``report.errors`` (and to the operator) and the
-    other games go on."""
-    import sqlite3
-
-    from filelock import Timeout
-
-    from ..store.gamefile import StoreError
-    from . import notify
-
-    held = post.bk.mail_held()
-    games = list(post.bk.games_due(now))
-    games += [g for g, entry in held.items() if entry.get("delivered") and g not in games]
-    for gid in games:
-        try:
-            with store.lock(gid), post.bk.transaction():
-                record = notify.load(post, store, gid)
-                shifted = outage_since is not None and shift_for_outage(record, outage_since, now)
-                waited = Tick()
-                if gid in held:  # its mails waited in the spool: that time does not count
-                    held = post.bk.mail_held()  # as in this transaction
-                    entry = held.get(gid)
-                    if entry is not None:
-                        waited = extend_for_held_mail(record, entry, now)
-                        if entry.get("delivered"):
-                            del held[gid]
-                        post.bk.set_mail_held(held)
-                        if waited.changed:
-                            log.info("game %s: its mails waited in the spool (the SMTP server's limit or "
-                                     "an outage): the deadline moved by %s s in all", gid, entry.get("shifted"))
-                done = tick(record, now, post.config)
-                faults.fault("clock-tick")
-                done.notices[:0] = waited.notices
-                if done.changed or shifted or waited.changed or done.notices:
-                    save_with_notices(post, store, record, done.notices, points="clock")
-                else:
-                    post.bk.set_deadline(gid, next_event(record.to_data()))
-            faults.fault("clock-committed")  # the lock and the transaction released, nothing sent
-            report.clock_moves += len(done.moves)
-            report.reminders += sum(n.name == "reminder" for n in done.notices)
-            for name, order, why in done.moves:
-                log.info("game %s: the built-in player moved for %s (%s): %s", gid, name, why, order)
-        except StoreError as exc:
-            report.errors.append(str(exc))
-        except (OSError, Timeout) as exc:
-            report.errors.append(f"game {gid}: clock: {exc or 'game locked'}")
-        except sqlite3.Error:
-            raise
-        except Exception as exc:  # noqa: BLE001 - one game's error must never stop the others
-            log.exception("game %s: the clock failed", gid)
-            report.errors.append(f"game {gid}: the clock failed: {exc!r}")
-            post.tell_operator(word("notices", "alert_game_error", game=gid, problem=repr(exc)))
-
-
-def _owed(record: GameRecord) -> datetime | None:
-    """The first instant the clock must act at in ``record``'s game (UTC): the
-    start of the wait of a seat of the built-in player the game waits for,
-    else the earliest deadline plus the grace of the players it waits for;
-    None when nothing is owed (no deadline, paused, ended, finished)."""
-    if record.settings.get("paused") or record.ended is not None:
-        return None
-    extra = timedelta(seconds=grace(record.settings))
-    since = parse_time(record.clock.get("since"))
-    times = []
-    for name in record.game.waiting_for():
-        p = record.player_by_name(name)
-        at = since if p.bot else due(record, p)
-        if at is not None:
-            times.append(at if p.bot else at + extra)
-    return min(times) if times else None
-
-
-def catch_up(post: Any, store: Any, record: GameRecord, when: datetime, report: Any) -> bool:
-    """Before a mail that reached the mailbox at ``when`` is handled (the game
-    locked, in the mail's bookkeeping transaction): do what the clock owed in
-    ``record``'s game by then, in time order: ``tick`` at each instant a
-    deadline (with the grace) passed or a seat of the built-in player was to
-    move, up to ``when`` (each automatic move stamped with its instant, not
-    the cycle's); save the game when that changed it and spool the clock's
-    notices, as the clock stage does.  So a mail is judged as if the clock had
-    run the moment it arrived: an order that came after the built-in player's
-    move for its deadline is late (``late``).  The wait after an automatic move
-    starts at the cycle's time (``post.clock()``), when the mail asking for the
-    next move goes.  Returns whether the clock did anything.  Raises as
-    ``store.save``."""
-    notices: list[Notice] = []
-    moves: list[tuple[str, str, str]] = []
-    changed = False
-    for _ in range(1000):  # bounded: each pass makes a move or starts a new wait
-        at = _owed(record)
-        if at is None or at > when:
-            break
-        done = tick(record, at, post.config)
-        notices += done.notices
-        moves += done.moves
-        changed = changed or done.changed
-        if not done.changed:
-            break
-    if moves and record.history[-1].get("by") == "bot":
-        # the wait for the next move starts when the mail asking for it goes: in this cycle
-        since, now = parse_time(record.clock.get("since")), post.clock()
-        if since is None or since < now:
-            record.clock["since"] = iso(now)
-    notices = _one_per_reader(notices)
-    if changed or notices:
-        # the notices in one batch with the save; the status mails of the moves are
-        # left to the mail's own save (one status mail per player for both)
-        save_with_notices(post, store, record, notices, status=False)
-    report.clock_moves += len(moves)
-    report.reminders += sum(n.name == "reminder" for n in notices)
-    for name, order, why in moves:
-        log.info("game %s: the built-in player moved for %s (%s), before a mail that arrived at %s: %s",
-                 record.id, name, why, iso(when), order)
-    return changed or bool(notices)
-
-
-def _for_macro(name: str, values: dict[str, Any]) -> dict[str, Any]:
-    """The ``values`` the macro ``name`` of ``templates/words/clock.txt`` takes."""
-    from ..render import environment
-
-    macro = getattr(environment().get_template("words/clock.txt").module, name)
-    return {k: v for k, v in values.items() if k in macro.arguments}
-
-
-def save_with_notices(post: Any, store: Any, record: GameRecord, notices: list[Notice],
-                      points: str | None = None, status: bool = True) -> None:
-    """Save ``record`` with its clock ``notices`` (``Notice``) and the status
-    mails it owes (the built-in player's moves) spooled in one batch with the
-    save (``notify.spool_status``), so that a kill at any moment sends each at
-    worst twice, never not at all: the clock stage's one save of a game, and
-    the way for any other change that tells players of it (a vacation, the
-    outage shift, a catch-up before a mail).  When the status mails cannot be built (a bug), the
-    notices are saved without them (``notify_all`` tries them again and tells
-    the operator).  ``points``: the prefix of the fault points (``faults``)
-    ``POINTS-spooled`` (the batch spooled, the game not saved) and
-    ``POINTS-saved`` (saved, the bookkeeping not yet committed); the clock
-    stage's are ``clock``.  ``status`` False: the notices only, the status
-    mails left to the next save that tells them (``catch_up``, before a mail's
-    own save).  Raises OSError/StoreError as ``GameStore.save``."""
-    from . import notify
-    from ..store.gamefile import StoreError
-
-    mails = _mails(post, record, notices)
-    hooks = {} if points is None else {"after_spool": lambda: faults.fault(f"{points}-spooled"),
-                                       "after_save": lambda: faults.fault(f"{points}-saved")}
-    try:
-        saved = notify.spool_status(post, store, record, extra=mails, status=status, **hooks)
-    except (OSError, StoreError):
-        raise
-    except Exception:  # noqa: BLE001 - a status mail could not be built: the clock goes on
-        log.warning("game %s: the status mails could not be built; the clock's changes are saved, "
-                    "the mails are tried again", record.id, exc_info=True)
-        saved = notify.spool_status(post, store, record, extra=mails, status=False, **hooks)
-    if not saved:  # nothing to mail (an outage shift alone)
-        store.save(record)  # the store's on_save indexes the next event
-
-
-def _mails(post: Any, record: GameRecord, notices: list[Notice]) -> list[tuple[Any, dict[str, Any]]]:
-    """The mails of ``notices``, ``[(msg, spool meta)]`` (meta: ``kind`` clock,
-    ``game``, ``player`` (None: the game master), ``notice``: the macro's name):
-    to a player in their thread (the game's one Subject; the title is the
-    first line of the text, and the Message-ID carries their token, so a reply
-    authenticates), to the game master under a Subject with the title (and
-    their token, ``gm.gm_token``); each in the reader's language."""
-    from .gm import gm_token
-    from .send import thread_of
-
-    out = []
-    for n in notices:
-        # a player reads their language, the game master English
-        with i18n.speaking(record.language_of(n.player) if n.player is not None else i18n.DEFAULT):
-            title = word("clock", n.name + "_title", **_for_macro(n.name + "_title", n.values))
-            text = word("clock", n.name, **n.values) + "\n"
-            if n.player is not None:
-                thread = thread_of(record, record.player_by_name(n.player))
-                root = thread.thread
-                text = word("language", "notice_heading", game_id=record.id, title=title) + "\n\n" + text
-                msg = post.message(record.id, n.to, thread.subject, text, in_reply_to=root,
-                                   references=[root] if root else [], auto="auto-generated",
-                                   token=thread.token)
-            else:  # the game master: the token of their secret, so that a reply proves them
-                subject = word("notices", "subject", game_id=record.id, title=title)
-                msg = post.message(record.id, n.to, subject, text, auto="auto-generated", token=gm_token(record))
-        out.append((msg, {"kind": "clock", "game": record.id, "player": n.player, "events": [],
-                          "answers": None, "notice": n.name}))
-    return out

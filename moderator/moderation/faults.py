@@ -17,7 +17,7 @@ def fault(point: str) -> None:
     (the inbox listed and its first batch of mails read, none handled),
     ``after-apply``, ``after-save``, ``after-accept`` (the server accepted a mail, not
     yet removed from the spool), ``after-send`` or ``before-move``; in the
-    clock stage (``deadlines.run_clock``, per game due) ``clock-tick`` (ticked,
+    clock stage (``clock.run_clock``, per game due) ``clock-tick`` (ticked,
     nothing written), ``clock-spooled`` (its notices spooled, the game not yet
     saved), ``clock-saved`` (saved, the bookkeeping transaction not yet
     committed) and ``clock-committed`` (committed, nothing sent yet); a

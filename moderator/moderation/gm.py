@@ -1,5 +1,7 @@
-"""The game master: their commands by mail and on the command line (``pbem gm``),
-the players' seat commands (``resign``, ``digest``), and observers.
+"""The game master: their commands by mail and on the command line (``pbem gm``).
+The players' seat commands (``resign``, ``digest``) are in ``seats``, observers'
+mails in ``observers``, the notices to everyone and the game master's token in
+``announce`` (their names stay importable from here).
 
 Every game has a game master (``GameRecord.game_master``: ``address`` None means
 the operator's address from the configuration, ``config.operator``; ``secret``
@@ -19,11 +21,6 @@ raises ``GmRefusal`` (a name of ``templates/words/gm.txt``) with the game
 unchanged.  ``undo`` replays the history without its last N actions
 (``store.gamefile.replay``'s way: the strict notation through the engine), so
 that the game is exactly the game that never had them.
-
-Players' seat commands (a line of its own, like ``help``): ``resign`` then, in
-a later mail, ``resign confirm`` within a day (``RESIGN_WINDOW``); ``digest on``
-/ ``digest off``.  Observers (``record.observers``) get the public status mails (no hand,
-no secret; ``templates/observer.txt``) and no orders are taken from them.
 """
 from __future__ import annotations
 
@@ -31,27 +28,28 @@ import getpass
 import logging
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from email.message import EmailMessage
-from email.utils import make_msgid
-from typing import Any, Callable, Union
+from datetime import datetime
+from typing import Any
 
 from .. import i18n
 from ..mail.read import OrderMail, canonical_address, is_reply_header, player_address
-from ..mail.threads import thread_token
 from ..orders.lexicon import fold
-from ..render import MAP_HERE, render
+from ..render import render
 from ..render.words import word
 from ..rules.engine import Game
-from ..rules.events import DividendHidden, DividendPaid
 from ..rules.notation import parse_action, public_order
 from ..store.gamefile import GameRecord, GameStore, Player, default_clock, new_secret
 from ..config import Config
 from . import faults
 from .deadlines import deadline_news, format_duration, game_master_address, in_force, parse_duration, parse_time
-from ..render.when import format_duration as spoken_duration, format_when, number
+from ..render.when import format_duration as spoken_duration, number
 from .interpret import MAX_ORDER_LINES
-from .send import Post, thread_of
+from .send import Post
+# the game master's notices, observers' mails and the seat commands live below gm; their names
+# stay importable from here
+from .announce import Say, _said, _to_player, gm_token, tell_everyone  # noqa: F401
+from .observers import drop_unsent_status, observer_mail, receives_status  # noqa: F401
+from .seats import RESIGN_WINDOW, SEAT_COMMANDS, seat_answer, seat_command  # noqa: F401
 
 log = logging.getLogger("pbem")
 
@@ -61,12 +59,6 @@ GM_COMMANDS = ("pause", "resume", "deadline", "extend", "replace", "eject", "und
 AFTER_THE_END = ("undo", "message", "observe")
 """The game master's commands that still act once the game is over (the final
 dividend paid): the others (seats, clock, ``end``) would change nothing."""
-
-SEAT_COMMANDS = ("resign", "resign confirm", "digest on", "digest off")
-"""The players' seat commands (``seat_command``)."""
-
-RESIGN_WINDOW = timedelta(days=1)
-"""``resign confirm`` must follow ``resign`` within this time."""
 
 
 class GmError(ValueError):
@@ -201,31 +193,6 @@ def looks_like_gm(line: str) -> bool:
     return True
 
 
-_RESIGN_FILLERS = {"i", "from", "this", "the", "game", "sorry", "please", "now", "hereby", "herewith",
-                   "want", "to", "do", "confirm", "confirmed", "yes", "s", "m"}
-"""Words a resignation line may carry beside ``resign`` ("I resign from this game,
-sorry."): anything else makes the line no seat command."""
-
-
-def seat_command(line: str) -> str | None:
-    """The seat command on ``line`` (one of ``SEAT_COMMANDS``), or None:
-    ``digest on``/``digest off``; ``resign``, also in a short sentence ("I resign
-    from this game, sorry."); ``resign confirm`` when such a line says
-    ``confirm`` ("Resign, confirmed.", "yes, I confirm: resign").  In the words of
-    the language in force too (``Resumen desactivar``, ``Ich gebe auf``, ``认输``;
-    :func:`moderator.orders.parser.english`)."""
-    from ..orders.parser import english
-
-    words = re.findall(r"[a-z]+", english(line).lower())
-    if not words or len(words) > 8:
-        return None
-    if words in (["digest", "on"], ["digest", "off"]):
-        return " ".join(words)
-    if "resign" not in words or any(w not in _RESIGN_FILLERS and w != "resign" for w in words):
-        return None
-    return "resign confirm" if {"confirm", "confirmed"} & set(words) else "resign"
-
-
 # ---------------------------------------------------------------- who is who
 
 
@@ -248,130 +215,7 @@ def in_game_addresses(record: GameRecord, config: Config) -> set[str]:
     return out
 
 
-def receives_status(record: GameRecord, player: Player, events: list[str], waiting_before: set[str]) -> bool:
-    """Whether ``player`` gets the status mail with ``events``: never after they
-    resigned (but the end: the final result); with ``digest on`` only when it
-    concerns them (their move, now or just before, a dividend, the end)."""
-    over = record.game.phase == "over" or record.ended is not None
-    if player.name in record.resigned:
-        return over
-    if player.name not in record.digest:
-        return True
-    waiting = set(record.game.waiting_for())
-    return over or player.name in waiting or player.name in waiting_before or \
-        any(isinstance(e, (DividendPaid, DividendHidden)) for e in events)
-
-
-def drop_unsent_status(post: Post, record: GameRecord, name: str) -> int:
-    """Remove from the spool the status mails to player ``name`` of ``record``'s
-    game not yet sent (those whose sending is under way stay): a player who just
-    resigned, or whose seat the game master gave to the built-in player, gets no
-    status mail spooled earlier in the same cycle (``receives_status`` keeps
-    later ones from them).  Once the game is over nothing is removed: the final
-    result is theirs too.  Returns how many were removed; raises OSError as
-    ``Spool.remove``."""
-    from . import spooled
-
-    if record.game.phase == "over" or record.ended is not None:
-        return 0
-    stale = spooled.view(post.spool).stale_status(record.id).get(name, [])
-    for entry, _ in stale:
-        post.spool.remove(entry)
-    return len(stale)
-
-
 # ---------------------------------------------------------------- mails
-
-
-def gm_token(record: GameRecord) -> str | None:
-    """The token (``mail.threads.thread_token``) of the game master's secret for
-    the Message-IDs of mails to them, so that their reply proves them as a
-    player's does; None while they have no secret."""
-    secret = record.game_master.get("secret")
-    return thread_token(record.id, secret) if secret else None
-
-
-Say = Union[str, Callable[[], str]]
-"""A text for many recipients: the text itself, or what renders it in the
-language in force (called once per recipient inside ``i18n.speaking`` of theirs)."""
-
-
-def _said(text: Say) -> str:
-    return text() if callable(text) else text
-
-
-def _to_player(post: Post, record: GameRecord, player: Player, title: str, text: str,
-               answers: str | None = None) -> None:
-    """A notice to ``player`` in their thread (one Subject per game and player; the
-    title is the text's first line), in the language in force."""
-    thread = thread_of(record, player)
-    text = word("language", "notice_heading", game_id=record.id, title=title) + "\n\n" + \
-        text.partition("\n")[2].lstrip("\n")
-    post.put(post.message(record.id, player.address, thread.subject, text, in_reply_to=thread.thread,
-                          references=[thread.thread] if thread.thread else [], auto="auto-generated",
-                          token=thread.token),
-             kind="gm", game=record.id, player=player.name, answers=answers)
-
-
-def observer_mail(post: Post, record: GameRecord, address: str, events: list[str],
-                  welcome: bool = False) -> EmailMessage:
-    """The public status mail to observer ``address``: the position and the map as
-    anybody may see them (``Game.public_view``; no hand, no secret) and ``events``
-    (``templates/observer.txt``), in the game's language (``GameRecord.language``)."""
-    with i18n.speaking(record.language):
-        return _observer_mail(post, record, address, events, welcome)
-
-
-def _observer_mail(post: Post, record: GameRecord, address: str, events: list[str],
-                   welcome: bool) -> EmailMessage:
-    from ..render.board_map import board_text, render_map
-    from ..render import headline as _headline
-
-    view = record.game.public_view()
-    view_for_headline = {**view, "you": {"on_move": False}}
-    ctx = {"game_id": record.id, "view": view, "you": None, "hand_after_choice": [], "events": list(events),
-           "welcome": welcome, "notice": post.notice_text(), "map_here": MAP_HERE,
-           "board_lines": board_text(record.game), "ended": record.ended,
-           "bot_seats": [p.name for p in record.players if p.bot],
-           "headline": word("gm", "ended_headline") if record.ended else _headline(view_for_headline)}
-    text = render("observer.txt", **ctx)
-    subject = word("notices", "subject", game_id=record.id,
-                   title=word("gm", "observer_title", headline=ctx["headline"]))
-    return post.message(record.id, address, subject, text, auto="auto-generated",
-                        images=[(make_msgid(idstring=f"map.{record.id}", domain=post.domain)[1:-1],
-                                 render_map(record.game, None), "Map of the board (public view)")])
-
-
-def tell_everyone(post: Post, record: GameRecord, title: Say, text: Say, *,
-                  skip: tuple[str, ...] = (), resigned: bool = False,
-                  before: dict[str, datetime | None] | None = None) -> int:
-    """Spool a notice (``templates/gm_notice.txt``) to every player (not to those
-    in ``skip``, nor, unless ``resigned``, to those who resigned; not to a seat
-    without an address) and observer, each in their language (``title`` and
-    ``text``: ``Say``, rendered for each).  ``before``: the deadlines in force
-    before the command (``deadlines.in_force``): each reader is also told every
-    deadline the command changed, their own as theirs, in their time zone
-    (``deadlines.deadline_news``).  Returns how many mails were spooled."""
-    def told(reader: Player | None) -> str:
-        news = deadline_news(record, before, reader) if before is not None else ""
-        return _said(text) + ("\n\n" + news if news else "")
-
-    n = 0
-    for p in record.players:
-        if not p.address or p.name in skip or (p.name in record.resigned and not resigned):
-            continue
-        n += 1
-        with i18n.speaking(record.language_of(p)):
-            _to_player(post, record, p, _said(title), render("gm_notice.txt", game_id=record.id,
-                                                             text=told(p), secret=p.secret))
-    for address in record.observers:
-        with i18n.speaking(record.language):
-            subject = word("notices", "subject", game_id=record.id, title=_said(title))
-            post.put(post.message(record.id, address, subject,
-                                  render("gm_notice.txt", game_id=record.id, text=told(None), secret=None),
-                                  auto="auto-generated"), kind="gm", game=record.id)
-        n += 1
-    return n
 
 
 def _for_gm(record: GameRecord, text: str, before: dict[str, datetime | None]) -> str:
@@ -805,72 +649,3 @@ def manage_mail(post: Post, store: GameStore, om: OrderMail, key: str, record: G
 def gm_help() -> str:
     """The game master's guide (``templates/gm_help.txt``)."""
     return render("gm_help.txt")
-
-
-# ---------------------------------------------------------------- seat commands
-
-
-def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player, cmd: str,
-                now: datetime, confirm_too: bool = False) -> tuple[str, str]:
-    """Carry out a player's seat command (``SEAT_COMMANDS``) and save; returns the
-    title and text of the answer to them.  ``resign confirm`` within
-    ``RESIGN_WINDOW`` of ``resign`` gives the seat up (announced to everyone, the
-    game master too); without it, or later, it is refused.  The confirmation
-    must come in a later mail than ``resign``, once the player has read the
-    warning: ``confirm_too`` (``cmd`` is ``resign`` and the same mail says
-    ``resign confirm``, which the caller does not carry out) asks as ``resign``
-    does and says first that the confirmation of that mail does not count
-    (``resign_same_mail`` of ``templates/words/gm.txt``).  A confirmation in
-    another mail of the cycle that took the request (``post.resign_asked``)
-    does not count either: it is answered with the warning again
-    (``resign_same_cycle`` of ``templates/words/gm.txt``), the request
-    standing."""
-    name = player.name
-    if cmd == "digest on" or cmd == "digest off":
-        on = cmd == "digest on"
-        if on and name not in record.digest:
-            record.digest.append(name)
-        elif not on and name in record.digest:
-            record.digest.remove(name)
-        store.save(record)
-        return word("gm", "digest_title"), word("gm", "digest", on=on)
-    if cmd == "resign":
-        record.resigning[name] = now.isoformat(timespec="seconds")
-        post.resign_asked.add((record.id, name))
-        store.save(record)
-        until = format_when(now + RESIGN_WINDOW, player.timezone)  # the player's zone, named
-        asked = word("gm", "resign_asked", until=until)
-        if confirm_too:
-            asked = word("gm", "resign_same_mail") + "\n\n" + asked
-        return word("gm", "resign_title"), asked
-    asked = record.resigning.get(name)
-    if asked is None or now - datetime.fromisoformat(asked) > RESIGN_WINDOW:
-        record.resigning.pop(name, None)
-        store.save(record)
-        return word("gm", "resign_title"), word("gm", "resign_not_asked")
-    if (record.id, name) in post.resign_asked:
-        # asked in this cycle: the warning was not read yet; the request stands
-        until = format_when(datetime.fromisoformat(asked) + RESIGN_WINDOW, player.timezone)
-        return word("gm", "resign_title"), (word("gm", "resign_same_cycle") + "\n\n"
-                                            + word("gm", "resign_asked", until=until))
-    record.resigning.pop(name)
-    record.resigned.append(name)
-    player.bot = True  # the built-in player takes the seat
-    if name in record.digest:
-        record.digest.remove(name)
-    record.gm_log.append({"by": canonical_address(player.address), "at": now.isoformat(timespec="seconds"),
-                          "command": "resign", "player": name})
-    store.save(record)
-    drop_unsent_status(post, record, name)
-    tell_everyone(post, record, lambda: word("gm", "resigned_title", seat=name),
-                  lambda: word("gm", "resigned", seat=name), skip=(name,))
-    gm = game_master_address(record, post.config)
-    if gm and gm not in {canonical_address(p.address) for p in record.players}:
-        with i18n.speaking(i18n.DEFAULT):  # the game master reads English
-            post.put(post.message(record.id, gm, word("notices", "subject", game_id=record.id,
-                                                       title=word("gm", "resigned_title", seat=name)),
-                                  render("gm_notice.txt", game_id=record.id, text=word("gm", "resigned", seat=name),
-                                         secret=None),
-                                  token=gm_token(record)),
-                     kind="gm", game=record.id)
-    return word("gm", "resign_title"), word("gm", "resign_done")

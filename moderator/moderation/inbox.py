@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import time
 from datetime import datetime
 from typing import Callable
 
@@ -176,3 +177,64 @@ def _handled(bk: Bookkeeping, key: str) -> None:
     v, _, u = key.partition(":")
     if u.isdigit() and v.isdigit():
         bk.advance_uid(int(v), int(u))
+
+
+class MailWaiter:
+    """The wait between two cycles of ``pbem run --loop`` (``Moderator.wait_for_mail``):
+    ``config`` opens the IMAP inbox; ``idle``: whether IDLE is worth trying (an
+    IMAP inbox of the configuration); ``connection``: the IMAP connection kept
+    between waits (an ``ImapInbox``, or None)."""
+
+    def __init__(self, config: Config, idle: bool):
+        self.config = config
+        self.idle = idle
+        self.connection = None
+
+    def close(self) -> None:
+        """Close the IDLE connection (opened again when next needed)."""
+        connection, self.connection = self.connection, None
+        if connection is not None:
+            connection.close()
+
+    def wait(self, seconds: float, sleep: Callable[[float], None] = time.sleep) -> str:
+        """Wait up to ``seconds`` between two cycles of ``pbem run --loop``.
+
+        With an IMAP inbox on a server that offers IDLE (RFC 2177), the wait is
+        an IDLE on a connection kept between calls (``ImapInbox.wait_for_mail``;
+        sent again every 25 minutes): it ends as soon as new mail arrives
+        (returns ``"mail"``) or when the time is up (``"timeout"``); a new
+        connection returns ``"mail"`` at once when the inbox holds any mail (it
+        may have come after the last cycle looked). Otherwise it
+        ``sleep``s the whole time and returns ``"slept"`` (polling): a Maildir
+        inbox, an inbox given to the constructor, a server without IDLE (not
+        asked again), or an IDLE that failed (logged; sleeps the rest of the
+        time, and the next call tries IDLE again on a new connection). Never
+        raises TransportError."""
+        started = time.monotonic()
+        if self.idle:
+            try:
+                fresh = self.connection is None
+                if fresh:
+                    self.connection = self.config.open_inbox()  # an ImapInbox
+                if not self.connection.offers_idle():
+                    log.info("the IMAP server does not offer IDLE: checking for mail every %g s", seconds)
+                    self.idle = False
+                    self.close()
+                elif fresh and self.connection.waiting():
+                    # a new connection cannot tell mail that came since the last
+                    # cycle from mail left in the inbox: one more cycle decides
+                    log.info("mail is waiting in the inbox")
+                    return "mail"
+                elif self.connection.wait_for_mail(seconds):
+                    log.info("new mail arrived (IMAP IDLE)")
+                    return "mail"
+                else:
+                    return "timeout"
+            except TransportError as exc:
+                log.warning("waiting for mail with IMAP IDLE failed, checking again after the interval "
+                            "instead: %s", exc)
+                self.close()
+        left = seconds - (time.monotonic() - started)
+        if left > 0:
+            sleep(left)
+        return "slept"

@@ -3,7 +3,7 @@
 ``mail_id`` names a mail (RFC 5322 Message-ID, else ``OrderMail.delivery_key``);
 ``interpret`` splits the order lines of an ``OrderMail`` into commands (``help``,
 ``status``, ``history``, ``rules``, ``secret new``; the seat commands
-``resign``, ``resign confirm``, ``digest on|off`` of ``gm.seat_command``) and order lines, and parses
+``resign``, ``resign confirm``, ``digest on|off`` of ``seats.seat_command``) and order lines, and parses
 the order lines into one action with the board's names (``parse_turn``).
 Nothing here reads or writes a file.
 """
@@ -107,7 +107,7 @@ def interpret(lines: Iterable[str], board: Board, kinds: Iterable[str] = ()) -> 
     kinds = list(kinds)
     if len(kinds) != len(lines):
         kinds = [KIND_TEXT] * len(lines)
-    from .gm import seat_command  # resign, digest (the players' seat commands)
+    from .seats import seat_command  # resign, digest (the players' seat commands)
 
     found = [_line_commands(l, seat_command) for l in lines]  # the command check once per line
     commands = tuple(dict.fromkeys(c for cs in found if cs for c in cs))

@@ -153,7 +153,7 @@ def spool_status(post: Post, store: GameStore, record: GameRecord,
     """Spool one status mail per player with the events since the last status
     mails (merged with any older unsent status mail to the same player), then
     mark them notified and save: the one save of an order (``act``), of a game
-    that owed mail (``notify_all``) or of the clock stage (``deadlines.run_clock``).
+    that owed mail (``notify_all``) or of the clock stage (``clock.run_clock``).
     ``extra``: further mails ``(msg, meta)`` that the same save records (the
     clock's reminders and notices), spooled first in the same batch; ``status``
     False: those only (the status mails left to ``notify_all``).  Returns False
@@ -161,8 +161,8 @@ def spool_status(post: Post, store: GameStore, record: GameRecord,
     ``extra``.  ``after_spool`` and ``after_save`` (fault points) are called
     when the batch is spooled and when the game is saved.  A player who resigned gets none until
     the end; one with ``digest on`` only when the events concern them
-    (``gm.receives_status``); every observer gets the public status mail
-    (``gm.observer_mail``).
+    (``observers.receives_status``); every observer gets the public status mail
+    (``observers.observer_mail``).
 
     The order of the writes is what keeps a crash from losing or repeating a
     status mail: (1) every player's and observer's mail is spooled in one batch
@@ -221,7 +221,7 @@ def _status_batch(post: Post, record: GameRecord, events: list[str]
     """The status mails of ``events`` (``record.unnotified``) for ``spool_status``:
     ``(mails [(msg, meta)], the stale entries they replace [(name, meta)], the
     log length they tell up to)``."""
-    from .gm import observer_mail, receives_status
+    from .observers import observer_mail, receives_status
 
     end = len(record.game.events)
     stale = spooled.view(post.spool).stale_status(record.id)  # one listing for every player

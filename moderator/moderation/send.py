@@ -100,7 +100,7 @@ class Post:
         self.clock = clock
         self.resign_asked: set[tuple[str, str]] = set()
         """``(game id, player name)`` of the resignations asked for in this cycle
-        (``gm.seat_answer``: their confirmation must come in a later cycle)."""
+        (``seats.seat_answer``: their confirmation must come in a later cycle)."""
         self.notice = notice
         self.tags: dict[str, Any] = {}
         """Spool metadata added to every mail ``put`` while set (``gm.execute``:

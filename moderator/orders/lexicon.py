@@ -25,7 +25,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ..i18n import DEFAULT, current, normalize, speaking
+from ..i18n import DEFAULT, current, fold, normalize  # fold: kept importable here
 from ..rules.actions import DRAWN, Action, Build, Invest, Pass, Start, Take
 from ..rules.components import JOKER
 from .languages import (
@@ -58,15 +58,6 @@ _ENGLISH_ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth"}
 
 QUIET = ""
 """What a word without meaning (``quiet``) is read as: nothing."""
-
-
-def fold(text: str) -> str:
-    """``text`` as words are compared: NFKC (full-width forms), no accents, lower
-    case, ``ß`` as ``ss``, runs of spaces as one (``"Construír"`` → ``"construir"``,
-    ``"Weiß"`` → ``"weiss"``, ``"ＫＣＣ"`` → ``"kcc"``)."""
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
-    return " ".join(text.casefold().split())
 
 
 def language_of(language: str | None) -> str:
@@ -401,62 +392,3 @@ def suggestions(language: str) -> dict[str, str]:
     return out
 
 
-
-_ORDER_WORDS = ("build", "take", "swap", "invest", "discard", "pass", "start", "redraw", "stack",
-                "display", "drawn", "plain", "black", "white", "black-white", "joker", "as")
-
-
-def localize(order: str, language: str | None = None) -> str:
-    """An order written in the game's notation (``str(action)``, the English the
-    moderator lists and keeps: ``build KCC DEN-KCY white; take stack``) as
-    ``language`` writes it (default: the language in force), for the lists of
-    legal orders and the history a player reads: through :func:`format_action`
-    where the text is one whole action, else word by word (``redraw white``,
-    ``take stack``, ``KCC: DEN-KCY (white)``): the order words to the canonical ones; company
-    abbreviations, sections and anything else as they are.  ``order`` itself in
-    English.  Never raises."""
-    lang = language_of(language)
-    if lang == DEFAULT or lang not in CANONICAL:
-        return order
-    order = str(order)
-    if order == SECRET_START:
-        return _hidden("secret_start", lang, start=canonical("start", lang))
-    pieces = order.split(HIDDEN_SWAP)
-    text = _localized(pieces[0], lang) if pieces[0] else ""
-    for piece in pieces[1:]:
-        text += "; " + _hidden("hidden_swap", lang, swap=canonical("swap", lang))
-        text += "; " + _localized(piece[2:], lang) if piece.startswith("; ") else piece
-    return text
-
-
-SECRET_START = "start (secret initial investment)"
-"""``rules.notation.public_order``'s initial investment while it is secret."""
-HIDDEN_SWAP = "; swap (a share) for UP"
-"""``rules.notation.public_order``'s swap clause whose returned share is secret."""
-
-
-def _hidden(name: str, lang: str, **values: str) -> str:
-    """A hidden form of ``public_order`` in ``lang``: the macro ``name`` of
-    ``templates/words/hidden.txt`` (not cached: the catalogue may change)."""
-    from ..render.words import word  # render imports this module: read when used
-
-    with speaking(lang):
-        return word("hidden", name, **values)
-
-
-@functools.lru_cache(maxsize=8192)
-def _localized(order: str, lang: str) -> str:
-    from ..rules.notation import NotationError, parse_action
-
-    try:
-        return format_action(parse_action(order), lang)
-    except (NotationError, ValueError, TypeError):
-        pass
-    text = re.sub(r"\btake none\b", canonical("take none", lang), order)
-    return _ENGLISH_WORD.sub(lambda m: canonical(m.group(), lang) if m.group() in _ORDER_WORDS else m.group(),
-                             text)
-
-
-_ENGLISH_WORD = re.compile(r"(?<![\w-])[a-z]+(?:-[a-z]+)*(?![\w-])")
-"""A lower-case word of the notation (``black-white`` whole); company abbreviations
-and section ids are upper case and never match."""

@@ -785,7 +785,7 @@ def board_text(game: Any, width: int = 64) -> list[str]:
     hand): per company its network (the cities it reaches from its home
     station) and the sections it could build on next with their free space types;
     then a legend of the city ids.  Lines of at most about ``width`` characters."""
-    from . import card_text  # track types in the reader's language
+    from .templates import card_text  # track types in the reader's language
     from .words import wording  # worded in templates/words/board.txt (translated)
 
     word = wording("board")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..orders.lexicon import localize
+from .orders import localize
 from ..rules.actions import Invest
 from ..rules.engine import Game
 from ..rules.legal import LegalSummary
@@ -32,7 +32,7 @@ def legal_lines(game: Game, name: str, full: bool = False, summary: LegalSummary
     * the passes (rules: No legal action).
 
     Every order is shown with the canonical order words of the language in force
-    (``moderator.orders.lexicon.localize``), sentences through
+    (``moderator.render.orders.localize``), sentences through
     ``templates/words/legal.txt`` and ``notices.txt``: a ``list[str]`` to print as
     it is."""
     if game.phase == "over":

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from . import environment
+from .templates import environment
 
 
 def _module(domain: str) -> Any:
