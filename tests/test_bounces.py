@@ -27,10 +27,10 @@ from moderator.config import Config
 from moderator.mail.bounces import our_message_ids
 from moderator.mail.read import read_mail
 from moderator.mail.threads import thread_token
-from moderator.mail.transport.maildir import delivery_order
 from moderator.moderation.cycle import Moderator
 from moderator.store.bookkeeping import Bookkeeping
 from moderator.store.gamefile import GameStore
+from outbox import unseen_mails
 
 BOUNCES = Path(__file__).parent / "mail" / "bounces"
 EXPECTED = yaml.safe_load((BOUNCES / "expected.yaml").read_text(encoding="utf-8"))
@@ -65,13 +65,7 @@ class Table:
         self.sent()
 
     def sent(self):
-        out = []
-        for key in sorted(self.outbox.keys(), key=delivery_order):
-            if key not in self.seen:
-                self.seen.add(key)
-                with self.outbox.get_file(key) as fh:
-                    out.append(BytesParser(policy=policy.default).parse(fh))
-        return out
+        return unseen_mails(self.outbox, self.seen)
 
     def bounces(self) -> dict[str, str]:
         with Bookkeeping.in_spool(self.config.spool_dir) as bk:

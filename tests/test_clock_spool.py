@@ -28,7 +28,6 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 from email import policy
 from email.message import EmailMessage
-from email.parser import BytesParser
 from email.utils import make_msgid
 from pathlib import Path
 
@@ -37,13 +36,13 @@ import yaml
 
 from moderator.config import load_config
 from moderator.mail.transport import TransportError
-from moderator.mail.transport.maildir import delivery_order
 from moderator.moderation.cycle import Moderator
 from moderator.players.heuristic import choose
 from moderator.rules.actions import Build
 from moderator.rules.notation import public_order
 from moderator.store.gamefile import GameStore, StoreError
 from servers import SmtpSink, _SinkHandler
+from outbox import unseen_mails
 
 REPO = Path(__file__).resolve().parent.parent
 PBEM = REPO / "pbem.py"
@@ -105,13 +104,7 @@ class Root:
     def sent(self) -> list[EmailMessage]:
         """The mails delivered to the outbox since the last call, in delivery order."""
         box = mailbox.Maildir(str(self.config.maildir_outbox), create=True)
-        out = []
-        for key in sorted(box.keys(), key=delivery_order):
-            if key not in self.seen:
-                self.seen.add(key)
-                with box.get_file(key) as fh:
-                    out.append(BytesParser(policy=policy.default).parse(fh))
-        return out
+        return unseen_mails(box, self.seen)
 
     def spooled(self) -> list[Path]:
         return sorted(self.config.spool_dir.glob("*.eml"))

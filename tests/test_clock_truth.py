@@ -19,7 +19,6 @@ import re
 from datetime import datetime, timedelta, timezone
 from email import policy
 from email.message import EmailMessage
-from email.parser import BytesParser
 from email.utils import make_msgid
 from functools import lru_cache
 from pathlib import Path
@@ -33,8 +32,8 @@ from babel.messages.pofile import read_po
 from click.testing import CliRunner
 
 import pbem
-from moderator.mail.transport.maildir import delivery_order
 from moderator.store.gamefile import GameStore
+from outbox import unseen_mails
 
 H = timedelta(hours=1)
 D = timedelta(days=1)
@@ -178,13 +177,7 @@ class Game:
         return self.pbem("gm", "ridge", *words, "--now", at.isoformat())
 
     def sent(self) -> list:
-        out = []
-        for key in sorted(self.outbox.keys(), key=delivery_order):
-            if key not in self.seen:
-                self.seen.add(key)
-                with self.outbox.get_file(key) as fh:
-                    out.append(BytesParser(policy=policy.default).parse(fh))
-        return out
+        return unseen_mails(self.outbox, self.seen)
 
 
 def body(msg) -> str:

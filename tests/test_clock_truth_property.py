@@ -28,7 +28,6 @@ import tempfile
 from datetime import datetime, timedelta, timezone
 from email import policy
 from email.message import EmailMessage
-from email.parser import BytesParser
 from email.utils import make_msgid
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -37,12 +36,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from moderator.config import Config
-from moderator.mail.transport.maildir import delivery_order
 from moderator.moderation.cycle import Moderator
 from moderator.moderation.deadlines import due
 from moderator.moderation.gm import GmError
 from moderator.players.heuristic import choose
 from moderator.store.gamefile import GameStore
+from outbox import unseen_mails
 
 T0 = datetime(2027, 3, 10, 9, 0, tzinfo=timezone.utc)
 ZONES = {"Ann": None, "Bob": "America/New_York", "Cy": "Europe/Madrid"}
@@ -124,13 +123,7 @@ class Timeline:
         self.check(after_cycle=True, missed=[h["player"] for h in missed], same_wait=same_wait)
 
     def mails(self) -> list:
-        out = []
-        for key in sorted(self.outbox.keys(), key=delivery_order):
-            if key not in self.seen:
-                self.seen.add(key)
-                with self.outbox.get_file(key) as fh:
-                    out.append(BytesParser(policy=policy.default).parse(fh))
-        return out
+        return unseen_mails(self.outbox, self.seen)
 
     def check(self, after_cycle: bool, missed: tuple | list = (), same_wait: bool = True) -> None:
         rec = self.load()

@@ -6,7 +6,6 @@ import json
 import mailbox
 from email import policy
 from email.message import EmailMessage
-from email.parser import BytesParser
 from email.utils import make_msgid
 
 import pytest
@@ -16,8 +15,8 @@ from moderator.moderation.cycle import Moderator
 from moderator.mail.threads import thread_token
 from moderator.render import status_context
 from moderator.store.gamefile import GameStore
-from moderator.mail.transport.maildir import delivery_order
 from moderator.render.events import english
+from outbox import unseen_mails
 
 PLAYERS = [("Ann", "ann@example.org"), ("Bob", "Bob@Example.org"), ("Cy", "cy@example.net")]
 
@@ -70,14 +69,7 @@ class Harness:
         return self.mod.run_cycle()
 
     def sent(self):
-        out = []
-        for key in sorted(self.outbox.keys(), key=delivery_order):
-            if key in self.seen:
-                continue
-            self.seen.add(key)
-            with self.outbox.get_file(key) as fh:
-                out.append(BytesParser(policy=policy.default).parse(fh))
-        return out
+        return unseen_mails(self.outbox, self.seen)
 
 
 def text_of(msg):

@@ -33,7 +33,7 @@ from moderator.rules.engine import Game
 from moderator.rules.notation import parse_action
 from moderator.store.gamefile import GameStore
 from moderator.mail.threads import thread_token
-from moderator.mail.transport.maildir import delivery_order
+from outbox import unseen_mails
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 H = timedelta(hours=1)
@@ -87,14 +87,7 @@ class Clocked:
         return report
 
     def sent(self):
-        out = []
-        for key in sorted(self.outbox.keys(), key=delivery_order):
-            if key in self.seen:
-                continue
-            self.seen.add(key)
-            with self.outbox.get_file(key) as fh:
-                out.append(BytesParser(policy=policy.default).parse(fh))
-        return out
+        return unseen_mails(self.outbox, self.seen)
 
 
 _DELIVERED = iter(range(1, 1 << 30))

@@ -19,7 +19,6 @@ import shutil
 from datetime import datetime, timedelta, timezone
 from email import policy
 from email.message import EmailMessage
-from email.parser import BytesParser
 from email.utils import make_msgid
 from pathlib import Path
 
@@ -36,8 +35,8 @@ from moderator.orders.parser import command
 from moderator.render.when import format_iso, format_when
 from moderator.render.words import names
 from moderator.store.gamefile import GameStore
-from moderator.mail.transport.maildir import delivery_order
 from test_deadlines import deliver
+from outbox import unseen_mails
 
 ROOT = Path(__file__).resolve().parent.parent
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)  # a Tuesday
@@ -151,14 +150,7 @@ class Table:
         return report
 
     def sent(self):
-        out = []
-        for key in sorted(self.outbox.keys(), key=delivery_order):
-            if key in self.seen:
-                continue
-            self.seen.add(key)
-            with self.outbox.get_file(key) as fh:
-                out.append(BytesParser(policy=policy.default).parse(fh))
-        return out
+        return unseen_mails(self.outbox, self.seen)
 
     def close(self):
         self.mod.close()

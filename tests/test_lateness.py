@@ -26,7 +26,6 @@ import random
 from datetime import datetime, timedelta, timezone
 from email import policy
 from email.message import EmailMessage
-from email.parser import BytesParser
 from email.utils import format_datetime, make_msgid
 from pathlib import Path
 
@@ -36,13 +35,14 @@ from click.testing import CliRunner
 
 import pbem
 from moderator.config import Config, load_config
-from moderator.mail.transport.maildir import MaildirInbox, delivery_order
+from moderator.mail.transport.maildir import MaildirInbox
 from moderator.moderation.deadlines import bot_rng
 from moderator.players.heuristic import choose
 from moderator.rules.board import Board
 from moderator.rules.engine import Game
 from moderator.store.gamefile import GameRecord, GameStore
 from test_deadlines import deliver
+from outbox import unseen_mails
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 DUE = T0 + timedelta(hours=48)  # the first deadline: 2026-03-03 12:00 UTC
@@ -112,13 +112,7 @@ class Table:
 
     def _outbox(self):
         box = mailbox.Maildir(str(self.config.maildir_outbox), create=True)
-        out = []
-        for key in sorted(box.keys(), key=delivery_order):
-            if key not in self.seen:
-                self.seen.add(key)
-                with box.get_file(key) as fh:
-                    out.append(BytesParser(policy=policy.default).parse(fh))
-        return out
+        return unseen_mails(box, self.seen)
 
     def sent(self):
         return self._sent()

@@ -20,7 +20,7 @@ from moderator.moderation.cycle import Moderator
 from moderator.render import MAP_HERE, to_html
 from moderator.render.board_map import board_text, city_legend, render_map
 from moderator.store.gamefile import GameStore
-from moderator.mail.transport.maildir import delivery_order
+from outbox import unseen_mails
 
 PLAYERS = [("Ann", "ann@example.org"), ("Bob", "bob@example.org"), ("Cy", "cy@example.net")]
 
@@ -51,13 +51,7 @@ class Table:
         self.inbox.add(msg.as_bytes())
 
     def sent(self) -> list[EmailMessage]:
-        out = []
-        for key in sorted(self.outbox.keys(), key=delivery_order):
-            if key not in self.seen:
-                self.seen.add(key)
-                with self.outbox.get_file(key) as fh:
-                    out.append(BytesParser(policy=policy.default).parse(fh))
-        return out
+        return unseen_mails(self.outbox, self.seen)
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ import mailbox
 import re
 from email import policy
 from email.message import EmailMessage
-from email.parser import BytesParser
 from email.utils import make_msgid
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from moderator.mail.read import read_mail
 from moderator.mail.threads import carries_token, thread_token, tokens_in
 from moderator.moderation.cycle import Moderator
 from moderator.store.gamefile import GameStore
-from moderator.mail.transport.maildir import delivery_order
+from outbox import unseen_mails
 
 MAIL = Path(__file__).parent / "mail"
 EXPECTED = yaml.safe_load((MAIL / "expected.yaml").read_text(encoding="utf-8"))
@@ -92,13 +91,7 @@ class Table:
         return self.store.load("ridge")
 
     def sent(self) -> list[EmailMessage]:
-        out = []
-        for key in sorted(self.outbox.keys(), key=delivery_order):
-            if key not in self.seen:
-                self.seen.add(key)
-                with self.outbox.get_file(key) as fh:
-                    out.append(BytesParser(policy=policy.default).parse(fh))
-        return out
+        return unseen_mails(self.outbox, self.seen)
 
 
 def first_line(msg: EmailMessage) -> str:
