@@ -490,3 +490,25 @@ def test_a_vacation_during_a_pause_moves_the_deadline_once(tmp_path, monkeypatch
     assert bot_moves(g.load()) == []
     g.run(due)
     assert [h["player"] for h in bot_moves(g.load())] == ["Bob"]
+
+
+def test_the_undo_notice_writes_the_orders_in_the_readers_language(tmp_path, monkeypatch):
+    """The game master's ``undo 1`` after Ann's initial investment: Bob reads
+    it in Spanish with the order as Spanish writes it (``localize``: the
+    canonical order words of docs/order-languages.md), not the English notation
+    (a new user's check found "(Ana: build EPRG LAX-PHX white; take stack)")."""
+    from moderator import i18n
+    from moderator.render.orders import localize
+
+    g, zone, t0 = start(tmp_path, monkeypatch, "es")
+    (order,) = [h["order"] for h in g.load().history]
+    assert order.startswith("start ")
+    g.gm(t0 + 2 * H, "undo", "1")
+    (bob,) = to(g.sent(), "bob@example.org")
+    with i18n.speaking("es"):
+        # the initial investment stays secret until every player has chosen
+        from moderator.rules.notation import public_order
+
+        shown = localize(public_order(order, False))
+    assert f"(Ann: {shown})" in bob
+    assert shown == "empezar (inversión inicial secreta)"  # es: the canonical 'empezar'

@@ -43,6 +43,7 @@ from ..config import Config
 from . import faults
 from .deadlines import deadline_news, format_duration, game_master_address, in_force, parse_duration, parse_time
 from ..render.when import format_duration as spoken_duration, number
+from ..render.orders import localize
 from .interpret import MAX_ORDER_LINES
 from .send import Post
 # the game master's notices, observers' mails and the seat commands live below gm; their names
@@ -449,10 +450,11 @@ def _undo(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     record.reply_to = {}
     record.clock = default_clock(ctx.at)  # the move the game now waits for: a whole deadline
     entry.update(reason=cmd.reason, undone=[dict(h) for h in undone])
-    shown = [f"{h['player']}: {public_order(h['order'], game.phase != 'initial')}" for h in undone]
+    shown = [(h["player"], public_order(h["order"], game.phase != "initial")) for h in undone]
 
-    def event() -> str:
-        return word("gm", "undone", n=n, orders=shown, reason=cmd.reason)
+    def event() -> str:  # the orders as the reader's language writes them
+        return word("gm", "undone", n=n, orders=[f"{who}: {localize(order)}" for who, order in shown],
+                    reason=cmd.reason)
 
     _status_to_all(ctx.post, record, event)
     return _for_gm(record, event(), before)
