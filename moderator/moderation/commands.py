@@ -23,7 +23,7 @@ from ..render.words import word
 from ..rules.engine import Game
 from ..rules.options import OPTION_HELP, ruleset as ruleset_of
 from ..store.gamefile import GameRecord, GameStore, Player, new_secret
-from .notify import status_mail
+from .notify import help_context, status_mail
 from .seats import SEAT_COMMANDS, seat_answer
 from .language import language_command
 from .send import Post, thread_of
@@ -99,7 +99,7 @@ def _answer_one(post: Post, store: GameStore, om: OrderMail, key: str, record: G
         return
     if cmd == "help":
         send(render("help.txt", game_id=gid, moderator_address=post.config.moderator_address,
-                    up_may_start=ruleset_of(record.game.ruleset).up_may_start))
+                    up_may_start=ruleset_of(record.game.ruleset).up_may_start, **help_context(record)))
     elif cmd == "status" and not skip_status:
         post.put(status_mail(post, record, player, [], in_reply_to=om.message_id), answers=key)
     elif cmd == "history":

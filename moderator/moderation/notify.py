@@ -76,6 +76,22 @@ def bounce_note(reason: str | None) -> str | None:
     return word("notices", "bounce_player", kind="returned", code="")
 
 
+def help_context(record: GameRecord) -> dict:
+    """The game's own figures the guide (``templates/help.txt``) states, as
+    ``{help_deadline, help_on_missed, help_abandon_after}``: the deadline of a
+    move worded in the language in force (``format_duration`` of
+    ``settings.deadline``; ``""`` for a game without one), the policy for a missed
+    move (``bot`` or ``wait``) and the missed moves in a row that abandon a seat
+    (docs/operations.md, "Deadlines")."""
+    from ..render.when import format_duration
+
+    settings = record.settings
+    deadline = settings.get("deadline")
+    return {"help_deadline": format_duration(deadline, exact=True) if deadline else "",
+            "help_on_missed": settings.get("on_missed") or "bot",
+            "help_abandon_after": settings.get("abandon_after") or 3}
+
+
 def status_text(record: GameRecord, player: Player, events: list[str], *, notice: str = "",
                 bounce: str | None = None, moderator_address: str = "",
                 drawn: list[tuple[str, bool]] | tuple = (), template: str = "status.txt",
@@ -105,6 +121,8 @@ def status_text(record: GameRecord, player: Player, events: list[str], *, notice
     ctx["moderator_address"] = moderator_address
     ctx["drawn"] = [word("threads", "you_drew", share=share, swapped=swapped) for share, swapped in drawn]
     ctx["deadline"] = _deadline_line(record, player)
+    if template == "welcome.txt":
+        ctx.update(help_context(record))  # the guide it includes states the game's figures
     text = render(template, **ctx)
     html_template = "mail/status.html"
     if template == "welcome.txt":
