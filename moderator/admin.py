@@ -183,6 +183,17 @@ def spool_clean(config: Config, failed: bool = False, now: float | None = None) 
         return gone
 
 
+# ---------------------------------------------------------------- cycle times
+def last_cycle(config: Config):
+    """When the last successful cycle ended (``Bookkeeping.last_success``, an aware
+    ``datetime``), or None before any.  Reads only."""
+    db = Path(config.spool_dir) / "pbem.sqlite3"
+    if not db.exists():
+        return None
+    with Bookkeeping(db, readonly=True, legacy=None) as bk:
+        return bk.last_success()
+
+
 # ---------------------------------------------------------------- bounces
 def bounces_list(config: Config) -> dict[str, str]:
     """The addresses remembered as bounced, with why (reads only)."""

@@ -165,6 +165,8 @@ def run(ctx, loop, interval, archive_dir, now):
 
     if now is not None and loop:
         raise click.BadParameter("--now sets the clock for one cycle; leave out --loop", param_hint="--now")
+    if now is not None:
+        _not_before_last_cycle(_config(ctx), _timestamp(now))
     moderator = Moderator(_config(ctx), **_clock(now))
     from moderator.runtime import tune_gc
 
@@ -179,6 +181,20 @@ def run(ctx, loop, interval, archive_dir, now):
             sys.exit(0 if report.ok and archived else 1)
         # IMAP IDLE where the server offers it (wakes on new mail), else a sleep
         moderator.wait_for_mail(interval)
+
+
+def _not_before_last_cycle(config, now) -> None:
+    """Refuse ``--now`` earlier than the last successful cycle (click.BadParameter,
+    exit status 2): the game clocks never run back (a deadline already passed, a
+    reminder already sent, lateness judged by arrival), so a cycle "in the past"
+    would print deadlines that are not true."""
+    from moderator.admin import last_cycle
+
+    last = last_cycle(config)
+    if last is not None and now < last:
+        raise click.BadParameter(
+            f"{now.isoformat()} is before the last cycle ({last.isoformat()}); the game clocks "
+            "never run back: give a time at or after it", param_hint="--now")
 
 
 @click.command()
