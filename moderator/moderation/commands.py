@@ -27,7 +27,7 @@ from .notify import help_context, status_mail
 from .seats import SEAT_COMMANDS, seat_answer
 from .language import language_command
 from .send import Post, thread_of
-from ..render.when import format_when
+from ..render.when import format_when, zone_name
 from ..rules.notation import public_order
 
 
@@ -159,7 +159,7 @@ def _timezone(post: Post, store: GameStore, record: GameRecord, player: Player, 
     player.timezone = name
     store.save(record)
     local = format_when(post.clock(), name)
-    return word("clock", "timezone_set", zone=name, local_now=local)
+    return word("clock", "timezone_set", zone=zone_name(name), local_now=local)
 
 
 def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, arg: str) -> str:

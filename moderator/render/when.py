@@ -19,6 +19,7 @@ The language is the one in force (``moderator.i18n.speaking``) unless given.
 from __future__ import annotations
 
 from datetime import datetime, timezone
+import re
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -36,6 +37,19 @@ def zone_of(name: str | None) -> ZoneInfo | None:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
         return None
+
+
+_ETC = re.compile(r"Etc/GMT([+-])(\d{1,2})")
+
+
+def zone_name(zone: str) -> str:
+    """``zone`` as a player writes it: an ``Etc/GMT`` zone of a whole-hour offset
+    with the sign people use (POSIX inverts it: ``"Etc/GMT-2"`` -> ``"UTC+2"``,
+    ``"Etc/GMT+5"`` -> ``"UTC-5"``), any other IANA name as it is."""
+    m = _ETC.fullmatch(zone or "")
+    if m is None:
+        return zone
+    return f"UTC{'-' if m.group(1) == '+' else '+'}{int(m.group(2))}"
 
 
 @lru_cache(maxsize=None)
@@ -77,7 +91,10 @@ def _zone_label(zone: str, locale: str, local: datetime) -> str:
         from babel.dates import parse_pattern
 
         short = parse_pattern("z").apply(local, _patterns(locale)[0])
-        label = f"({zone})" if short[:1] in "+-" or short.startswith("GMT") else short
+        if _ETC.fullmatch(zone):
+            label = zone_name(zone)
+        else:
+            label = f"({zone})" if short[:1] in "+-" or short.startswith("GMT") else short
         _LABELS[key] = label
     return label
 
@@ -101,7 +118,11 @@ def format_when(when: datetime, zone: str | None = None, language: str | None = 
     language = language if language in i18n.LANGUAGES else i18n.current()
     if language == i18n.DEFAULT:
         text = local.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
-        return text if not label else f"{text} {local.strftime('%Z') if tz is not None else _UTC}"
+        if not label:
+            return text
+        if tz is None:
+            return f"{text} {_UTC}"
+        return f"{text} {zone_name(str(zone)) if _ETC.fullmatch(str(zone)) else local.strftime('%Z')}"
     loc, date_pattern, time_pattern, joined = _patterns(i18n.LOCALES[language])
     if seconds:
         time_pattern = _seconds_pattern(i18n.LOCALES[language])
