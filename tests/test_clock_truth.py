@@ -512,3 +512,19 @@ def test_the_undo_notice_writes_the_orders_in_the_readers_language(tmp_path, mon
         shown = localize(public_order(order, False))
     assert f"(Ann: {shown})" in bob
     assert shown == "empezar (inversión inicial secreta)"  # es: the canonical 'empezar'
+
+
+def test_vacation_time_while_paused_is_given_back_at_resume(tmp_path, monkeypatch):
+    """Bob takes 2 days' vacation at t0 + 11 h 30 while the game is paused (since
+    t0 + 10 h); the game resumes at t0 + 35 h 30: the 24 h in which both held are
+    not charged to his 14-day allowance (48 h charged, 24 h given back); Ann, on
+    no vacation, is charged nothing."""
+    g, zone, t0 = start(tmp_path, monkeypatch, "en")
+    g.gm(t0 + 10 * H, "pause")
+    g.mail("Bob", "vacation 2d")
+    g.run(t0 + 11.5 * H)
+    assert g.load().player_by_name("Bob").vacation_used == 48 * 3600
+    g.gm(t0 + 35.5 * H, "resume")
+    rec = g.load()
+    assert rec.player_by_name("Bob").vacation_used == 24 * 3600
+    assert rec.player_by_name("Ann").vacation_used == 0

@@ -508,6 +508,26 @@ def _pause(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     return text()
 
 
+def refund_paused_vacation(record, paused, now) -> dict[str, int]:
+    """Give back the vacation time each player spent while the game was paused
+    (from ``paused`` to ``now``, aware datetimes): no clock ran then, so those days
+    are not charged to the allowance (``settings.vacation_limit``;
+    docs/operations.md, "Vacations").  Changes ``vacation_used`` of the players in
+    ``record``; returns ``{name: seconds given back}`` (only those > 0)."""
+    given: dict[str, int] = {}
+    for p in record.players:
+        v_from, v_until = parse_time(p.vacation_from), parse_time(p.vacation_until)
+        if v_from is None or v_until is None:
+            continue
+        both = int((min(v_until, now) - max(v_from, paused)).total_seconds())
+        if both > 0:
+            back = min(both, p.vacation_used)
+            p.vacation_used -= back
+            if back:
+                given[p.name] = back
+    return given
+
+
 def _resume(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     record = ctx.record
     paused = parse_time(record.settings.get("paused"))
@@ -527,6 +547,8 @@ def _resume(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
             if both > 0:
                 extended = record.clock.setdefault("extended", {})
                 extended[p.name] = int(extended.get(p.name, 0)) - both
+    if now is not None:
+        refund_paused_vacation(record, paused, now)
     before = in_force(record)  # paused: none runs
     record.settings["paused"] = None
     tell_everyone(ctx.post, record, lambda: word("gm", "resumed_title"), lambda: word("gm", "resumed"),
