@@ -2,6 +2,7 @@
 RFC 5322 messages: routing, authentication, refusals, commands, duplicates, secrecy."""
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 import json
 import mailbox
 from email import policy
@@ -502,7 +503,11 @@ def test_no_orders_found_lists_what_is_legal(h):
     assert body.startswith("Union Pacific, game ridge: no orders found\n\n"
                            "The moderator found no orders in your mail (quoted text is ignored: "
                            "write your orders on top of the reply, one per line).\n\nWhat is legal now:\n  start ")
-    assert body.endswith("Nothing was changed: the game is as it was. Send a corrected order when ready.\n")
+    # the deadline restated: the wait began at the welcome mails (clock.since), 72 h by default
+    rec = h.load()
+    due = datetime.fromisoformat(rec.clock["since"]) + timedelta(seconds=rec.settings["deadline"])
+    assert body.endswith("Nothing was changed: the game is as it was. Send a corrected order when ready.\n"
+                         f"Your move is due by {due:%Y-%m-%d %H:%M} UTC.\n")
 
 
 def test_refused_order_and_a_command_beside_it_are_both_answered(h):

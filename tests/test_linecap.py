@@ -31,6 +31,14 @@ def _raw_reply(t, name, subject, body):
     t.inbox.add(head.encode() + body.replace("\n", "\r\n").encode())
 
 
+def _due(t):
+    """Ann's deadline as the record has it: the wait's start plus the game's deadline."""
+    from datetime import datetime, timedelta
+
+    rec = t.load()
+    return datetime.fromisoformat(rec.clock["since"]) + timedelta(seconds=rec.settings["deadline"])
+
+
 def test_a_256_kB_mail_of_short_lines_is_refused_unread_in_a_fraction_of_a_second(t):
     """64,000 lines "hi" (256,000 bytes of body, under the 256 kB limit): each line
     ran the command check about four times and a fuzzy match of order words, and
@@ -50,7 +58,8 @@ def test_a_256_kB_mail_of_short_lines_is_refused_unread_in_a_fraction_of_a_secon
         "Union Pacific, game ridge: too many lines\n\n"
         "Your mail has 64,000 lines of orders; the moderator reads at most 300, so it read none of them. "
         "Send your turn alone: one order per line, on top of the reply.\n\n"
-        "Nothing was changed: the game is as it was. Send a corrected order when ready.\n")
+        "Nothing was changed: the game is as it was. Send a corrected order when ready.\n"
+        f"Your move is due by {_due(t):%Y-%m-%d %H:%M} UTC.\n")
     assert cpu < 5, cpu  # about 0.6 s here; 57 s before
     # the next mail is handled as usual
     order = str(t.load().game.legal_actions("Ann")[0])

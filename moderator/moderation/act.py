@@ -185,6 +185,9 @@ def _refuse_in_language(v: Refuse, om: OrderMail, post: Post, store: GameStore, 
         extra["quoted"], extra["omitted"] = quoted(v.orders, v.kinds, v.failed)
     if v.reason == "order_late":  # the game did change (the automatic move): the notice says so
         extra["unchanged"] = False
+    elif record is not None and v.player is not None and v.player in record.game.players:
+        # nothing changed: the move is still due when it was (a new user's check)
+        extra["deadline"] = notify.deadline_line(record, record.player_by_name(v.player))
     # a sender in one game only is answered in its thread: the title names that game too
     game_id = v.game_id if v.game_id is not None or thread is None else thread.game_id
     post.reply(om, v.reply_key, to, game_id, word(v.words, v.reason + "_title"),

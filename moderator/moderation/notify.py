@@ -164,6 +164,10 @@ def _deadline_line(record: GameRecord, player: Player) -> str:
                 zone=values["zone"])
 
 
+deadline_line = _deadline_line
+"""The public name of ``_deadline_line`` (a refusal restates the deadline: ``act``)."""
+
+
 def spool_status(post: Post, store: GameStore, record: GameRecord,
                  extra: list[tuple[EmailMessage, dict]] = (), status: bool = True,
                  after_spool: Callable[[], None] | None = None,

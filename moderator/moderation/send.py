@@ -182,12 +182,12 @@ class Post:
         """Spool the reply ``templates/reply.txt`` (``title``, ``message`` and
         ``extra``: ``quoted`` lines (``{"line", "mark"}``, see ``act.quoted``) and
         ``omitted`` (how many were left out), ``legal``, ``position``,
-        ``game_over``) to ``to``, answering ``om`` (the mail ``key``); not beyond
+        ``game_over``, ``deadline``: the line saying when the move is still due) to ``to``, answering ``om`` (the mail ``key``); not beyond
         the per-cycle limit of replies to one address.  To a registered
         ``player`` of ``game_id`` it goes in their thread (``ThreadOf``: their
         Subject, token and thread); else its Subject names ``title``."""
         ctx = {"game_id": game_id, "title": title, "message": message, "quoted": [], "omitted": 0,
-               "legal": [], "unchanged": True, "position": "", "game_over": False, **extra}
+               "legal": [], "unchanged": True, "position": "", "game_over": False, "deadline": "", **extra}
         if not self.allow(to, title):
             return
         if player is not None:
