@@ -62,7 +62,7 @@ from ..render.words import word
 from ..store.bookkeeping import Bookkeeping, BookkeepingError
 from ..store.gamefile import GameRecord, GameStore, Player, SavedGame, StoreError
 from ..store.spool import Spool
-from . import clock, create, deadlines, decide, notify, route, spooled
+from . import clock, create, deadlines, decide, notify, proposals, route, spooled
 from .act import act
 from .commands import rules_text
 from .faults import fault
@@ -296,6 +296,7 @@ class Moderator:
                 poll(self.config, self.store, self._inbox, post, report,
                      lambda raw, arrived=None: self._handle(raw, post, report, arrived))
                 clock.run_clock(post, self.store, report, clock_time(self.clock(), report), outage_since)
+                proposals.run_due(post, self.store, report, clock_time(self.clock(), report))
                 notify.notify_all(post, self.store, report)
                 post.flush(report, self._outbox)
                 # successful: mail came in and went out (a broken game file or a
