@@ -543,22 +543,55 @@ def test_a_seat_that_resigns_during_the_vote_does_not_block_it(tmp_path):
 
 def test_a_spanish_player_is_asked_in_spanish_and_answers_in_spanish(tmp_path):
     h = started(tmp_path)
-    h.mail("Bob", "language es")
+    h.mail("Bob", "idioma es")
     h.run(T0 + 2 * H)
     h.sent()
     h.mail("Ann", "propose pause 2")
     h.run(T0 + 3 * H)
-    ask = asks(h.sent()) or {}
-    mails = [m for m in h.sent()]
+    ask = asks(h.sent())
+    assert sorted(ask) == ["Cy"]  # Bob's is in Spanish: not found by the English words
     rec = h.load()
-    bob_ask = next(m for m in (list(ask.values()) + mails) if str(m["To"]) == ADDR["Bob"]) \
-        if ADDR["Bob"] in [str(m["To"]) for m in ask.values()] else None
-    assert rec.proposals[0]["asked"]["Bob"]
-    h.mail("Bob", "acepto")
-    h.mail("Cy", "accept")
+    (bob,) = [m for m in _all(h) if str(m["Message-ID"]) == rec.proposals[0]["asked"]["Bob"]]
+    assert str(bob["To"]) == ADDR["Bob"]
+    assert str(bob["Subject"]) == "Union Pacific ridge (Bob)"
+    text = body(bob)
+    assert "Ann hace una propuesta: responde, por favor" in text.partition("\n")[0]
+    assert "Propuesta 1 de Ann: poner la partida en pausa durante 2 días." in text
+    assert "Responde a este correo con una línea: acepto, o rechazo." in text
+    h.reply("Bob", bob, "Acepto")
     h.run(T0 + 4 * H)
+    (noted,) = h.sent()
+    assert "Aceptas. Faltan por responder, antes del jue, 3 dic 2026, 15:00 UTC: Cy." in body(noted)
+    h.reply("Cy", ask["Cy"], "accept")
+    h.run(T0 + 5 * H)
     assert h.load().proposals[0]["outcome"] == "accepted"
-    assert bob_ask is None or "Bob" in str(bob_ask["Subject"])
+
+
+def _all(h):
+    """Every mail in the outbox."""
+    from email.parser import BytesParser
+
+    return [BytesParser(policy=policy.default).parsebytes(h.outbox.get_bytes(k)) for k in h.outbox.keys()]
+
+
+@pytest.mark.parametrize("language", ["en", "es", "de", "cs", "zh"])
+def test_the_guides_lines_read_back_as_the_proposals_they_name(language):
+    """Each line of the guide (help, welcome, a refusal), as the language writes
+    it, is read back as the proposal it explains; the ask mail's answers too."""
+    from moderator import i18n
+    from moderator.render.words import word
+
+    with i18n.speaking(language):
+        lines = word("proposals", "guide_lines", max_days=30).split("\n")
+        ask = word("proposals", "ask", kind="end", proposer="Ann", number=1, order=None, length=None,
+                   others=[], due="x")
+    examples = [line.split("  ")[0].strip() for line in lines]
+    assert [proposal_command(e) for e in examples] == [
+        "propose takeback", "propose pause 259200", "propose end", "propose deadline 172800"]
+    answers = {"en": ("accept", "reject"), "es": ("acepto", "rechazo"), "de": ("annehmen", "ablehnen"),
+               "cs": ("přijímám", "odmítám"), "zh": ("接受", "拒绝")}[language]
+    for a, cmd in zip(answers, ("accept", "reject")):
+        assert a in ask and proposal_command(a) == cmd
 
 
 def test_a_game_file_without_proposals_has_no_key_and_one_with_them_keeps_them(tmp_path):

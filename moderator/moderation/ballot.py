@@ -33,11 +33,11 @@ WORDS: dict[str, tuple[str, ...]] = {
     "takeback": ("takeback", "take back", "take-back", "undo", "deshacer", "deshacer jugada", "rectificar",
                  "zurucknehmen", "rucknahme", "zug zurucknehmen", "vratit tah", "vratit", "zpet",
                  "悔棋", "撤回"),
-    "pause": ("pause", "pausa", "pausar", "pausieren", "pauza", "pozastavit", "暂停"),
+    "pause": ("pause", "pausa", "pausar", "pausieren", "pauza", "pauzu", "pozastavit", "暂停"),
     "end": ("end", "end the game", "end game", "fin", "terminar", "fin de la partida", "terminar la partida",
             "ende", "beenden", "spiel beenden", "konec", "ukoncit", "ukoncit hru", "konec hry", "结束",
             "结束游戏", "结束本局"),
-    "deadline": ("deadline", "plazo", "frist", "zugfrist", "lhuta", "termin", "期限", "截止时间"),
+    "deadline": ("deadline", "plazo", "frist", "zugfrist", "lhuta", "lhutu", "termin", "期限", "截止时间"),
     "accept": ("accept", "i accept", "accepted", "agree", "i agree", "acepto", "aceptar", "aceptado",
                "de acuerdo", "estoy de acuerdo", "annehmen", "ich nehme an", "angenommen", "akzeptiere",
                "einverstanden", "prijimam", "prijmout", "souhlasim", "接受", "同意", "我同意", "我接受"),
@@ -47,16 +47,16 @@ WORDS: dict[str, tuple[str, ...]] = {
     "days": ("d", "day", "days", "dia", "dias", "tag", "tage", "tagen", "den", "dny", "dni", "dnu", "天", "日"),
     "hours": ("h", "hour", "hours", "hora", "horas", "stunde", "stunden", "hodina", "hodiny", "hodin",
               "小时", "个小时"),
-    "none": ("none", "no deadline", "ninguno", "sin plazo", "keine", "keine frist", "zadna", "bez lhuty",
+    "none": ("none", "no deadline", "ninguno", "sin plazo", "keine", "keine frist", "zadna", "zadnou", "bez lhuty",
              "无", "不限"),
 }
 """Every word or phrase a player may write for each part of a proposal, folded
 (``i18n.fold``: no accents, lower case).  The guides (``help``, the proposal
 mail) use the first of each language: ``propose``/``proponer``/``vorschlag``/
 ``navrhuji``/``提议``, ``takeback``/``deshacer``/``zurücknehmen``/``vrátit
-tah``/``悔棋``, ``pause``/``pausa``/``Pause``/``pauza``/``暂停``,
+tah``/``悔棋``, ``pause``/``pausa``/``Pause``/``pauzu``/``暂停``,
 ``end``/``fin``/``Ende``/``konec``/``结束``, ``deadline``/``plazo``/``Frist``/
-``lhůta``/``期限``, ``accept``/``acepto``/``annehmen``/``přijímám``/``接受``,
+``lhůtu``/``期限`` (none: ``none``/``ninguno``/``keine``/``žádná``/``无``), ``accept``/``acepto``/``annehmen``/``přijímám``/``接受``,
 ``reject``/``rechazo``/``ablehnen``/``odmítám``/``拒绝``."""
 
 _PUNCT = " .,!:;?¡¿。，！：；？、"
