@@ -35,7 +35,10 @@ Data flows one way, one stage a module::
    index's ``deadline``): the built-in player's seats move, reminders, missed
    deadlines, abandoned seats; a deadline that fell during an outage of the
    moderator moves by the outage; its notices are spooled in one batch with
-   the save that records them (``notify.spool_status``);
+   the save that records them (``notify.spool_status``); then
+   ``proposals.run_due``: the players' proposals whose answers were due fail
+   (or are carried out, every seat that still votes having accepted), and an
+   agreed pause whose days are over ends;
 9. ``notify.notify_all`` spools, for each game the index still says owes mail
    (a command's events, an earlier cycle that crashed), every player one
    status mail (their own view only), ``send.Post.flush`` sends what the
