@@ -602,3 +602,22 @@ def test_a_game_file_without_proposals_has_no_key_and_one_with_them_keeps_them(t
     data = h.load().to_data()
     assert [p["what"] for p in data["proposals"]] == ["pause"]
     assert GameStore(h.config.games_dir).load("ridge", check=True).proposals == data["proposals"]
+
+
+def test_a_player_makes_at_most_three_proposals_a_day(tmp_path):
+    h = started(tmp_path)
+    for i in range(3):  # each made and withdrawn at once
+        h.mail("Ann", "propose end")
+        h.run(T0 + (2 + 2 * i) * H)
+        h.mail("Ann", "reject")
+        h.run(T0 + (3 + 2 * i) * H)
+    h.sent()
+    h.mail("Ann", "propose end")
+    h.run(T0 + 9 * H)
+    (reply,) = h.sent()
+    assert ("You made 3 proposals today, the most one player may make in a day: propose again tomorrow (UTC)."
+            in body(reply))
+    assert [p["outcome"] for p in h.load().proposals] == ["withdrawn"] * 3
+    h.mail("Ann", "propose end")  # the next UTC day
+    h.run(T0 + 12 * H)
+    assert len(h.load().proposals) == 4 and h.load().proposals[3]["outcome"] is None

@@ -58,6 +58,10 @@ ANSWER_WINDOW = 48 * 3600
 """Seconds the asked players have to answer at most (issue 29: the move's
 deadline or 48 h, whichever is sooner)."""
 
+PER_DAY = 3
+"""Proposals one player may make per UTC day: each one mails every other
+player, and a proposal withdrawn at once could be made again and again."""
+
 REVEALING = (ev.ReplacedBy, ev.FourOfAKind, ev.FaceUp, ev.DividendAnnounced, ev.DividendUnused,
              ev.DoubleDividend, ev.SeveralDividends, ev.DividendPaid, ev.DividendHidden, ev.ImaginaryTakes,
              ev.InitialRevealed, ev.Reshuffled, ev.GameOver, ev.Stalled)
@@ -209,6 +213,9 @@ def _refusal(record: GameRecord, player: Player, cmd: str, now: datetime) -> str
     if under_way is not None and parse_time(under_way["due"]) > now:
         return word("proposals", "refused_open", **_what(record, under_way),
                     due=format_when(parse_time(under_way["due"]), player.timezone))
+    today = [p for p in record.proposals if p.get("by") == player.name and str(p.get("at", ""))[:10] == iso(now)[:10]]
+    if len(today) >= PER_DAY:
+        return word("proposals", "refused_too_many", count=len(today))
     if kind == "?":
         what = cmd.split()[2] if len(cmd.split()) > 2 else ""
         return word("proposals", "refused_usage", what=what, max_days=MAX_PAUSE // 86400)
