@@ -245,8 +245,8 @@ def _propose(post: Post, store: GameStore, om: OrderMail, key: str, record: Game
     if under_way is not None and parse_time(under_way["due"]) <= now:
         _close_late(post, store, record, under_way, now)  # its time is up: decided before the new one
     why = _refusal(record, player, cmd, now)
-    if why is not None:
-        _batch(post, store, record, lambda: _reply(post, om, key, record, player, title, why))
+    if why is not None:  # nothing changed: the answer alone
+        _reply(post, om, key, record, player, title, why)
         log.info("game %s: %s: %r refused", record.id, player.name, cmd)
         return
     parts = cmd.split()
@@ -299,8 +299,8 @@ def _respond(post: Post, store: GameStore, om: OrderMail, key: str, record: Game
     named = next((p for p in reversed(record.proposals) if refs & set((p.get("asked") or {}).values())), None)
     proposal = named if named is not None else open_proposal(record)
 
-    def refuse(text: str) -> None:
-        _batch(post, store, record, lambda: _reply(post, om, key, record, player, title, text))
+    def refuse(text: str) -> None:  # nothing changed (by this answer): the answer alone
+        _reply(post, om, key, record, player, title, text)
 
     if proposal is None:
         return refuse(word("proposals", "answer_none", answer=answer_))
@@ -326,8 +326,9 @@ def _respond(post: Post, store: GameStore, om: OrderMail, key: str, record: Game
     if not left:
         return _reply_and_carry_out(post, store, om, key, record, player, proposal, now,
                                     word("proposals", "answer_decided", **_what(record, proposal)))
-    refuse(word("proposals", "answer_noted", **_what(record, proposal), waiting=left,
-                due=format_when(parse_time(proposal["due"]), player.timezone)))
+    noted = word("proposals", "answer_noted", **_what(record, proposal), waiting=left,
+                 due=format_when(parse_time(proposal["due"]), player.timezone))
+    _batch(post, store, record, lambda: _reply(post, om, key, record, player, title, noted))
 
 
 # ---------------------------------------------------------------- outcomes
