@@ -481,7 +481,7 @@ def test_usage_and_answers_without_a_proposal(tmp_path):
     (reply,) = h.sent()
     text = body(reply)
     assert "That is no proposal the moderator can put to the vote." in text
-    assert "propose pause 3    pause the game for 3 days (at most 30)" in text
+    assert "propose pause 3     a pause of 3 days (at most 30)" in text
     h.mail("Bob", "propose pause 45")
     h.run(T0 + 3 * H)
     (reply,) = h.sent()
