@@ -621,3 +621,23 @@ def test_a_player_makes_at_most_three_proposals_a_day(tmp_path):
     h.mail("Ann", "propose end")  # the next UTC day
     h.run(T0 + 12 * H)
     assert len(h.load().proposals) == 4 and h.load().proposals[3]["outcome"] is None
+
+
+def test_an_answer_forged_by_a_stranger_or_another_player_counts_for_nothing(tmp_path):
+    h = started(tmp_path)
+    h.mail("Ann", "propose end")
+    h.run(T0 + 2 * H)
+    ask = asks(h.sent())
+    # a stranger replies to Bob's proposal mail, and Cy replies from Cy's address to Bob's mail
+    h.addr["Eve"] = "eve@example.com"
+    h.reply("Eve", ask["Bob"], "accept")
+    h.reply("Cy", ask["Bob"], "accept")
+    h.run(T0 + 3 * H)
+    h.sent()
+    rec = h.load()
+    assert rec.proposals[0]["answers"] == {} and rec.proposals[0]["outcome"] is None and rec.ended is None
+    # the real answers still count
+    h.reply("Bob", ask["Bob"], "accept")
+    h.reply("Cy", ask["Cy"], "accept")
+    h.run(T0 + 4 * H)
+    assert h.load().ended["by"] == "proposal 1"
