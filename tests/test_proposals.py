@@ -641,3 +641,35 @@ def test_an_answer_forged_by_a_stranger_or_another_player_counts_for_nothing(tmp
     h.reply("Cy", ask["Cy"], "accept")
     h.run(T0 + 4 * H)
     assert h.load().ended["by"] == "proposal 1"
+
+
+def test_a_public_export_shows_a_takebacks_move_as_the_history_does(tmp_path):
+    from moderator.archive.export import export_data
+    from moderator.rules.notation import public_order
+
+    h = started(tmp_path)
+    rec = h.load()
+    who = rec.game.to_move
+    rng = random.Random(0)
+    for _ in range(2000):  # a quiet move with an UP swap (the share returned is hidden)
+        action = rec.game.random_action(who, rng)
+        if "swap" not in str(action):
+            continue
+        copy = gm.replay_prefix(rec, 0)
+        start = len(copy.events)
+        copy.push(who, action)
+        if not any(isinstance(e, REVEALING) for e in copy.events[start:]):
+            break
+    else:
+        raise AssertionError("no quiet move with a swap")
+    h.mail(who, str(action).replace("; ", "\n"))
+    h.run(T0 + 2 * H)
+    h.mail(who, "propose takeback")
+    h.run(T0 + 3 * H)
+    data = GameStore(h.config.games_dir).read_data("ridge")
+    (p,) = data["proposals"]
+    assert p["order"] == str(action)
+    (out,) = export_data(data)["proposals"]
+    assert out["order"] == public_order(str(action), True) != str(action)
+    assert set(out["asked"]) == set(p["asked"]) and set(out["asked"].values()) == {None}
+    assert "@" not in str(export_data(data))
