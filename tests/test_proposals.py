@@ -23,7 +23,6 @@ from moderator.moderation.ballot import proposal_command
 from moderator.moderation.deadlines import _proposal_times, due, next_event
 from moderator.moderation.proposals import REVEALING, revealed
 from moderator.rules import events as ev
-from moderator.rules.notation import parse_action
 from moderator.store.gamefile import GameStore
 from test_deadlines import H, T0, Clocked, body, deliver
 

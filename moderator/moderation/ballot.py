@@ -56,7 +56,8 @@ mail) use the first of each language: ``propose``/``proponer``/``vorschlag``/
 ``navrhuji``/``提议``, ``takeback``/``deshacer``/``zurücknehmen``/``vrátit
 tah``/``悔棋``, ``pause``/``pausa``/``Pause``/``pauzu``/``暂停``,
 ``end``/``fin``/``Ende``/``konec``/``结束``, ``deadline``/``plazo``/``Frist``/
-``lhůtu``/``期限`` (none: ``none``/``ninguno``/``keine``/``žádná``/``无``), ``accept``/``acepto``/``annehmen``/``přijímám``/``接受``,
+``lhůtu``/``期限`` (none: ``none``/``ninguno``/``keine``/``žádná``/``无``),
+``accept``/``acepto``/``annehmen``/``přijímám``/``接受``,
 ``reject``/``rechazo``/``ablehnen``/``odmítám``/``拒绝``."""
 
 _PUNCT = " .,!:;?¡¿。，！：；？、"
