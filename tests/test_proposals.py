@@ -672,3 +672,14 @@ def test_a_public_export_shows_a_takebacks_move_as_the_history_does(tmp_path):
     assert out["order"] == public_order(str(action), True) != str(action)
     assert set(out["asked"]) == set(p["asked"]) and set(out["asked"].values()) == {None}
     assert "@" not in str(export_data(data))
+
+
+def test_help_welcome_and_rules_explain_proposals(tmp_path):
+    h = Voting(tmp_path, settings={"deadline": 72 * 3600})
+    welcome = [m for m in h.sent() if str(m["To"]) == ADDR["Ann"]][0]
+    assert "PROPOSALS\n  The players may agree to take back a move, pause, end the game or\n" in body(welcome)
+    h.mail("Ann", "help\nrules")
+    h.run(T0 + H)
+    texts = [body(m) for m in h.sent()]
+    assert any("    propose takeback    your last move, before the next player moved\n" in t for t in texts)
+    assert any("Proposals (propose takeback, pause DAYS, end, deadline DURATION): every other\n" in t for t in texts)
