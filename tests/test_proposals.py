@@ -683,3 +683,25 @@ def test_help_welcome_and_rules_explain_proposals(tmp_path):
     texts = [body(m) for m in h.sent()]
     assert any("    propose takeback    your last move, before the next player moved\n" in t for t in texts)
     assert any("Proposals (propose takeback, pause DAYS, end, deadline DURATION): every other\n" in t for t in texts)
+
+
+def test_pbem_replay_names_the_players_decisions(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+    import yaml
+
+    import pbem
+
+    h = started(tmp_path)
+    h.mail("Cy", "propose end")
+    h.run(T0 + 2 * H)
+    ask = asks(h.sent())
+    h.reply("Ann", ask["Ann"], "accept")
+    h.reply("Bob", ask["Bob"], "accept")
+    h.run(T0 + 3 * H)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pbem.yaml").write_text(yaml.safe_dump({"games_dir": "games", "spool_dir": "spool"}))
+    r = CliRunner().invoke(pbem.main, ["replay", "ridge"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert ("  players: 2026-12-01T15:00:00+00:00 proposal 1: end (proposal 1 of Cy, accepted by every player "
+            "asked)\n") in r.output
+    assert "Ended by the players (proposal 1) at 2026-12-01T15:00:00+00:00." in r.output
