@@ -12,6 +12,8 @@ full check.  Without it, what no player may know of another is removed:
   ``old_address``) become ``''``, the Message-ID of the game master's mail
   (``mail``) null, and the orders taken back by ``undo`` (``undone``) are
   treated as ``history`` is; ``ended.by`` is ``''`` when it is an address;
+  in ``proposals``, a takeback's ``order`` is treated as ``history`` is and the
+  Message-IDs of the mails that asked (``asked``) are null;
 * last, every address and Message-ID left in any text (a command's words such
   as ``replace Ana Ava=ADDRESS`` or ``observe ADDRESS``, a reason) is masked:
   ``[address]``, ``[Message-ID]``; a public export holds no ``@``;
@@ -73,6 +75,11 @@ def export_data(data: dict[str, Any], with_secrets: bool = False) -> dict[str, A
         log.append(e)
     if "gm_log" in out:
         out["gm_log"] = log
+    if "proposals" in out:  # a takeback's move as history's; the Message-IDs of the mails that asked: null
+        out["proposals"] = [{**p, **({"order": p["order"] if over else public_order(str(p["order"]), initial_open)}
+                                     if "order" in p else {}),
+                             **({"asked": {n: None for n in p["asked"]}} if isinstance(p.get("asked"), dict) else {})}
+                            for p in out["proposals"] or []]
     if not over:
         out["seed"] = None
     for key in ("track_hands", "share_hands", "returned"):

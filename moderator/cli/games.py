@@ -206,10 +206,14 @@ def replay(ctx, game):
     click.echo(f"Game {game}: {len(record.history)} orders replayed; the state matches the file.")
     for e in record.gm_log:
         who = "player" if e.get("command") == "resign" else "game master"  # a resignation is the player's
+        if str(e.get("by", "")).startswith("proposal "):
+            who = "players"  # a proposal every player asked accepted (moderation/proposals.py)
         click.echo(f"  {who}: {e.get('at', '?')} {e.get('by', '?')}: {e.get('command', '?')}"
                    + (f" ({e['reason']})" if e.get("reason") else ""))
     if record.ended:
-        click.echo(f"Ended by the game master at {record.ended.get('at')}.")
+        by = str(record.ended.get("by") or "")
+        click.echo(f"Ended by the players ({by}) at {record.ended.get('at')}." if by.startswith("proposal ")
+                   else f"Ended by the game master at {record.ended.get('at')}.")
 
 
 @click.command(context_settings={"ignore_unknown_options": True})

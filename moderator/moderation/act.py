@@ -25,7 +25,7 @@ from ..render.words import reason, word
 from ..rules.engine import IllegalAction
 from ..store.gamefile import GameRecord, GameStore, StoreError
 from . import faults
-from . import commands, notify
+from . import commands, notify, proposals
 from .decide import illegal
 from .language import language_after
 from .report import CycleReport
@@ -344,8 +344,13 @@ def _commands(v: Duplicate | Refuse | Apply | Answer, om: OrderMail, post: Post,
               report: CycleReport, record: GameRecord, skip_status: bool, rotated: bool = False) -> None:
     """Answer the verdict's commands once (keyed ``MID#commands``)."""
     if v.commands:
-        commands.answer_commands(post, store, om, v.commands_key, record, record.player_by_name(v.player),
-                                 v.commands, skip_status, rotated)
+        votes = tuple(c for c in v.commands if proposals.is_proposal(c))  # proposals.py's, not commands'
+        rest = tuple(c for c in v.commands if c not in votes)
+        if rest:
+            commands.answer_commands(post, store, om, v.commands_key, record, record.player_by_name(v.player),
+                                     rest, skip_status, rotated)
+        if votes:
+            proposals.answer(post, store, om, v.commands_key, record, record.player_by_name(v.player), votes)
         report.commands += 1
     elif getattr(v, "repeat_commands", False):
         report.duplicates += 1

@@ -35,7 +35,10 @@ Data flows one way, one stage a module::
    index's ``deadline``): the built-in player's seats move, reminders, missed
    deadlines, abandoned seats; a deadline that fell during an outage of the
    moderator moves by the outage; its notices are spooled in one batch with
-   the save that records them (``notify.spool_status``);
+   the save that records them (``notify.spool_status``); then
+   ``proposals.run_due``: the players' proposals whose answers were due fail
+   (or are carried out, every seat that still votes having accepted), and an
+   agreed pause whose days are over ends;
 9. ``notify.notify_all`` spools, for each game the index still says owes mail
    (a command's events, an earlier cycle that crashed), every player one
    status mail (their own view only), ``send.Post.flush`` sends what the
@@ -62,7 +65,7 @@ from ..render.words import word
 from ..store.bookkeeping import Bookkeeping, BookkeepingError
 from ..store.gamefile import GameRecord, GameStore, Player, SavedGame, StoreError
 from ..store.spool import Spool
-from . import clock, create, deadlines, decide, notify, route, spooled
+from . import clock, create, deadlines, decide, notify, proposals, route, spooled
 from .act import act
 from .commands import rules_text
 from .faults import fault
@@ -296,6 +299,7 @@ class Moderator:
                 poll(self.config, self.store, self._inbox, post, report,
                      lambda raw, arrived=None: self._handle(raw, post, report, arrived))
                 clock.run_clock(post, self.store, report, clock_time(self.clock(), report), outage_since)
+                proposals.run_due(post, self.store, report, clock_time(self.clock(), report))
                 notify.notify_all(post, self.store, report)
                 post.flush(report, self._outbox)
                 # successful: mail came in and went out (a broken game file or a

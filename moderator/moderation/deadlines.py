@@ -182,10 +182,12 @@ def next_event(data: dict[str, Any]) -> datetime | None:
     ``deadline``."""
     players = data.get("players") or []
     settings, clock = data.get("settings") or {}, data.get("clock") or {}
-    if settings.get("paused") or data.get("ended"):
-        return None  # paused or ended by the game master: the clock stands still
+    if data.get("ended"):
+        return None  # ended by the game master: the clock stands still
+    times: list[datetime] = _proposal_times(data)
+    if settings.get("paused"):
+        return min(times) if times else None  # paused: only an agreed pause's end
     waiting = set(_waiting(data.get("state") or {}, [p["name"] for p in players]))
-    times: list[datetime] = []
     since = parse_time(clock.get("since")) or datetime(1970, 1, 1, tzinfo=timezone.utc)
     for p in players:
         if p["name"] not in waiting:
@@ -202,6 +204,26 @@ def next_event(data: dict[str, Any]) -> datetime | None:
         if back is not None:
             times.append(back)
     return min(times) if times else None
+
+
+def _proposal_times(data: dict[str, Any]) -> list[datetime]:
+    """When the players' proposals (``proposals``, ``moderation/proposals.py``)
+    need the clock in the game file ``data``: the open proposal's answers due
+    (at once for a takeback the game moved past), the end of an agreed pause
+    the game is still in."""
+    out = []
+    for p in data.get("proposals") or []:
+        if p.get("outcome") is None:
+            moved = p.get("what") == "takeback" and len(data.get("history") or []) != p.get("moves")
+            when = parse_time(p.get("at") if moved else p.get("due"))
+        elif p.get("what") == "pause" and p.get("outcome") == "accepted" and not p.get("resumed") and \
+                (data.get("settings") or {}).get("paused") == p.get("closed"):
+            when = parse_time(p.get("until"))
+        else:
+            continue
+        if when is not None:
+            out.append(when)
+    return out
 
 
 def _vacation_end_owed(clock: dict[str, Any], p: dict[str, Any]) -> datetime | None:

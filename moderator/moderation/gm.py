@@ -27,7 +27,7 @@ from __future__ import annotations
 import getpass
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -352,6 +352,20 @@ class Context:
     at: str
     mail: str | None = None
     line: int | None = None
+    voice: str = "gm"
+    """The words file (``templates/words/VOICE.txt``) whose macros of the same
+    names word the command's notices to players (``undone``, ``ended``,
+    ``paused``, ``resumed``, ``deadline_set`` and their titles): ``gm``, or
+    ``proposals`` for a proposal the players agreed on (``proposals.py``)."""
+    voiced: dict[str, Any] = field(default_factory=dict)
+    """The values the macros of a ``voice`` other than ``gm`` take besides the
+    game master's (``proposals``: ``proposer``, ``number``, ``length``)."""
+
+    def word(self, name: str, **values: Any) -> str:
+        """The notice ``name`` in the command's ``voice`` (the language in force)."""
+        if self.voice == "gm":
+            return word("gm", name, **values)
+        return word(self.voice, name, **values, **self.voiced)
 
 
 def execute(ctx: Context, cmd: GmCommand) -> str:
@@ -453,8 +467,8 @@ def _undo(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     shown = [(h["player"], public_order(h["order"], game.phase != "initial")) for h in undone]
 
     def event() -> str:  # the orders as the reader's language writes them
-        return word("gm", "undone", n=n, orders=[f"{who}: {localize(order)}" for who, order in shown],
-                    reason=cmd.reason)
+        return ctx.word("undone", n=n, orders=[f"{who}: {localize(order)}" for who, order in shown],
+                        reason=cmd.reason)
 
     _status_to_all(ctx.post, record, event)
     return _for_gm(record, event(), before)
@@ -467,9 +481,9 @@ def _end(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
                     "reason": cmd.reason}
     entry["reason"] = cmd.reason
     def text() -> str:
-        return word("gm", "ended", standings=standings, reason=cmd.reason)
+        return ctx.word("ended", standings=standings, reason=cmd.reason)
 
-    tell_everyone(ctx.post, record, lambda: word("gm", "ended_title"), text, resigned=True)
+    tell_everyone(ctx.post, record, lambda: ctx.word("ended_title"), text, resigned=True)
     return text()
 
 
@@ -502,9 +516,9 @@ def _pause(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     record.settings["paused"] = ctx.at
     entry["reason"] = cmd.reason
     def text() -> str:
-        return word("gm", "paused", reason=cmd.reason)
+        return ctx.word("paused", reason=cmd.reason)
 
-    tell_everyone(ctx.post, record, lambda: word("gm", "paused_title"), text)
+    tell_everyone(ctx.post, record, lambda: ctx.word("paused_title"), text)
     return text()
 
 
@@ -551,9 +565,9 @@ def _resume(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
         refund_paused_vacation(record, paused, now)
     before = in_force(record)  # paused: none runs
     record.settings["paused"] = None
-    tell_everyone(ctx.post, record, lambda: word("gm", "resumed_title"), lambda: word("gm", "resumed"),
+    tell_everyone(ctx.post, record, lambda: ctx.word("resumed_title"), lambda: ctx.word("resumed"),
                   before=before)
-    return _for_gm(record, word("gm", "resumed"), before)
+    return _for_gm(record, ctx.word("resumed"), before)
 
 
 def _deadline(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
@@ -566,10 +580,10 @@ def _deadline(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     if told:
         record.clock["vacation_told"] = told
     def text() -> str:
-        return word("gm", "deadline_set", duration=spoken_duration(seconds) if seconds else None)
+        return ctx.word("deadline_set", duration=spoken_duration(seconds) if seconds else None)
 
     # every deadline now in force is named, the ones it left where they were too
-    tell_everyone(ctx.post, record, lambda: word("gm", "deadline_title"), text, before={})
+    tell_everyone(ctx.post, record, lambda: ctx.word("deadline_title"), text, before={})
     return _for_gm(record, text(), {})
 
 

@@ -108,8 +108,12 @@ def interpret(lines: Iterable[str], board: Board, kinds: Iterable[str] = ()) -> 
     if len(kinds) != len(lines):
         kinds = [KIND_TEXT] * len(lines)
     from .seats import seat_command  # resign, digest (the players' seat commands)
+    from .ballot import proposal_command  # propose ..., accept, reject (proposals.py)
 
-    found = [_line_commands(l, seat_command) for l in lines]  # the command check once per line
+    def seat_or_vote(line: str) -> str | None:
+        return seat_command(line) or proposal_command(line)
+
+    found = [_line_commands(l, seat_or_vote) for l in lines]  # the command check once per line
     commands = tuple(dict.fromkeys(c for cs in found if cs for c in cs))
     pairs = [(l, k) for l, k, c in zip(lines, kinds, found) if c is None]
     orders = tuple(l for l, _ in pairs)

@@ -326,6 +326,9 @@ class GameRecord:
     # clock's notices, an undo's mails) spooled with a save of this file
     # (``notify.spool_status``, ``notify.sweep``); 0: none yet, the key is absent
     mail_batch: int = 0
+    # the players' proposals (``moderation/proposals.py``; docs/game-file.md, "Format 5:
+    # proposals"): one mapping each, oldest first; the key is absent while there is none
+    proposals: list[dict[str, Any]] = field(default_factory=list)
     # how it was loaded (not part of the file): the sha256 of the bytes read, and
     # whether the history was replayed and compared with ``state`` (False when a
     # trusted digest let ``GameStore.load`` skip the comparison); None/False for a
@@ -472,6 +475,7 @@ class GameRecord:
             "ended": dict(self.ended) if self.ended is not None else None,
             "gm_log": [dict(e) for e in self.gm_log],
             **({"mail_batch": self.mail_batch} if self.mail_batch else {}),
+            **({"proposals": copy.deepcopy(self.proposals)} if self.proposals else {}),
             "history": list(map(dict, self.history)),
             "log": self._log_data(),
             "state": g.to_dict(),
@@ -983,6 +987,7 @@ class GameStore:
             clock=clock,
             **_seats(data),
             mail_batch=_mail_batch(data),
+            proposals=_proposals(data),
             source_digest=gf.digest,
             checked=checked,
             # the mappings of a trusted file are those its events were made from
@@ -1467,6 +1472,18 @@ def _mail_batch(data: dict[str, Any]) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise StoreError(f"mail_batch must be a whole number >= 0, not {value!r}")
     return value
+
+
+def _proposals(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The game file's ``proposals`` (``[]`` when absent: none was ever made;
+    docs/game-file.md, "Format 5: proposals"), each a mapping, copied.  Raises
+    StoreError for anything but a list of mappings."""
+    value = data.get("proposals")
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):
+        raise StoreError(f"proposals must be a list of mappings, not {value!r}")
+    return copy.deepcopy(value)
 
 
 def load_board_ref(ref: Any) -> Board:
