@@ -365,3 +365,49 @@ def test_the_legend_names_the_reader_in_their_script_and_language():
         assert bm.legend_lines(g.view("Jiří"), "Jiří")[0].startswith("Jiří, vaše investované akcie: ")
         assert bm.legend_lines(g.public_view(), None) == [
             f"Veřejný pohled · tah {g.turn + 1} · dividendy {g.dividends_paid}/{g.final_dividend}"]
+
+
+# ---------------------------------------------------------------- readable on a phone
+@pytest.mark.parametrize("language", ["en", "es", "de", "cs", "zh"])
+def test_every_text_is_at_least_11_css_px_high_on_a_390_px_phone(monkeypatch, late_game, language):
+    """Shown 390 CSS px wide (a phone; the mail's picture is at most 100% wide),
+    the picture is scaled by 390 / WIDTH: each text drawn at ``size`` px (its
+    em, as CSS's font-size) is ``size * 390 / WIDTH`` CSS px high.  Every text
+    of the map and legend, the city ids first, is at least 11; shown at its own
+    800 px (a 1280-px desktop) at least 23 px."""
+    from moderator import i18n
+
+    sizes: list[tuple[str, int]] = []
+    real = bm._text
+
+    def spy(img, xy, text, size, *a, **k):
+        sizes.append((text, size))
+        return real(img, xy, text, size, *a, **k)
+
+    monkeypatch.setattr(bm, "_text", spy)
+    monkeypatch.setattr(bm, "_BASES", {})
+    with i18n.speaking(language):
+        img = decode(bm.render_map(late_game, "Ann"))
+    assert img.width == bm.WIDTH == 800
+    ids = set(late_game.board.cities)
+    assert ids <= {t for t, _ in sizes}  # every city labelled
+    label = {s for t, s in sizes if t in ids}
+    assert label == {bm.LABEL_SIZE} and bm.LABEL_SIZE * 390 / img.width == 11.2125
+    assert min(s for _, s in sizes) * 390 / img.width >= bm.PHONE_MIN_CSS_PX == 11
+    assert min(s for _, s in sizes) >= 23
+
+
+def test_the_pngs_left_to_look_at_in_every_language():
+    """The late-game map of a reader in each language, full size and at 390 px,
+    in tests/artifacts/ (map-late-LANG.png, map-late-LANG-390.png)."""
+    from moderator import i18n
+
+    names = ["José", "李雷", "Jiří", "Zoë"]
+    g = played_until_end(names, 3, 10_000)
+    ARTIFACTS.mkdir(exist_ok=True)
+    for language, reader in (("en", "Zoë"), ("es", "José"), ("de", "Zoë"), ("cs", "Jiří"), ("zh", "李雷")):
+        with i18n.speaking(language):
+            for suffix, width in (("", None), ("-390", 390)):
+                data = bm.render_map(g, reader, width=width)
+                (ARTIFACTS / f"map-late-{language}{suffix}.png").write_bytes(data)
+                assert decode(data).width == (width or bm.WIDTH)

@@ -93,7 +93,7 @@ SHAPES: dict[str, str] = {
     "MRR": "triangle",
     "KCC": "diamond",
     "ESL": "triangle_down",
-    "UMR": "house",
+    "UMR": "tee",
     "SFRB": "star",
     "DM": "plus",
     "MS": "cross",
@@ -546,8 +546,9 @@ def _shape_points(shape: str, xy: tuple[float, float], r: float) -> list[tuple[f
         return poly((-1.05, -0.75), (1.05, -0.75), (0, 1.1))
     if shape == "diamond":
         return poly((0, -1.15), (1.15, 0), (0, 1.15), (-1.15, 0))
-    if shape == "house":
-        return poly((0, -1.1), (0.95, -0.3), (0.95, 0.95), (-0.95, 0.95), (-0.95, -0.3))
+    if shape == "tee":
+        return poly((-1.15, -1.1), (1.15, -1.1), (1.15, -0.35), (0.4, -0.35), (0.4, 1.1), (-0.4, 1.1),
+                    (-0.4, -0.35), (-1.15, -0.35))
     if shape == "star":
         return poly(*[(math.sin(math.pi * k / 5) * (1.2 if k % 2 == 0 else 0.5),
                        -math.cos(math.pi * k / 5) * (1.2 if k % 2 == 0 else 0.5)) for k in range(10)])
