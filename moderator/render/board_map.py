@@ -2,14 +2,24 @@
 
 ``render_map(game, player)`` draws the board as PNG bytes (Pillow): the cities at
 their latitude and longitude, every section with its spaces (a free neutral space
-as a small square in its track type's colour, a train as a larger disc in its
-company's colour, a starting space as a disc with a ring), the home stations as
-squares in the company's colour, and below the map a legend: the track types, each
-company's colour, home, trains left and value in millions, and the reader's own
-shares (invested and in hand).  ``player=None`` draws the public view, without any
-player's shares in hand.  The picture uses only what the reader may see: the board
-and its occupancy, the companies' public rows of ``Game.view(player)`` and that
-player's own ``"you"`` part; never another player's hand.
+as a small square in its track type's colour, a train in its company's shape and
+colour, ``SHAPES`` and ``COMPANY_COLOURS``, a starting space ringed), the home
+stations as white squares with their company's shape, and below the map a legend
+in the reader's language (``templates/words/board.txt``, the language in force):
+the track types, each company's shape and colour, letters, value in millions,
+home and trains left, and the reader's own shares (invested and in hand) under
+their name.  ``player=None`` draws the public view, without any player's shares in
+hand.  The picture uses only what the reader may see: the board and its
+occupancy, the companies' public rows of ``Game.view(player)`` and that player's
+own ``"you"`` part; never another player's hand.
+
+Readable on a phone: the picture is ``WIDTH`` (800) px wide and every text is
+drawn at least ``MIN_TEXT_SIZE`` px, so shown 390 CSS px wide it is at least
+``PHONE_MIN_CSS_PX`` (11) CSS px high.  Words in any script: each text is drawn
+in runs of the faces fontconfig finds (``fonts``: DejaVu Sans, Noto Sans CJK),
+each character in a face that has its glyph, never a missing-glyph box.  Told
+apart without colour: every company has its own shape, and its colour stays
+``MIN_DELTA_E`` from every other in simulated colour-vision deficiencies.
 
 ``board_text(game)`` is the plain-text twin for the text part of a mail: each
 company's network, the sections it could build on next with their free space
@@ -18,8 +28,9 @@ types, and a city legend (id -> name).
 The layout of a board (where each city, space and label goes) depends on the board
 alone and is computed once per board (``layout``): an equirectangular projection
 scaled to the map area, then a few rounds of spreading so that close cities leave
-room for their sections' spaces, then a greedy placement of the city labels that
-keeps them off each other, the cities and the spaces.
+room for their sections' spaces and keep off other sections' lines, the spaces
+slid along their lines off each other and off the cities, then a greedy placement
+of the city labels that keeps them off each other, the cities and the spaces.
 
 Company colours are a fact of the game (rules: Components, ``Company.colour``);
 the RGB values that draw them are this module's ``COMPANY_COLOURS``.
@@ -944,8 +955,10 @@ def render_map(game: Any, player: str | None = None, *, width: int | None = None
     return buf.getvalue()
 
 
-PNG_LEVEL = 9
-"""The zlib level of the map's PNG (``_png``)."""
+PNG_LEVEL = 8
+"""The zlib level of the map's PNG (``_png``): 8, about 10% smaller than 6
+(28.3 against 31.1 KB late in play) for twice its CPU; 9 gains 1% more for
+twice again (benchmarks/bench_map.py)."""
 
 BAND_ROWS = 128
 """The most rows of the map area compressed as one piece of the PNG's zlib
