@@ -105,7 +105,7 @@ def _under_label(lay: bm.Layout, xy: tuple[float, float], r: float) -> bool:
 # ---------------------------------------------------------------- the PNG
 def test_png_decodes_to_the_chosen_size(start_game):
     img = decode(bm.render_map(start_game, "Ann"))
-    assert img.size == (bm.WIDTH, bm.HEIGHT) == (800, 887)
+    assert img.size == (bm.WIDTH, bm.HEIGHT) == (800, 916)
     small = decode(bm.render_map(start_game, "Ann", width=390))
     assert small.size == (390, round(bm.HEIGHT * 390 / bm.WIDTH))
 
@@ -411,3 +411,29 @@ def test_the_pngs_left_to_look_at_in_every_language():
                 data = bm.render_map(g, reader, width=width)
                 (ARTIFACTS / f"map-late-{language}{suffix}.png").write_bytes(data)
                 assert decode(data).width == (width or bm.WIDTH)
+
+
+@pytest.mark.parametrize("language", ["en", "es", "de", "cs", "zh"])
+def test_nothing_of_the_legend_is_cut_short(monkeypatch, language):
+    """Late in play, with every reader's shares (up to ten kinds in hand), no
+    text of the legend needs an ellipsis in any language: the company cells fit
+    their half of the width, the reader's lines wrap after a comma."""
+    from moderator import i18n
+
+    names = ["José", "李雷", "Jiří", "Zoë"]
+    g = played_until_end(names, 3, 10_000)
+    drawn: list[str] = []
+    real = bm._text
+
+    def spy(img, xy, text, size, *a, **k):
+        drawn.append(text)
+        return real(img, xy, text, size, *a, **k)
+
+    monkeypatch.setattr(bm, "_text", spy)
+    monkeypatch.setattr(bm, "_BASES", {})
+    with i18n.speaking(language):
+        for reader in (*names, None):
+            bm.map_image(g, reader)
+    assert len(drawn) > 60 and not [t for t in drawn if "…" in t]
+    hand = max((len(set(g.share_hands[n])) for n in names))
+    assert hand >= 7  # long lines were there to wrap

@@ -148,7 +148,7 @@ KEY_ROW = 32         # height of a row of the legend's key
 CELLS_TOP = 2 * KEY_ROW + 14  # the legend's company cells, below the top of the legend
 CELL_H = 34          # height of a row of company cells (two a row)
 READER_ROW = 29      # height of a line of the reader's own
-READER_ROWS = 3      # the reader's own lines (their shares, wrapped)
+READER_ROWS = 4      # the reader's own lines (their shares, wrapped: two each at most)
 #: Height of the picture: the map, the key, five rows of company cells, the reader's lines.
 HEIGHT = MAP_HEIGHT + CELLS_TOP + 5 * CELL_H + 8 + READER_ROWS * READER_ROW + 4
 
@@ -842,7 +842,7 @@ def _legend(img: Image.Image, draw: ImageDraw.ImageDraw, lay: Layout, view: dict
         _mark(draw, (cx + 12, cy + 15), c["abbr"], 12)
         _text(img, (cx + 32, cy), f"{c['abbr']} ${c['value']}M", LEGEND_SIZE, INK)
         rest = word("cell", home=c["home"], count=c["in_box"])
-        _text(img, (cx + 180, cy + 1), _fit(rest, SMALL_SIZE, cell_w - 180 - 14), SMALL_SIZE, MUTED)
+        _text(img, (cx + 186, cy + 1), _fit(rest, SMALL_SIZE, cell_w - 186 - 8), SMALL_SIZE, MUTED)
 
     y = lay.shares_top + 2
     draw.line((14, y, lay.width - 14, y), fill=(225, 220, 210), width=1)
@@ -868,7 +868,7 @@ def _wrapped(lines: list[str], width: int, rows: int = None) -> list[str]:
         pieces = line.split(", ")
         cur = pieces[0]
         for piece in pieces[1:]:
-            if _text_width(cur + ", " + piece, SMALL_SIZE) <= width:
+            if _text_width(cur + ", " + piece + ",", SMALL_SIZE) <= width:  # room for the comma it may end with
                 cur += ", " + piece
             else:
                 out.append(cur + ",")
