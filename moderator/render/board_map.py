@@ -528,7 +528,8 @@ def _disc(draw: ImageDraw.ImageDraw, xy: tuple[float, float], r: float, fill: Co
 
 def _free_space(draw: ImageDraw.ImageDraw, xy: tuple[float, float], track: str, half: int = FREE_HALF) -> None:
     """A free neutral space: a square in its track type's colour (black-white: split
-    along the diagonal, black upper left, white lower right)."""
+    along the diagonal, black upper left, white lower right; white and
+    black-white outlined)."""
     x, y = round(xy[0]), round(xy[1])
     box = (x - half, y - half, x + half, y + half)
     if track == "black-white":
@@ -536,8 +537,10 @@ def _free_space(draw: ImageDraw.ImageDraw, xy: tuple[float, float], track: str, 
         draw.polygon([(x - half, y - half), (x + half, y - half), (x - half, y + half)],
                      fill=TRACK_COLOURS["black"])
         draw.rectangle(box, outline=OUTLINE, width=1)
-    else:
-        draw.rectangle(box, fill=TRACK_COLOURS.get(track, (255, 0, 255)), outline=OUTLINE, width=1)
+    elif track == "white":  # white needs its outline on the map's background; the others are
+        draw.rectangle(box, fill=TRACK_COLOURS["white"], outline=OUTLINE, width=1)  # clear without
+    else:  # one (and the PNG is smaller)
+        draw.rectangle(box, fill=TRACK_COLOURS.get(track, (255, 0, 255)))
 
 
 def _shape_points(shape: str, xy: tuple[float, float], r: float) -> list[tuple[float, float]] | None:
