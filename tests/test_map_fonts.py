@@ -158,3 +158,22 @@ def test_without_fontconfig_the_bundled_font_draws_ascii_only(drawn, monkeypatch
         shown = "".join(run for _, run, _ in bm._parts(text, size))
         missing = sorted({ch for ch in shown if not ch.isspace() and bytes(f.getmask(ch)) == box})
         assert missing == [], (text, missing)
+
+
+def test_doctor_says_which_fonts_the_map_draws_with(monkeypatch):
+    """``pbem doctor``'s line "map fonts": OK naming the faces here; a NOTE
+    naming the Debian packages without a CJK face, or without any."""
+    from moderator import doctor
+
+    check = doctor.check_map_fonts()
+    assert check.status == doctor.OK and "DejaVuSans.ttf" in check.text and "NotoSansCJK" in check.text
+    assert check.line().endswith("[docs/operations.md: Languages]")
+    latin = next(f for f in fonts.chain() if f.covers("ř"))
+    monkeypatch.setattr(fonts, "chain", lambda: (latin,))
+    check = doctor.check_map_fonts()
+    assert check.status == doctor.NOTE and "Chinese characters (fonts-noto-cjk)" in check.text
+    assert "fonts-dejavu-core" not in check.text
+    monkeypatch.setattr(fonts, "chain", lambda: (fonts.BUNDLED,))
+    check = doctor.check_map_fonts()
+    assert check.status == doctor.NOTE
+    assert check.text.endswith("install fontconfig fonts-dejavu-core fonts-noto-cjk")
