@@ -373,8 +373,9 @@ def test_every_text_is_at_least_11_css_px_high_on_a_390_px_phone(monkeypatch, la
     """Shown 390 CSS px wide (a phone; the mail's picture is at most 100% wide),
     the picture is scaled by 390 / WIDTH: each text drawn at ``size`` px (its
     em, as CSS's font-size) is ``size * 390 / WIDTH`` CSS px high.  Every text
-    of the map and legend, the city ids first, is at least 11; shown at its own
-    800 px (a 1280-px desktop) at least 23 px."""
+    of the map and legend, the city ids first, is at least 11; in a mail on a
+    1280-px desktop (at most ``send.MAX_IMAGE_WIDTH`` 640 wide) at least 18."""
+    from moderator.moderation.send import MAX_IMAGE_WIDTH
     from moderator import i18n
 
     sizes: list[tuple[str, int]] = []
@@ -394,7 +395,7 @@ def test_every_text_is_at_least_11_css_px_high_on_a_390_px_phone(monkeypatch, la
     label = {s for t, s in sizes if t in ids}
     assert label == {bm.LABEL_SIZE} and bm.LABEL_SIZE * 390 / img.width == 11.2125
     assert min(s for _, s in sizes) * 390 / img.width >= bm.PHONE_MIN_CSS_PX == 11
-    assert min(s for _, s in sizes) >= 23
+    assert min(s for _, s in sizes) * min(MAX_IMAGE_WIDTH, img.width) / img.width >= 18
 
 
 def test_the_pngs_left_to_look_at_in_every_language():

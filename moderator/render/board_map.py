@@ -57,9 +57,10 @@ from ..rules.components import COMPANIES, TRACK_TYPES, UP
 from .. import i18n
 from . import fonts
 
-#: Size of the picture in pixels: 800 wide, shown at most that wide on a desktop
-#: and scaled down to 390 CSS px on a phone, where every text of it (drawn at least
-#: ``MIN_TEXT_SIZE`` px) is at least ``PHONE_MIN_CSS_PX`` CSS px high.
+#: Size of the picture in pixels: 800 wide; a mail shows it at most 640 CSS px wide
+#: (``moderation/send.MAX_IMAGE_WIDTH``: its texts 18 px and more on a desktop) and
+#: 390 on a phone, where every text of it (drawn at least ``MIN_TEXT_SIZE`` px) is at
+#: least ``PHONE_MIN_CSS_PX`` CSS px high; ``pbem show --map`` writes it at 800.
 WIDTH = 800
 #: Height of the map area at the top; the legend fills the rest.
 MAP_HEIGHT = 540
