@@ -30,7 +30,7 @@ import bisect
 import shutil
 import subprocess
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 PATTERNS: tuple[str, ...] = (
@@ -59,21 +59,16 @@ class Face:
     path: str | None
     index: int
     ranges: tuple[tuple[int, int], ...]
+    _firsts: tuple[int, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_firsts", tuple(a for a, _ in self.ranges))
 
     def covers(self, ch: str) -> bool:
         """Whether the face has a glyph for the character ``ch`` (one code point)."""
         cp = ord(ch)
         i = bisect.bisect_right(self._firsts, cp) - 1
         return i >= 0 and cp <= self.ranges[i][1]
-
-    @property
-    def _firsts(self) -> list[int]:
-        return _firsts(self.ranges)
-
-
-@lru_cache(maxsize=16)
-def _firsts(ranges: tuple[tuple[int, int], ...]) -> list[int]:
-    return [a for a, _ in ranges]
 
 
 BUNDLED = Face(None, 0, BUNDLED_CHARSET)
