@@ -234,19 +234,43 @@ def test_a_reader_map_from_the_kept_base_is_the_map_drawn_from_scratch(late_game
     g = late_game.copy()
     bm._BASES.clear()
     ann = bm.map_image(g, "Ann")
-    kept = bm._BASES[id(g.board)][2]
+    kept = bm._BASES[(id(g.board), "en")][2]
     bob = bm.map_image(g, "Bob")  # from the kept base
-    assert bm._BASES[id(g.board)][2] is kept
+    assert bm._BASES[(id(g.board), "en")][2] is kept
     bm._BASES.clear()
     assert bm.map_image(g, "Bob").tobytes() == bob.tobytes()
     assert bm.map_image(g, "Ann").tobytes() == ann.tobytes()
     sid, row = next((sid, row) for sid, row in g.placed.items() if row and None in row)
     g.placed[sid] = [*row[:row.index(None)], "UP", *row[row.index(None) + 1:]]  # one more train
     after = bm.map_image(g, "Bob")
-    assert bm._BASES[id(g.board)][2] is not kept
+    assert bm._BASES[(id(g.board), "en")][2] is not kept
     assert after.tobytes() != bob.tobytes()
     bm._BASES.clear()
     assert bm.map_image(g, "Bob").tobytes() == after.tobytes()
+
+def test_readers_in_several_languages_keep_a_base_each(late_game):
+    """Readers of one position in Spanish and Czech alternate (a cycle's status
+    mails): each language's base is drawn once and kept, its legend in that
+    language, and each map is the one drawn from scratch in its language."""
+    from moderator import i18n
+
+    g = late_game
+    bm._BASES.clear()
+    maps = {}
+    for lang, reader in (("es", "Ann"), ("cs", "Bob"), ("es", "Cy"), ("cs", "Dee")):
+        with i18n.speaking(lang):
+            maps[reader] = bm.render_map(g, reader)
+    assert set(bm._BASES) == {(id(g.board), "es"), (id(g.board), "cs")}
+    kept = {k: v[2] for k, v in bm._BASES.items()}
+    with i18n.speaking("es"):
+        assert bm.render_map(g, "Ann") == maps["Ann"]
+    assert bm._BASES[(id(g.board), "es")][2] is kept[(id(g.board), "es")]
+    bm._BASES.clear()
+    for lang, reader in (("cs", "Dee"), ("es", "Cy")):
+        with i18n.speaking(lang):
+            assert bm.render_map(g, reader) == maps[reader]
+    assert maps["Ann"] != maps["Cy"]  # the readers' own lines
+
 
 # ---------------------------------------------------------------- the text
 def _blocks(lines: list[str]) -> dict[str, str]:

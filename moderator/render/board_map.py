@@ -724,22 +724,24 @@ def _base(game: Any, view: dict[str, Any], lay: Layout) -> Image.Image:
     position and kept (``_BASES``); never changed by callers."""
     board: Board = game.board
     key = _base_key(game, view)
-    cached = _BASES.get(id(board))
+    slot = (id(board), key[0])  # one kept per board and language: readers of several languages alternate
+    cached = _BASES.get(slot)
     if cached is not None and cached[0] is board and cached[1] == key:
         return cached[2]
     base = _base_image(game, view, lay)
-    _BASES.pop(id(board), None)
-    _BASES[id(board)] = (board, key, base)
+    _BASES.pop(slot, None)
+    _BASES[slot] = (board, key, base)
     while len(_BASES) > BASE_CACHE:
         del _BASES[next(iter(_BASES))]
     return base
 
 
-BASE_CACHE = 4
-"""How many boards' base images (``_base_image``) the process keeps: the last
-one drawn of each (a cycle draws every reader's map of a game in a row)."""
+BASE_CACHE = 5
+"""How many base images (``_base_image``, about 2 MB each) the process keeps:
+the last one drawn of each board and language (a cycle draws every reader's map
+of a game in a row, its readers in up to five languages)."""
 
-_BASES: dict[int, tuple[Board, tuple, Image.Image]] = {}
+_BASES: dict[tuple[int, str], tuple[Board, tuple, Image.Image]] = {}
 
 
 def _base_key(game: Any, view: dict[str, Any]) -> tuple:
