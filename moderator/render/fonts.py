@@ -105,14 +105,22 @@ def _match(pattern: str) -> Face | None:
 
 @lru_cache(maxsize=1)
 def chain() -> tuple[Face, ...]:
-    """The faces the map draws with, in order (``PATTERNS``, each once), ending
-    with Pillow's bundled font when fontconfig found none."""
+    """The faces the map draws with, in order (``PATTERNS``, each once, until
+    the faces cover ``PROBE``); Pillow's bundled font alone when fontconfig
+    found none."""
     faces: list[Face] = []
     for pattern in PATTERNS:
+        if faces and all(any(f.covers(ch) for f in faces) for ch in PROBE):
+            break  # the scripts are covered: no more fc-match (a process each)
         face = _match(pattern)
         if face is not None and all((f.path, f.index) != (face.path, face.index) for f in faces):
             faces.append(face)
     return tuple(faces) or (BUNDLED,)
+
+
+PROBE = "éřŁ李雷"
+"""Characters of the five languages' scripts (Latin with diacritics, Chinese):
+once the faces found cover them, ``chain`` asks fontconfig for no more."""
 
 
 def shown(ch: str, faces: tuple[Face, ...]) -> str:
