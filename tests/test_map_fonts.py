@@ -177,3 +177,23 @@ def test_doctor_says_which_fonts_the_map_draws_with(monkeypatch):
     check = doctor.check_map_fonts()
     assert check.status == doctor.NOTE
     assert check.text.endswith("install fontconfig fonts-dejavu-core fonts-noto-cjk")
+
+
+def test_runs_split_a_text_by_the_first_face_that_has_each_character():
+    """With made-up faces: a Latin one (ASCII and Latin Extended-A, so "ř") and a
+    CJK one (ASCII and "李雷", not "ř"): a text one face covers whole is one run
+    in it, even the second; a mixed one is cut per character, a space in the run
+    it is in; what no face has is drawn bare of its accents or left out."""
+    latin = fonts.Face("latin.ttf", 0, fonts.parse_charset("20-7e a0-17f"))
+    cjk = fonts.Face("cjk.ttc", 2, fonts.parse_charset("20-7e 674e 96f7"))
+    assert latin.ranges == ((0x20, 0x7E), (0xA0, 0x17F))
+    assert fonts.parse_charset("a0 20-7e") == ((0x20, 0x7E), (0xA0, 0xA0))
+    faces = (latin, cjk)
+    assert fonts.runs("Jiří", faces) == [(0, "Jiří")]
+    assert fonts.runs("李雷 Li", faces) == [(1, "李雷 Li")]
+    assert fonts.runs("李雷 Jiří", faces) == [(1, "李雷 "), (0, "Jiří")]
+    assert fonts.runs("Jiří 李", faces) == [(0, "Jiří "), (1, "李")]
+    assert fonts.drawable("José", (cjk,)) == "Jose"  # é: e and a combining accent, e kept
+    assert fonts.drawable("Zoë 🚂 x", faces) == "Zoë  x"
+    assert fonts.drawable("Jiří", (cjk,)) == "Jiri"
+    assert fonts.runs("🚂", faces) == []
