@@ -1159,6 +1159,7 @@ def city_legend(board: Board) -> list[tuple[str, str]]:
 
 
 __all__ = [
-    "COMPANY_COLOURS", "TRACK_COLOURS", "WIDTH", "HEIGHT", "Layout", "layout",
+    "COMPANY_COLOURS", "MIN_DELTA_E", "SHAPES", "TRACK_COLOURS", "WIDTH", "HEIGHT", "PHONE_WIDTH",
+    "PHONE_MIN_CSS_PX", "Layout", "layout",
     "map_image", "render_map", "legend_lines", "board_text", "buildable", "city_legend",
 ]
