@@ -3,8 +3,8 @@
     python benchmarks/bench_languages.py [N] [--seed S]
 
 renders one status mail (its text, ``templates/status.txt``, and its HTML part,
-``templates/mail/status.html`` through ``render.to_html``; not the map's PNG,
-which no language changes) of a 4-player game late in play, as one player with
+``templates/mail/status.html`` through ``render.to_html``; not the map's PNG
+(benchmarks/bench_map.py measures it)) of a 4-player game late in play, as one player with
 a deadline and a time zone sees it, N times per language (default 40), the
 languages interleaved round by round so that a busy machine slows them alike.
 Each language is rendered inside ``moderator.i18n.speaking`` with whatever

@@ -8,6 +8,8 @@ one the configuration line fails and the mail servers are not checked.  The chec
 - the installation: every template the code renders (``words/*.txt`` included) and
   the default board are found (package data, through ``importlib.resources``) and
   load; a failure names the missing file and how to repair this install mode;
+  the board map's fonts (fontconfig) cover Latin with diacritics and Chinese
+  (a NOTE names the Debian package otherwise);
 - the configuration loads (file, keys, password variables);
 - the games directory exists and is writable;
 - every game file loads and its history replays to the recorded state; a game the
@@ -99,6 +101,7 @@ SECTIONS = {
     "IMAP folders": "Mail servers", "IMAP IDLE": "Mail servers",
     "OAuth2": "Mail providers", "sender": "Mail providers", "daily sending limit": "Mail providers",
     "SMTP sending limit": "Outgoing mail",
+    "map fonts": "Languages",
 }
 
 
@@ -253,6 +256,7 @@ def check_install() -> list[Check]:
             own = f", {overridden} of them from $PBEM_TEMPLATES ({override})" if overridden else ""
             out.append(Check(OK, "templates", f"the {len(TEMPLATE_FILES)} templates load from "
                                               f"{packaged or override}{own}; pbem is {mode}"))
+    out.append(check_map_fonts())
     path = boards.DEFAULT_BOARD_PATH
     try:
         board = boards.Board.load(path)
@@ -267,6 +271,31 @@ def check_install() -> list[Check]:
         out.append(Check(OK, "default board", f"{board.name}: {len(board.cities)} cities, "
                                               f"{len(board.sections)} sections ({path})"))
     return out
+
+
+def check_map_fonts() -> Check:
+    """The fonts the board map draws with (``moderator/render/fonts.py``, found by
+    fontconfig): OK naming them when one covers Latin with diacritics ("é", "ř")
+    and one Chinese ("李"); NOTE naming what the map cannot draw and the Debian
+    packages that would (fonts-dejavu-core, fonts-noto-cjk) otherwise.  Never
+    raises."""
+    from .render import fonts
+
+    faces = fonts.chain()
+    found = [f for f in faces if f.path is not None]
+    latin = any(f.covers("é") and f.covers("ř") for f in found)
+    cjk = any(f.covers("李") for f in found)
+    if latin and cjk:
+        names = ", ".join(Path(f.path).name + (f":{f.index}" if f.index else "") for f in found)
+        return Check(OK, "map fonts", f"the board map draws every script of its languages with {names}")
+    if not found:
+        return Check(NOTE, "map fonts", "fontconfig found no font: the board map draws with Pillow's bundled "
+                                        "font, names and words beyond ASCII without accents or left out; "
+                                        "install fontconfig fonts-dejavu-core fonts-noto-cjk")
+    missing = [what for what, ok in (("Latin letters with diacritics (fonts-dejavu-core)", latin),
+                                     ("Chinese characters (fonts-noto-cjk)", cjk)) if not ok]
+    return Check(NOTE, "map fonts", f"no font for {' and '.join(missing)}: the board map draws them "
+                                    "without accents or leaves them out; install the package named")
 
 
 def check_config(path: str | os.PathLike[str] | None) -> tuple[Config | None, Check]:

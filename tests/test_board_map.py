@@ -105,7 +105,7 @@ def _under_label(lay: bm.Layout, xy: tuple[float, float], r: float) -> bool:
 # ---------------------------------------------------------------- the PNG
 def test_png_decodes_to_the_chosen_size(start_game):
     img = decode(bm.render_map(start_game, "Ann"))
-    assert img.size == (bm.WIDTH, bm.HEIGHT) == (1000, 850)
+    assert img.size == (bm.WIDTH, bm.HEIGHT) == (800, 916)
     small = decode(bm.render_map(start_game, "Ann", width=390))
     assert small.size == (390, round(bm.HEIGHT * 390 / bm.WIDTH))
 
@@ -209,8 +209,8 @@ def test_the_readers_shares_appear_only_for_that_reader(late_game):
     hand = g.share_hands["Ann"]
     for share in set(hand):
         assert f"{hand.count(share)} {share}" in lines[1]
-    assert lines[0].startswith("Your shares invested: ") and lines[1].startswith("Your shares in hand: ")
-    assert not any("Ann" in line for line in lines)
+    assert lines[0].startswith("Ann, your shares invested: ") and lines[1].startswith("Your shares in hand: ")
+    assert not any("Bob" in line for line in lines)
     assert not any("shares" in line for line in bm.legend_lines(g.public_view(), None))
 
 
@@ -234,19 +234,43 @@ def test_a_reader_map_from_the_kept_base_is_the_map_drawn_from_scratch(late_game
     g = late_game.copy()
     bm._BASES.clear()
     ann = bm.map_image(g, "Ann")
-    kept = bm._BASES[id(g.board)][2]
+    kept = bm._BASES[(id(g.board), "en")][2]
     bob = bm.map_image(g, "Bob")  # from the kept base
-    assert bm._BASES[id(g.board)][2] is kept
+    assert bm._BASES[(id(g.board), "en")][2] is kept
     bm._BASES.clear()
     assert bm.map_image(g, "Bob").tobytes() == bob.tobytes()
     assert bm.map_image(g, "Ann").tobytes() == ann.tobytes()
     sid, row = next((sid, row) for sid, row in g.placed.items() if row and None in row)
     g.placed[sid] = [*row[:row.index(None)], "UP", *row[row.index(None) + 1:]]  # one more train
     after = bm.map_image(g, "Bob")
-    assert bm._BASES[id(g.board)][2] is not kept
+    assert bm._BASES[(id(g.board), "en")][2] is not kept
     assert after.tobytes() != bob.tobytes()
     bm._BASES.clear()
     assert bm.map_image(g, "Bob").tobytes() == after.tobytes()
+
+def test_readers_in_several_languages_keep_a_base_each(late_game):
+    """Readers of one position in Spanish and Czech alternate (a cycle's status
+    mails): each language's base is drawn once and kept, its legend in that
+    language, and each map is the one drawn from scratch in its language."""
+    from moderator import i18n
+
+    g = late_game
+    bm._BASES.clear()
+    maps = {}
+    for lang, reader in (("es", "Ann"), ("cs", "Bob"), ("es", "Cy"), ("cs", "Dee")):
+        with i18n.speaking(lang):
+            maps[reader] = bm.render_map(g, reader)
+    assert set(bm._BASES) == {(id(g.board), "es"), (id(g.board), "cs")}
+    kept = {k: v[2] for k, v in bm._BASES.items()}
+    with i18n.speaking("es"):
+        assert bm.render_map(g, "Ann") == maps["Ann"]
+    assert bm._BASES[(id(g.board), "es")][2] is kept[(id(g.board), "es")]
+    bm._BASES.clear()
+    for lang, reader in (("cs", "Dee"), ("es", "Cy")):
+        with i18n.speaking(lang):
+            assert bm.render_map(g, reader) == maps[reader]
+    assert maps["Ann"] != maps["Cy"]  # the readers' own lines
+
 
 # ---------------------------------------------------------------- the text
 def _blocks(lines: list[str]) -> dict[str, str]:
@@ -346,21 +370,95 @@ def test_each_starting_space_lies_at_its_companys_home_end(which):
             assert (x - hx) ** 2 + (y - hy) ** 2 < (x - ox) ** 2 + (y - oy) ** 2, (sid, co)
 
 
-def test_the_legend_draws_no_missing_glyph_for_names_beyond_ascii():
-    """Pillow's bundled font has no glyph for "é" or "李" (it draws its empty box
-    for them): the reader's legend lines say "Your shares", never the name, so a
-    player named José or 李雷 sees no boxes in their own map."""
-    font = bm._font(bm.LEGEND_SIZE - 2)
-    box = bytes(font.getmask("\uffff"))
-    assert bytes(font.getmask("é")) == box and bytes(font.getmask("李")) == box  # what the test guards against
+def test_the_legend_names_the_reader_in_their_script_and_language():
+    """The reader's first line names them as they are written (José, 李雷, Jiří),
+    in the language in force; the words come from the catalogues."""
+    from moderator import i18n
+
     names = ["José", "李雷", "Jiří", "Zoë"]
     g = Game.new(default_board(), names, 5)
     rng = random.Random(5)
     for _ in range(30):
         player = g.waiting_for()[0]
         g.push(player, g.random_action(player, rng))
-    for reader in [*names, None]:
-        view = g.public_view() if reader is None else g.view(reader)
-        for line in bm.legend_lines(view, reader):
-            missing = sorted({ch for ch in line if bytes(font.getmask(ch)) == box and not ch.isspace()})
-            assert missing == [], (reader, line)
+    assert bm.legend_lines(g.view("李雷"), "李雷")[0].startswith("李雷, your shares invested: ")
+    with i18n.speaking("zh"):
+        assert bm.legend_lines(g.view("李雷"), "李雷")[0].startswith("李雷，你已投资的股票：")
+        assert bm.legend_lines(g.view("Jiří"), "Jiří")[1].startswith("你手中的股票：")
+    with i18n.speaking("cs"):
+        assert bm.legend_lines(g.view("Jiří"), "Jiří")[0].startswith("Jiří, vaše investované akcie: ")
+        assert bm.legend_lines(g.public_view(), None) == [
+            f"Veřejný pohled · tah {g.turn + 1} · dividendy {g.dividends_paid}/{g.final_dividend}"]
+
+
+# ---------------------------------------------------------------- readable on a phone
+@pytest.mark.parametrize("language", ["en", "es", "de", "cs", "zh"])
+def test_every_text_is_at_least_11_css_px_high_on_a_390_px_phone(monkeypatch, late_game, language):
+    """Shown 390 CSS px wide (a phone; the mail's picture is at most 100% wide),
+    the picture is scaled by 390 / WIDTH: each text drawn at ``size`` px (its
+    em, as CSS's font-size) is ``size * 390 / WIDTH`` CSS px high.  Every text
+    of the map and legend, the city ids first, is at least 11; in a mail on a
+    1280-px desktop (at most ``send.MAX_IMAGE_WIDTH`` 640 wide) at least 18."""
+    from moderator.moderation.send import MAX_IMAGE_WIDTH
+    from moderator import i18n
+
+    sizes: list[tuple[str, int]] = []
+    real = bm._text
+
+    def spy(img, xy, text, size, *a, **k):
+        sizes.append((text, size))
+        return real(img, xy, text, size, *a, **k)
+
+    monkeypatch.setattr(bm, "_text", spy)
+    monkeypatch.setattr(bm, "_BASES", {})
+    with i18n.speaking(language):
+        img = decode(bm.render_map(late_game, "Ann"))
+    assert img.width == bm.WIDTH == 800
+    ids = set(late_game.board.cities)
+    assert ids <= {t for t, _ in sizes}  # every city labelled
+    label = {s for t, s in sizes if t in ids}
+    assert label == {bm.LABEL_SIZE} and bm.LABEL_SIZE * 390 / img.width == 11.2125
+    assert min(s for _, s in sizes) * 390 / img.width >= bm.PHONE_MIN_CSS_PX == 11
+    assert min(s for _, s in sizes) * min(MAX_IMAGE_WIDTH, img.width) / img.width >= 18
+
+
+def test_the_pngs_left_to_look_at_in_every_language():
+    """The late-game map of a reader in each language, full size and at 390 px,
+    in tests/artifacts/ (map-late-LANG.png, map-late-LANG-390.png)."""
+    from moderator import i18n
+
+    names = ["José", "李雷", "Jiří", "Zoë"]
+    g = played_until_end(names, 3, 10_000)
+    ARTIFACTS.mkdir(exist_ok=True)
+    for language, reader in (("en", "Zoë"), ("es", "José"), ("de", "Zoë"), ("cs", "Jiří"), ("zh", "李雷")):
+        with i18n.speaking(language):
+            for suffix, width in (("", None), ("-390", 390)):
+                data = bm.render_map(g, reader, width=width)
+                (ARTIFACTS / f"map-late-{language}{suffix}.png").write_bytes(data)
+                assert decode(data).width == (width or bm.WIDTH)
+
+
+@pytest.mark.parametrize("language", ["en", "es", "de", "cs", "zh"])
+def test_nothing_of_the_legend_is_cut_short(monkeypatch, language):
+    """Late in play, with every reader's shares (up to ten kinds in hand), no
+    text of the legend needs an ellipsis in any language: the company cells fit
+    their half of the width, the reader's lines wrap after a comma."""
+    from moderator import i18n
+
+    names = ["José", "李雷", "Jiří", "Zoë"]
+    g = played_until_end(names, 3, 10_000)
+    drawn: list[str] = []
+    real = bm._text
+
+    def spy(img, xy, text, size, *a, **k):
+        drawn.append(text)
+        return real(img, xy, text, size, *a, **k)
+
+    monkeypatch.setattr(bm, "_text", spy)
+    monkeypatch.setattr(bm, "_BASES", {})
+    with i18n.speaking(language):
+        for reader in (*names, None):
+            bm.map_image(g, reader)
+    assert len(drawn) > 60 and not [t for t in drawn if "…" in t]
+    hand = max((len(set(g.share_hands[n])) for n in names))
+    assert hand >= 7  # long lines were there to wrap

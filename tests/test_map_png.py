@@ -59,3 +59,20 @@ def test_the_png_is_well_formed_and_compressed():
     # a scaled map (a phone's width) is still drawn whole and scaled
     small = Image.open(io.BytesIO(bm.render_map(game, "Ann", width=390)))
     assert small.size == (390, round(bm.HEIGHT * 390 / bm.WIDTH))
+
+
+def test_the_late_map_is_at_most_30_kb_in_every_language():
+    """The status mail must stay within 50 KB (issue 26): the map late in play
+    (85 trains or so on the board), every reader's, names in several scripts,
+    is at most 30,000 bytes in each of the five languages."""
+    from moderator import i18n
+
+    names = ["José", "李雷", "Jiří", "Zoë"]
+    late = played_until_end(names, 3, 10_000)
+    trains = sum(1 for row in late.placed.values() for occ in row if occ is not None)
+    assert trains >= 70
+    for language in i18n.LANGUAGES:
+        with i18n.speaking(language):
+            for reader in (*names, None):
+                size = len(bm.render_map(late, reader))
+                assert size <= 30_000, (language, reader, size)

@@ -23,8 +23,10 @@ def noise(size: tuple[int, int], seed: int) -> Image.Image:
 
 
 def direct(img: Image.Image, xy, text: str, size: int, fill, halo) -> None:
-    """What ``_text`` drew before its masks were kept: ``ImageDraw.text``."""
+    """What ``_text`` drew before its masks were kept: ``ImageDraw.text`` (in
+    the map's font mode, ``bm.TEXT_MODE``)."""
     draw = ImageDraw.Draw(img)
+    draw.fontmode = bm.TEXT_MODE
     if halo is None:
         draw.text(xy, text, font=bm._font(size), fill=fill)
     else:
@@ -57,6 +59,27 @@ def test_a_text_from_its_kept_masks_is_the_text_imagedraw_draws(text, size, fill
     assert again.tobytes() == expected.tobytes()
     if text:
         assert expected.tobytes() != noise((120, 60), len(text) + xy[0]).tobytes()  # something was drawn
+
+
+MIXED = ["李雷 Jiří", "Zoë 李雷 · 3", "李雷, 你已投资的股票：1 MRR", "Řehoř 𝔄nn 🚂"]
+"""Texts in more than one face (no face covers ř and 李 both), and characters
+no face has (transliterated, or left out)."""
+
+
+@pytest.mark.parametrize("text", MIXED)
+@pytest.mark.parametrize("halo", [None, bm.BACKGROUND])
+@pytest.mark.parametrize("xy", [(10, 12), (-5, 3)])
+def test_a_text_in_several_faces_from_its_masks_is_the_text_drawn_run_by_run(monkeypatch, text, halo, xy):
+    """A text in runs of several faces (``_parts``) is, pasted from its masks,
+    pixel for pixel what ``_text`` draws run by run with ``ImageDraw.text``
+    (each run on the first face's baseline)."""
+    got = noise((320, 60), 3)
+    expected = got.copy()
+    bm._text(got, xy, text, bm.SMALL_SIZE, bm.INK, halo)
+    monkeypatch.setattr(bm, "_text_masks", lambda *a: None)
+    bm._text(expected, xy, text, bm.SMALL_SIZE, bm.INK, halo)
+    assert got.tobytes() == expected.tobytes()
+    assert got.tobytes() != noise((320, 60), 3).tobytes()
 
 
 def test_a_text_at_a_fraction_of_a_pixel_is_drawn_directly():

@@ -190,3 +190,29 @@ def _game():
     from game_helpers import default_board
 
     return Game.new(default_board(), ["Ann", "Bob", "Cy"], 7)
+
+
+def test_each_reader_gets_the_map_in_their_own_language_and_script(tmp_path):
+    """Players named José and 李雷 reading Spanish and Chinese: each welcome's
+    picture is the map drawn in that reader's language (its legend's words),
+    naming them as they write their name; the two differ from the English one."""
+    from moderator import i18n
+
+    config = Config(games_dir=tmp_path / "games", maildir_inbox=tmp_path / "in",
+                    maildir_outbox=tmp_path / "out", spool_dir=tmp_path / "spool")
+    mod = Moderator(config)
+    players = [("José", "jose@example.org"), ("李雷", "lilei@example.org"), ("Ann", "ann@example.org")]
+    mod.create_game("ridge", players, seed=42, languages={"José": "es", "李雷": "zh"})
+    outbox = mailbox.Maildir(str(config.maildir_outbox), create=True)
+    rec = GameStore(config.games_dir).load("ridge")
+    seen: set[str] = set()
+    got = {str(m["To"]): the_map(m)[2] for m in unseen_mails(outbox, seen)}
+    for name, address in players:
+        lang = {"José": "es", "李雷": "zh"}.get(name, "en")
+        with i18n.speaking(lang):
+            assert got[address] == render_map(rec.game, name), name
+    with i18n.speaking("en"):
+        assert got["jose@example.org"] != render_map(rec.game, "José")
+    from moderator.render.board_map import legend_lines
+    with i18n.speaking("zh"):
+        assert legend_lines(rec.game.view("李雷"), "李雷")[0].startswith("李雷，你已投资的股票：")

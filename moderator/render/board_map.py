@@ -2,14 +2,24 @@
 
 ``render_map(game, player)`` draws the board as PNG bytes (Pillow): the cities at
 their latitude and longitude, every section with its spaces (a free neutral space
-as a small square in its track type's colour, a train as a larger disc in its
-company's colour, a starting space as a disc with a ring), the home stations as
-squares in the company's colour, and below the map a legend: the track types, each
-company's colour, home, trains left and value in millions, and the reader's own
-shares (invested and in hand).  ``player=None`` draws the public view, without any
-player's shares in hand.  The picture uses only what the reader may see: the board
-and its occupancy, the companies' public rows of ``Game.view(player)`` and that
-player's own ``"you"`` part; never another player's hand.
+as a small square in its track type's colour, a train in its company's shape and
+colour, ``SHAPES`` and ``COMPANY_COLOURS``, a starting space ringed), the home
+stations as white squares with their company's shape, and below the map a legend
+in the reader's language (``templates/words/board.txt``, the language in force):
+the track types, each company's shape and colour, letters, value in millions,
+home and trains left, and the reader's own shares (invested and in hand) under
+their name.  ``player=None`` draws the public view, without any player's shares in
+hand.  The picture uses only what the reader may see: the board and its
+occupancy, the companies' public rows of ``Game.view(player)`` and that player's
+own ``"you"`` part; never another player's hand.
+
+Readable on a phone: the picture is ``WIDTH`` (800) px wide and every text is
+drawn at least ``MIN_TEXT_SIZE`` px, so shown 390 CSS px wide it is at least
+``PHONE_MIN_CSS_PX`` (11) CSS px high.  Words in any script: each text is drawn
+in runs of the faces fontconfig finds (``fonts``: DejaVu Sans, Noto Sans CJK),
+each character in a face that has its glyph, never a missing-glyph box.  Told
+apart without colour: every company has its own shape, and its colour stays
+``MIN_DELTA_E`` from every other in simulated colour-vision deficiencies.
 
 ``board_text(game)`` is the plain-text twin for the text part of a mail: each
 company's network, the sections it could build on next with their free space
@@ -18,8 +28,9 @@ types, and a city legend (id -> name).
 The layout of a board (where each city, space and label goes) depends on the board
 alone and is computed once per board (``layout``): an equirectangular projection
 scaled to the map area, then a few rounds of spreading so that close cities leave
-room for their sections' spaces, then a greedy placement of the city labels that
-keeps them off each other, the cities and the spaces.
+room for their sections' spaces and keep off other sections' lines, the spaces
+slid along their lines off each other and off the cities, then a greedy placement
+of the city labels that keeps them off each other, the cities and the spaces.
 
 Company colours are a fact of the game (rules: Components, ``Company.colour``);
 the RGB values that draw them are this module's ``COMPANY_COLOURS``.
@@ -43,27 +54,63 @@ from PIL import Image, ImageDraw, ImageFont
 
 from ..rules.board import Board
 from ..rules.components import COMPANIES, TRACK_TYPES, UP
+from .. import i18n
+from . import fonts
 
-#: Size of the picture in pixels: 1000 wide reads on a desktop as it is and, scaled
-#: down to a 390-px phone, keeps city ids and legend text at about 8-9 px.
-WIDTH, HEIGHT = 1000, 850
+#: Size of the picture in pixels: 800 wide; a mail shows it at most 640 CSS px wide
+#: (``moderation/send.MAX_IMAGE_WIDTH``: its texts 18 px and more on a desktop) and
+#: 390 on a phone, where every text of it (drawn at least ``MIN_TEXT_SIZE`` px) is at
+#: least ``PHONE_MIN_CSS_PX`` CSS px high; ``pbem show --map`` writes it at 800.
+WIDTH = 800
 #: Height of the map area at the top; the legend fills the rest.
-MAP_HEIGHT = 610
+MAP_HEIGHT = 540
+
+PHONE_WIDTH = 390
+"""The width in CSS px a phone shows the picture at (``max-width:100%`` of a
+390-px screen)."""
+PHONE_MIN_CSS_PX = 11
+"""The least height of a text of the picture shown ``PHONE_WIDTH`` wide, in CSS
+px: its font size (the em, as CSS's ``font-size``) times ``PHONE_WIDTH / WIDTH``."""
 
 Colour = tuple[int, int, int]
 
-#: RGB of each company's colour (rules: Components names it, ``Company.colour``).
+#: RGB of each company's colour (rules: Components names it, ``Company.colour``),
+#: chosen so that every two stay apart for readers with a colour-vision deficiency:
+#: at least ``MIN_DELTA_E`` (CAM02-UCS) apart in normal vision and as protanopia,
+#: deuteranopia and tritanopia are simulated (colorspacious, Machado et al. 2009 at
+#: severity 100; tests/test_map_colours.py).  Each company's trains and its home
+#: station also have its own shape (``SHAPES``), so that no one needs colour alone.
 COMPANY_COLOURS: dict[str, Colour] = {
-    "WW": (140, 140, 140),    # grey
-    "MRR": (30, 95, 215),     # blue
-    "KCC": (135, 80, 35),     # brown
-    "ESL": (250, 140, 20),    # orange
+    "WW": (170, 170, 170),    # grey
+    "MRR": (0, 40, 245),      # blue
+    "KCC": (115, 50, 15),     # brown
+    "ESL": (235, 150, 40),    # orange
     "UMR": (255, 255, 255),   # white
-    "SFRB": (140, 60, 185),   # purple
+    "SFRB": (125, 80, 135),   # purple
     "DM": (20, 20, 20),       # black
-    "MS": (250, 215, 25),     # yellow
-    "BNL": (220, 30, 35),     # red
-    "EPRG": (25, 150, 60),    # green
+    "MS": (255, 225, 70),     # yellow
+    "BNL": (200, 75, 15),     # red
+    "EPRG": (5, 145, 100),    # green
+}
+
+MIN_DELTA_E = 15.0
+"""The least colour difference (CAM02-UCS ΔE, colorspacious' ``deltaE``) between
+any two ``COMPANY_COLOURS``, in normal vision and in each simulated dichromacy."""
+
+#: The shape of each company's trains and of the mark in its home station: a
+#: silhouette of its own, told apart from the others without colour (the legend
+#: shows each with its company's letters).  Names of ``_shape_points``.
+SHAPES: dict[str, str] = {
+    "WW": "circle",
+    "MRR": "triangle",
+    "KCC": "diamond",
+    "ESL": "triangle_down",
+    "UMR": "tee",
+    "SFRB": "star",
+    "DM": "plus",
+    "MS": "cross",
+    "BNL": "bar",
+    "EPRG": "column",
 }
 
 #: RGB of the free neutral spaces of each track type; black-white is drawn as a
@@ -82,32 +129,86 @@ INK: Colour = (30, 30, 30)
 OUTLINE: Colour = (55, 55, 55)
 MUTED: Colour = (95, 95, 95)
 
-TRAIN_R = 9          # radius of a train disc
-START_R = 12         # radius of the ring around a starting space
+TRAIN_R = 9          # radius of a train (the circle its shape fills)
+START_R = 13         # radius of the ring around a starting space
 FREE_HALF = 6        # half the side of a free space's square
-CITY_R = 6           # radius of a city dot
-HOME_HALF = 10       # half the side of a home station's square
+CITY_R = 5           # radius of a city dot
+HOME_HALF = 11       # half the side of a home station's square
 LABEL_SIZE = 23      # city ids
 LEGEND_SIZE = 24     # company rows of the legend
-SMALL_SIZE = 20      # second lines of the legend
-MARGIN = 28          # around the map's cities
-CELLS_TOP = 48       # the legend's company cells, below the top of the legend
-CELL_H = 60          # height of a row of company cells
+SMALL_SIZE = 23      # the key, the second lines of the legend, the reader's lines
+MIN_TEXT_SIZE = 23   # the least size any text is drawn at (PHONE_MIN_CSS_PX on a phone)
+MARGIN = 24          # around the map's cities
+CLEAR = HOME_HALF + TRAIN_R + 8  # the least distance of a city from a line not its own
+TEXT_MODE = "1"
+"""``ImageDraw.fontmode`` of every text: "1", hinted glyphs of whole pixels
+without antialiasing.  The faces are hinted for it, and the PNG is about a
+third smaller (28 KB against 40 KB late in play; antialiased edges in the
+palette's blends are what the text costs)."""
+KEY_ROW = 32         # height of a row of the legend's key
+CELLS_TOP = 2 * KEY_ROW + 14  # the legend's company cells, below the top of the legend
+CELL_H = 34          # height of a row of company cells (two a row)
+READER_ROW = 29      # height of a line of the reader's own
+READER_ROWS = 4      # the reader's own lines (their shares, wrapped: two each at most)
+#: Height of the picture: the map, the key, five rows of company cells, the reader's lines.
+HEIGHT = MAP_HEIGHT + CELLS_TOP + 5 * CELL_H + 8 + READER_ROWS * READER_ROW + 4
 
 
 def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    """Pillow's bundled scalable font (no system font needed), cached by size."""
-    f = _FONTS.get(size)
-    if f is None:
+    """The first face of the font chain (``fonts.chain``, DejaVu Sans where
+    installed) at ``size`` px, cached by size."""
+    return _face_font(0, size)
+
+
+@lru_cache(maxsize=64)
+def _face_font(index: int, size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    """Face ``index`` of ``fonts.chain()`` at ``size`` px (Pillow's bundled
+    scalable font for the bundled face, or without FreeType its bitmap font)."""
+    face = fonts.chain()[index]
+    if face.path is not None:
         try:
-            f = ImageFont.load_default(size=size)
-        except (TypeError, OSError, ImportError):  # Pillow without FreeType
-            f = ImageFont.load_default()
-        _FONTS[size] = f
-    return f
+            return ImageFont.truetype(face.path, size, index=face.index)
+        except OSError:  # the file went away or is unreadable: the bundled font
+            pass
+    try:
+        return ImageFont.load_default(size=size)
+    except (TypeError, OSError, ImportError):  # Pillow without FreeType
+        return ImageFont.load_default()
 
 
-_FONTS: dict[int, Any] = {}
+@lru_cache(maxsize=1024)
+def _parts(text: str, size: int) -> tuple[tuple[Any, str, float], ...]:
+    """``text`` at ``size`` px as the map draws it: its runs (``fonts.runs``,
+    each character in a face that has its glyph, or transliterated, or left
+    out) as ``(font, run, x offset from the text's left)``."""
+    out = []
+    x = 0.0
+    for i, run in fonts.runs(text):
+        font = _face_font(i, size)
+        out.append((font, run, x))
+        x += font.getlength(run)
+    return tuple(out)
+
+
+def _baseline(size: int) -> int:
+    """The baseline below the top of a text of ``size`` px (the first face's
+    ascent): where runs in other faces are set (anchor ``ls``)."""
+    font = _font(size)
+    return font.getmetrics()[0] if isinstance(font, ImageFont.FreeTypeFont) else 0
+
+
+def _bbox(text: str, size: int, stroke: int = 0) -> tuple[float, float, float, float]:
+    """The box ``text`` covers drawn at (0, 0) at ``size`` px (as ``getbbox``;
+    several runs: the union of theirs, each at its baseline)."""
+    parts = _parts(text, size)
+    if not parts:
+        return (0, 0, 0, 0)
+    if len(parts) == 1 and parts[0][2] == 0:
+        return parts[0][0].getbbox(parts[0][1], stroke_width=stroke)
+    base = _baseline(size)
+    boxes = [font.getbbox(run, stroke_width=stroke, anchor="ls") for font, run, _ in parts]
+    return (min(b[0] + dx for b, (_, _, dx) in zip(boxes, parts)), min(b[1] + base for b in boxes),
+            max(b[2] + dx for b, (_, _, dx) in zip(boxes, parts)), max(b[3] + base for b in boxes))
 
 
 # ====================================================================== layout
@@ -134,7 +235,7 @@ class Layout:
     def shares_top(self) -> int:
         """The top of the legend's last lines (the reader's shares): everything
         above is the same for every reader of the same position."""
-        return self.map_height + CELLS_TOP + 2 * CELL_H
+        return self.map_height + CELLS_TOP + 5 * CELL_H
 
     def space_xy(self, board: Board, sid: str, index: int) -> tuple[int, int]:
         """Pixel centre of neutral space ``index`` of section ``sid``."""
@@ -182,7 +283,8 @@ def _project(board: Board, w: int, h: int) -> dict[str, tuple[float, float]]:
 def _spread(board: Board, pos: dict[str, tuple[float, float]], w: int, h: int,
             rounds: int = 200) -> dict[str, tuple[float, float]]:
     """Push apart cities too close for their labels or their sections' spaces,
-    each staying near its projected place (a few rounds of pairwise pushes)."""
+    and cities off the lines of sections that pass them by (``CLEAR``), each
+    staying near its projected place (a few rounds of pairwise pushes)."""
     ids = list(pos)
     home = dict(pos)
     p = {c: list(xy) for c, xy in pos.items()}
@@ -196,6 +298,20 @@ def _spread(board: Board, pos: dict[str, tuple[float, float]], w: int, h: int,
             d = need.get((a, b), 48.0)
             if math.dist(pos[a], pos[b]) < 2 * d + 40:
                 pairs.append((a, b, d))
+    near_lines = []  # (city, section's cities): a city that starts near a section's line
+    for s in board.sections.values():
+        a, b = s.cities
+        (ax, ay), (bx, by) = pos[a], pos[b]
+        dx, dy = bx - ax, by - ay
+        ll = max(dx * dx + dy * dy, 1e-6)
+        for c in ids:
+            x, y = pos[c]
+            if c in (a, b) or not (min(ax, bx) - 60 < x < max(ax, bx) + 60
+                                   and min(ay, by) - 60 < y < max(ay, by) + 60):
+                continue
+            t = min(max(((x - ax) * dx + (y - ay) * dy) / ll, 0.0), 1.0)
+            if math.hypot(x - ax - dx * t, y - ay - dy * t) < CLEAR + 30:
+                near_lines.append((c, a, b))
     for _ in range(rounds):
         moved = False
         for a, b, d in pairs:
@@ -213,6 +329,30 @@ def _spread(board: Board, pos: dict[str, tuple[float, float]], w: int, h: int,
             pa[1] -= uy
             pb[0] += ux
             pb[1] += uy
+        for c, a, b in near_lines:  # a city off the lines of sections not its own
+            pc, pa, pb = p[c], p[a], p[b]
+            dx, dy = pb[0] - pa[0], pb[1] - pa[1]
+            ll = dx * dx + dy * dy
+            if ll < 1e-6:
+                continue
+            t = ((pc[0] - pa[0]) * dx + (pc[1] - pa[1]) * dy) / ll
+            if not 0.0 < t < 1.0:
+                continue
+            qx, qy = pa[0] + dx * t, pa[1] + dy * t
+            ox, oy = pc[0] - qx, pc[1] - qy
+            dist = math.hypot(ox, oy)
+            if dist >= CLEAR:
+                continue
+            moved = True
+            if dist < 1e-6:
+                ox, oy, dist = -dy, dx, math.sqrt(ll)
+            push = (CLEAR - dist) * 0.25
+            ux, uy = ox / dist * push, oy / dist * push
+            pc[0] += ux
+            pc[1] += uy
+            for e in (pa, pb):
+                e[0] -= ux / 2
+                e[1] -= uy / 2
         for c in ids:  # a weak pull home, and stay inside the map
             q, o = p[c], home[c]
             q[0] += (o[0] - q[0]) * 0.01
@@ -224,17 +364,77 @@ def _spread(board: Board, pos: dict[str, tuple[float, float]], w: int, h: int,
     return {c: (q[0], q[1]) for c, q in p.items()}
 
 
+def _relaxed(board: Board, cities: dict[str, tuple[float, float]], rounds: int = 40
+             ) -> dict[str, list[float]]:
+    """Where each section's spaces go along its line, as fractions of the way
+    from its first city to its second, in order: evenly spaced, then, where
+    spaces of two sections meeting near a city would overlap (closer than a
+    train's width), both slid along their own lines towards their sections'
+    middles, a step at a time, keeping clear of the cities and of each other."""
+    params: dict[str, list[float]] = {}
+    geo: dict[str, tuple[float, float, float, float, float]] = {}
+    for sid, s in board.sections.items():
+        n = s.capacity
+        params[sid] = [(i + 1) / (n + 1) for i in range(n)]
+        (ax, ay), (bx, by) = cities[s.cities[0]], cities[s.cities[1]]
+        geo[sid] = (ax, ay, bx - ax, by - ay, max(math.hypot(bx - ax, by - ay), 1e-6))
+    need = 2 * TRAIN_R + 4
+
+    def xy(sid: str, t: float) -> tuple[float, float]:
+        ax, ay, dx, dy, _ = geo[sid]
+        return ax + dx * t, ay + dy * t
+
+    def slide(sid: str, k: int, toward: float) -> bool:
+        """Slide space ``k`` of ``sid`` 2 px along its line (``toward`` > 0: to its
+        second city), if it stays clear of its cities and its neighbours."""
+        ts, length = params[sid], geo[sid][4]
+        t = ts[k] + (2.0 if toward > 0 else -2.0) / length
+        edge = (HOME_HALF + TRAIN_R) / length
+        gap = (2 * TRAIN_R + 2) / length
+        lo = ts[k - 1] + gap if k > 0 else edge
+        hi = ts[k + 1] - gap if k + 1 < len(ts) else 1 - edge
+        if lo <= t <= hi:
+            ts[k] = t
+            return True
+        return False
+
+    # the pairs that start near enough to matter (a slide moves a space 80 px at most)
+    pts = [(sid, k, xy(sid, t)) for sid, ts in params.items() for k, t in enumerate(ts)]
+    pairs = [(sa, ka, sb, kb) for i, (sa, ka, pa) in enumerate(pts) for sb, kb, pb in pts[i + 1:]
+             if sa != sb and math.dist(pa, pb) < need + 30]
+    reach = HOME_HALF + TRAIN_R + 3
+    by_city = [(sid, k, cid) for sid, k, p in pts for cid, c in cities.items()
+               if cid not in board.sections[sid].cities and math.dist(p, c) < reach + 30]
+    for _ in range(rounds):
+        moved = False
+        for sa, ka, sb, kb in pairs:
+            pa, pb = xy(sa, params[sa][ka]), xy(sb, params[sb][kb])
+            if math.dist(pa, pb) >= need:
+                continue
+            for sid, k in ((sa, ka), (sb, kb)):  # both towards their sections' middles
+                moved |= slide(sid, k, 0.5 - params[sid][k])
+        for sid, k, cid in by_city:  # off the cities the line passes near
+            (px, py), (cx, cy) = xy(sid, params[sid][k]), cities[cid]
+            if math.hypot(px - cx, py - cy) >= reach:
+                continue
+            _, _, dx, dy, _ = geo[sid]
+            moved |= slide(sid, k, (px - cx) * dx + (py - cy) * dy)  # the way along the line that is away
+        if not moved:
+            break
+    return params
+
+
 def _slots(board: Board, cities: dict[str, tuple[float, float]]) -> dict[str, list[tuple[float, float]]]:
     """The centres of each section's spaces, evenly along the line between its
     cities: each starting space at its company's home end, the neutral spaces
     between, in the order of ``Section.starts`` then ``Section.spaces``."""
     out: dict[str, list[tuple[float, float]]] = {}
+    params = _relaxed(board, cities)
     for sid, s in board.sections.items():
         a, b = s.cities
         (ax, ay), (bx, by) = cities[a], cities[b]
         n = s.capacity
-        points = [(ax + (bx - ax) * (i + 1) / (n + 1), ay + (by - ay) * (i + 1) / (n + 1))
-                  for i in range(n)]
+        points = [(ax + (bx - ax) * t, ay + (by - ay) * t) for t in params[sid]]
         lo, hi = 0, n - 1
         starts = []
         for co in s.starts:
@@ -261,7 +461,6 @@ def _place_labels(board: Board, cities: dict[str, tuple[float, float]],
     """Top-left corners of the city id labels: for each city (the most crowded
     first) the one of eight places around it that overlaps least with the labels
     placed so far, the cities and the spaces, and stays inside the map."""
-    font = _font(LABEL_SIZE)
     obstacles: list[tuple[float, float, float, float]] = []
     for x, y in cities.values():
         obstacles.append((x - HOME_HALF, y - HOME_HALF, x + HOME_HALF, y + HOME_HALF))
@@ -278,7 +477,7 @@ def _place_labels(board: Board, cities: dict[str, tuple[float, float]],
     boxes: dict[str, tuple[float, float, float, float]] = {}
     for cid in sorted(cities, key=lambda c: (-crowd(c), c)):
         x, y = cities[cid]
-        left, top, right, bottom = font.getbbox(cid)
+        left, top, right, bottom = _bbox(cid, LABEL_SIZE)
         tw, th = right - left, bottom - top
         candidates = []  # (x0, y0, preference cost): eight directions, three distances
         for step, gap in enumerate((HOME_HALF + 3, HOME_HALF + 12, HOME_HALF + 24)):
@@ -299,8 +498,8 @@ def _place_labels(board: Board, cities: dict[str, tuple[float, float]],
             cost = pref
             if r[0] < 2 or r[1] < 2 or r[2] > w - 2 or r[3] > h - 2:
                 cost += 10_000
-            cost += 4 * sum(_overlap(r, q) for q in near_labels)
-            cost += 2 * sum(_overlap(r, q) for q in near)
+            cost += 12 * sum(_overlap(r, q) for q in near_labels)
+            cost += 8 * sum(_overlap(r, q) for q in near)
             mx, my = (r[0] + r[2]) / 2, (r[1] + r[3]) / 2
             own = (mx - x) ** 2 + (my - y) ** 2
             if any((mx - ox) ** 2 + (my - oy) ** 2 < own for ox, oy in close):
@@ -330,7 +529,8 @@ def _disc(draw: ImageDraw.ImageDraw, xy: tuple[float, float], r: float, fill: Co
 
 def _free_space(draw: ImageDraw.ImageDraw, xy: tuple[float, float], track: str, half: int = FREE_HALF) -> None:
     """A free neutral space: a square in its track type's colour (black-white: split
-    along the diagonal, black upper left, white lower right)."""
+    along the diagonal, black upper left, white lower right; white and
+    black-white outlined)."""
     x, y = round(xy[0]), round(xy[1])
     box = (x - half, y - half, x + half, y + half)
     if track == "black-white":
@@ -338,42 +538,109 @@ def _free_space(draw: ImageDraw.ImageDraw, xy: tuple[float, float], track: str, 
         draw.polygon([(x - half, y - half), (x + half, y - half), (x - half, y + half)],
                      fill=TRACK_COLOURS["black"])
         draw.rectangle(box, outline=OUTLINE, width=1)
+    elif track == "white":  # white needs its outline on the map's background; the others are
+        draw.rectangle(box, fill=TRACK_COLOURS["white"], outline=OUTLINE, width=1)  # clear without
+    else:  # one (and the PNG is smaller)
+        draw.rectangle(box, fill=TRACK_COLOURS.get(track, (255, 0, 255)))
+
+
+def _shape_points(shape: str, xy: tuple[float, float], r: float) -> list[tuple[float, float]] | None:
+    """The polygon of ``shape`` (a value of ``SHAPES``) centred at ``xy`` within
+    the circle of radius ``r``; None for ``"circle"`` (drawn as an ellipse).
+    Every shape covers its centre (where a train's colour is read)."""
+    x, y = xy
+
+    def poly(*pts: tuple[float, float]) -> list[tuple[float, float]]:
+        return [(x + px * r, y + py * r) for px, py in pts]
+
+    if shape == "circle":
+        return None
+    if shape == "triangle":
+        return poly((0, -1.1), (1.05, 0.75), (-1.05, 0.75))
+    if shape == "triangle_down":
+        return poly((-1.05, -0.75), (1.05, -0.75), (0, 1.1))
+    if shape == "diamond":
+        return poly((0, -1.15), (1.15, 0), (0, 1.15), (-1.15, 0))
+    if shape == "tee":
+        return poly((-1.15, -1.1), (1.15, -1.1), (1.15, -0.35), (0.4, -0.35), (0.4, 1.1), (-0.4, 1.1),
+                    (-0.4, -0.35), (-1.15, -0.35))
+    if shape == "star":
+        return poly(*[(math.sin(math.pi * k / 5) * (1.2 if k % 2 == 0 else 0.5),
+                       -math.cos(math.pi * k / 5) * (1.2 if k % 2 == 0 else 0.5)) for k in range(10)])
+    if shape == "plus":
+        t = 0.42
+        return poly((-t, -1.1), (t, -1.1), (t, -t), (1.1, -t), (1.1, t), (t, t), (t, 1.1), (-t, 1.1),
+                    (-t, t), (-1.1, t), (-1.1, -t), (-t, -t))
+    if shape == "cross":
+        t, e = 0.32, 0.82
+        return poly((-e, -e - t), (0, -t * 1.4), (e, -e - t), (e + t, -e), (t * 1.4, 0), (e + t, e),
+                    (e, e + t), (0, t * 1.4), (-e, e + t), (-e - t, e), (-t * 1.4, 0), (-e - t, -e))
+    if shape == "bar":
+        return poly((-1.2, -0.55), (1.2, -0.55), (1.2, 0.55), (-1.2, 0.55))
+    if shape == "column":
+        return poly((-0.55, -1.2), (0.55, -1.2), (0.55, 1.2), (-0.55, 1.2))
+    raise ValueError(f"no shape {shape!r}")
+
+
+def _mark(draw: ImageDraw.ImageDraw, xy: tuple[float, float], company: str, r: float,
+          outline: Colour = OUTLINE, width: int = 2) -> None:
+    """``company``'s shape (``SHAPES``) in its colour, centred at ``xy`` within
+    radius ``r``, outlined."""
+    fill = COMPANY_COLOURS.get(company, (255, 0, 255))
+    pts = _shape_points(SHAPES.get(company, "circle"), xy, r)
+    if pts is None:
+        _disc(draw, xy, r, fill, outline, width)
     else:
-        draw.rectangle(box, fill=TRACK_COLOURS.get(track, (255, 0, 255)), outline=OUTLINE, width=1)
+        draw.polygon(pts, fill=fill, outline=outline, width=width)
 
 
 def _train(draw: ImageDraw.ImageDraw, xy: tuple[float, float], company: str, start: bool = False) -> None:
-    """A train in its company's colour; on a starting space ringed."""
+    """A train: its company's shape (``SHAPES``) in its colour; on a starting
+    space ringed."""
     if start:
         _disc(draw, xy, START_R, BACKGROUND, OUTLINE, 2)
-    _disc(draw, xy, TRAIN_R, COMPANY_COLOURS.get(company, (255, 0, 255)), OUTLINE, 2)
+    _mark(draw, xy, company, TRAIN_R)
 
 
 def _home(draw: ImageDraw.ImageDraw, xy: tuple[float, float], company: str, half: int = HOME_HALF) -> None:
+    """A home station: a white square framed in ink with its company's shape in
+    its colour inside."""
     x, y = xy
-    draw.rectangle((x - half, y - half, x + half, y + half),
-                   fill=COMPANY_COLOURS.get(company, (255, 0, 255)), outline=INK, width=2)
+    draw.rectangle((x - half, y - half, x + half, y + half), fill=LEGEND_BACKGROUND, outline=INK, width=2)
+    _mark(draw, xy, company, half - 3.5, outline=OUTLINE, width=1)
 
 
 def _text(img: Image.Image, xy: tuple[int, int], text: str, size: int,
           fill: Colour = INK, halo: Colour | None = None, masks: Callable | None = None) -> None:
-    """Draw ``text`` at ``xy`` on ``img``, in ``fill``, with a halo of 3 pixels
-    in ``halo`` under it when given, exactly as ``ImageDraw.text`` draws it
-    (``stroke_width=3, stroke_fill=halo``): from its masks, rendered once per
-    text (``masks``: ``_text_masks`` by default, ``_line_masks`` for the
-    reader's legend lines) and pasted in ``halo`` and ``fill``
-    (``Image.paste`` with a mask blends as ``ImageDraw.text`` does: the same
-    pixels).  At a point that is not whole pixels, or without a FreeType
-    font, it is drawn directly."""
+    """Draw ``text`` at ``xy`` (its top left, as ``ImageDraw.text`` places it) on
+    ``img``, in ``fill``, with a halo of 3 pixels in ``halo`` under it when
+    given, exactly as ``ImageDraw.text`` draws it (``stroke_width=3,
+    stroke_fill=halo``), each run in a face that has its glyphs (``_parts``:
+    never a missing-glyph box; runs in other faces on the first face's
+    baseline): from its masks, rendered once per text (``masks``:
+    ``_text_masks`` by default, ``_line_masks`` for the reader's legend lines)
+    and pasted in ``halo`` and ``fill`` (``Image.paste`` with a mask blends as
+    ``ImageDraw.text`` does: the same pixels).  At a point that is not whole
+    pixels, or without a FreeType font, it is drawn directly."""
+    parts = _parts(text, size)
+    if not parts:
+        return
     found = None
     if isinstance(xy[0], int) and isinstance(xy[1], int):  # a mask fits whole pixels only
         found = (masks or _text_masks)(text, size, halo is not None)
     if found is None:
         draw = ImageDraw.Draw(img)
-        if halo is None:
-            draw.text(xy, text, font=_font(size), fill=fill)
-        else:
-            draw.text(xy, text, font=_font(size), fill=fill, stroke_width=3, stroke_fill=halo)
+        draw.fontmode = TEXT_MODE
+        stroke = {"stroke_width": 3, "stroke_fill": halo} if halo is not None else {}
+        if len(parts) == 1 and parts[0][2] == 0:
+            draw.text(xy, parts[0][1], font=parts[0][0], fill=fill, **stroke)
+            return
+        base = _baseline(size)
+        if halo is not None:  # every run's halo first, then the runs, as one text would be drawn
+            for font, run, dx in parts:
+                draw.text((xy[0] + dx, xy[1] + base), run, font=font, fill=halo, anchor="ls", **stroke)
+        for font, run, dx in parts:
+            draw.text((xy[0] + dx, xy[1] + base), run, font=font, fill=fill, anchor="ls")
         return
     (ox, oy), stroke, ink = found
     box = (xy[0] - ox, xy[1] - oy)
@@ -389,22 +656,30 @@ def _render_masks(text: str, size: int, halo: bool
     """The masks ``ImageDraw.text`` draws ``text`` with at a point of whole
     pixels: ``(origin, halo mask, fill mask)``, "L" images of the same size
     with the text's point at ``origin``; the halo mask (``stroke_width=3``,
-    filled) is None without ``halo``.  None when the font is not a FreeType
-    font (then ``_text`` draws directly)."""
-    font = _font(size)
-    if not isinstance(font, ImageFont.FreeTypeFont):
+    filled) is None without ``halo``.  Each run of ``_parts`` in its own face.
+    None when a font is not a FreeType font (then ``_text`` draws directly)."""
+    parts = _parts(text, size)
+    if not parts or not all(isinstance(f, ImageFont.FreeTypeFont) for f, _, _ in parts):
         return None
     stroke = 3 if halo else 0
-    left, top, right, bottom = font.getbbox(text, stroke_width=stroke)
+    single = len(parts) == 1 and parts[0][2] == 0
+    left, top, right, bottom = _bbox(text, size, stroke)
     pad = 4  # a mask wider than getbbox says costs nothing but zeros
-    origin = (pad - min(left, 0), pad - min(top, 0))
-    shape = (origin[0] + max(right, 0) + pad, origin[1] + max(bottom, 0) + pad)
+    origin = (pad - min(math.floor(left), 0), pad - min(math.floor(top), 0))
+    shape = (origin[0] + max(math.ceil(right), 0) + pad, origin[1] + max(math.ceil(bottom), 0) + pad)
+    base = _baseline(size)
 
     def mask(stroke_width: int) -> Image.Image:
         # drawn in 255 on 0, an "L" image's pixels are the mask itself
         im = Image.new("L", shape, 0)
-        ImageDraw.Draw(im).text(origin, text, font=font, fill=255, stroke_width=stroke_width,
-                                stroke_fill=255 if stroke_width else None)
+        draw = ImageDraw.Draw(im)
+        draw.fontmode = TEXT_MODE
+        extra = {"stroke_width": stroke_width, "stroke_fill": 255 if stroke_width else None}
+        if single:
+            draw.text(origin, parts[0][1], font=parts[0][0], fill=255, **extra)
+        else:
+            for font, run, dx in parts:
+                draw.text((origin[0] + dx, origin[1] + base), run, font=font, fill=255, anchor="ls", **extra)
         return im
 
     return origin, (mask(stroke) if halo else None), mask(0)
@@ -420,14 +695,17 @@ _line_masks = lru_cache(maxsize=128)(_render_masks)
 
 @lru_cache(maxsize=512)
 def _text_width(text: str, size: int) -> int:
-    left, _, right, _ = _font(size).getbbox(text)
-    return right - left
+    left, _, right, _ = _bbox(text, size)
+    return math.ceil(right - left)
 
 
 def _shares_text(counts: dict[str, int]) -> str:
     order = {c: i for i, c in enumerate((*COMPANIES, UP))}
     items = sorted(((c, n) for c, n in counts.items() if n > 0), key=lambda cn: order.get(cn[0], 99))
-    return ", ".join(f"{n} {c}" for c, n in items) or "none"
+    if not items:
+        from .words import word
+        return word("board", "shares_none")
+    return ", ".join(f"{n} {c}" for c, n in items)
 
 
 def map_image(game: Any, player: str | None = None) -> Image.Image:
@@ -446,28 +724,32 @@ def _base(game: Any, view: dict[str, Any], lay: Layout) -> Image.Image:
     position and kept (``_BASES``); never changed by callers."""
     board: Board = game.board
     key = _base_key(game, view)
-    cached = _BASES.get(id(board))
+    slot = (id(board), key[0])  # one kept per board and language: readers of several languages alternate
+    cached = _BASES.get(slot)
     if cached is not None and cached[0] is board and cached[1] == key:
         return cached[2]
     base = _base_image(game, view, lay)
-    _BASES.pop(id(board), None)
-    _BASES[id(board)] = (board, key, base)
+    _BASES.pop(slot, None)
+    _BASES[slot] = (board, key, base)
     while len(_BASES) > BASE_CACHE:
         del _BASES[next(iter(_BASES))]
     return base
 
 
-BASE_CACHE = 4
-"""How many boards' base images (``_base_image``) the process keeps: the last
-one drawn of each (a cycle draws every reader's map of a game in a row)."""
+BASE_CACHE = 5
+"""How many base images (``_base_image``, about 2 MB each) the process keeps:
+the last one drawn of each board and language (a cycle draws every reader's map
+of a game in a row, its readers in up to five languages)."""
 
-_BASES: dict[int, tuple[Board, tuple, Image.Image]] = {}
+_BASES: dict[tuple[int, str], tuple[Board, tuple, Image.Image]] = {}
 
 
 def _base_key(game: Any, view: dict[str, Any]) -> tuple:
-    """Everything ``_base_image`` draws from besides the board: the trains placed
-    and the companies of the legend (the same for every reader)."""
-    return (tuple((sid, tuple(row)) for sid, row in game.placed.items()),
+    """Everything ``_base_image`` draws from besides the board: the language in
+    force, the trains placed and the companies of the legend (the same for every
+    reader of that language)."""
+    return (i18n.current(),  # the legend's words are the reader's language's
+            tuple((sid, tuple(row)) for sid, row in game.placed.items()),
             tuple((c["abbr"], c["home"], c["value"], c["in_box"]) for c in view["companies"]))
 
 
@@ -525,66 +807,104 @@ _LINES: dict[int, tuple[Layout, Image.Image]] = {}
 
 
 def _legend(img: Image.Image, draw: ImageDraw.ImageDraw, lay: Layout, view: dict[str, Any]) -> None:
+    """The legend below the map, in the language in force (``templates/words/
+    board.txt``): the key (the free spaces by track type; a train, a starting
+    space, a home station), then each company's shape and colour, letters,
+    value in millions, home station and trains left, two companies a row."""
+    from .templates import card_text  # track types in the reader's language
+    from .words import wording
+
+    word = wording("board")
     top = lay.map_height
     draw.rectangle((0, top, lay.width, lay.height), fill=LEGEND_BACKGROUND)
     draw.line((0, top, lay.width, top), fill=LINE, width=2)
 
-    # key: the free spaces by track type, a train, a starting space, a home station
-    y = top + 22
-    x = 16
+    # key: the free spaces by track type; a train, a starting space, a home station
+    y = top + 8 + KEY_ROW // 2
+    x = 14
     for track in TRACK_TYPES:
         _free_space(draw, (x + 8, y), track, half=8)
-        _text(img, (x + 22, y - 13), track, SMALL_SIZE, MUTED)
-        x += 30 + _text_width(track, SMALL_SIZE) + 22
-    _disc(draw, (x + 9, y), TRAIN_R, COMPANY_COLOURS["BNL"])
-    _text(img, (x + 24, y - 13), "train", SMALL_SIZE, MUTED)
-    x += 30 + _text_width("train", SMALL_SIZE) + 22
-    _train(draw, (x + 11, y), "BNL", start=True)
-    _text(img, (x + 28, y - 13), "start", SMALL_SIZE, MUTED)
-    x += 34 + _text_width("start", SMALL_SIZE) + 22
-    _home(draw, (x + 9, y), "BNL", half=9)
-    _text(img, (x + 24, y - 13), "home", SMALL_SIZE, MUTED)
+        name = card_text(track)
+        _text(img, (x + 22, y - 14), name, SMALL_SIZE, MUTED)
+        x += 22 + _text_width(name, SMALL_SIZE) + 22
+    y += KEY_ROW
+    x = 14
+    for kind, name in (("train", word("key_train")), ("start", word("key_start")), ("home", word("key_home"))):
+        if kind == "train":
+            _train(draw, (x + 10, y), "BNL")
+        elif kind == "start":
+            _train(draw, (x + 12, y), "BNL", start=True)
+        else:
+            _home(draw, (x + 11, y), "BNL")
+        _text(img, (x + 30, y - 14), name, SMALL_SIZE, MUTED)
+        x += 30 + _text_width(name, SMALL_SIZE) + 28
 
-    # the companies: colour, value in millions, home station and trains left
-    cols, cell_w, cell_h = 5, lay.width // 5, CELL_H
+    # the companies: shape and colour, value in millions, home station and trains left
+    cols, cell_w = 2, lay.width // 2
     y0 = top + CELLS_TOP
     for i, c in enumerate(view["companies"]):
         cx = (i % cols) * cell_w + 14
-        cy = y0 + (i // cols) * cell_h
-        _disc(draw, (cx + 11, cy + 15), 11, COMPANY_COLOURS.get(c["abbr"], (255, 0, 255)))
-        _text(img, (cx + 30, cy - 2), f"{c['abbr']} ${c['value']}M", LEGEND_SIZE, INK)
-        _text(img, (cx + 30, cy + 27), f"{c['home']} · {c['in_box']} left", SMALL_SIZE, MUTED)
+        cy = y0 + (i // cols) * CELL_H
+        _mark(draw, (cx + 12, cy + 15), c["abbr"], 12)
+        _text(img, (cx + 32, cy), f"{c['abbr']} ${c['value']}M", LEGEND_SIZE, INK)
+        rest = word("cell", home=c["home"], count=c["in_box"])
+        _text(img, (cx + 186, cy + 1), _fit(rest, SMALL_SIZE, cell_w - 186 - 8), SMALL_SIZE, MUTED)
 
-    y = top + CELLS_TOP + 2 * CELL_H + 6
-    draw.line((14, y - 4, lay.width - 14, y - 4), fill=(225, 220, 210), width=1)
+    y = lay.shares_top + 2
+    draw.line((14, y, lay.width - 14, y), fill=(225, 220, 210), width=1)
 
 
 def _reader_lines(img: Image.Image, lay: Layout, view: dict[str, Any], player: str | None,
                   top: int = 0) -> None:
     """The legend's last lines: the reader's own shares, or what the public view is
-    (drawn on a picture whose row 0 is the map's row ``top``)."""
-    y = lay.map_height + CELLS_TOP + 2 * CELL_H + 6 - top
-    lines = legend_lines(view, player)
-    for k, line in enumerate(lines):
-        _text(img, (16, y + k * 28), _fit(line, LEGEND_SIZE - 2, lay.width - 32), LEGEND_SIZE - 2, INK,
-              masks=_line_masks)
+    (drawn on a picture whose row 0 is the map's row ``top``), ``_wrapped``."""
+    y = lay.shares_top + 8 - top
+    for k, line in enumerate(_wrapped(legend_lines(view, player), lay.width - 28)):
+        _text(img, (14, y + k * READER_ROW), line, SMALL_SIZE, INK, masks=_line_masks)
+
+
+def _wrapped(lines: list[str], width: int, rows: int = None) -> list[str]:
+    """``lines`` broken after a comma where one is wider than ``width`` pixels
+    (at ``SMALL_SIZE``), the lines after the first of each indented, at most
+    ``rows`` (``READER_ROWS``) in all, the last cut short with an ellipsis if
+    need be."""
+    rows = READER_ROWS if rows is None else rows
+    out: list[str] = []
+    for line in lines:
+        pieces = line.split(", ")
+        cur = pieces[0]
+        for piece in pieces[1:]:
+            if _text_width(cur + ", " + piece + ",", SMALL_SIZE) <= width:  # room for the comma it may end with
+                cur += ", " + piece
+            else:
+                out.append(cur + ",")
+                cur = "    " + piece
+        out.append(cur)
+    if len(out) > rows:
+        out = out[:rows - 1] + [" ".join(x.strip() for x in out[rows - 1:])]
+    return [_fit(x, SMALL_SIZE, width) for x in out]
 
 
 def legend_lines(view: dict[str, Any], player: str | None) -> list[str]:
-    """The last lines of the legend: ``player``'s own shares, invested and in hand,
-    from ``view = game.view(player)``, headed "Your shares" (the map goes to that
-    player alone, and Pillow's bundled font draws ASCII only: a name such as
-    "José" or "李雷" would show boxes); for the public view (``player=None``) the
-    turn and the dividends instead."""
+    """The last lines of the legend in the language in force (``templates/words/
+    board.txt``): ``player``'s own shares, invested and in hand, from ``view =
+    game.view(player)``, the first line naming the reader as the map draws the
+    name (``fonts.drawable``: in any script the fonts cover, transliterated or
+    left out where none does; a name nothing of is left of is not named); for
+    the public view (``player=None``) the turn and the dividends instead."""
+    from .words import wording
+
+    word = wording("board")
     if player is None:
-        return [f"Public view · turn {view['turn'] + 1} · "
-                f"dividends {view['dividends_paid']}/{view['final_dividend']}"]
+        return [word("public_view", turn=view["turn"] + 1, paid=view["dividends_paid"],
+                     final=view["final_dividend"])]
     me = next((p for p in view["players"] if p["name"] == player), None)
     hand: dict[str, int] = {}
     for share in view["you"]["shares"]:
         hand[share] = hand.get(share, 0) + 1
-    return [f"Your shares invested: {_shares_text(me['invested'] if me else {})}",
-            f"Your shares in hand: {_shares_text(hand)}"]
+    name = " ".join(fonts.drawable(player).split())
+    return [word("shares_invested", player=name, shares=_shares_text(me["invested"] if me else {})),
+            word("shares_in_hand", shares=_shares_text(hand))]
 
 
 def _fit(text: str, size: int, width: int) -> str:
@@ -637,18 +957,20 @@ def render_map(game: Any, player: str | None = None, *, width: int | None = None
     # maps alone and the board looks the same in every reader's map
     img = img.quantize(palette=palette(), dither=Image.Dither.NONE)
     buf = io.BytesIO()
-    img.save(buf, "PNG", compress_level=6)
+    img.save(buf, "PNG", compress_level=PNG_LEVEL)
     return buf.getvalue()
 
 
-PNG_LEVEL = 6
-"""The zlib level of the map's PNG (``_png``)."""
+PNG_LEVEL = 8
+"""The zlib level of the map's PNG (``_png``): 8, about 10% smaller than 6
+(28.3 against 31.1 KB late in play) for twice its CPU; 9 gains 1% more for
+twice again (benchmarks/bench_map.py)."""
 
 BAND_ROWS = 128
 """The most rows of the map area compressed as one piece of the PNG's zlib
 stream (``_deflated``): a new train changes one or two such bands and the
 legend's company cells; the others are taken as they were compressed before.
-Bands this tall make the PNG about 0.2% larger than one stream (406 maps of 6
+Bands this tall made the PNG about 0.2% larger than one stream (at 1000x850, before issue 26: 406 maps of 6
 random games: 41.0 kB on average against 40.9 kB; ``benchmarks/bench_map.py``)."""
 
 BAND_CACHE = 1024
@@ -837,6 +1159,7 @@ def city_legend(board: Board) -> list[tuple[str, str]]:
 
 
 __all__ = [
-    "COMPANY_COLOURS", "TRACK_COLOURS", "WIDTH", "HEIGHT", "Layout", "layout",
+    "COMPANY_COLOURS", "MIN_DELTA_E", "SHAPES", "TRACK_COLOURS", "WIDTH", "HEIGHT", "PHONE_WIDTH",
+    "PHONE_MIN_CSS_PX", "Layout", "layout",
     "map_image", "render_map", "legend_lines", "board_text", "buildable", "city_legend",
 ]
