@@ -105,6 +105,9 @@ def status_text(record: GameRecord, player: Player, events: list[str], *, notice
     ctx["moderator_address"] = moderator_address
     ctx["drawn"] = [word("threads", "you_drew", share=share, swapped=swapped) for share, swapped in drawn]
     ctx["deadline"] = _deadline_line(record, player)
+    from .advance import status_lines  # orders in advance, to this player alone (issue 30)
+
+    ctx["advance"] = status_lines(record, player)
     text = render(template, **ctx)
     html_template = "mail/status.html"
     if template == "welcome.txt":
