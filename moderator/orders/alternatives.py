@@ -186,6 +186,11 @@ def _turns(parts: list[list[str]], line: str) -> list[list[list[list[str]]]]:
     turns: list[list[list[list[str]]]] = [[]]
     joined = False  # the last part ended with "or": the next one is a choice of it (or a new turn)
     for part in parts:
+        if [_low(t) for t in part] == ["or"]:  # "... or pass": the parser split before the verb
+            if joined or not turns[-1]:
+                raise AlternativesError("or_empty", line)
+            joined = True
+            continue
         lead = bool(part) and _low(part[0]) == "or"
         trail = bool(part) and _low(part[-1]) == "or"
         body = part[1 if lead else 0:len(part) - (1 if trail else 0)]
