@@ -295,3 +295,32 @@ def test_candidates_are_the_orders_read_first_legal_played():
     got = [str(a) for a in candidates(["build KCC DEN-KCY plain; take stack or build DM DEN-OMA black; take stack"],
                                       board, "en")]
     assert got == ["build KCC DEN-KCY plain; take stack", "build DM DEN-OMA black; take stack"]
+
+
+def test_reminder_and_status_mail_say_the_queued_order_will_be_played(tmp_path):
+    c = started(tmp_path, settings={"deadline": 24 * 3600})
+    rec = c.load()
+    who = rec.game.to_move
+    c.mail(who, "next: pass; discard plain")  # for the turn after the one awaited now
+    c.run(T0 + 2 * H)
+    (answer,) = to(c.sent(), c.addr[who])
+    said = " ".join(body(answer).split())
+    assert "Queued for your turn after this one: 'pass; discard plain'." in said
+    assert "Your move now is still awaited." in said
+    reminders = []
+    for hour in range(4, 24, 2):
+        c.run(T0 + hour * H)
+        reminders += [m for m in to(c.sent(), c.addr[who]) if "your move is due" in body(m).partition("\n")[0]]
+        if reminders:
+            break
+    (reminder,) = reminders
+    assert "Your queued orders are played when their turns come: pass; discard plain." in \
+        " ".join(body(reminder).split())
+    # the status mail after their move says what is queued
+    c.move(who)
+    c.run(c.now + H)
+    rec = c.load()
+    assert rec.history[-1]["player"] == who and "queued" not in rec.history[-1]
+    assert rec.queued[who][0]["order"] == "pass; discard plain"  # played on their next turn
+    (status,) = to(c.sent(), c.addr[who])
+    assert "Your next move is queued: 'pass; discard plain'." in " ".join(body(status).split())

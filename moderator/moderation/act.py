@@ -152,6 +152,8 @@ def _refuse_in_language(v: Refuse, om: OrderMail, post: Post, store: GameStore, 
     values: dict[str, Any] = dict(v.values)
     if v.reason == "order_not_legal":  # the engine's named refusal, worded by words/illegal.txt
         values = {"reason": reason(SimpleNamespace(code=values["code"], values=values["values"]))}
+        if v.values["code"] == "not_your_turn":  # an order given early: how to queue it (issue 30)
+            values["reason"] += ". " + word("advance", "not_your_turn_next")
     elif v.reason == "mail_too_large":  # sizes as the player's language writes them ("27.4 MB")
         values = {"size": byte_size(values["size"]), "max_size": byte_size(values["max_size"])}
     elif v.reason == "too_many_lines":

@@ -249,6 +249,9 @@ def _mails(post: Any, record: GameRecord, notices: list[Notice]) -> list[tuple[A
         with i18n.speaking(record.language_of(n.player) if n.player is not None else i18n.DEFAULT):
             title = word("clock", n.name + "_title", **_for_macro(n.name + "_title", n.values))
             text = word("clock", n.name, **n.values) + "\n"
+            if n.name == "reminder" and n.player is not None:  # their queued orders will be played
+                queued = advance.reminder_line(record, record.player_by_name(n.player))
+                text += "\n" + queued + "\n" if queued else ""
             if n.player is not None:
                 thread = thread_of(record, record.player_by_name(n.player))
                 root = thread.thread
