@@ -324,3 +324,21 @@ def test_reminder_and_status_mail_say_the_queued_order_will_be_played(tmp_path):
     assert rec.queued[who][0]["order"] == "pass; discard plain"  # played on their next turn
     (status,) = to(c.sent(), c.addr[who])
     assert "Your next move is queued: 'pass; discard plain'." in " ".join(body(status).split())
+
+
+@pytest.mark.parametrize("language,take,discard,off,show,cancel", [
+    ("en", "auto take stack", "auto discard plain", "auto off", "next?", "next: none"),
+    ("es", "auto tomar pila", "auto descartar lisa", "auto nada", "siguiente?", "siguiente: nada"),
+    ("de", "auto Stapel nehmen", "auto einfach abwerfen", "auto nichts", "nächster?", "nächster: nichts"),
+    ("cs", "auto vezmi balíček", "auto odhoď obyčejná", "auto nic", "příště?", "příště: nic"),
+    ("zh", "自动拿股票堆", "自动弃无条纹", "自动 无", "下一步？", "下一步：无"),
+])
+def test_the_guides_commands_in_every_language(language, take, discard, off, show, cancel):
+    """The commands the help guide shows in each language (templates/help.txt and its catalogues)."""
+    from moderator.moderation.advance import _read_standing
+
+    assert _read_standing(advance_command(take, language)[5:], language) == ["take stack"]
+    assert _read_standing(advance_command(discard, language)[5:], language) == ["discard plain"]
+    assert advance_command(off, language) == "auto off"
+    assert advance_command(show, language) == "next?"
+    assert advance_command(cancel, language) == "next 1: none"
