@@ -200,10 +200,11 @@ def test_secrecy_no_other_mail_names_a_queued_order(tmp_path):
     rec = c.load()
     first = rec.game.to_move
     third = rec.game.players[(rec.game.players.index(first) + 2) % 3]
-    secret_text = "build UP SEA-POR plain or build DM DEN-OMA white; take stack"
+    secret_text = "build KCC SEA-POR plain or build DM DEN-OMA white; take stack"
     c.mail(third, f"next 2: {secret_text}")
     c.mail(third, "next?")
     c.run(T0 + 2 * H)
+    assert c.load().queued[third][0]["order"] == secret_text
     mails = c.sent()
     for m in mails:
         if str(m["To"]) != c.addr[third]:
@@ -342,3 +343,20 @@ def test_the_guides_commands_in_every_language(language, take, discard, off, sho
     assert advance_command(off, language) == "auto off"
     assert advance_command(show, language) == "next?"
     assert advance_command(cancel, language) == "next 1: none"
+
+
+def test_public_export_leaves_out_queued_orders_and_standing_choices(tmp_path):
+    from moderator.archive.export import dump, export_data
+
+    c = started(tmp_path)
+    rec = c.load()
+    other = rec.game.players[(rec.game.players.index(rec.game.to_move) + 1) % 3]
+    c.mail(other, "next: build KCC SEA-POR plain or build DM DEN-OMA white; take stack\nauto discard black-white")
+    c.run(T0 + 2 * H)
+    data = GameStore(c.config.games_dir).read_data(c.gid)
+    assert data["queued"][other][0]["order"].startswith("build KCC SEA-POR")
+    assert data["standing"] == {other: ["discard black-white"]}
+    public = dump(export_data(data))
+    assert "SEA-POR" not in public and "black-white" not in public.split("state:")[0].split("history:")[0]
+    assert "queued" not in export_data(data) and "standing" not in export_data(data)
+    assert export_data(data, with_secrets=True)["queued"] == data["queued"]
