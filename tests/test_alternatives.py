@@ -202,3 +202,8 @@ def test_spanish_player_reads_the_choice_played_in_spanish(tmp_path):
     assert rec.history[-1]["player"] == who and rec.history[-1]["alternatives"] == text
     (status,) = to(c.sent(), c.addr[who])
     assert f"De tu orden '{text}' se ha jugado esto: " in " ".join(body(status).split())
+
+
+def test_or_in_prose_beside_an_order_is_no_choice():
+    lines = ["build KCC DEN-KCY plain", "take stack", "Let me know if this works or not."]
+    assert candidates(lines, BOARD, "en") == [Build("KCC", "DEN-KCY", "plain", take=Take("stack"))]

@@ -102,6 +102,8 @@ def has_alternatives(lines: list[str] | tuple[str, ...], language: str | None = 
     command line."""
     lang = language_of(language)
     pattern = _pattern(lang)
+    if not any(pattern.search(str(raw)) for raw in lines):  # the usual case: no "or" at all
+        return False
     for raw in lines:
         for line in str(raw).splitlines():
             line = uncommented(line)
@@ -155,10 +157,23 @@ def _parts(lines: list[str], board: Board, lang: str) -> list[list[str]]:
                 if lex.pattern is not None:
                     tokens = _verb_last(tokens)
                 for part in _split_verbs(tokens):
-                    if _is_chatter(part) or (_is_prose(part, board) and "or" not in map(_low, part)):
+                    if _is_chatter(part) or _prose(part, board):
                         continue
                     out.append(part)
     return out
+
+
+def _prose(part: list[str], board: Board) -> bool:
+    """Whether every side of the ``or`` words of ``part`` is prose (``Let me know
+    if it works or not``): a line the parser skips."""
+    sides: list[list[str]] = [[]]
+    for tok in part:
+        if _low(tok) == "or":
+            sides.append([])
+        else:
+            sides[-1].append(tok)
+    said = [side for side in sides if side]
+    return bool(said) and all(_is_prose(side, board) for side in said)
 
 
 def _choices(part: list[str], line: str) -> list[list[str]]:
@@ -231,7 +246,10 @@ def candidates(lines: list[str] | tuple[str, ...], board: Board, language: str |
     if not has_alternatives(lines, lang):
         return [parse_turn(lines, board, language=lang)]
     line = " / ".join(lines)
-    turns = _turns(_parts(lines, board, lang), line)
+    parts = _parts(lines, board, lang)
+    if not any(_low(t) == "or" for part in parts for t in part):  # "or" only in prose
+        return [parse_turn(lines, board, language=lang)]
+    turns = _turns(parts, line)
     count = 0
     for slots in turns:
         n = 1
