@@ -10,7 +10,6 @@ import random
 
 import pytest
 
-from moderator.moderation import advance
 from moderator.moderation.advance import advance_command
 from moderator.orders.alternatives import candidates
 from moderator.players.heuristic import choose
@@ -360,3 +359,36 @@ def test_public_export_leaves_out_queued_orders_and_standing_choices(tmp_path):
     assert "SEA-POR" not in public and "black-white" not in public.split("state:")[0].split("history:")[0]
     assert "queued" not in export_data(data) and "standing" not in export_data(data)
     assert export_data(data, with_secrets=True)["queued"] == data["queued"]
+
+
+def test_next_2_is_played_on_the_turn_after_the_next(tmp_path):
+    c = started(tmp_path)
+    rec = c.load()
+    order = rec.game.players
+    first = rec.game.to_move
+    second = order[(order.index(first) + 1) % 3]
+    c.mail(second, "next 2: pass; discard plain")
+    c.run(T0 + 2 * H)
+    (answer,) = to(c.sent(), c.addr[second])
+    assert "Queued for your turn number 2 from now: 'pass; discard plain'." in " ".join(body(answer).split())
+    assert c.load().queued[second][0]["turn"] == 2  # one initial investment, one turn by mail, then this
+    # a round by mail: the second player's own next turn is not the queued one
+    hour = 3
+    for name in (first, second, order[(order.index(first) + 2) % 3], first):
+        assert c.load().game.to_move == name
+        assert c.load().queued[second][0]["turn"] == 2
+        c.move(name)
+        c.run(T0 + hour * H)
+        hour += 1
+        mails = c.sent()
+    rec = c.load(check=True)
+    # now the second player's turn came: a pass is not legal while builds are, so the
+    # order is dropped and they are told; the game waits for their move
+    assert rec.game.to_move == second and rec.history[-1]["player"] == first
+    with pytest.raises(IllegalAction):
+        rec.game.resolve(second, parse_action("pass; discard plain"))
+    (status,) = to(mails, c.addr[second])
+    said = " ".join(body(status).split())
+    assert "Your queued order 'pass; discard plain' was not played and is dropped: " in said
+    assert "Send your move as usual." in said
+    assert rec.queued == {}
