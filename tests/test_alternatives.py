@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from moderator.orders.alternatives import MAX_ALTERNATIVES, AlternativesError, candidates, has_alternatives
 from moderator.orders.parser import OrderError
@@ -207,3 +208,36 @@ def test_spanish_player_reads_the_choice_played_in_spanish(tmp_path):
 def test_or_in_prose_beside_an_order_is_no_choice():
     lines = ["build KCC DEN-KCY plain", "take stack", "Let me know if this works or not."]
     assert candidates(lines, BOARD, "en") == [Build("KCC", "DEN-KCY", "plain", take=Take("stack"))]
+
+
+OR = {"en": "or", "es": "o", "de": "oder", "cs": "nebo", "zh": "或"}
+
+
+def _position(seed: int, moves: int):
+    from moderator.rules.engine import Game
+
+    rng = random.Random(seed)
+    game = Game.new(BOARD, ["Ann", "Bob", "Cy"], seed, "first-edition", {})
+    for _ in range(moves):
+        if game.phase == "over":
+            break
+        who = game.waiting_for()[0]
+        game.push(who, game.random_action(who, rng))
+    return game, rng
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), moves=st.integers(0, 60), language=st.sampled_from(sorted(OR)))
+def test_any_two_legal_turns_joined_by_or_are_read_as_those_two(seed, moves, language):
+    """``A or B`` of two whole legal turns, written in any language's words
+    (``format_action``), is read as [A, B]; the first legal one is A."""
+    from moderator.orders.lexicon import format_action
+
+    game, rng = _position(seed, moves)
+    if game.phase == "over":
+        return
+    who = game.waiting_for()[0]
+    a, b = game.random_action(who, rng), game.random_action(who, rng)
+    line = f"{format_action(a, language)} {OR[language]} {format_action(b, language)}"
+    got = candidates([line], BOARD, language)
+    assert got == ([a] if a == b else [a, b]), line
