@@ -392,3 +392,29 @@ def test_next_2_is_played_on_the_turn_after_the_next(tmp_path):
     assert "Your queued order 'pass; discard plain' was not played and is dropped: " in said
     assert "Send your move as usual." in said
     assert rec.queued == {}
+
+
+def test_a_chain_of_queued_orders_is_played_in_one_cycle(tmp_path):
+    """Two players' orders in advance after one mail: the first player's move makes
+    it the second's turn (queued: played), which makes it the third's (queued:
+    played), in the one cycle (OGS #1148, #2182: queued answers not played on)."""
+    c = started(tmp_path)
+    rec = c.load()
+    order = rec.game.players
+    first = rec.game.to_move
+    second, third = order[(order.index(first) + 1) % 3], order[(order.index(first) + 2) % 3]
+    mine = legal_now(rec, first)
+    g2 = after(rec, first, mine)
+    theirs = choose(g2, second, random.Random(7))
+    g2.push(second, theirs)
+    last = choose(g2, third, random.Random(8))
+    c.mail(second, f"next: {theirs}")
+    c.mail(third, f"next: {last}")
+    c.run(T0 + 2 * H)
+    c.sent()
+    c.mail(first, str(mine))
+    c.run(T0 + 3 * H)
+    rec = c.load(check=True)
+    assert [(h["player"], h["order"], h.get("queued")) for h in rec.history[-3:]] == [
+        (first, str(mine), None), (second, str(theirs), True), (third, str(last), True)]
+    assert rec.game.to_move == first and rec.queued == {}
