@@ -98,6 +98,24 @@ def _all(table: dict[str, tuple[str, ...]], language: str) -> set[str]:
     return set(table["en"]) | set(table.get(language, ()))
 
 
+_PATTERNS: dict[str, tuple[re.Pattern, re.Pattern, re.Pattern]] = {}
+
+
+def _patterns(language: str) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+    """The patterns of ``next``/``auto`` commands in ``language`` (compiled once):
+    the whole command on a folded line, and a quick test of a line as written
+    (the first letters of any of the words, any case, after bullets)."""
+    if language not in _PATTERNS:
+        nexts, autos = _all(NEXT_WORDS, language), _all(AUTO_WORDS, language)
+        heads = {w[:2] for w in nexts | autos} | {"pr", "př", "nä", "vž", "pró"}
+        _PATTERNS[language] = (
+            re.compile(r"^\s*" + _words_re(nexts) + r"\s*(\d+)?\s*(\?|:|=)\s*(.*)$", re.DOTALL),
+            re.compile(r"^\s*" + _words_re(autos) + r"\s*(\?|:)?\s*(.*)$", re.DOTALL),
+            re.compile(r"^[\s\W\d]*(?:" + "|".join(map(re.escape, sorted(heads))) + ")", re.IGNORECASE),
+        )
+    return _PATTERNS[language]
+
+
 def advance_command(line: str, language: str | None = None) -> str | None:
     """The command of orders in advance or standing choices on ``line``, in
     English words, or None: ``next N: ORDER`` (N 1-``QUEUE_MOST``, the order as
@@ -108,8 +126,11 @@ def advance_command(line: str, language: str | None = None) -> str | None:
     from ..orders.lexicon import language_of
 
     lang = language_of(language)
+    next_re, auto_re, first = _patterns(lang)
+    if not first.match(line):  # the usual line: no word of these commands at its start
+        return None
     text = _fold(line)
-    nxt = re.match(r"^\s*" + _words_re(_all(NEXT_WORDS, lang)) + r"\s*(\d+)?\s*(\?|:|=)\s*(.*)$", text)
+    nxt = next_re.match(text)
     if nxt:
         n, mark, rest = nxt.group(1), nxt.group(2), nxt.group(3).strip()
         if mark == "?":
@@ -121,7 +142,7 @@ def advance_command(line: str, language: str | None = None) -> str | None:
             return f"next {count}: none"
         order = re.split(r"[:=：]", str(line), maxsplit=1)[1].strip()
         return f"next {count}: {order}"
-    auto = re.match(r"^\s*" + _words_re(_all(AUTO_WORDS, lang)) + r"\s*(\?|:)?\s*(.*)$", text)
+    auto = auto_re.match(text)
     if auto:
         mark, rest = auto.group(1), auto.group(2).strip()
         if mark == "?" and not rest:
