@@ -76,8 +76,11 @@ def test_commands_read_in_every_language():
     assert advance_command("auto take stack", "en") == "auto take stack"
     assert advance_command("auto off", "en") == "auto off"
     assert advance_command("auto?", "en") == "auto?"
-    # prose that starts with the word is no command
+    # prose that starts with the word is no command (an out-of-office line too)
     assert advance_command("next time I will build", "en") is None
+    assert advance_command("Auto-reply: I am away until Monday", "en") is None
+    assert advance_command("auto I am away until Monday", "en") is None
+    assert advance_command("Automatic reply", "en") is None
     assert advance_command("take stack", "en") is None
 
 

@@ -91,7 +91,7 @@ def _fold(text: str) -> str:
 def _words_re(words: set[str]) -> str:
     spaced = sorted((w for w in words if w.isascii()), key=len, reverse=True)
     other = sorted((w for w in words if not w.isascii()), key=len, reverse=True)
-    return "(?:" + "|".join([re.escape(w) + r"(?![\w])" for w in spaced] + [re.escape(w) for w in other]) + ")"
+    return "(?:" + "|".join([re.escape(w) + r"(?![\w-])" for w in spaced] + [re.escape(w) for w in other]) + ")"
 
 
 def _all(table: dict[str, tuple[str, ...]], language: str) -> set[str]:
@@ -153,8 +153,20 @@ def advance_command(line: str, language: str | None = None) -> str | None:
             return "auto off"
         written = re.sub(r"^\s*(?:auto|自动|siempre|immer|vzdy|vždy)\s*[:?：]?\s*", "", str(line),
                          count=1, flags=re.IGNORECASE).strip()
-        return f"auto {written}" if written else None
+        return f"auto {written}" if written and _order_words(written, lang) else None
     return None
+
+
+def _order_words(text: str, language: str) -> bool:
+    """Whether ``text`` (after ``auto``) starts or, verb last, ends with an order
+    word (``take stack``, ``Stapel nehmen``): a standing choice, not prose such as
+    an out-of-office line's ``Auto-reply: I am away``."""
+    from ..orders.parser import english
+    from ..orders.vocabulary import VERBS
+
+    words = [w.strip(".,!?:;") for w in english(text, language).lower().split()]
+    words = [w for w in words if w]
+    return bool(words) and (words[0] in VERBS or words[-1] in VERBS)
 
 
 # ------------------------------------------------------------------ the queue
