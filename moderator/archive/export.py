@@ -61,6 +61,13 @@ def export_data(data: dict[str, Any], with_secrets: bool = False) -> dict[str, A
     out["history"] = [{**h, "message_id": None,
                        "order": h.get("order") if over else public_order(str(h.get("order", "")), initial_open)}
                       for h in out.get("history") or []]
+    # orders in advance and standing choices are the players' secrets; the choices
+    # given beside a move (issue 30) may name a hidden part (a discard) until the end
+    out.pop("queued", None)
+    out.pop("standing", None)
+    if not over:
+        for h in out["history"]:
+            h.pop("alternatives", None)
     if "game_master" in out:
         out["game_master"] = {"address": "", "secret": ""}
     if "observers" in out:

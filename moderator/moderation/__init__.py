@@ -26,6 +26,8 @@ Data flows one way::
   ``tick``); ``clock``: its stage (``run_clock``, ``catch_up``, saved with its
   notices); ``gm``: the game master's commands; ``seats``: resign, digest;
   ``observers``: observers' mails; ``announce``: notices to everyone;
+  ``advance``: orders in advance (``next:``), played when the turn comes, and
+  standing choices (``auto``);
 * ``cycle``: ``Moderator``, the composition (``run_cycle``, ``create_game``,
   ``status_mail``); ``faults``: crash points for the tests.
 

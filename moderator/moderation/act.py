@@ -25,7 +25,7 @@ from ..render.words import reason, word
 from ..rules.engine import IllegalAction
 from ..store.gamefile import GameRecord, GameStore, StoreError
 from . import faults
-from . import commands, notify, proposals
+from . import advance, commands, notify, proposals
 from .decide import illegal
 from .language import language_after
 from .report import CycleReport
@@ -152,10 +152,16 @@ def _refuse_in_language(v: Refuse, om: OrderMail, post: Post, store: GameStore, 
     values: dict[str, Any] = dict(v.values)
     if v.reason == "order_not_legal":  # the engine's named refusal, worded by words/illegal.txt
         values = {"reason": reason(SimpleNamespace(code=values["code"], values=values["values"]))}
+        if v.values["code"] == "not_your_turn":  # an order given early: how to queue it (issue 30)
+            values["reason"] += ". " + word("advance", "not_your_turn_next")
     elif v.reason == "mail_too_large":  # sizes as the player's language writes them ("27.4 MB")
         values = {"size": byte_size(values["size"]), "max_size": byte_size(values["max_size"])}
     elif v.reason == "too_many_lines":
         values = {"lines": number(values["lines"]), "max_lines": number(values["max_lines"])}
+    elif v.reason == "alternatives_not_legal":  # each choice with the engine's reason, in the player's words
+        values = {"tried": [{"order": localize(t["order"]),
+                             "reason": reason(SimpleNamespace(code=t["code"], values=t["values"]))}
+                            for t in values["tried"] if t.get("code")]}
     elif v.reason == "order_late" and record is not None and v.player is not None:
         values = late_values(record, record.player_by_name(v.player), values)
     extra: dict[str, Any] = {}
@@ -251,15 +257,20 @@ def _apply(v: Apply, om: OrderMail, post: Post, store: GameStore, report: CycleR
            record: GameRecord | None) -> None:
     assert record is not None
     received = post.clock().isoformat(timespec="seconds")
+    advance.begin(record)
     try:
         record.apply(v.player, v.action, v.key, received)  # atomic: refused = unchanged
         if v.arrived is not None:  # when the mail reached the mailbox (the history's ``arrived``)
             record.history[-1]["arrived"] = v.arrived.isoformat(timespec="seconds")
+        if v.alternatives is not None:  # the choice played is the order; the text given is kept
+            record.history[-1]["alternatives"] = v.alternatives
+            advance.note_choice(record, v.player, v.alternatives, list(v.tried))
     except IllegalAction as exc:  # resolve passed, push refused: an engine bug, refused all the same
         player = record.player_by_name(v.player)
         _refuse(illegal(exc, v.key, record, player, v.orders, v.commands, v.repeat_commands),
                 om, post, store, report, record)
         return
+    advance.play_queued(record, received)  # the next player's order in advance, in this cycle
     faults.fault("after-apply")
     # a 'language CODE' in the same mail: the status mails already in the language
     # the mail ends with (the command's answer, after them, sets it again)

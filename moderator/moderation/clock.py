@@ -19,7 +19,7 @@ from typing import Any
 from .. import i18n
 from ..render.words import word
 from ..store.gamefile import GameRecord
-from . import faults
+from . import advance, faults
 from .deadlines import (Notice, Tick, _one_per_reader, changed_notices, due, extend_for_held_mail, grace,
                         in_force, iso, next_event, parse_time, shift_for_outage, tick)
 
@@ -104,7 +104,8 @@ def run_clock(post: Any, store: Any, report: Any, now: datetime, outage_since: d
                         if waited.changed:
                             log.info("game %s: its mails waited in the spool (the SMTP server's limit or "
                                      "an outage): the deadline moved by %s s in all", gid, entry.get("shifted"))
-                done = tick(record, now, post.config)
+                advance.begin(record)
+                done = tick(record, now, post.config, advance.play_queued)
                 faults.fault("clock-tick")
                 done.notices[:0] = waited.notices
                 if done.changed or shifted or waited.changed or done.notices:
@@ -162,11 +163,12 @@ def catch_up(post: Any, store: Any, record: GameRecord, when: datetime, report: 
     notices: list[Notice] = []
     moves: list[tuple[str, str, str]] = []
     changed = False
+    advance.begin(record)
     for _ in range(1000):  # bounded: each pass makes a move or starts a new wait
         at = _owed(record)
         if at is None or at > when:
             break
-        done = tick(record, at, post.config)
+        done = tick(record, at, post.config, advance.play_queued)
         notices += done.notices
         moves += done.moves
         changed = changed or done.changed
@@ -247,6 +249,9 @@ def _mails(post: Any, record: GameRecord, notices: list[Notice]) -> list[tuple[A
         with i18n.speaking(record.language_of(n.player) if n.player is not None else i18n.DEFAULT):
             title = word("clock", n.name + "_title", **_for_macro(n.name + "_title", n.values))
             text = word("clock", n.name, **n.values) + "\n"
+            if n.name == "reminder" and n.player is not None:  # their queued orders will be played
+                queued = advance.reminder_line(record, record.player_by_name(n.player))
+                text += "\n" + queued + "\n" if queued else ""
             if n.player is not None:
                 thread = thread_of(record, record.player_by_name(n.player))
                 root = thread.thread

@@ -123,6 +123,13 @@ def _answer_one(post: Post, store: GameStore, om: OrderMail, key: str, record: G
         send(text + "\n")
     elif cmd == "secret new":
         send(word("notices", "secret_new", game_id=gid, secret=player.secret) + "\n")
+    elif cmd.startswith(("next ", "auto ")) or cmd in ("next?", "auto?"):  # issue 30
+        from .advance import answer
+
+        text, changed = answer(record, player, cmd, post.clock().isoformat(timespec="seconds"))
+        if changed:
+            store.save(record)
+        send(text + "\n")
 
 
 def _hint(record: GameRecord, player: Player) -> str:

@@ -41,7 +41,7 @@ import random
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Callable
 from zoneinfo import ZoneInfo, available_timezones
 
 from .. import i18n
@@ -387,11 +387,14 @@ def _humans(record: GameRecord) -> list[Player]:
     return [p for p in record.players if p.address and p.name not in record.resigned]
 
 
-def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
+def tick(record: GameRecord, now: datetime, config: Config,
+         after_move: Callable[[GameRecord, str], Any] | None = None) -> Tick:
     """Do in ``record``'s game what the clock owes at ``now`` (UTC): the moves of
     the built-in player's seats, reminders, missed deadlines, abandoned seats (see
     the module).  Changes ``record`` (not saved); returns the ``Tick``.  Never
-    raises for a game in any state (a finished game: nothing to do)."""
+    raises for a game in any state (a finished game: nothing to do).
+    ``after_move(record, stamp)`` is called after each move it makes (the
+    orders in advance whose turn comes then: ``advance.play_queued``)."""
     from ..players.heuristic import choose  # only when a move is made
 
     out = Tick()
@@ -417,6 +420,8 @@ def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
                 out.notices.append(Notice(q.address, q.name, "automatic_move",
                                           {"player": name, "order": shown, "you": q.name == name}))
         out.moves.append((name, order, why))
+        if after_move is not None:
+            after_move(record, stamp)
 
     for _ in range(1000):  # bounded: each pass makes a move or restarts a wait
         waiting = record.game.waiting_for()

@@ -188,6 +188,9 @@ def judge_order(key: str, record: GameRecord, player: Player, asked: Orders,
         return Refuse(reason="order_not_understood", values={"reason": asked.error.reason},
                       failed=asked.error.line, orderless=not asked.has_order and not commands and not repeat,
                       **_order_refusal(key, record, player, asked.lines, commands, repeat, asked.kinds))
+    actions = list(asked.alternatives) or [asked.action]
+    if len(actions) > 1 or record.standing.get(player.name):
+        return _first_legal(key, record, player, asked, actions, commands, repeat)
     try:
         record.game.resolve(player.name, asked.action)
     except IllegalAction as exc:
@@ -195,6 +198,29 @@ def judge_order(key: str, record: GameRecord, player: Player, asked: Orders,
     return Apply(key=key, game_id=record.id, player=player.name, action=asked.action,
                  orders=asked.used if asked.used is not None else asked.lines,
                  commands=commands, repeat_commands=repeat, unread=asked.unread)
+
+
+def _first_legal(key: str, record: GameRecord, player: Player, asked: Orders, actions: list,
+                 commands: tuple[str, ...], repeat: bool) -> Apply | Refuse:
+    """``judge_order`` of an order with choices (``or``) or with the player's
+    standing choices (``advance.with_standing``): ``Apply`` the first legal one;
+    else ``Refuse`` as ``alternatives_not_legal`` with each choice's reason (one
+    reason for all, e.g. not your turn: ``order_not_legal``)."""
+    from ..orders.alternatives import choice_values, given
+    from .advance import first_legal
+
+    action, tried = first_legal(record, player.name, actions)
+    if action is None:
+        errors = [exc for _, exc in tried if exc is not None]
+        if len(actions) == 1 or len({(e.code, repr(e.values)) for e in errors}) == 1:
+            return illegal(errors[-1], key, record, player, asked.lines, commands, repeat, asked.kinds)
+        return Refuse(reason="alternatives_not_legal", words="advance", values={"tried": choice_values(tried)},
+                      **_order_refusal(key, record, player, asked.lines, commands, repeat, asked.kinds))
+    orders = asked.used if asked.used is not None else asked.lines
+    chose = len(tried) > 1 or len(actions) > 1 or action != actions[0]
+    return Apply(key=key, game_id=record.id, player=player.name, action=action, orders=orders,
+                 commands=commands, repeat_commands=repeat, unread=asked.unread,
+                 alternatives=given(orders) if chose else None, tried=tuple(tried))
 
 
 def illegal(exc: IllegalAction, key: str, record: GameRecord, player: Player, orders: tuple[str, ...],

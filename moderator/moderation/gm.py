@@ -463,7 +463,13 @@ def _undo(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     record.notified = len(game.events)
     record.reply_to = {}
     record.clock = default_clock(ctx.at)  # the move the game now waits for: a whole deadline
+    from .advance import begin, drop_all
+
+    begin(record)
+    dropped = drop_all(record, "undo")  # queued for a position that is gone: told in the status mails
     entry.update(reason=cmd.reason, undone=[dict(h) for h in undone])
+    if dropped:
+        entry["queued_dropped"] = dropped
     shown = [(h["player"], public_order(h["order"], game.phase != "initial")) for h in undone]
 
     def event() -> str:  # the orders as the reader's language writes them

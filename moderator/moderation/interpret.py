@@ -68,6 +68,7 @@ class Orders:
     error: OrderError | None = None
     kinds: tuple[str, ...] = ()
     used: tuple[str, ...] | None = None
+    alternatives: tuple[Action, ...] = ()  # the choices of an order with "or", best first (issue 30)
 
     @property
     def has_order(self) -> bool:
@@ -121,6 +122,11 @@ def interpret(lines: Iterable[str], board: Board, kinds: Iterable[str] = ()) -> 
     if not orders:
         return Orders(commands, orders)
     try:
+        from ..orders.alternatives import candidates, has_alternatives
+
+        if has_alternatives(orders):  # "take KCC or stack": the choices, the first legal one played
+            found = tuple(candidates(list(orders), board))
+            return Orders(commands, orders, action=found[0], kinds=order_kinds, alternatives=found)
         return Orders(commands, orders, action=parse_turn(list(orders), board), kinds=order_kinds)
     except OrderError as exc:
         first = exc
@@ -148,7 +154,9 @@ def _line_commands(line: str, seat_command: Callable[[str], str | None]) -> tupl
         each = [command(p) or seat_command(p) for p in parts]
         if all(each):
             return tuple(c for c in each if c)
-    found = command(line) or seat_command(line)
+    from .advance import advance_command  # next: ORDER, next?, auto ... (issue 30)
+
+    found = command(line) or seat_command(line) or advance_command(line)
     return (found,) if found else None
 
 

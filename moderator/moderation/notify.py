@@ -123,6 +123,9 @@ def status_text(record: GameRecord, player: Player, events: list[str], *, notice
     ctx["deadline"] = _deadline_line(record, player)
     if template == "welcome.txt":
         ctx.update(help_context(record))  # the guide it includes states the game's figures
+    from .advance import status_lines  # orders in advance, to this player alone (issue 30)
+
+    ctx["advance"] = status_lines(record, player)
     text = render(template, **ctx)
     html_template = "mail/status.html"
     if template == "welcome.txt":

@@ -196,7 +196,10 @@ class Apply(Verdict):
     answered before.  ``unread``: ``(line, kind)`` of the mail's lines the turn was
     not read from (the whole set was no turn, see ``interpret``): the player is
     told in a short reply.  ``arrived``: when the mail reached the mailbox (UTC),
-    kept as the history entry's ``arrived``; None when not known."""
+    kept as the history entry's ``arrived``; None when not known.
+    ``alternatives``: the order's text when it named several choices (``or``) or
+    a standing choice filled it in (the history's ``alternatives``), ``tried``:
+    ``[(order, IllegalAction or None)]`` of ``advance.first_legal``."""
 
     game_id: str
     player: str
@@ -206,6 +209,8 @@ class Apply(Verdict):
     repeat_commands: bool = False
     unread: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     arrived: datetime | None = field(default=None, compare=False)
+    alternatives: str | None = field(default=None, compare=False)
+    tried: tuple = field(default=(), compare=False)
 
 
 @dataclass(frozen=True, kw_only=True)

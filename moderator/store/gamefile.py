@@ -329,6 +329,12 @@ class GameRecord:
     # the players' proposals (``moderation/proposals.py``; docs/game-file.md, "Format 5:
     # proposals"): one mapping each, oldest first; the key is absent while there is none
     proposals: list[dict[str, Any]] = field(default_factory=list)
+    # orders in advance and standing choices (issue 30; moderation/advance.py):
+    # name -> queued orders [{turn, order, language, at}], name -> ["take stack", ...]
+    queued: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    standing: dict[str, list[str]] = field(default_factory=dict)
+    # what the last change did with them, for its status mails (not part of the file)
+    advance_notes: dict[str, list[dict[str, Any]]] = field(default_factory=dict, compare=False, repr=False)
     # how it was loaded (not part of the file): the sha256 of the bytes read, and
     # whether the history was replayed and compared with ``state`` (False when a
     # trusted digest let ``GameStore.load`` skip the comparison); None/False for a
@@ -476,6 +482,8 @@ class GameRecord:
             "gm_log": [dict(e) for e in self.gm_log],
             **({"mail_batch": self.mail_batch} if self.mail_batch else {}),
             **({"proposals": copy.deepcopy(self.proposals)} if self.proposals else {}),
+            **({"queued": copy.deepcopy(self.queued)} if self.queued else {}),
+            **({"standing": copy.deepcopy(self.standing)} if self.standing else {}),
             "history": list(map(dict, self.history)),
             "log": self._log_data(),
             "state": g.to_dict(),
@@ -988,6 +996,7 @@ class GameStore:
             **_seats(data),
             mail_batch=_mail_batch(data),
             proposals=_proposals(data),
+            **_advance(data),
             source_digest=gf.digest,
             checked=checked,
             # the mappings of a trusted file are those its events were made from
@@ -1460,6 +1469,21 @@ def _seats(data: dict[str, Any]) -> dict[str, Any]:
     if ended is not None and not isinstance(ended, dict):
         raise StoreError(f"ended must be a mapping or null, not {ended!r}")
     out["ended"] = dict(ended) if ended is not None else None
+    return out
+
+
+def _advance(data: dict[str, Any]) -> dict[str, Any]:
+    """The game file's optional ``queued`` (name -> list of mappings) and
+    ``standing`` (name -> list of texts) as ``GameRecord`` fields; absent or null:
+    empty.  Raises StoreError for a value of the wrong shape (issue 30)."""
+    out: dict[str, Any] = {}
+    for key, item in (("queued", dict), ("standing", str)):
+        value = data.get(key) or {}
+        if not isinstance(value, dict) or not all(
+                isinstance(k, str) and isinstance(v, list) and all(isinstance(e, item) for e in v)
+                for k, v in value.items()):
+            raise StoreError(f"{key} must map player names to lists, not {value!r}")
+        out[key] = copy.deepcopy(value)
     return out
 
 
