@@ -220,7 +220,7 @@ LAYERS = [
     "interpret clock create",
     "gm commands",
     "decide",
-    "act",
+    "act signup",
     "cycle",
 ]
 

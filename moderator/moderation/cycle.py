@@ -62,7 +62,7 @@ from ..render.words import word
 from ..store.bookkeeping import Bookkeeping, BookkeepingError
 from ..store.gamefile import GameRecord, GameStore, Player, SavedGame, StoreError
 from ..store.spool import Spool
-from . import clock, create, deadlines, decide, notify, route, spooled
+from . import clock, create, deadlines, decide, notify, route, signup, spooled
 from .act import act
 from .commands import rules_text
 from .faults import fault
@@ -296,6 +296,7 @@ class Moderator:
                 poll(self.config, self.store, self._inbox, post, report,
                      lambda raw, arrived=None: self._handle(raw, post, report, arrived))
                 clock.run_clock(post, self.store, report, clock_time(self.clock(), report), outage_since)
+                signup.run_clock(post, self.store, clock_time(self.clock(), report), report)
                 notify.notify_all(post, self.store, report)
                 post.flush(report, self._outbox)
                 # successful: mail came in and went out (a broken game file or a
@@ -336,6 +337,9 @@ class Moderator:
                 return act(decide.bounce_in_game(verdict, record), om, post, self.store, report, record)
         if verdict is not None:
             return act(decide.once(verdict, answered=answered), om, post, self.store, report)
+        done = signup.handle(om, key, post, self.store, report, arrival(self.clock(), arrived))
+        if done is not None:  # games, join, leave, a reply to an open game's mail
+            return done
         game_id = route.route(om, self.store, self.bk)
         if game_id is not None and not self.store.exists(game_id) and game_id in self.bk.missing_games():
             # the game existed (the games index knows it): its mail waits for the file
