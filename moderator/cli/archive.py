@@ -45,7 +45,7 @@ def list_(ctx, which, now):
 
     lines, errors = list_games(GameStore(_config(ctx, passwords=False).games_dir), which or "all",
                                _timestamp(now) if now is not None else None)
-    from .signup import open_lines
+    from moderator.moderation.signup import open_lines
 
     lines = lines + open_lines(_config(ctx, passwords=False))  # games open for sign-up, not yet started
     for line in lines:

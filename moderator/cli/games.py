@@ -309,7 +309,7 @@ def show(ctx, game, map_file, now):
     from moderator.i18n import pad
     from moderator.store.gamefile import GameStore
 
-    from .signup import open_description
+    from moderator.moderation.signup import open_description
 
     config = _config(ctx, passwords=False)
     opened = None if GameStore(config.games_dir).exists(game) else open_description(config, game)

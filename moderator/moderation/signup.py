@@ -680,6 +680,42 @@ def describe(bk: Any, og: dict[str, Any]) -> list[str]:
     return lines
 
 
+def open_lines(config) -> list[str]:
+    """One line per open game for `pbem list` (id, ruleset, seats taken/range,
+    waiting, start rule, expiry); [] when there is no bookkeeping database."""
+    from ..store.bookkeeping import Bookkeeping, BookkeepingError
+
+    try:
+        bk = Bookkeeping.in_spool(config.spool_dir, readonly=True)
+    except BookkeepingError:
+        return []
+    with bk:
+        out = []
+        for og in bk.open_games():
+            s = og["setup"]
+            taken = len(bk.signups(og["id"], ["seated"]))
+            waiting = len(bk.signups(og["id"], ["waiting", "offered"]))
+            out.append(f"{og['id']}  {s['ruleset']}  open for sign-up ({og['state']}): seats {taken} taken of "
+                       f"{s['seats'][0]}-{s['seats'][1]}, {waiting} waiting; starts {s['starts']}; expires "
+                       f"{og['expires'].isoformat(timespec='minutes')}")
+        return out
+
+
+def open_description(config, game: str) -> list[str] | None:
+    """`pbem show`'s lines of open game GAME (``signup.describe``), or None when there is none."""
+    from ..store.bookkeeping import Bookkeeping, BookkeepingError
+
+    try:
+        bk = Bookkeeping.in_spool(config.spool_dir, readonly=True)
+    except BookkeepingError:
+        return None
+    with bk:
+        og = bk.open_game(game)
+        if og is None:
+            return None
+        return describe(bk, og)
+
+
 def setup_json(setup: dict[str, Any]) -> str:
     """``setup`` as the JSON stored (sorted keys), for tests and the operator."""
     return json.dumps(setup, sort_keys=True)
