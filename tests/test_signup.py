@@ -221,7 +221,7 @@ def test_start_date_short_of_seats_asks_the_gm_then_expires(tmp_path):
     lobby.now = T0 + 2 * D
     (ask,) = lobby.cycle()
     assert to(ask) == "gm@example.org"
-    assert "only 1 players have a seat; it needs at least 3" in body(ask)
+    assert "it has only 1 of the 3 players it needs at least" in body(ask)
     assert "pbem signup extend ridge" in body(ask)
     assert lobby.mod.bk.open_game("ridge")["state"] == "extend"
     lobby.now = T0 + 5 * D
@@ -297,3 +297,21 @@ def test_cli_open_list_show(tmp_path):
     assert r.exit_code == 0, r.output
     r = run.invoke(pbem.main, ["--config", str(cfg), "list"])
     assert "ridge" not in r.output
+
+
+def test_a_stranger_writing_spanish_is_answered_in_spanish(tmp_path):
+    lobby = Lobby(tmp_path)
+    lobby.open()
+    lobby.send("ana@example.es", "Hola,\n\nunirse ridge como Ana")
+    (conf,) = lobby.cycle()
+    assert "Esta dirección se apuntó a la partida ridge de Union Pacific como Ana." in body(conf)
+    assert "confirma, por favor" in str(conf["Subject"])
+    lobby.send("ana@example.es", "confirmar", reply_to=conf)
+    (seated,) = lobby.cycle()
+    assert "Tienes asiento en la partida ridge como Ana: hay 1 de 3 asientos ocupados." in body(seated)
+    assert lobby.mod.bk.person("ana@example.es")["language"] == "es"
+    # her later 'games' without a language word is answered in the language she signed up in
+    lobby.send("ana@example.es", "games")
+    (listing,) = lobby.cycle()
+    assert "Partidas abiertas para apuntarse:" in body(listing)
+    assert "Para unirte, envía: unirse ridge como TU NOMBRE" in body(listing)
