@@ -315,3 +315,18 @@ def test_a_stranger_writing_spanish_is_answered_in_spanish(tmp_path):
     (listing,) = lobby.cycle()
     assert "Partidas abiertas para apuntarse:" in body(listing)
     assert "Para unirte, envía: unirse ridge como TU NOMBRE" in body(listing)
+
+
+def test_doctor_names_the_open_games_and_the_registry(tmp_path):
+    from moderator.doctor import check_open_games
+
+    lobby = Lobby(tmp_path)
+    assert check_open_games(lobby.config, T0) == []
+    lobby.open(seats=[2, 4], expire=2 * 86400)
+    join_and_confirm(lobby, "ann@example.org", "join ridge as Ann")
+    lines = [c.line() for c in check_open_games(lobby.config, T0 + H)]
+    assert any("NOTE" in l and "ridge (open): 1 of 2-4 seats taken, 0 waiting, starts full, expires "
+               "2026-12-03T12:00+00:00" in l for l in lines), lines
+    assert any("1 address(es) confirmed by a reply" in l for l in lines)
+    late = check_open_games(lobby.config, T0 + 3 * D)
+    assert late[0].status == "FAIL" and "past its expiry" in late[0].line()
