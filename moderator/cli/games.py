@@ -425,7 +425,8 @@ def demo(directory, seed):
     while (d / "games" / f"{gid}.yaml").exists():
         n += 1
         gid = f"demo-{n}"
-    click.echo(f"Playing game {gid} in {d.absolute()} (3 built-in players; every order is a mail) ...")
+    click.echo(f"Opening game {gid} in {d.absolute()}: 3 built-in players join it by mail ('join {gid}', "
+               "'confirm' in reply), then play it (every order is a mail) ...")
     try:
         result = run_demo(d, seed=seed, game_id=gid)
     except (RuntimeError, ValueError, TransportError) as exc:

@@ -66,6 +66,10 @@ def open_(ctx, game, seats, starts, invite, seat_order, expire, substitutes, see
              "gm": gm, "observers": list(observers)}
     moderator = Moderator(_config(ctx, passwords=False), **_clock(now))
     try:
+        moderator.config.games_dir.mkdir(parents=True, exist_ok=True)  # where the game file comes at the start
+    except OSError as exc:
+        raise click.ClickException(f"cannot make the games directory {moderator.config.games_dir}: {exc}") from None
+    try:
         og = open_game(moderator.bk, moderator.store, game, setup, moderator.clock())
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
