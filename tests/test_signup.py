@@ -330,3 +330,37 @@ def test_doctor_names_the_open_games_and_the_registry(tmp_path):
     assert any("1 address(es) confirmed by a reply" in l for l in lines)
     late = check_open_games(lobby.config, T0 + 3 * D)
     assert late[0].status == "FAIL" and "past its expiry" in late[0].line()
+
+
+def test_the_game_master_cannot_take_a_seat_and_a_bare_confirm_is_guided(tmp_path):
+    lobby = Lobby(tmp_path)
+    lobby.open()
+    lobby.send("gm@example.org", "join ridge as Boss")
+    (no,) = lobby.cycle()
+    assert "is the game master's or an observer's of game ridge" in body(no)
+    assert lobby.rows() == []
+    lobby.send("ann@example.org", "join ridge as Ann")
+    (first,) = lobby.cycle()
+    # a client that drops In-Reply-To and References: told how to confirm, nothing taken
+    lobby.send("ann@example.org", "confirm")
+    (how,) = lobby.cycle()
+    assert "To confirm, reply to the moderator's mail with just the word 'confirm'." in body(how)
+    assert lobby.rows() == [("Ann", "ann@example.org", "asked")]
+    # a reply that says something else is no confirmation either
+    lobby.send("ann@example.org", "join ridge as Ann")
+    (conf,) = lobby.cycle()
+    lobby.send("ann@example.org", "no, not me", reply_to=conf)
+    (how,) = lobby.cycle()
+    assert "Nothing was changed in game ridge." in body(how)
+    # the first confirmation's token stopped working when a new one was sent
+    lobby.send("ann@example.org", "confirm", reply_to=first)
+    (no,) = lobby.cycle()
+    assert "Nothing of game ridge waits for a confirmation from this address" in body(no)
+    # the new one works, with an empty reply too
+    lobby.send("ann@example.org", "", reply_to=conf)
+    (seated,) = lobby.cycle()
+    assert "You have a seat in game ridge as Ann" in body(seated)
+    # a stranger's unknown game: the answer does not echo a long text back
+    lobby.send("eve@example.com", "join " + "x" * 300)
+    (no,) = lobby.cycle()
+    assert "x" * 41 not in body(no) and "No game 'xxxxxxxx" in body(no)

@@ -310,20 +310,34 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
     bk = post.bk
     replied = referenced_open_game(om, bk, store)
     req = read_request(om.lines, om.kinds)
-    if replied is None and (req is None or req.kind == "confirm"):
+    if replied is None and req is not None and req.kind == "confirm":
+        # 'confirm' in a new mail, not a reply (a client that dropped In-Reply-To and
+        # References): said how, when the sender has a sign-up waiting; else routed as any mail
+        waiting = [r for r in bk.signups_of(om.sender) if r["pending"] and r["state"] in HOLDING]
+        if not waiting:
+            return None
+        out = _Answers(post, om, key, (req.language or waiting[0]["language"] or _language_of(bk, om.sender)))
+        with i18n.speaking(out.language):
+            out.reply(waiting[0]["game"], "title_refused", word("signup", "reply_confirm", game_id=waiting[0]["game"]))
+        if not out.sent:
+            bk.mark_answered(key, None, now)
+        report.signups += 1
+        return "processed"
+    if replied is None and req is None:
         return None
     language = (req.language if req and req.language else None) or _language_of(bk, om.sender)
     out = _Answers(post, om, key, language)
-    if replied is not None and (req is None or req.kind == "confirm"):
-        _confirm(out, replied, now, store)
-    elif req.kind == "games":
-        _games(out, now)
-    elif req.kind == "join":
-        _join(out, req, now)
-    elif req.kind == "leave":
-        _leave(out, req, now)
-    if not out.sent:
-        bk.mark_answered(key, replied, now)  # handled (or held back by a limit): never again
+    with bk.transaction():  # a savepoint: an error undoes this mail's sign-up changes
+        if replied is not None and (req is None or req.kind == "confirm"):
+            _confirm(out, replied, now, store)
+        elif req.kind == "games":
+            _games(out, now)
+        elif req.kind == "join":
+            _join(out, req, now)
+        elif req.kind == "leave":
+            _leave(out, req, now)
+        if not out.sent:
+            bk.mark_answered(key, replied, now)  # handled (or held back by a limit): never again
     report.signups += 1
     return "processed"
 
@@ -346,6 +360,7 @@ def _find_open(bk: Any, asked: str | None) -> dict[str, Any] | None:
 
 def _unknown_game(out: _Answers, asked: str | None) -> None:
     games = [g["id"] for g in out.post.bk.open_games()]
+    asked = asked if asked is None or len(asked) <= 40 else asked[:39] + "…"  # not an echo of any text
     with i18n.speaking(out.language):
         out.reply(None, "title_refused", word("signup", "no_open_game", asked=asked or "", games=games))
 
@@ -360,6 +375,11 @@ def _join(out: _Answers, req: Request, now: datetime) -> None:
     with i18n.speaking(lang):
         if setup.get("invite") and sender not in setup["invite"]:
             out.reply(gid, "title_refused", word("signup", "not_invited", game_id=gid))
+            return
+        staff = {canonical_address(a) for a in [setup.get("gm") or post_operator(out.post)] +
+                 list(setup.get("observers") or []) if a}
+        if sender in staff:  # the game master and observers need addresses of their own (create.new_game)
+            out.reply(gid, "title_refused", word("signup", "staff_address", game_id=gid))
             return
         rows = bk.signups(gid, HOLDING)
         mine = [r for r in rows if r["address"] == sender]
@@ -384,6 +404,12 @@ def _join(out: _Answers, req: Request, now: datetime) -> None:
             bk.add_signup(gid, sender, name, "asked", "join", secret, now, req.language)
         out.reply(gid, "title_confirm", word("signup", "confirm_join", game_id=gid, seat=name),
                   token=thread_token(gid, secret))
+
+
+def post_operator(post: Post) -> str | None:
+    """The operator's address (``config.operator``): the game master of an open
+    game opened without ``--gm``."""
+    return post.config.operator or None
 
 
 def _leave(out: _Answers, req: Request, now: datetime) -> None:
@@ -437,7 +463,7 @@ def _confirm(out: _Answers, gid: str, now: datetime, store: GameStore) -> None:
                                                 taken=taken, high=high, low=low, starts=_starts(setup),
                                                 when=_worded(_start_time(setup))))
             if taken >= high and setup["starts"] == "full":
-                start(out.post, store, bk.open_game(gid), now)
+                start_or_tell(out.post, store, bk.open_game(gid), now)
         else:
             bk.set_signup(row["seq"], state="waiting", pending=None, joined=now)
             bk.register_person(sender, row["name"], now, row["language"])
@@ -572,6 +598,20 @@ def start(post: Post, store: GameStore, og: dict[str, Any], now: datetime) -> An
     return record
 
 
+def start_or_tell(post: Post, store: GameStore, og: dict[str, Any], now: datetime) -> bool:
+    """``start``, or, when the game cannot be created (``create.new_game``'s
+    ValueError: a game file of that id appeared, a board file gone), the
+    operator told and the game left open (its seats kept); whether it started."""
+    try:
+        start(post, store, og, now)
+        return True
+    except ValueError as exc:
+        log.error("open game %s cannot start: %s", og["id"], exc)
+        with i18n.speaking(i18n.DEFAULT):
+            post.tell_operator(word("signup", "alert_cannot_start", game_id=og["id"], problem=str(exc)))
+        return False
+
+
 def close(post: Post, og: dict[str, Any], now: datetime, why: str) -> None:
     """Close open game ``og`` unstarted (``why``: ``expired`` or
     ``cancelled``, its state and its notice's macro) and tell everyone who held a
@@ -617,7 +657,7 @@ def run_clock(post: Post, store: GameStore, now: datetime, report: CycleReport) 
                 low, high = setup["seats"]
                 taken = seats_taken(bk, gid)
                 if taken >= low:
-                    start(post, store, og, now)
+                    start_or_tell(post, store, og, now)
                 else:
                     bk.set_open_game(gid, state="extend")
                     gm = canonical_address(setup.get("gm") or post.config.operator or "")
