@@ -189,3 +189,66 @@ def test_open_game_filled_by_strangers_over_imap_and_smtp(tmp_path, dovecot, smt
         rcpt = m.message["To"].addresses[0].addr_spec
         text = m.message.as_string()
         assert not any(a in text for a in everyone - {rcpt}), rcpt
+
+
+def test_an_open_game_expires_over_imap_and_smtp_with_pbem_run_now(tmp_path, dovecot, smtp_sink, monkeypatch):
+    """The timeline through the command line: `pbem open --now`, a stranger's join and
+    confirmation, then `pbem run --now` at the expiry closes the game and tells her
+    and the game master; a later join is told no such game is open."""
+    from click.testing import CliRunner
+
+    import pbem
+
+    monkeypatch.setenv("E2E_IMAP_PASSWORD", dovecot.password)
+    cfg = tmp_path / "pbem.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "moderator": {"address": "moderator@up.example", "name": "UP moderator"},
+        "games_dir": str(tmp_path / "games"), "spool_dir": str(tmp_path / "spool"),
+        "imap": {"host": dovecot.host, "port": dovecot.port, "security": "none",
+                 "username": dovecot.username, "password_env": "E2E_IMAP_PASSWORD"},
+        "smtp": {"host": smtp_sink.host, "port": smtp_sink.port, "security": "none"},
+    }))
+    run = CliRunner()
+
+    def pbem_(*args):
+        r = run.invoke(pbem.main, ["--config", str(cfg), *args])
+        assert r.exit_code == 0, r.output
+        return r.output
+
+    def mails_to(address, since):
+        return [m.message for m in smtp_sink.messages[since:] if m.message["To"].addresses[0].addr_spec == address]
+
+    pbem_("open", "plains", "--seats", "3-4", "--expire", "7d", "--gm", "gm@up.example",
+          "--now", T0.isoformat())
+    msg = EmailMessage(policy=policy.default)
+    msg["From"] = "Ida <ida@players.example>"
+    msg["To"] = "moderator@up.example"
+    msg["Subject"] = "join"
+    msg["Message-ID"] = make_msgid(domain="players.example")
+    msg.set_content("join plains\n")
+    dovecot.append(msg.as_bytes(), msg_time=T0 + timedelta(hours=1))
+    pbem_("run", "--now", (T0 + timedelta(hours=1)).isoformat())
+    (conf,) = mails_to("ida@players.example", 0)
+    dovecot.append(thunderbird_reply(conf, "Ida <ida@players.example>").as_bytes(), msg_time=T0 + timedelta(hours=2))
+    mark = len(smtp_sink.messages)
+    pbem_("run", "--now", (T0 + timedelta(hours=2)).isoformat())
+    (seated,) = mails_to("ida@players.example", mark)
+    assert "You have a seat in game plains as Ida: 1 of 4 seats are taken." in _body(seated)
+    assert "plains  first-edition  open for sign-up (open): seats 1 taken of 3-4, 0 waiting" in pbem_("list")
+    # a day before the expiry nothing happens; at it, the game closes
+    mark = len(smtp_sink.messages)
+    pbem_("run", "--now", (T0 + timedelta(days=6)).isoformat())
+    assert smtp_sink.messages[mark:] == []
+    pbem_("run", "--now", (T0 + timedelta(days=7)).isoformat())
+    (closed,) = mails_to("ida@players.example", mark)
+    (told,) = mails_to("gm@up.example", mark)
+    for m in (closed, told):
+        assert "The game plains did not start in time and is closed." in _body(m)
+    assert "plains" not in pbem_("list")
+    assert not (tmp_path / "games" / "plains.yaml").exists()
+    msg.replace_header("Message-ID", make_msgid(domain="players.example"))
+    dovecot.append(msg.as_bytes(), msg_time=T0 + timedelta(days=7, hours=1))
+    mark = len(smtp_sink.messages)
+    pbem_("run", "--now", (T0 + timedelta(days=7, hours=1)).isoformat())
+    (no,) = mails_to("ida@players.example", mark)
+    assert "No game 'plains' is open for sign-up." in _body(no)

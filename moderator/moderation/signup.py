@@ -58,6 +58,7 @@ from ..store.gamefile import GameStore
 from . import create
 from .deadlines import next_event
 from .report import CycleReport
+from .route import referenced_game
 from .send import Post
 
 log = logging.getLogger("pbem")
@@ -310,7 +311,7 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
     bk = post.bk
     replied = referenced_open_game(om, bk, store)
     req = read_request(om.lines, om.kinds)
-    if replied is None and req is not None and req.kind == "confirm":
+    if replied is None and req is not None and req.kind == "confirm" and referenced_game(om) is None:
         # 'confirm' in a new mail, not a reply (a client that dropped In-Reply-To and
         # References): said how, when the sender has a sign-up waiting; else routed as any mail
         waiting = [r for r in bk.signups_of(om.sender) if r["pending"] and r["state"] in HOLDING]
@@ -323,8 +324,8 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
             bk.mark_answered(key, None, now)
         report.signups += 1
         return "processed"
-    if replied is None and req is None:
-        return None
+    if replied is None and (req is None or req.kind == "confirm"):
+        return None  # a player's 'confirm' or 'yes' in a running game's thread (resign confirm)
     language = (req.language if req and req.language else None) or _language_of(bk, om.sender)
     out = _Answers(post, om, key, language)
     with bk.transaction():  # a savepoint: an error undoes this mail's sign-up changes
