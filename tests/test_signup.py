@@ -364,3 +364,30 @@ def test_the_game_master_cannot_take_a_seat_and_a_bare_confirm_is_guided(tmp_pat
     lobby.send("eve@example.com", "join " + "x" * 300)
     (no,) = lobby.cycle()
     assert "x" * 41 not in body(no) and "No game 'xxxxxxxx" in body(no)
+
+
+def test_cli_invite_and_a_start_date(tmp_path):
+    cfg = tmp_path / "pbem.yaml"
+    cfg.write_text("moderator:\n  address: moderator@up.example\ngames_dir: games\n"
+                   "maildir:\n  inbox: mail/inbox\n  outbox: mail/outbox\nspool_dir: spool\n")
+    run = CliRunner()
+    r = run.invoke(pbem.main, ["--config", str(cfg), "open", "ridge", "--seats", "2", "--invite",
+                               "Ann <ann@example.org>, bob@example.org", "--invite", "cy@example.net",
+                               "--starts", "2026-12-05T18:00", "--seat-order", "random",
+                               "--now", "2026-12-01T12:00:00", "--language", "de"])
+    assert r.exit_code == 0, r.output
+    assert "it starts at 2026-12-05T18:00:00+00:00" in r.output
+    with Bookkeeping.in_spool(tmp_path / "spool") as bk:
+        setup = bk.open_game("ridge")["setup"]
+    assert setup["invite"] == ["ann@example.org", "bob@example.org", "cy@example.net"]
+    assert setup["seats"] == [2, 2] and setup["seat_order"] == "random"
+    assert setup["settings"]["language"] == "de"
+    r = run.invoke(pbem.main, ["--config", str(cfg), "open", "plains", "--starts", "2026-11-01T00:00",
+                               "--now", "2026-12-01T12:00:00"])
+    assert r.exit_code == 1 and "is not in the future" in r.output
+    r = run.invoke(pbem.main, ["--config", str(cfg), "open", "plains", "--starts", "2027-02-01T00:00",
+                               "--now", "2026-12-01T12:00:00"])
+    assert r.exit_code == 1 and "comes after the expiry" in r.output
+    r = run.invoke(pbem.main, ["--config", str(cfg), "open", "plains", "--ruleset", "third", "--now",
+                               "2026-12-01T12:00:00"])
+    assert r.exit_code == 2 and "'third'" in r.output

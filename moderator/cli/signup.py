@@ -36,7 +36,8 @@ def _starts_value(text: str) -> str:
               help="Start when all MAX seats are taken (full), or at DATE (ISO 8601) with at least MIN "
                    "players; else the game master is asked to extend or cancel.")
 @click.option("--invite", "invite", multiple=True, metavar="ADDRESS",
-              help="Only these addresses may join (repeatable; default: anyone).")
+              help="Only these addresses may join (repeatable, or several separated by commas; "
+                   "default: anyone).")
 @click.option("--seat-order", type=click.Choice(["joined", "random"]), default="joined", show_default=True,
               help="Turn order: as the players joined, or shuffled by the game's seed.")
 @click.option("--expire", default="30d", show_default=True, metavar="DURATION",
@@ -60,7 +61,11 @@ def open_(ctx, game, seats, starts, invite, seat_order, expire, substitutes, see
         raise click.BadParameter(str(exc), param_hint="--seats") from None
     settings, options, seed = _setup_values(ruleset, deadline, on_missed, grace, abandon_after, language, seed,
                                             flags)
-    setup = {"seats": [low, high], "starts": _starts_value(starts), "invite": list(invite),
+    from email.utils import getaddresses
+
+    # --invite 'Ann <a@x>, b@y' or repeated: each checked by open_game (player_address)
+    invited = [addr or name for name, addr in getaddresses(list(invite)) if addr or name]
+    setup = {"seats": [low, high], "starts": _starts_value(starts), "invite": invited,
              "seat_order": seat_order, "expire": _expire_seconds(expire), "substitutes": substitutes,
              "seed": seed, "ruleset": ruleset, "options": options, "board": board_path, "settings": settings,
              "gm": gm, "observers": list(observers)}

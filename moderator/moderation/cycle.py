@@ -19,6 +19,8 @@ Data flows one way, one stage a module::
 3. ``decide.screen``: a mail answered already is a ``Duplicate``; machine mail
    (auto-replies, lists, RFC 3834) is ignored, a bounce (RFC 3464) recorded;
    an unreadable or too large mail is refused, if the sender plays at all;
+   sign-up mail (``games``, ``join``, ``leave``, a reply to an open game's
+   mail) is carried out by ``signup.handle`` and goes no further;
 4. ``route.route``: its game (Subject tag, else In-Reply-To/References naming
    one of our mails, else the sender's only running game, from the games
    index); no such game: ``decide.no_game``;
@@ -36,6 +38,7 @@ Data flows one way, one stage a module::
    deadlines, abandoned seats; a deadline that fell during an outage of the
    moderator moves by the outage; its notices are spooled in one batch with
    the save that records them (``notify.spool_status``);
+   then the open games' clock (``signup.run_clock``: starts, expiries, lapsed offers);
 9. ``notify.notify_all`` spools, for each game the index still says owes mail
    (a command's events, an earlier cycle that crashed), every player one
    status mail (their own view only), ``send.Post.flush`` sends what the
