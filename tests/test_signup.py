@@ -391,3 +391,24 @@ def test_cli_invite_and_a_start_date(tmp_path):
     r = run.invoke(pbem.main, ["--config", str(cfg), "open", "plains", "--ruleset", "third", "--now",
                                "2026-12-01T12:00:00"])
     assert r.exit_code == 2 and "'third'" in r.output
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=80), st.lists(st.text(max_size=45), max_size=6))
+def test_every_suggestion_is_a_name_the_game_takes(name, taken):
+    from moderator.rules.options import check_setup
+
+    suggestion = signup.suggest_name(name, taken)
+    assert signup.check_name(suggestion, taken) is None
+    other = "Zz other" if suggestion.lower() != "zz other" else "Yy other"
+    check_setup([suggestion, other], "first-edition")  # the engine takes it too
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(max_size=60), max_size=5))
+def test_reading_any_lines_never_raises(lines):
+    req = signup.read_request(lines, ["text"] * len(lines))
+    assert req is None or req.kind in ("games", "join", "leave", "confirm")
