@@ -412,3 +412,24 @@ def test_every_suggestion_is_a_name_the_game_takes(name, taken):
 def test_reading_any_lines_never_raises(lines):
     req = signup.read_request(lines, ["text"] * len(lines))
     assert req is None or req.kind in ("games", "join", "leave", "confirm")
+
+
+def test_a_schema_2_database_migrates_to_3_keeping_its_rows(tmp_path):
+    import sqlite3
+
+    from moderator.store import bookkeeping
+
+    path = tmp_path / "pbem.sqlite3"
+    db = sqlite3.connect(path, isolation_level=None)
+    for script in (bookkeeping._V1, bookkeeping._V2):
+        for stmt in bookkeeping._statements(script):
+            db.execute(stmt)
+    db.execute("PRAGMA user_version = 2")
+    db.execute("INSERT INTO bounces(address, reason) VALUES ('ann@example.org', '550 no such user')")
+    db.close()
+    with pytest.raises(Exception, match="open it read-write to migrate"):
+        Bookkeeping(path, readonly=True, legacy=None)
+    with Bookkeeping(path, legacy=None) as bk:
+        assert bk.schema_version == 3
+        assert bk.bounces() == {"ann@example.org": "550 no such user"}
+        assert bk.open_games() == [] and bk.people() == []
