@@ -117,6 +117,14 @@ def test_read_request():
     assert signup.read_request([]) is None
 
 
+def test_what_confirms():
+    for yes in ("confirm", "Confirm.", "I confirm", "Yes, please", "yes!", "Sí, confirmo", "Ja, bestätigen",
+                "ano", "确认"):
+        assert signup.confirms(yes), yes
+    for no in ("no, not me", "I did not ask for this", "don't confirm", "nein", "who is this?", "不 确认"):
+        assert not signup.confirms(no), no
+
+
 def test_names_refused_with_a_suggestion():
     assert signup.check_name("Ann", ["ann"]) == "name_taken"
     assert signup.suggest_name("Ann", ["ann"]) == "Ann 2"

@@ -138,6 +138,23 @@ def read_request(lines: Iterable[str], kinds: Iterable[str] = ()) -> Request | N
     return None
 
 
+_NOT = {fold(w) for w in ("no", "not", "don't", "dont", "never", "nein", "nicht", "kein", "ne", "nikoli",
+                          "nunca", "不", "不要", "别")}
+
+
+def confirms(line: str) -> bool:
+    """Whether the first line of text of a reply to a confirmation mail says
+    yes: a confirmation word (``WORDS["confirm"]``: ``confirm``, ``yes``,
+    ``confirmar``, ``bestätigen``, ``potvrdit``, ``确认`` ...) among its first four
+    words (``I confirm``, ``Yes, please``), and no word of refusal (``no``, ``not``,
+    ``nein``, ``ne``, ``不`` ...).  A reply with no text at all confirms too (the
+    caller's rule)."""
+    words = [fold(w).strip(".!,:;") for w in line.split()]
+    if any(w in _NOT for w in words):
+        return False
+    return any(w in _FOLDED["confirm"] for w in words[:4])
+
+
 # ------------------------------------------------------------------ setup
 def parse_seats(text: str) -> tuple[int, int]:
     """``(MIN, MAX)`` of ``--seats MIN-MAX`` or ``--seats N`` (2-6, MIN <= MAX).
@@ -445,8 +462,7 @@ def _confirm(out: _Answers, gid: str, now: datetime, store: GameStore) -> None:
             return
         row = mine[0]
         lines = [l for l, k in zip(out.om.lines, out.om.kinds or ["text"] * len(out.om.lines)) if k == "text"]
-        req = read_request(out.om.lines, out.om.kinds)
-        if lines and (req is None or req.kind != "confirm"):
+        if lines and not confirms(lines[0]):
             out.reply(gid, "title_refused", word("signup", "reply_confirm", game_id=gid))
             return
         if row["pending"] == "leave":
