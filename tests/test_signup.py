@@ -441,3 +441,21 @@ def test_a_schema_2_database_migrates_to_3_keeping_its_rows(tmp_path):
         assert bk.schema_version == 3
         assert bk.bounces() == {"ann@example.org": "550 no such user"}
         assert bk.open_games() == [] and bk.people() == []
+
+
+def test_games_words_the_settings(tmp_path):
+    lobby = Lobby(tmp_path)
+    lobby.open(options={"hidden_money": True, "spread_dividends": False},
+               settings={"deadline": 48 * 3600, "on_missed": "bot", "abandon_after": 3, "language": "de",
+                         "grace": 0})
+    lobby.open("plains", starts=(T0 + 3 * D).isoformat(), seats=[3, 5], invite=["x@example.org"])
+    lobby.send("zed@example.com", "games")
+    (listing,) = lobby.cycle()
+    text = body(listing)
+    assert "Rules: first-edition; language: de; time for a move: 2 days" in text
+    assert "Rule options: other players' money is hidden until the end" in text
+    assert "Starts when all 3 seats are taken." in text
+    assert "Starts at 2026-12-04 12:00 UTC with at least 3 players." in text
+    assert "Closes unstarted at 2026-12-31 12:00 UTC." in text
+    assert "By invitation only." in text
+    assert "x@example.org" not in text
