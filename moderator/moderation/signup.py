@@ -37,7 +37,6 @@ and goes to the next in line.
 """
 from __future__ import annotations
 
-import json
 import logging
 import random
 import re
@@ -328,15 +327,17 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
     bk = post.bk
     replied = referenced_open_game(om, bk, store)
     req = read_request(om.lines, om.kinds)
-    if replied is None and req is not None and req.kind == "confirm" and referenced_game(om) is None:
+    if replied is None and req is not None and req.kind == "confirm" and referenced_game(om) is None \
+            and not om.game_id:
         # 'confirm' in a new mail, not a reply (a client that dropped In-Reply-To and
         # References): said how, when the sender has a sign-up waiting; else routed as any mail
         waiting = [r for r in bk.signups_of(om.sender) if r["pending"] and r["state"] in HOLDING]
         if not waiting:
             return None
+        gid = waiting[0]["game"]
         out = _Answers(post, om, key, (req.language or waiting[0]["language"] or _language_of(bk, om.sender)))
         with i18n.speaking(out.language):
-            out.reply(waiting[0]["game"], "title_refused", word("signup", "reply_confirm", game_id=waiting[0]["game"]))
+            out.reply(gid, "title_refused", word("signup", "reply_confirm", game_id=gid))
         if not out.sent:
             bk.mark_answered(key, None, now)
         report.signups += 1
@@ -771,8 +772,3 @@ def open_description(config, game: str) -> list[str] | None:
         if og is None:
             return None
         return describe(bk, og)
-
-
-def setup_json(setup: dict[str, Any]) -> str:
-    """``setup`` as the JSON stored (sorted keys), for tests and the operator."""
-    return json.dumps(setup, sort_keys=True)
