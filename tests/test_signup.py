@@ -260,6 +260,29 @@ def test_forged_confirmation_and_invitations(tmp_path):
     assert "join ridge" not in body(conf)
 
 
+def test_an_invitation_is_accepted_by_replying_yes(tmp_path):
+    lobby = Lobby(tmp_path)
+    og = lobby.open(invite=["ann@example.org"])
+    with lobby.mod.bk.transaction():
+        assert signup.invite(lobby.mod._post(), og) == 1
+    lobby.mod._flush_now("the invitations")
+    (invitation,) = unseen_mails(lobby.outbox, lobby.seen)
+    assert "reply to this mail with 'yes'" in body(invitation)
+    lobby.send("ann@example.org", "no thanks, not now", reply_to=invitation, name="Ann Lee")
+    (no,) = lobby.cycle()
+    assert lobby.rows() == []
+    lobby.send("ann@example.org", "yes", reply_to=invitation, name="Ann Lee")
+    (conf,) = lobby.cycle()
+    assert "signed up for the game ridge of Union Pacific as Ann Lee." in body(conf)
+    lobby.send("ann@example.org", "confirm", reply_to=conf)
+    (seated,) = lobby.cycle()
+    assert "You have a seat in game ridge as Ann Lee" in body(seated)
+    # a stranger who got hold of the invitation is not invited
+    lobby.send("eve@example.com", "yes", reply_to=invitation)
+    (no,) = lobby.cycle()
+    assert "Nothing of game ridge waits for a confirmation from this address" in body(no)
+
+
 def test_machine_mail_and_the_daily_limit(tmp_path):
     lobby = Lobby(tmp_path)
     lobby.open()
@@ -390,6 +413,12 @@ def test_cli_invite_and_a_start_date(tmp_path):
     assert setup["invite"] == ["ann@example.org", "bob@example.org", "cy@example.net"]
     assert setup["seats"] == [2, 2] and setup["seat_order"] == "random"
     assert setup["settings"]["language"] == "de"
+    assert "Invitations to 3 address(es): sent." in r.output
+    invitations = unseen_mails(mailbox.Maildir(str(tmp_path / "mail" / "outbox")), set())
+    assert sorted(to(m) for m in invitations) == ["ann@example.org", "bob@example.org", "cy@example.net"]
+    for m in invitations:  # in the game's language, and no one sees who else is invited
+        assert "Du bist zur Partie ridge von Union Pacific eingeladen" in body(m)
+        assert not any(a in m.as_string() for a in {"ann@example.org", "bob@example.org", "cy@example.net"} - {to(m)})
     r = run.invoke(pbem.main, ["--config", str(cfg), "open", "plains", "--starts", "2026-11-01T00:00",
                                "--now", "2026-12-01T12:00:00"])
     assert r.exit_code == 1 and "is not in the future" in r.output

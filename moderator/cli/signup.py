@@ -69,7 +69,7 @@ def open_(ctx, game, seats, starts, invite, seat_order, expire, substitutes, see
              "seat_order": seat_order, "expire": _expire_seconds(expire), "substitutes": substitutes,
              "seed": seed, "ruleset": ruleset, "options": options, "board": board_path, "settings": settings,
              "gm": gm, "observers": list(observers)}
-    moderator = Moderator(_config(ctx, passwords=False), **_clock(now))
+    moderator = Moderator(_config(ctx, passwords=bool(invited)), **_clock(now))  # invitations are sent now
     try:
         moderator.config.games_dir.mkdir(parents=True, exist_ok=True)  # where the game file comes at the start
     except OSError as exc:
@@ -77,7 +77,10 @@ def open_(ctx, game, seats, starts, invite, seat_order, expire, substitutes, see
     try:
         og = open_game(moderator.bk, moderator.store, game, setup, moderator.clock())
     except ValueError as exc:
+        moderator.close()
         raise click.ClickException(str(exc)) from None
+    try:
+        sent = _send_invitations(moderator, og)
     finally:
         moderator.close()
     start = "when all seats are taken" if og["setup"]["starts"] == "full" else f"at {og['setup']['starts']}"
@@ -85,6 +88,24 @@ def open_(ctx, game, seats, starts, invite, seat_order, expire, substitutes, see
                f"{start}, or closes unstarted at {og['expires'].isoformat(timespec='minutes')}.")
     click.echo(f"Players join by mail to {moderator.config.moderator_address}: 'join {og['id']}' "
                f"(or 'join {og['id']} as NAME'), then 'confirm' in reply.")
+    if invited:
+        click.echo(f"Invitations to {len(invited)} address(es): {sent}.")
+
+
+def _send_invitations(moderator, og) -> str:
+    """Spool and send the invitations of open game ``og``; what became of them."""
+    from moderator.moderation.cycle import Unsent
+    from moderator.moderation.signup import invite
+
+    if not og["setup"].get("invite"):
+        return ""
+    with moderator.bk.transaction():
+        invite(moderator._post(), og)
+    try:
+        moderator._flush_now("the invitations")
+    except Unsent as exc:
+        return f"waiting in the spool for the next `pbem run` ({exc})"
+    return "sent"
 
 
 @click.group()

@@ -210,6 +210,22 @@ def open_game(bk: Any, store: GameStore, game_id: str, setup: dict[str, Any], no
     return bk.open_game(game_id)
 
 
+def invite(post: Post, og: dict[str, Any]) -> int:
+    """Spool an invitation to every invited address of open game ``og``
+    (``--invite``), in the game's language: how to join; a reply to it (even
+    just ``yes``) asks to join under the sender's name (``_confirm``).
+    Returns how many."""
+    gid, setup = og["id"], og["setup"]
+    lang = _game_language(og)
+    low, high = setup["seats"]
+    for address in setup.get("invite") or ():
+        with i18n.speaking(lang):
+            text = word("signup", "invitation", game_id=gid, low=low, high=high,
+                        address=post.config.moderator_address)
+        _notice(post, gid, address, lang, "title_invitation", text)
+    return len(setup.get("invite") or ())
+
+
 def _when(text: str) -> datetime:
     when = datetime.fromisoformat(str(text))
     return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
@@ -456,6 +472,13 @@ def _confirm(out: _Answers, gid: str, now: datetime, store: GameStore) -> None:
     tokens = set(tokens_in(out.om.thread_refs, gid))
     mine = [r for r in bk.signups(gid, HOLDING) if r["address"] == sender and r["pending"]
             and thread_token(gid, r["secret"]) in tokens]
+    said = [l for l, k in zip(out.om.lines, out.om.kinds or ["text"] * len(out.om.lines)) if k == "text"]
+    if not mine and og["state"] in OPEN_STATES and sender in (og["setup"].get("invite") or ()) \
+            and not [r for r in bk.signups(gid, HOLDING) if r["address"] == sender] \
+            and (not said or confirms(said[0])):
+        # a reply to the invitation (``invite``): a join under the sender's name, confirmed as any
+        return _join(out, Request("join", gid, language=out.language if out.language != i18n.DEFAULT else None),
+                     now)
     with i18n.speaking(out.language):
         if not mine or og["state"] not in OPEN_STATES:
             # a forged or stale confirmation: another address's token, or nothing waits
