@@ -488,3 +488,47 @@ def test_games_words_the_settings(tmp_path):
     assert "Closes unstarted at 2026-12-31 12:00 UTC." in text
     assert "By invitation only." in text
     assert "x@example.org" not in text
+
+
+class Killed(BaseException):
+    """The process killed at a fault point (nothing after it runs; no handler catches it)."""
+
+
+@pytest.mark.parametrize("when", ["a join", "the confirmation that starts the game"])
+def test_a_crash_before_the_commit_changes_nothing_in_the_outcome(tmp_path, monkeypatch, when):
+    from moderator.moderation import faults
+
+    lobby = Lobby(tmp_path)
+    lobby.open(seats=[2, 2])
+    join_and_confirm(lobby, "ann@example.org", "join ridge as Ann")
+    lobby.send("bob@example.org", "join ridge as Bob")
+
+    def crash_once(point, fired=[]):
+        if point == "signup-spooled" and not fired:
+            fired.append(point)
+            raise Killed(point)
+
+    if when == "a join":
+        monkeypatch.setattr(faults, "fault", crash_once)
+        with pytest.raises(Killed):
+            lobby.mod.run_cycle()
+        lobby.mod.close()  # the process is gone; a new one starts
+        monkeypatch.setattr(faults, "fault", lambda point: None)
+        lobby.mod = Moderator(lobby.config, clock=lambda: lobby.now)
+    (conf,) = lobby.cycle()  # one confirmation, whose token works
+    lobby.send("bob@example.org", "confirm", reply_to=conf)
+    if when != "a join":
+        monkeypatch.setattr(faults, "fault", crash_once)
+        with pytest.raises(Killed):
+            lobby.mod.run_cycle()
+        lobby.mod.close()
+        monkeypatch.setattr(faults, "fault", lambda point: None)
+        lobby.mod = Moderator(lobby.config, clock=lambda: lobby.now)
+    mails = lobby.cycle()
+    assert sorted(to(m) for m in mails) == ["ann@example.org", "bob@example.org", "bob@example.org"], \
+        [(to(m), str(m["Subject"]), body(m)[:80]) for m in mails]
+    assert sum("You have a seat in game ridge as Bob" in body(m) for m in mails) == 1
+    data = GameStore(lobby.config.games_dir).read_data("ridge")
+    assert [p["name"] for p in data["players"]] == ["Ann", "Bob"]
+    assert lobby.mod.bk.open_game("ridge")["state"] == "started"
+    assert lobby.cycle() == []  # and nothing more later

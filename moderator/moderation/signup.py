@@ -54,7 +54,7 @@ from ..render.words import word
 from ..rules.options import IMAGINARY, MAX_NAME_LENGTH, MAX_PLAYERS, MIN_PLAYERS
 from ..store import GAME_ID_PATTERN
 from ..store.gamefile import GameStore
-from . import create
+from . import create, faults
 from .deadlines import next_event
 from .report import CycleReport
 from .route import referenced_game
@@ -286,13 +286,15 @@ def default_name(om: OrderMail, known: str | None) -> str:
 
 # ------------------------------------------------------------------ mail
 def referenced_open_game(om: OrderMail, bk: Any, store: GameStore) -> str | None:
-    """The open game (not started: no game file) that one of ``om``'s
-    In-Reply-To/References Message-IDs names (``<...pbem.GAME@domain>``), or None."""
+    """The open game (not started: no game file, or one a crash left unmarked)
+    that one of ``om``'s In-Reply-To/References Message-IDs names
+    (``<...pbem.GAME@domain>``), or None."""
     for ref in om.thread_refs:
         m = _GAME_RE.search(ref or "")
-        if m and not store.exists(m.group(1)):
+        if m:
             og = bk.open_game(m.group(1))
-            if og is not None:
+            # a game file of an open game not marked started: written by a start a crash rolled back
+            if og is not None and (og["state"] in OPEN_STATES or not store.exists(og["id"])):
                 return og["id"]
     return None
 
@@ -318,7 +320,7 @@ class _Answers:
                                     references=self.om.references, token=token)
         else:
             msg = self.post.answer(self.om, None, to, subject, text + "\n")
-        self.post.put(msg, kind="signup", answers=None if self.sent else self.key, game=game_id)
+        self.post.put(msg, kind="signup", game=game_id)  # tagged signup_mail (``handle``); answered at its end
         self.sent += 1
         return True
 
@@ -354,27 +356,46 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
         out = _Answers(post, om, key, (req.language or waiting[0]["language"] or _language_of(bk, om.sender)))
         with i18n.speaking(out.language):
             out.reply(gid, "title_refused", word("signup", "reply_confirm", game_id=gid))
-        if not out.sent:
-            bk.mark_answered(key, None, now)
+        bk.mark_answered(key, None, now)
         report.signups += 1
         return "processed"
     if replied is None and (req is None or req.kind == "confirm"):
         return None  # a player's 'confirm' or 'yes' in a running game's thread (resign confirm)
     language = (req.language if req and req.language else None) or _language_of(bk, om.sender)
     out = _Answers(post, om, key, language)
-    with bk.transaction():  # a savepoint: an error undoes this mail's sign-up changes
-        if replied is not None and (req is None or req.kind == "confirm"):
-            _confirm(out, replied, now, store)
-        elif req.kind == "games":
-            _games(out, now)
-        elif req.kind == "join":
-            _join(out, req, now)
-        elif req.kind == "leave":
-            _leave(out, req, now)
-        if not out.sent:
+    _forget_unsaved(post, store, key)
+    tags, post.tags = post.tags, {**post.tags, "signup_mail": key}
+    try:
+        with bk.transaction():  # a savepoint: an error undoes this mail's sign-up changes
+            if replied is not None and (req is None or req.kind == "confirm"):
+                _confirm(out, replied, now, store)
+            elif req.kind == "games":
+                _games(out, now)
+            elif req.kind == "join":
+                _join(out, req, now)
+            elif req.kind == "leave":
+                _leave(out, req, now)
             bk.mark_answered(key, replied, now)  # handled (or held back by a limit): never again
+            faults.fault("signup-spooled")
+    finally:
+        post.tags = tags
     report.signups += 1
     return "processed"
+
+
+def _forget_unsaved(post: Post, store: GameStore, key: str) -> None:
+    """Remove the mails spooled for sign-up mail ``key`` by an earlier handling
+    whose bookkeeping transaction a crash rolled back (tagged ``signup_mail``;
+    the cycle sends only after every mail's commit, so none was sent): the mail
+    is handled again from the state as committed, and answered once.  The
+    welcomes of a game whose file that handling wrote are kept (``start``
+    adopts the file)."""
+    for e in post.spool.entries():
+        if e.meta.get("signup_mail") != key:
+            continue
+        if e.meta.get("kind") in ("welcome", "observer") and store.exists(str(e.meta.get("game") or "")):
+            continue
+        post.spool.remove(e.name)
 
 
 def _language_of(bk: Any, address: str) -> str:
@@ -606,6 +627,14 @@ def start(post: Post, store: GameStore, og: dict[str, Any], now: datetime) -> An
     started without them.  Returns the ``GameRecord``.  Raises ValueError when
     ``create.new_game`` refuses (a game file of that id appeared meanwhile)."""
     bk, gid, setup = post.bk, og["id"], og["setup"]
+    opened = og["opened"].isoformat(timespec="seconds")
+    if store.exists(gid) and (store.read_data(gid).get("signup") or {}).get("opened") == opened:
+        # written by a start whose bookkeeping a crash rolled back: its file and welcomes stand
+        bk.set_open_game(gid, state="started", closed=now)
+        for r in bk.signups(gid, ["waiting", "offered", "asked"]):
+            bk.set_signup(r["seq"], state="left", pending=None)
+        log.info("open game %s: its game file was written before a crash; adopted", gid)
+        return store.load(gid)
     seated = sorted(bk.signups(gid, ["seated"]), key=lambda r: (r["joined"], r["seq"]))
     if setup.get("seat_order") == "random":
         random.Random(int(setup["seed"])).shuffle(seated)
@@ -622,7 +651,7 @@ def start(post: Post, store: GameStore, og: dict[str, Any], now: datetime) -> An
         "seats": list(setup["seats"]), "starts": setup["starts"], "invite": len(setup.get("invite") or []),
         "seat_order": setup.get("seat_order", "joined"), "expire": int(setup.get("expire") or EXPIRE_DEFAULT),
         "substitutes": setup.get("substitutes", "auto"),
-        "opened": og["opened"].isoformat(timespec="seconds"), "started": now.isoformat(timespec="seconds"),
+        "opened": opened, "started": now.isoformat(timespec="seconds"),
     }
     saved = create.welcome(post, GameStore(store.dir), record)
     bk.record_saved(saved)
