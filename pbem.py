@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import click
 
-from moderator.cli import archive, games, mail, operator
+from moderator.cli import archive, games, mail, operator, signup
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
@@ -97,6 +97,7 @@ def main(ctx: click.Context, config_path: str | None, verbose: bool, log_level: 
 
 # the commands, grouped like the rooms of moderator/ (moderator/cli/)
 for _command in (games.new, games.run, games.replay, games.gm, games.rules, games.show, games.board, games.demo,
+                 signup.open_, signup.signup,
                  archive.list_, archive.archive, archive.export, mail.auth,
                  operator.doctor, operator.spool, operator.bounces, operator.player, operator.restore,
                  operator.forget, operator.repair):

@@ -218,9 +218,48 @@ class MaildirReader:
         return new
 
 
+def sign_up(moderator: Moderator, game_id: str, seed: int, bots: list[Bot],
+            deliver: Callable[[EmailMessage], None], collect: Callable[[], list[EmailMessage]]) -> None:
+    """Open ``game_id`` for sign-up (``moderation/signup.py``: exactly as many
+    seats as ``bots``, starting when full) and let the bots join by mail: each
+    sends ``join GAME as NAME``, replies ``confirm`` above the quoted
+    confirmation, and the last confirmation starts the game (everyone's
+    welcome waits in the outbox for ``play``).  Raises ValueError when the game
+    exists, RuntimeError when a cycle fails or the game did not start."""
+    from .moderation.signup import open_game
+
+    open_game(moderator.bk, moderator.store, game_id,
+              {"seats": [len(bots), len(bots)], "starts": "full", "invite": [], "seat_order": "joined",
+               "expire": 86400, "substitutes": "auto", "seed": seed, "ruleset": "first-edition",
+               "options": {}, "board": None, "settings": None, "gm": None, "observers": []},
+              moderator.clock())
+    by_address = {b.address: b for b in bots}
+    for b in bots:
+        msg = EmailMessage(policy=policy.default)
+        msg["From"] = f"{b.name} <{b.address}>"
+        msg["To"] = b.moderator
+        msg["Subject"] = f"joining {game_id}"
+        msg["Date"] = format_datetime(datetime.now(timezone.utc))
+        msg["Message-ID"] = make_msgid(idstring=f"bot.{b.name.lower()}.join", domain=b.address.split("@")[1])
+        msg.set_content(f"join {game_id} as {b.name}\n")
+        deliver(msg)
+    for step in ("the join mails", "the confirmations"):
+        report = moderator.run_cycle()
+        if not report.ok:
+            raise RuntimeError(f"cycle failed on {step}: " + "; ".join(report.errors))
+        if step == "the join mails":
+            for msg in collect():
+                bot = by_address.get(canonical_address(str(msg["To"])))
+                if bot is not None:
+                    deliver(bot.reply(msg, ["confirm"]))
+    if not moderator.store.exists(game_id):
+        raise RuntimeError(f"the demo game {game_id} did not start after its players confirmed")
+
+
 def run_demo(directory: str | Path, seed: int = 1, game_id: str = "demo") -> dict:
-    """Create a 3-player game in ``directory`` (its own ``games/`` and ``mail/``
-    Maildirs, the embedded default transport) and play it to the end with bots
+    """Open a 3-player game in ``directory`` (its own ``games/`` and ``mail/``
+    Maildirs, the embedded default transport), let its bots join by mail
+    (``sign_up``: ``join``, then ``confirm`` in reply) and play it to the end with bots
     that play as the built-in player (``moderator.players.heuristic``), each turn
     by mail.
 
@@ -235,6 +274,7 @@ def run_demo(directory: str | Path, seed: int = 1, game_id: str = "demo") -> dic
     )
     moderator = Moderator(config)
     config.maildir_inbox.parent.mkdir(parents=True, exist_ok=True)
+    config.games_dir.mkdir(parents=True, exist_ok=True)  # the game file comes at the start
     inbox = mailbox.Maildir(str(config.maildir_inbox), create=True)
     reader = MaildirReader(config.maildir_outbox)
     rng = random.Random(seed)
@@ -251,10 +291,11 @@ def run_demo(directory: str | Path, seed: int = 1, game_id: str = "demo") -> dic
 
     bots = [Bot(n, a, config.moderator_address, random.Random(rng.random()), strategy=heuristic)
             for n, a in DEMO_PLAYERS]
-    moderator.create_game(game_id, [(b.name, b.address) for b in bots], seed=seed)
 
     def deliver(msg: EmailMessage) -> None:
         inbox.add(msg.as_bytes())
+
+    sign_up(moderator, game_id, seed, bots, deliver, reader)
 
     def over() -> bool:
         data = moderator.store.read_data(game_id)

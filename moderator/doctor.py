@@ -98,6 +98,7 @@ SECTIONS = {
     "spool": "The spool", "spool/failed": "The spool", "bounced addresses": "Bounced addresses",
     "cycle lock": "The cycle lock", "disk space": "Disk space",
     "last successful cycle": "The last successful cycle", "moderator state": "The bookkeeping database",
+    "open game": "Open games", "registry": "Open games",
     "IMAP folders": "Mail servers", "IMAP IDLE": "Mail servers",
     "OAuth2": "Mail providers", "sender": "Mail providers", "daily sending limit": "Mail providers",
     "SMTP sending limit": "Outgoing mail",
@@ -158,7 +159,7 @@ TEMPLATE_FILES = (
     "welcome.txt", "words/board.txt", "words/clock.txt", "words/events.txt", "words/gm.txt",
     "words/headlines.txt", "words/hidden.txt", "words/illegal.txt", "words/language.txt", "words/layout.txt",
     "words/legal.txt", "words/limits.txt", "words/options.txt", "words/notices.txt", "words/operator.txt", "words/orders.txt",
-    "words/seats.txt", "words/threads.txt", "words/proposals.txt", "words/advance.txt",
+    "words/seats.txt", "words/signup.txt", "words/threads.txt", "words/proposals.txt", "words/advance.txt",
     "mail/base.html", "mail/blocks.html", "mail/figures.html", "mail/status.html",
     "mail/text.html", "mail/welcome.html",
 )
@@ -956,6 +957,37 @@ def _memory_rest(state, now: datetime) -> list[Check]:
     return out
 
 
+def check_open_games(config: Config, now: datetime) -> list[Check]:
+    """The games open for sign-up and the registry of people (the bookkeeping
+    database's schema 3, read-only; ``moderation/signup.py``): one NOTE per open
+    game (seats taken, waiting list, start rule, expiry; FAIL for one past its
+    expiry by more than an hour, which a running cycle would have closed) and
+    the number of registered people.  Nothing when there is no database or it
+    cannot be read (``check_state`` says so)."""
+    db = Path(config.spool_dir) / DB_NAME
+    if not db.exists():
+        return []
+    try:
+        with Bookkeeping(db, readonly=True, legacy=None) as bk:
+            out = []
+            for og in bk.open_games():
+                setup, expires = og["setup"], og["expires"]
+                taken = len(bk.signups(og["id"], ["seated"]))
+                waiting = len(bk.signups(og["id"], ["waiting", "offered"]))
+                late = (now - expires).total_seconds() > 3600
+                out.append(Check(FAIL if late else NOTE, "open game",
+                                 f"{og['id']} ({og['state']}): {taken} of {setup['seats'][0]}-{setup['seats'][1]} "
+                                 f"seats taken, {waiting} waiting, starts {setup['starts']}, expires "
+                                 f"{expires.isoformat(timespec='minutes')}"
+                                 + ("; past its expiry: is `pbem run` running?" if late else "")))
+            people = bk.people()
+            if people or out:
+                out.append(Check(NOTE, "registry", f"{len(people)} address(es) confirmed by a reply"))
+            return out
+    except (BookkeepingError, sqlite3.Error):
+        return []
+
+
 # ---------------------------------------------------------------- the report
 def run_checks(config_path: str | os.PathLike[str] | None, now: datetime | None = None) -> list[Check]:
     """Every check, in order; only the installation and configuration checks when
@@ -978,6 +1010,7 @@ def run_checks(config_path: str | os.PathLike[str] | None, now: datetime | None 
     checks += check_disk(config)
     checks.append(check_lock(config, now))
     checks += check_state(config, now)
+    checks += check_open_games(config, now)
     return checks
 
 

@@ -221,7 +221,7 @@ LAYERS = [
     "gm commands",
     "proposals",
     "decide",
-    "act",
+    "act signup",
     "cycle",
 ]
 

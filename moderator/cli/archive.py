@@ -45,6 +45,9 @@ def list_(ctx, which, now):
 
     lines, errors = list_games(GameStore(_config(ctx, passwords=False).games_dir), which or "all",
                                _timestamp(now) if now is not None else None)
+    from moderator.moderation.signup import open_lines
+
+    lines = lines + open_lines(_config(ctx, passwords=False))  # games open for sign-up, not yet started
     for line in lines:
         click.echo(line)
     for err in errors:

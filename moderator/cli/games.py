@@ -27,55 +27,51 @@ def _option_flags(command):
     return command
 
 
-@click.command()
-@click.argument("game")
-@click.option("--player", "players", multiple=True, required=True,
-              help="A player as NAME=ADDRESS, in turn order; 2-6 of them.")
-@click.option("--seed", type=int, default=None, help="Seed of the game's shuffles (default: random).")
-@click.option("--ruleset", default="first-edition", show_default=True,
-              help=" or ".join(RULESETS) + ".")
-@click.option("--board", "board_path", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="A board file (default: the shipped North American board).")
-@click.option("--bot", "bots", multiple=True, metavar="NAME",
-              help="A seat played by the built-in player from the start (after the players "
-                   "in turn order); repeatable. One --player and bots: a solo game.")
-@click.option("--deadline", default="72h", show_default=True,
-              help="Time one move may take, from the mail that asks for it: minutes, hours "
-                   "or days (90m, 48h, 3d), or none.")
-@click.option("--on-missed", type=click.Choice(["bot", "wait"]), default="bot", show_default=True,
-              help="At the deadline: the built-in player moves (bot), or the game waits and "
-                   "the game master is told (wait).")
-@click.option("--grace", default="0", show_default=True,
-              help="Time after the deadline during which an order that reached the mailbox is still "
-                   "taken (and the missed move waits): minutes, hours or days (10m, 1h), or 0.")
-@click.option("--abandon-after", type=click.IntRange(min=1), default=3, show_default=True,
-              help="Missed moves in a row after which the seat is abandoned (the built-in "
-                   "player keeps it; the game master is asked for a replacement).")
-@click.option("--gm", "gm", default=None, metavar="ADDRESS",
-              help="The game master's address (default: the configuration's operator).")
-@click.option("--language", "language", default="en", show_default=True, metavar="CODE",
-              help="The game's language: en, es, de, cs or zh (players without their own read it).")
-@click.option("--player-language", "player_languages", multiple=True, metavar="NAME=CODE",
-              help="A player's own language, e.g. Ana=es (repeatable; they may change it by mail: "
-                   "'language CODE').")
-@click.option("--observer", "observers", multiple=True, metavar="ADDRESS",
-              help="An address that gets the public status mails (repeatable).")
-@click.option("--now", "now", default=None, metavar="TIMESTAMP",
-              help="Create the game as if it were TIMESTAMP (ISO 8601; UTC when no offset): the "
-                   "first deadline runs from then, as for games run with `pbem run --now`.")
-@_option_flags
-@click.pass_context
-def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed, grace, abandon_after, gm,
-        observers, language, player_languages, now, **flags):
-    """Create GAME and mail every player a welcome with their secret and hand."""
-    from moderator.moderation.deadlines import parse_duration
+def _setup_options(command):
+    """The options of a new game's setup shared by ``pbem new`` and ``pbem open``
+    (read by ``_setup_values``): seed, ruleset, board, the clock's policies, the
+    game master, the game's language, observers, ``--now`` and one flag per rule
+    option."""
+    for decorator in reversed([
+        click.option("--seed", type=int, default=None, help="Seed of the game's shuffles (default: random)."),
+        click.option("--ruleset", default="first-edition", show_default=True, help=" or ".join(RULESETS) + "."),
+        click.option("--board", "board_path", type=click.Path(exists=True, dir_okay=False), default=None,
+                     help="A board file (default: the shipped North American board)."),
+        click.option("--deadline", default="72h", show_default=True,
+                     help="Time one move may take, from the mail that asks for it: minutes, hours "
+                          "or days (90m, 48h, 3d), or none."),
+        click.option("--on-missed", type=click.Choice(["bot", "wait"]), default="bot", show_default=True,
+                     help="At the deadline: the built-in player moves (bot), or the game waits and "
+                          "the game master is told (wait)."),
+        click.option("--grace", default="0", show_default=True,
+                     help="Time after the deadline during which an order that reached the mailbox is still "
+                          "taken (and the missed move waits): minutes, hours or days (10m, 1h), or 0."),
+        click.option("--abandon-after", type=click.IntRange(min=1), default=3, show_default=True,
+                     help="Missed moves in a row after which the seat is abandoned (the built-in "
+                          "player keeps it; the game master is asked for a replacement)."),
+        click.option("--gm", "gm", default=None, metavar="ADDRESS",
+                     help="The game master's address (default: the configuration's operator)."),
+        click.option("--language", "language", default="en", show_default=True, metavar="CODE",
+                     help="The game's language: en, es, de, cs or zh (players without their own read it)."),
+        click.option("--observer", "observers", multiple=True, metavar="ADDRESS",
+                     help="An address that gets the public status mails (repeatable)."),
+        click.option("--now", "now", default=None, metavar="TIMESTAMP",
+                     help="Create the game as if it were TIMESTAMP (ISO 8601; UTC when no offset): the "
+                          "first deadline runs from then, as for games run with `pbem run --now`."),
+    ]):
+        command = decorator(command)
+    return _option_flags(command)
 
-    from moderator.mail.transport import TransportError
-    from moderator.moderation.cycle import Moderator, Unsent
+
+def _setup_values(ruleset, deadline, on_missed, grace, abandon_after, language, seed, flags):
+    """``(settings, options, seed)`` of the shared setup options (``_setup_options``):
+    the clock settings with the game's language, the rule options, the seed
+    (random when not given).  click.BadParameter for a bad value."""
+    from moderator.moderation.deadlines import parse_duration
+    from moderator.moderation.language import check_language
 
     if ruleset not in RULESETS:
         raise click.BadParameter(f"{ruleset!r}; choose {' or '.join(RULESETS)}", param_hint="--ruleset")
-    parsed = [_parse_player(p) for p in players]
     try:
         seconds = parse_duration(deadline, allow_none=True)
     except ValueError as exc:
@@ -84,12 +80,42 @@ def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed
         grace_seconds = 0 if grace.strip() in ("0", "none") else parse_duration(grace)
     except ValueError as exc:
         raise click.BadParameter(f"{exc}, or 0", param_hint="--grace") from None
-    from moderator.moderation.language import check_language
-
     try:
         language = check_language(language)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--language") from None
+    settings = {"deadline": seconds, "on_missed": on_missed, "abandon_after": abandon_after, "language": language,
+                "grace": grace_seconds}
+    options = {k: bool(flags.get(k)) for k in OPTIONS}
+    if seed is None:
+        import secrets
+
+        seed = secrets.randbelow(2**31)
+    return settings, options, seed
+
+
+@click.command()
+@click.argument("game")
+@click.option("--player", "players", multiple=True, required=True,
+              help="A player as NAME=ADDRESS, in turn order; 2-6 of them.")
+@click.option("--bot", "bots", multiple=True, metavar="NAME",
+              help="A seat played by the built-in player from the start (after the players "
+                   "in turn order); repeatable. One --player and bots: a solo game.")
+@click.option("--player-language", "player_languages", multiple=True, metavar="NAME=CODE",
+              help="A player's own language, e.g. Ana=es (repeatable; they may change it by mail: "
+                   "'language CODE').")
+@_setup_options
+@click.pass_context
+def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed, grace, abandon_after, gm,
+        observers, language, player_languages, now, **flags):
+    """Create GAME and mail every player a welcome with their secret and hand."""
+    from moderator.mail.transport import TransportError
+    from moderator.moderation.cycle import Moderator, Unsent
+    from moderator.moderation.language import check_language
+
+    parsed = [_parse_player(p) for p in players]
+    settings, options, seed = _setup_values(ruleset, deadline, on_missed, grace, abandon_after, language, seed,
+                                            flags)
     languages = {}
     for item in player_languages:
         name, sep, code = item.partition("=")
@@ -99,13 +125,6 @@ def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed
             languages[name.strip()] = check_language(code)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--player-language") from None
-    settings = {"deadline": seconds, "on_missed": on_missed, "abandon_after": abandon_after, "language": language,
-                "grace": grace_seconds}
-    options = {k: bool(flags.get(k)) for k in OPTIONS}
-    if seed is None:
-        import secrets
-
-        seed = secrets.randbelow(2**31)
     moderator = Moderator(_config(ctx), **_clock(now))
     try:
         record = moderator.create_game(game, parsed, seed, ruleset, options, board_path, settings, bots,
@@ -310,6 +329,13 @@ def show(ctx, game, map_file, now):
     from moderator.i18n import pad
     from moderator.store.gamefile import GameStore
 
+    from moderator.moderation.signup import open_description
+
+    config = _config(ctx, passwords=False)
+    opened = None if GameStore(config.games_dir).exists(game) else open_description(config, game)
+    if opened is not None:  # open for sign-up, not yet started: no game file
+        click.echo("\n".join(opened))
+        return
     record = _load(ctx, game)
     s = summary(GameStore(_config(ctx, passwords=False).games_dir).read_data(game),
                 _timestamp(now) if now is not None else None)
@@ -419,7 +445,8 @@ def demo(directory, seed):
     while (d / "games" / f"{gid}.yaml").exists():
         n += 1
         gid = f"demo-{n}"
-    click.echo(f"Playing game {gid} in {d.absolute()} (3 built-in players; every order is a mail) ...")
+    click.echo(f"Opening game {gid} in {d.absolute()}: 3 built-in players join it by mail ('join {gid}', "
+               "'confirm' in reply), then play it (every order is a mail) ...")
     try:
         result = run_demo(d, seed=seed, game_id=gid)
     except (RuntimeError, ValueError, TransportError) as exc:

@@ -34,6 +34,7 @@ class CycleReport:
     clock_moves: int = 0
     reminders: int = 0
     waiting: int = 0
+    signups: int = 0  # sign-up mails handled and open-game clock events (moderation/signup.py)
     skipped: bool = False
     errors: list[str] = field(default_factory=list)
     inbox_ok: bool = True
@@ -55,6 +56,7 @@ class CycleReport:
             f"{self.commands} command mail(s), {self.duplicates} duplicate(s), {self.ignored} ignored; "
             + (f"{self.clock_moves} move(s) by the built-in player, {self.reminders} reminder(s); "
                if self.clock_moves or self.reminders else "") +
+            (f"{self.signups} sign-up event(s); " if self.signups else "") +
             f"{self.sent} mail(s) sent, {self.deferred} deferred{held}, {self.waiting} waiting in the spool; "
             f"{len(self.errors)} error(s)"
         )

@@ -30,7 +30,21 @@ table              what
 ``daily_counts``   ``name``, ``day`` (UTC date) → ``n``: answers counted per
                    day for the moderation's daily limits (schema 2); days
                    before yesterday are dropped (``prune_counts``)
+``people``         the registry of people (schema 3): each address confirmed
+                   by a reply, its display name, language, first and last
+                   confirmation; their games are ``signups`` and
+                   ``game_players`` (``person_games``)
+``open_games``     games opened by ``pbem open`` and not yet started (schema
+                   3): ``id``, ``setup`` (JSON), ``state``, ``opened``,
+                   ``expires``, ``closed``; kept after the start or close
+``signups``        who asked to join an open game (schema 3): ``game``,
+                   ``address``, ``name``, ``state``, ``pending``, ``secret``,
+                   ``asked``, ``joined``, in the order asked (``seq``)
 =================  ===========================================================
+
+The last three are not rebuilt from the game files: an open game lives here
+until it starts (its game file is written then).  Back the database up with the
+games (docs/operations.md, "Open games").
 
 Times are stored as ISO 8601 text in UTC with microseconds
 (``2026-11-29T14:02:11.000000+00:00``: fixed width, so text order is time order);
@@ -164,7 +178,40 @@ CREATE TABLE daily_counts (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [_V1, _V2]
+_V3 = """
+CREATE TABLE people (
+    address   TEXT PRIMARY KEY,        -- canonical address, confirmed by a reply from it
+    name      TEXT NOT NULL,           -- the display name last chosen (a seat name)
+    language  TEXT,                    -- the language they wrote in, or NULL
+    confirmed TEXT NOT NULL,           -- first confirmation (UTC ISO)
+    seen      TEXT NOT NULL            -- last confirmation (UTC ISO)
+);
+CREATE TABLE open_games (
+    id       TEXT PRIMARY KEY,         -- the game id the started game's file gets
+    setup    TEXT NOT NULL,            -- JSON: the settings of `pbem open` (moderation/signup.py)
+    state    TEXT NOT NULL,            -- open, extend (start date passed, short of seats), started,
+                                       --   expired, cancelled
+    opened   TEXT NOT NULL,            -- UTC ISO
+    expires  TEXT NOT NULL,            -- UTC ISO: closed unless started by then
+    closed   TEXT                      -- when it left 'open' (UTC ISO)
+);
+CREATE TABLE signups (
+    seq      INTEGER PRIMARY KEY,      -- the order people asked in (the waiting list's order)
+    game     TEXT NOT NULL,
+    address  TEXT NOT NULL,            -- canonical address
+    name     TEXT NOT NULL,            -- the seat name asked for
+    state    TEXT NOT NULL,            -- asked, seated, waiting, offered, left, lapsed
+    pending  TEXT,                     -- what a confirmation does: join, leave, offer; NULL: nothing
+    secret   TEXT NOT NULL,            -- keys the token in the confirmation's Message-ID
+    asked    TEXT NOT NULL,            -- when the confirmation was sent (UTC ISO)
+    joined   TEXT,                     -- when the seat (or waiting place) was confirmed
+    language TEXT
+);
+CREATE INDEX signups_game ON signups(game, seq);
+CREATE INDEX signups_address ON signups(address);
+"""
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [_V1, _V2, _V3]
 """``MIGRATIONS[i]`` brings the schema from version ``i`` to ``i + 1``: an SQL
 script (run statement by statement) or a function of the connection.  Append only;
 never change a released step.  Each runs inside the opening transaction."""
@@ -972,6 +1019,118 @@ class Bookkeeping:
         return report
 
     # -------------------------------------------------------------- the old YAML state
+    # -------------------------------------------------------------- open games, people (schema 3)
+    def put_open_game(self, game_id: str, setup: dict[str, Any], opened: datetime, expires: datetime) -> None:
+        """Record the open game ``game_id`` (state ``open``) with its ``setup``
+        (JSON-able mapping).  sqlite3.IntegrityError when it exists."""
+        self._write("INSERT INTO open_games(id, setup, state, opened, expires) VALUES (?, ?, 'open', ?, ?)",
+                    (game_id, json.dumps(setup, sort_keys=True), _iso(opened), _iso(expires)))
+
+    def open_game(self, game_id: str) -> dict[str, Any] | None:
+        """The open game ``game_id`` as ``{id, setup, state, opened, expires,
+        closed}`` (times as datetimes), or None; the id matched ignoring case."""
+        row = self._db.execute("SELECT id, setup, state, opened, expires, closed FROM open_games "
+                               "WHERE id = ? COLLATE NOCASE", (game_id,)).fetchone()
+        return None if row is None else self._open_row(row)
+
+    def open_games(self, states: Sequence[str] = ("open", "extend")) -> list[dict[str, Any]]:
+        """The open games in ``states`` (as ``open_game``), oldest first."""
+        marks = ",".join("?" * len(states))
+        rows = self._db.execute("SELECT id, setup, state, opened, expires, closed FROM open_games "
+                                f"WHERE state IN ({marks}) ORDER BY opened, id", tuple(states)).fetchall()
+        return [self._open_row(r) for r in rows]
+
+    @staticmethod
+    def _open_row(row: Sequence[Any]) -> dict[str, Any]:
+        return {"id": row[0], "setup": json.loads(row[1]), "state": row[2], "opened": _dt(row[3]),
+                "expires": _dt(row[4]), "closed": _dt(row[5])}
+
+    def set_open_game(self, game_id: str, *, state: str | None = None, setup: dict[str, Any] | None = None,
+                      expires: datetime | None = None, closed: datetime | None = None) -> None:
+        """Change the open game ``game_id``'s ``state``, ``setup``, ``expires`` or ``closed``."""
+        if state is not None:
+            self._write("UPDATE open_games SET state = ? WHERE id = ?", (state, game_id))
+        if setup is not None:
+            self._write("UPDATE open_games SET setup = ? WHERE id = ?", (json.dumps(setup, sort_keys=True), game_id))
+        if expires is not None:
+            self._write("UPDATE open_games SET expires = ? WHERE id = ?", (_iso(expires), game_id))
+        if closed is not None:
+            self._write("UPDATE open_games SET closed = ? WHERE id = ?", (_iso(closed), game_id))
+
+    _SIGNUP = "seq, game, address, name, state, pending, secret, asked, joined, language"
+
+    def _signup_row(self, row: Sequence[Any]) -> dict[str, Any]:
+        keys = [k.strip() for k in self._SIGNUP.split(",")]
+        d = dict(zip(keys, row))
+        d["asked"], d["joined"] = _dt(d["asked"]), _dt(d["joined"])
+        return d
+
+    def signups(self, game_id: str, states: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The sign-ups of ``game_id`` (``{seq, game, address, name, state,
+        pending, secret, asked, joined, language}``) in the order asked, only
+        those in ``states`` when given."""
+        rows = self._db.execute(f"SELECT {self._SIGNUP} FROM signups WHERE game = ? ORDER BY seq",
+                                (game_id,)).fetchall()
+        found = [self._signup_row(r) for r in rows]
+        return [d for d in found if states is None or d["state"] in states]
+
+    def signups_of(self, address: str) -> list[dict[str, Any]]:
+        """Every sign-up of ``address`` (canonical), in the order asked."""
+        rows = self._db.execute(f"SELECT {self._SIGNUP} FROM signups WHERE address = ? ORDER BY seq",
+                                (_canonical(address),)).fetchall()
+        return [self._signup_row(r) for r in rows]
+
+    def add_signup(self, game_id: str, address: str, name: str, state: str, pending: str | None,
+                   secret: str, asked: datetime, language: str | None = None) -> int:
+        """Add a sign-up; returns its ``seq``."""
+        cur = self._write("INSERT INTO signups(game, address, name, state, pending, secret, asked, language) "
+                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                          (game_id, _canonical(address), name, state, pending, secret, _iso(asked), language))
+        return int(cur.lastrowid)
+
+    def set_signup(self, seq: int, **changes: Any) -> None:
+        """Change columns of sign-up ``seq`` (``state``, ``pending``, ``secret``,
+        ``name``, ``asked``, ``joined``, ``language``; datetimes stored as UTC ISO)."""
+        allowed = {"state", "pending", "secret", "name", "asked", "joined", "language"}
+        for key, value in changes.items():
+            if key not in allowed:
+                raise ValueError(f"no sign-up column {key!r}")
+            self._write(f"UPDATE signups SET {key} = ? WHERE seq = ?",
+                        (_iso(value) if isinstance(value, datetime) else value, seq))
+
+    def register_person(self, address: str, name: str, when: datetime, language: str | None = None) -> None:
+        """Record in the registry that ``address`` confirmed (as ``name``) at ``when``."""
+        self._write("INSERT INTO people(address, name, language, confirmed, seen) VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT(address) DO UPDATE SET name = excluded.name, seen = excluded.seen, "
+                    "language = COALESCE(excluded.language, people.language)",
+                    (_canonical(address), name, language, _iso(when), _iso(when)))
+
+    def person(self, address: str) -> dict[str, Any] | None:
+        """The registry's entry of ``address``: ``{address, name, language,
+        confirmed, seen, games}`` (``games``: the ids of the open games they
+        signed up for and the running or ended games they play, from
+        ``signups`` and the games index), or None."""
+        row = self._db.execute("SELECT address, name, language, confirmed, seen FROM people WHERE address = ?",
+                               (_canonical(address),)).fetchone()
+        if row is None:
+            return None
+        return {"address": row[0], "name": row[1], "language": row[2], "confirmed": _dt(row[3]),
+                "seen": _dt(row[4]), "games": self.person_games(row[0])}
+
+    def person_games(self, address: str) -> list[str]:
+        """The games of ``address``: open games it holds a seat or waiting place
+        in, then the games of the games index it plays."""
+        open_ = [d["game"] for d in self.signups_of(address) if d["state"] in ("seated", "waiting", "offered")]
+        playing = [g.game_id for g in self.games_of(address)]
+        return list(dict.fromkeys(open_ + playing))
+
+    def people(self) -> list[dict[str, Any]]:
+        """Every registered person (as ``person`` without ``games``), by address."""
+        rows = self._db.execute("SELECT address, name, language, confirmed, seen FROM people "
+                                "ORDER BY address").fetchall()
+        return [{"address": r[0], "name": r[1], "language": r[2], "confirmed": _dt(r[3]), "seen": _dt(r[4])}
+                for r in rows]
+
     def import_legacy(self, path: str | os.PathLike[str], rename: bool = True) -> bool:
         """Import an old ``moderator.yaml`` (``ModeratorState``) in one transaction:
         the answered ids (in their order, stamped with the import time), pending

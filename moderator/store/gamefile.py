@@ -268,14 +268,16 @@ class Player:
     vacation_from: str | None = None
     vacation_until: str | None = None
     language: str | None = None
+    joined: str | None = None  # format 5 (signup): when the seat was confirmed by mail, ISO 8601
 
     def to_data(self) -> dict[str, Any]:
-        """The player's mapping in a game file (``players`` entry)."""
+        """The player's mapping in a game file (``players`` entry); ``joined``
+        only when set (a seat taken by sign-up, ``moderation/signup.py``)."""
         return {"name": self.name, "address": self.address, "secret": self.secret,
                 "timezone": self.timezone, "bot": self.bot, "abandoned": self.abandoned,
                 "missed": self.missed, "vacation_used": self.vacation_used,
                 "vacation_from": self.vacation_from, "vacation_until": self.vacation_until,
-                "language": self.language}
+                "language": self.language, **({"joined": self.joined} if self.joined else {})}
 
     @classmethod
     def from_data(cls, d: dict[str, Any]) -> "Player":
@@ -285,7 +287,7 @@ class Player:
                    timezone=d.get("timezone"), bot=bool(d.get("bot")), abandoned=bool(d.get("abandoned")),
                    missed=int(d.get("missed") or 0), vacation_used=int(d.get("vacation_used") or 0),
                    vacation_from=d.get("vacation_from"), vacation_until=d.get("vacation_until"),
-                   language=d.get("language") or None)
+                   language=d.get("language") or None, joined=d.get("joined") or None)
 
 
 @dataclass
@@ -335,6 +337,8 @@ class GameRecord:
     standing: dict[str, list[str]] = field(default_factory=dict)
     # what the last change did with them, for its status mails (not part of the file)
     advance_notes: dict[str, list[dict[str, Any]]] = field(default_factory=dict, compare=False, repr=False)
+    # format 5 (signup): the settings the game was opened with (``pbem open``), or None
+    signup: dict[str, Any] | None = None
     # how it was loaded (not part of the file): the sha256 of the bytes read, and
     # whether the history was replayed and compared with ``state`` (False when a
     # trusted digest let ``GameStore.load`` skip the comparison); None/False for a
@@ -484,6 +488,7 @@ class GameRecord:
             **({"proposals": copy.deepcopy(self.proposals)} if self.proposals else {}),
             **({"queued": copy.deepcopy(self.queued)} if self.queued else {}),
             **({"standing": copy.deepcopy(self.standing)} if self.standing else {}),
+            **({"signup": dict(self.signup)} if self.signup else {}),
             "history": list(map(dict, self.history)),
             "log": self._log_data(),
             "state": g.to_dict(),
@@ -997,6 +1002,7 @@ class GameStore:
             mail_batch=_mail_batch(data),
             proposals=_proposals(data),
             **_advance(data),
+            signup=dict(data["signup"]) if isinstance(data.get("signup"), dict) else None,
             source_digest=gf.digest,
             checked=checked,
             # the mappings of a trusted file are those its events were made from
