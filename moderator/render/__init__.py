@@ -166,7 +166,7 @@ def example_build(summary: Any, first: str | None = None) -> str:
     return f"{builds[0]}; {take}"
 
 
-BEST_BUILDS = 3
+BEST_BUILDS = 2
 """How many builds of each company a status mail shows (``best_builds``); the
 ``legal`` command lists them all."""
 
