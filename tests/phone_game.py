@@ -102,3 +102,15 @@ def late_game_mails(tmp_path: Path) -> tuple[LanguageTable, dict[str, EmailMessa
                 if str(m["To"]) == t.address[nxt]:
                     on_move[LANGUAGES[nxt]] = m
     raise AssertionError("no late game in 400 turns")
+
+
+_PLAYED: dict[str, tuple[LanguageTable, dict[str, EmailMessage]]] = {}
+
+
+def shared_late_game(tmp_path_factory) -> tuple[LanguageTable, dict[str, EmailMessage]]:
+    """``late_game_mails`` played once per test session (its fixtures in
+    ``test_mail_phone.py`` and ``test_mail_size.py`` share it: a game of some 130
+    cycles)."""
+    if "late" not in _PLAYED:
+        _PLAYED["late"] = late_game_mails(tmp_path_factory.mktemp("late-game"))
+    return _PLAYED["late"]

@@ -124,7 +124,7 @@ def test_status_mail_tables_in_company_colours(mails):
         bg = "#%02x%02x%02x" % COMPANY_COLOURS[c["abbr"]]
         # one style rule per company (not a long inline style per chip)
         assert f".k-{c['abbr']} {{ background-color: {bg}; background-image: linear-gradient({bg},{bg}); }}" in html
-        chip = re.escape(f'<span class="chip"><span class="swatch k-{c["abbr"]}"></span><b>{c["abbr"]}</b></span>')
+        chip = re.escape(f'<b class="chip"><i class="k-{c["abbr"]}"></i>{c["abbr"]}</b>')
         row = re.search(chip + r"<span class=\"small wide-only\"><br>[^<]*</span></td>\s*<td class=\"num\">(\d+)</td>\s*"
                         r"<td class=\"num\">(\d+)<br><span class=\"small\">(\d+)&nbsp;left</span></td>\s*"
                         r"<td>(\w+)</td>", html)
@@ -133,7 +133,7 @@ def test_status_mail_tables_in_company_colours(mails):
     # the colours are swatches locked by a gradient (clients that invert colours
     # keep gradients); the abbreviations are text in the text colour, never on them
     assert html.count("linear-gradient(") == len(COMPANY_COLOURS)
-    assert html.count('class="swatch k-') > len(view["companies"])
+    assert html.count('<i class="k-') > len(view["companies"])
     assert not re.search(r"(?<![-\w])color:#(000000|ffffff)", html)
 
 

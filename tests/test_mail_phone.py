@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from browser import needs_chromium, run_chromium
-from phone_game import LANGUAGES, late_game_mails
+from phone_game import LANGUAGES, shared_late_game
 from test_mail_html import frame_file, html_of, text_of
 
 ARTIFACTS = Path(__file__).parent / "artifacts" / "phone"
@@ -36,7 +36,7 @@ WIDTHS = (390, 1280)
 @pytest.fixture(scope="module")
 def late(tmp_path_factory):
     """(table, {language: on-move status mail}) of the late game."""
-    return late_game_mails(tmp_path_factory.mktemp("phone"))
+    return shared_late_game(tmp_path_factory)
 
 
 PROBE = """<!DOCTYPE html>
