@@ -214,7 +214,10 @@ def test_best_builds_are_few_ranked_and_the_legal_answer_has_them_all(late):
             sid, t, card = item
             return (card == JOKER, all(x in reach for x in g.board.sections[sid].cities), sid, t)
 
-        chosen = sorted(every, key=rank)[:BEST_BUILDS]
+        ordered = sorted(every, key=rank)
+        sections = [item for i, item in enumerate(ordered) if item[0] not in {x[0] for x in ordered[:i]}]
+        chosen = (sections + [item for item in ordered if item not in sections])[:BEST_BUILDS]
+        assert len({sid for sid, _, _ in chosen}) == min(len(chosen), len(s.builds[c]))  # sections first
         assert [(b["section"], b["action"].card) for b in entry["builds"]] == [(sid, card) for sid, _, card in chosen]
     # the English mail of the mover (if English) or any: its rows have at most BEST_BUILDS builds a company
     text = text_of(mails["en"])

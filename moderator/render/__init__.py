@@ -183,7 +183,8 @@ def best_builds(game: Game, player: str, summary: Any, limit: int = BEST_BUILDS)
     joker (the joker stays for a space no card fits); (2) a section reaching a city
     new to the company's network before one inside it (the network grows: more
     sections to build on next; the built-in player's preference too,
-    ``players.heuristic``); (3) the section's id.  At most ``limit`` per company.
+    ``players.heuristic``); (3) the section's id, then the type; a section's
+    second type only after every section's first.  At most ``limit`` per company.
     Companies: those ``player`` has invested most in first (their value raises
     the reader's dividends: rules: Dividends), then in table order."""
     from ..rules.components import JOKER
@@ -200,6 +201,10 @@ def best_builds(game: Game, player: str, summary: Any, limit: int = BEST_BUILDS)
             for t, card in fits:
                 ranked.append(((card == JOKER, not new_city, sid, t), sid, t, card))
         ranked.sort()
+        firsts = {}
+        for item in ranked:
+            firsts.setdefault(item[1], item)  # each section's best type first
+        ranked = list(firsts.values()) + [item for item in ranked if firsts[item[1]] is not item]
         builds = [{"action": Build(company, sid, card, t if card == JOKER else None), "section": sid,
                    "type": t if card != JOKER else f"joker as {t}"}
                   for _, sid, t, card in ranked[:limit]]
