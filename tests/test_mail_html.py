@@ -113,23 +113,27 @@ def test_status_mail_tables_in_company_colours(mails):
     view = rec.game.public_view()
     # the players' table: one row per player with their money (not hidden)
     for p in view["players"]:
-        assert re.search(rf"<tr><td>(<strong>\* )?{p['name']}(</strong>)?</td>\s*<td class=\"num\">"
-                         rf"{p['money']}</td>", html), p["name"]
+        row = re.search(rf"<tr><td>(<strong>\* )?{p['name']}(</strong>)?<br><span class=\"small nw\">"
+                        rf"(\d+)&nbsp;track, (\d+)&nbsp;shares</span></td>\s*<td class=\"num\">{p['money']}</td>", html)
+        assert row, p["name"]
+        assert row.group(3, 4) == (str(p["track_cards"]), str(p["shares_in_hand"])), p["name"]
     # the companies' table: value, trains, home, in the company's colour
     from moderator.render.board_map import COMPANY_COLOURS
 
     for c in view["companies"]:
         bg = "#%02x%02x%02x" % COMPANY_COLOURS[c["abbr"]]
-        chip = re.escape(f"background-color:{bg};background-image:linear-gradient({bg},{bg});\"></span>"
-                         f"<b>{c['abbr']}</b></span>")
-        row = re.search(chip + r"<br><span class=\"small\">[^<]*</span></td>\s*<td class=\"num\">(\d+)</td>\s*"
+        # one style rule per company (not a long inline style per chip)
+        assert f".k-{c['abbr']} {{ background-color: {bg}; background-image: linear-gradient({bg},{bg}); }}" in html
+        chip = re.escape(f'<b class="chip"><i class="k-{c["abbr"]}"></i>{c["abbr"]}</b>')
+        row = re.search(chip + r"<span class=\"small wide-only\"><br>[^<]*</span></td>\s*<td class=\"num\">(\d+)</td>\s*"
                         r"<td class=\"num\">(\d+)<br><span class=\"small\">(\d+)&nbsp;left</span></td>\s*"
                         r"<td>(\w+)</td>", html)
         assert row, c["abbr"]
         assert row.group(1, 2, 3, 4) == (str(c["value"]), str(c["on_board"]), str(c["in_box"]), c["home"])
     # the colours are swatches locked by a gradient (clients that invert colours
     # keep gradients); the abbreviations are text in the text colour, never on them
-    assert html.count("linear-gradient(") == html.count('class="swatch"') > len(view["companies"])
+    assert html.count("linear-gradient(") == len(COMPANY_COLOURS)
+    assert html.count('<i class="k-') > len(view["companies"])
     assert not re.search(r"(?<![-\w])color:#(000000|ffffff)", html)
 
 
@@ -147,11 +151,14 @@ def test_the_deadline_is_at_the_top_of_the_html_part(mails):
 
 def test_map_alt_text_and_figure(mails):
     html = html_of(mails["start"])
+    from markupsafe import escape
+
     img = re.search(r"<img [^>]*>", html).group(0)
-    assert f'alt="{word("layout", "map_alt")}"' in img
-    assert word("layout", "map_alt") == "Map of the board (in words: THE BOARD, at the end of this mail)"
-    # the board in words for readers without pictures, in the HTML too
-    assert "<h2>THE BOARD</h2>" in html and html.index("<img") < html.index("<h2>THE BOARD</h2>")
+    assert img.startswith('<img id="board" src="cid:')
+    assert f'alt="{escape(word("layout", "map_alt"))}"' in img
+    assert word("layout", "map_alt") == 'Map of the board (every possible build: send "legal")'
+    # no board in words (issue 26: a status mail at most 50 KB; "legal" lists every build)
+    assert "THE BOARD" not in html and "THE BOARD" not in text_of(mails["start"])
 
 
 def test_text_mails_become_headings_paragraphs_and_lists(mails):
@@ -273,6 +280,8 @@ def test_screenshots_light_and_dark(mails, tmp_path, name):
 
 # ---------------------------------------------------------------- the text parts
 def test_status_mail_has_one_build_line_per_company_and_legal_has_them_all(mails):
+    from moderator.render import BEST_BUILDS, best_builds
+
     t = mails["_table"]
     game = t.load().game
     mover = game.to_move
@@ -280,11 +289,20 @@ def test_status_mail_has_one_build_line_per_company_and_legal_has_them_all(mails
     builds = [str(b) for b in summary.build_actions()]
     assert len(builds) > 2 * len(summary.builds)  # grouping shortens the list
     text = text_of(mails["dividend-on-move"])
-    block = text[text.index("Where each company may build"):text.index("  Then one of:")]
+    block = text[text.index("Good builds, at most two per company"):text.index("  Then one of:")]
     rows = block.splitlines()[1:]
-    assert [r.split(":")[0].strip() for r in rows] == list(summary.builds)  # one line each
+    best = best_builds(game, mover, summary)
+    assert [r.split(":")[0].strip() for r in rows] == [b["company"] for b in best]  # one line each
+    assert sorted(b["company"] for b in best) == sorted(summary.builds)  # every company
+    for row, entry in zip(rows, best):
+        shown = row.split(":", 1)[1].split(" (+")[0].split(" | ")
+        assert [x.strip() for x in shown] == [f"{b['section']} {b['type']}" for b in entry["builds"]]
+        assert len(shown) <= BEST_BUILDS
+        every = sum(len(fits) for fits in summary.builds[entry["company"]].values())
+        assert row.endswith(f" (+{every - len(shown)})") == (every > len(shown)), row
     assert not any(line.strip().startswith("build ") for line in block.splitlines())
-    assert f"    {builds[0]}; take stack\n" in text  # one complete line, as an example
+    example = f"{best[0]['builds'][0]['action']}; take stack"
+    assert f"    {example}\n" in text  # one complete line, as an example: the first best build
     # the legal command: every build line, the complete example, the draws
     legal = text_of(mails["legal"])
     lines = [line.strip() for line in legal.splitlines()]

@@ -111,8 +111,9 @@ def test_every_status_mail_carries_the_readers_own_map(table):
         assert f'src="cid:{cid}"' in img_tag
         assert re.search(r'alt="[^"]+"', img_tag)
         assert 'width="' in img_tag and "max-width:100%" in img_tag and "height:auto" in img_tag
-        # below the position, above the closing lines
-        assert html.index("Dividends paid") < html.index("<img") < html.index("Your secret")
+        # below the hand and the players' table, above the companies' table and the closing lines
+        assert html.index('id="hand"') < html.index("<h2>PLAYERS") < html.index('<img id="board"')
+        assert html.index("<img") < html.index("<h2>COMPANIES") < html.index("Your secret")
         # the picture is the reader's own view, at the map's size
         expected = render_map(rec.game, player.name)
         assert decode(png).size == decode(expected).size
@@ -127,19 +128,23 @@ def test_every_status_mail_carries_the_readers_own_map(table):
     assert len(set(images.values())) == 3
 
 
-def test_the_text_part_has_the_board_in_words(table):
+def test_the_text_part_has_the_compact_position_not_the_board_in_words(table):
+    """Issue 26: the status mail's HTML part has the picture, so its text part
+    drops the long board in words (at most 50 KB a mail) and keeps the compact
+    position: each company's sections in the companies' table."""
     mails = start_all(table)
     rec = table.load()
+    view = rec.game.public_view()
     for m in mails:
         text = m.get_body(preferencelist=("plain",)).get_content()
-        assert "\nTHE BOARD\n" in text
-        board = text[text.index("\nTHE BOARD\n"):]
+        assert "THE BOARD" not in text
         for line in board_text(rec.game):
-            assert line in board
-        for cid, name in city_legend(rec.game.board):
-            assert f"{cid} {name}" in board  # the city legend, id -> name
-        # at the end, after the secret
-        assert text.index("Your secret for this game") < text.index("THE BOARD")
+            if line.strip().startswith(("network", "next")):
+                assert line not in text
+        for c in view["companies"]:
+            if c["sections"]:
+                assert f"        sections: {' '.join(c['sections'])}\n" in text, c["abbr"]
+        assert text.index("COMPANIES (") < text.index("Your secret for this game")
 
 
 def test_welcome_and_status_answer_carry_the_map(table):
@@ -149,13 +154,13 @@ def test_welcome_and_status_answer_carry_the_map(table):
     for m in welcomes:
         _, _, png, text = the_map(m)
         assert png == render_map(rec.game, rec.player_by_address(str(m["To"])).name)
-        assert "THE BOARD" in text
+        assert "THE BOARD" not in text
     table.order("Bob", "status")
     table.mod.run_cycle()
     (answer,) = table.sent()
     _, _, png, text = the_map(answer)
     assert png == render_map(rec.game, "Bob")
-    assert "THE BOARD" in text
+    assert "THE BOARD" not in text
 
 
 def test_build_message_inline_images():

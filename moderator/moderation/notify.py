@@ -42,8 +42,8 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
     the stack among ``events`` ``(share, returned by swap drawn)``, named to them
     alone (their confirmation).  The mail shows the board as ``player`` sees
     it (``render_map``: their own shares in the legend, never another's): in the
-    HTML part an inline PNG below the position, in the text part its text twin
-    (``board_text``, section "THE BOARD").  The HTML part is laid out by
+    HTML part an inline PNG (``id="board"``) below the position; the text part
+    has the compact position only (issue 26: a status mail at most 50 KB).  The HTML part is laid out by
     ``templates/mail/status.html`` (the welcome: ``mail/welcome.html``, with the
     order guide) from the same context.  Everything is rendered in ``player``'s
     language (``GameRecord.language_of``), text and HTML part alike.
@@ -101,23 +101,15 @@ def status_text(record: GameRecord, player: Player, events: list[str], *, notice
     template and the context both are rendered from: ``(text, html template,
     context)`` (``status_mail`` without the mail: the map's picture, headers;
     ``benchmarks/bench_languages.py`` times it).  ``notice``: the outage notice;
-    ``bounce``: the player's bounce note.  ``boards``: ``board_text`` of
-    ``record``'s game by language, filled and read here (the board in words is
-    the same for every reader of a position: worded once per language)."""
-    from ..render.board_map import board_text  # Pillow: only where a map is drawn
-
+    ``bounce``: the player's bounce note.  ``boards``: kept for callers that
+    share one among a position's mails; unused since the status mail carries
+    the board as its picture only (issue 26: the text part keeps the compact
+    position, the companies' sections, not the board in words)."""
     ctx = status_context(record, player.name, events)
     ctx["option_help"] = OPTION_HELP
     ctx["notice"] = notice
     ctx["bounce"] = bounce
     ctx["map_here"] = MAP_HERE
-    language = i18n.current()
-    lines = boards.get(language) if boards is not None else None
-    if lines is None:
-        lines = board_text(record.game)
-        if boards is not None:
-            boards[language] = lines
-    ctx["board_lines"] = lines
     ctx["moderator_address"] = moderator_address
     ctx["drawn"] = [word("threads", "you_drew", share=share, swapped=swapped) for share, swapped in drawn]
     ctx["deadline"] = _deadline_line(record, player)

@@ -24,6 +24,7 @@ from .orders import localize
 from .templates import (MAP_HERE, TRACK_TYPES, _loader, card_text, environment, html_environment,  # noqa: F401
                         packaged_templates, render, render_html, template_dirs, template_loader)
 
+from ..rules.actions import Build
 from ..rules.components import COMPANIES, UP
 from ..rules.engine import Game
 from ..rules.options import IMAGINARY, ruleset as ruleset_of
@@ -165,6 +166,62 @@ def example_build(summary: Any, first: str | None = None) -> str:
     return f"{builds[0]}; {take}"
 
 
+BEST_BUILDS = 2
+"""How many builds of each company a status mail shows (``best_builds``); the
+``legal`` command lists them all."""
+
+
+def best_builds(game: Game, player: str, summary: Any, limit: int = BEST_BUILDS) -> list[dict[str, Any]]:
+    """The few best builds of each company for ``player``'s status mail (issue 26:
+    the full list is the ``legal`` answer): ``[{"company", "builds": [{"action"
+    (a ``Build`` without draw), "section", "type" (the space's track type, or
+    ``joker as TYPE``)}], "more" (how many builds of the company are left out)}]``.
+
+    A build of a company always adds one train, so one million, to its value
+    (rules: Company value); the builds differ in what they leave for later, and
+    are ranked by it: (1) played with a track card of the space's type before the
+    joker (the joker stays for a space no card fits); (2) a section reaching a city
+    new to the company's network before one inside it (the network grows: more
+    sections to build on next; the built-in player's preference too,
+    ``players.heuristic``); (3) the section's id, then the type; a section's
+    second type only after every section's first.  At most ``limit`` per company.
+    Companies: those ``player`` has invested most in first (their value raises
+    the reader's dividends: rules: Dividends), then in table order."""
+    from ..rules.components import JOKER
+
+    board, net = game.board, game.network
+    invested = game.invested.get(player, {})
+    order = {c: i for i, c in enumerate(COMPANIES)}
+    out = []
+    for company in sorted(summary.builds, key=lambda c: (-invested.get(c, 0), order.get(c, 99))):
+        reach = net.network_cities(company)
+        ranked = []
+        for sid, fits in summary.builds[company].items():
+            new_city = any(c not in reach for c in board.sections[sid].cities)
+            for t, card in fits:
+                ranked.append(((card == JOKER, not new_city, sid, t), sid, t, card))
+        ranked.sort()
+        firsts = {}
+        for item in ranked:
+            firsts.setdefault(item[1], item)  # each section's best type first
+        ranked = list(firsts.values()) + [item for item in ranked if firsts[item[1]] is not item]
+        builds = [{"action": Build(company, sid, card, t if card == JOKER else None), "section": sid,
+                   "type": t if card != JOKER else f"joker as {t}"}
+                  for _, sid, t, card in ranked[:limit]]
+        out.append({"company": company, "builds": builds, "more": len(ranked) - len(builds)})
+    return out
+
+
+def best_example(best: list[dict[str, Any]], summary: Any) -> str:
+    """One complete BUILD line for the status mail: the first of ``best``
+    (``best_builds``) with a draw from the stack when it may be drawn from, else
+    the first draw; ``""`` when no BUILD is possible."""
+    if not best or not summary.takes:
+        return ""
+    take = next((t for t in summary.takes if t.source == "stack"), summary.takes[0])
+    return f"{best[0]['builds'][0]['action']}; {take}"
+
+
 def dividends(game: Game, player: str) -> list[dict[str, Any]]:
     """The dividends paid so far, broken down by company, as ``player`` may see
     them (rules: Dividends): ``[{"number", "hidden", "companies": [{"company",
@@ -195,13 +252,14 @@ def legal_summary(game: Game, player: str) -> dict[str, list[str]]:
     (initial investment), ``redraw`` (dead track cards that may be replaced first,
     option dead_track_redraw), ``builds`` (one line per placement and card kind: the
     ``legal`` command's full list), ``build_groups`` (the builds grouped, one entry per
-    company: ``build_groups``), ``example`` (one complete BUILD line with its draw:
-    ``example_build``), ``takes``
+    company: ``build_groups``), ``best`` (the few best builds of each company:
+    ``best_builds``), ``example`` (one complete BUILD line with its draw, the first
+    of ``best``: ``best_example``), ``takes``
     (share draws after a build), ``invest`` (share kinds in hand), ``pass`` (discard
     choices when neither BUILD nor INVEST is possible).  Empty lists when it is not
     their move.  A formatter over ``Game.legal_summary`` (``LegalSummary``)."""
     out: dict[str, Any] = {"starts": [], "builds": [], "takes": [], "invest": [], "pass": [],
-                           "redraw": [], "build_groups": [], "example": ""}
+                           "redraw": [], "build_groups": [], "best": [], "example": ""}
     summary = game.legal_summary(player)
     if not summary.on_move:
         return out
@@ -211,7 +269,8 @@ def legal_summary(game: Game, player: str) -> dict[str, list[str]]:
     out["redraw"] = [f"redraw {c}" for c in summary.redraw]
     out["builds"] = [str(b) for b in summary.build_actions()]
     out["build_groups"] = build_groups(summary)
-    out["example"] = example_build(summary)
+    out["best"] = best_builds(game, player, summary)
+    out["example"] = best_example(out["best"], summary)
     out["takes"] = [str(t) for t in summary.takes]
     out["invest"] = list(summary.invest)
     out["pass"] = [f"pass; discard {p.discard}" for p in summary.passes if p.discard]

@@ -1,0 +1,123 @@
+"""The size of a status mail (issue 26: at most 50 KB a mail, some 10 MB a player
+over a game before): the on-move status mail of each language in the late game
+of a real five-language game (``tests/phone_game.py``), the whole RFC 5322 message
+as sent, and what its picture, its HTML part, its text part and its headers
+cost.  The figures are written to ``tests/artifacts/mail-size.json`` and printed
+(``pytest -s``)."""
+from __future__ import annotations
+
+import json
+import re
+from email import policy
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+
+from phone_game import LANGUAGES, PLAYERS, shared_late_game
+from test_mail_html import html_of, text_of
+
+ARTIFACTS = Path(__file__).parent / "artifacts"
+LIMIT = 50 * 1024
+"""Issue 26: the whole message, in bytes."""
+WITHOUT_PICTURE = 32 * 1024
+"""What the mail costs without its picture (headers, text and HTML part, as
+encoded), at most (measured: 23.2 KB en to 30.9 KB zh): the rest of ``LIMIT``,
+some 18 KB in base64, so a PNG of about 13 KB, is the picture's
+(render/board_map.py)."""
+
+
+@pytest.fixture(scope="module")
+def late(tmp_path_factory):
+    return shared_late_game(tmp_path_factory)
+
+
+def costs(msg: EmailMessage) -> dict[str, int]:
+    """Bytes of ``msg`` as sent (CRLF lines, ``policy.SMTP``): ``total``; per part
+    as encoded in the message (``picture``, ``html``, ``text``) and as decoded
+    (``picture_png``, ``html_utf8``, ``text_utf8``); ``headers``: the rest (the
+    headers and the MIME structure)."""
+    out = {"total": len(msg.as_bytes(policy=policy.SMTP))}
+    names = {"image/png": "picture", "text/html": "html", "text/plain": "text"}
+    for part in msg.walk():
+        if part.is_multipart():
+            continue
+        name = names[part.get_content_type()]
+        body = part.get_payload(decode=False)
+        out[name] = len(re.sub(r"\r?\n", "\r\n", body).encode("ascii"))
+        content = part.get_content()
+        out[name + ("_png" if name == "picture" else "_utf8")] = len(
+            content if isinstance(content, bytes) else content.encode("utf-8"))
+    out["headers"] = out["total"] - out["picture"] - out["html"] - out["text"]
+    return out
+
+
+def test_what_each_part_costs_and_the_budget_without_the_picture(late):
+    t, mails = late
+    figures = {lang: costs(m) for lang, m in sorted(mails.items())}
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "mail-size.json").write_text(json.dumps(figures, indent=1), encoding="utf-8")
+    print("\nstatus mail bytes (late game)  total  picture (png)  html (utf-8)  text (utf-8)  headers")
+    for lang, c in figures.items():
+        print(f"  {lang}  {c['total']:6d}  {c['picture']:6d} ({c['picture_png']:6d})  {c['html']:6d} "
+              f"({c['html_utf8']:6d})  {c['text']:6d} ({c['text_utf8']:6d})  {c['headers']:5d}")
+    for lang, c in figures.items():
+        assert c["headers"] > 300 and c["picture"] > c["picture_png"], (lang, c)  # the parts add up
+        assert c["total"] - c["picture"] <= WITHOUT_PICTURE, (lang, c)
+        # the encoding costs at most a third more than the content (quoted-printable
+        # or base64, the shorter: a Chinese text in base64)
+        for part in ("html", "text"):
+            assert c[part] <= c[f"{part}_utf8"] * 1.37 + 200, (lang, part, c)
+
+
+@pytest.mark.xfail(strict=True, reason="the board picture alone is ~42 KB (~57 KB in base64): the map must "
+                                        "shrink to about 13 KB of PNG for a 50 KB mail (render/board_map.py, "
+                                        "map-readable); strict: remove this mark when it passes")
+def test_the_whole_mail_is_at_most_50_kb(late):
+    _, mails = late
+    for lang, m in mails.items():
+        assert costs(m)["total"] <= LIMIT, lang
+
+
+def test_nothing_a_player_sees_is_lost(late):
+    """The lean mail still shows every player's money and cards, every company's
+    value, the reader's hand, one example line and the picture, as the game
+    has them; the picture is the reader's map, byte for byte."""
+    from moderator.render.board_map import render_map
+
+    t, mails = late
+    rec = t.load()
+    assert sorted(mails) == sorted(LANGUAGES.values())
+    names = {lang: name for name, lang in LANGUAGES.items()}
+    for lang, m in mails.items():
+        html = html_of(m)
+        text = text_of(m)
+        for name, _ in PLAYERS:
+            assert name in html and name in text, (lang, name)
+        picture = next(p for p in m.walk() if p.get_content_type() == "image/png").get_content()
+        assert picture[:8] == b"\x89PNG\r\n\x1a\n"
+        assert html.count('<code class="order">') == 1, lang
+        assert re.search(r'<div id="hand">\s*<h2>', html), lang
+        for abbr in rec.game.board.companies:
+            assert f'<i class="k-{abbr}"></i>{abbr}</b>' in html, (lang, abbr)
+    # the latest mail's picture is the reader's map of the game as it is now
+    last = max(mails, key=lambda lang: rec.game.to_move == names[lang])
+    if rec.game.to_move == names[last]:
+        png = next(p for p in mails[last].walk() if p.get_content_type() == "image/png").get_content()
+        assert png == render_map(rec.game, names[last])
+
+
+def test_a_chinese_text_goes_in_base64_and_an_english_one_in_quoted_printable():
+    """``compose._cte``: the shorter transfer encoding, checked against the real
+    encodings of the ``email`` package."""
+    from moderator.mail.compose import _cte
+
+    for text, expected in (("轮到你了。裁判已经帮你抽了轨道卡。\n" * 40, "base64"),
+                           ("Dein Spielzug ist fällig bis Fr., 4. Dez.\n" * 40, "quoted-printable")):
+        sizes = {}
+        for cte in ("base64", "quoted-printable"):
+            msg = EmailMessage(policy=policy.SMTP)
+            msg.set_content(text, charset="utf-8", cte=cte)
+            sizes[cte] = len(msg.get_payload(decode=False))
+        assert min(sizes, key=sizes.get) == expected
+        assert _cte(text) == expected
