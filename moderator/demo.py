@@ -59,14 +59,22 @@ _GROUPED = re.compile(r"^\s+([A-Z]{2,4}): (.+)$")
 
 def _build_lines(lines: list[str]) -> list[str]:
     """The build orders of a mail's grouped legal builds, one line per company
-    (``KCC: DEN-KCY, KCY-STL (white); OMA-KCY (joker as black, plain)``), each
-    section with each type: ``build KCC DEN-KCY white``."""
+    (the ``legal`` answer's ``KCC: DEN-KCY, KCY-STL (white); OMA-KCY (joker as
+    black, plain)``, each section with each type: ``build KCC DEN-KCY white``;
+    the status mail's ``KCC: DEN-KCY white | OMA-KCY plain (+3)``)."""
     out = []
     for line in lines:
         m = _GROUPED.match(line)
         if not m:
             continue
-        for group in m.group(2).split("; "):
+        body = re.sub(r"\s*\(\+\d+\)$", "", m.group(2))
+        if " | " in body or re.fullmatch(r"[A-Z]{3}-[A-Z]{3} [a-z][a-z -]*", body):
+            # the status mail's few best builds: ``EPRG: ABQ-KCY plain | DAL-ELP plain (+9)``
+            for item in body.split(" | "):
+                sid, _, kind = item.strip().partition(" ")
+                out.append(f"build {m.group(1)} {sid} {kind}")
+            continue
+        for group in body.split("; "):
             g = re.fullmatch(r"(.+?) \((.+)\)", group.strip())
             if not g:
                 continue
