@@ -216,7 +216,7 @@ LAYERS = [
     "faults report verdict spooled language deadlines route",
     "send authenticate",
     "observers announce inbox",
-    "notify seats",
+    "notify seats press",
     "interpret clock create",
     "gm commands",
     "decide",

@@ -27,6 +27,27 @@ def _option_flags(command):
     return command
 
 
+def press_options(command):
+    """``--press none|public|private`` and ``--press-archive never|after-end|always``
+    (the game's press rule, ``moderation/press.py``), for ``pbem new`` and any
+    command that opens a game; read them with ``press_settings``."""
+    command = click.option("--press-archive", "press_archive", type=click.Choice(["never", "after-end", "always"]),
+                           default="never", show_default=True,
+                           help="When the archive site shows the players' messages.")(command)
+    return click.option("--press", "press", type=click.Choice(["none", "public", "private"]), default="private",
+                        show_default=True,
+                        help="Messages between players: none, public (only 'to all'), private ('to NAME' too).")(
+        command)
+
+
+def press_settings(values: dict) -> dict:
+    """The settings keys ``press``, ``press_archive`` from the parameters of
+    ``press_options`` (taken out of ``values``)."""
+    from moderator.moderation.press import check_press_settings
+
+    return check_press_settings(values.pop("press", None), values.pop("press_archive", None))
+
+
 @click.command()
 @click.argument("game")
 @click.option("--player", "players", multiple=True, required=True,
@@ -64,6 +85,7 @@ def _option_flags(command):
               help="Create the game as if it were TIMESTAMP (ISO 8601; UTC when no offset): the "
                    "first deadline runs from then, as for games run with `pbem run --now`.")
 @_option_flags
+@press_options
 @click.pass_context
 def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed, grace, abandon_after, gm,
         observers, language, player_languages, now, **flags):
@@ -100,7 +122,7 @@ def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--player-language") from None
     settings = {"deadline": seconds, "on_missed": on_missed, "abandon_after": abandon_after, "language": language,
-                "grace": grace_seconds}
+                "grace": grace_seconds, **press_settings(flags)}
     options = {k: bool(flags.get(k)) for k in OPTIONS}
     if seed is None:
         import secrets
@@ -269,7 +291,8 @@ def rules(ctx, game):
     """Print the ruleset and options of GAME."""
     from moderator.moderation.cycle import rules_text
 
-    click.echo(rules_text(game, _load(ctx, game).game))
+    record = _load(ctx, game)
+    click.echo(rules_text(game, record.game, record))
 
 
 @click.command()

@@ -902,6 +902,10 @@ class OrderMail:
     body_blank: bool = field(default=False, compare=False)
     replied_to: list[str] = field(default_factory=list, compare=False)
     bounce_notice: Bounce | None = field(default=None, compare=False)
+    # added for press (issue 29): ``lines`` with ``""`` for the blank lines
+    # between them (a message's paragraphs), and how many attachments it had
+    text_lines: list[str] = field(default_factory=list, compare=False)
+    attachments: int = field(default=0, compare=False)
 
     @property
     def thread_refs(self) -> list[str | None]:
@@ -1149,12 +1153,21 @@ def _clean_line(line: str) -> str:
 
 def _order_lines(text: str) -> tuple[list[str], str | None, str | None, str | None]:
     """``(lines, game_id, secret, cut)`` from a body text (see OrderMail.lines)."""
+    return _order_and_text_lines(text)[:4]
+
+
+def _order_and_text_lines(text: str) -> tuple[list[str], str | None, str | None, str | None, list[str]]:
+    """``_order_lines`` and ``OrderMail.text_lines``: ``lines`` with a ``""`` where
+    the kept text had blank lines (one per blank line between them)."""
     lines: list[str] = []
+    text_lines: list[str] = []
     game = secret = None
     kept, cut = _strip(text)
     for line in kept:
         line = _clean_line(line)
         if not line:
+            if text_lines and text_lines[-1]:
+                text_lines.append("")
             continue
         key = _KEY_LINE_RE.fullmatch(line)
         if key:
@@ -1165,7 +1178,8 @@ def _order_lines(text: str) -> tuple[list[str], str | None, str | None, str | No
                 secret = value.lower()
             continue
         lines.append(line)
-    return lines, game, secret, cut
+        text_lines.append(line)
+    return lines, game, secret, cut, text_lines
 
 
 # ---------------------------------------------------------------------------
@@ -1575,7 +1589,8 @@ def _read(raw: bytes, result: OrderMail, own_address: str | None) -> None:
     if error:
         result.error = error
         return
-    lines, game, secret, cut = _order_lines(text or "")
+    lines, game, secret, cut, result.text_lines = _order_and_text_lines(text or "")
+    result.attachments = sum(1 for p in msg.walk() if p.get_content_disposition() == "attachment")
     result.lines = lines
     result.kinds = classify_lines(lines, result.sender, result.sender_display)
     result.cut = cut

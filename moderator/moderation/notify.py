@@ -105,6 +105,7 @@ def status_text(record: GameRecord, player: Player, events: list[str], *, notice
     ctx["moderator_address"] = moderator_address
     ctx["drawn"] = [word("threads", "you_drew", share=share, swapped=swapped) for share, swapped in drawn]
     ctx["deadline"] = _deadline_line(record, player)
+    ctx["press_rule"] = record.settings.get("press") or "private"  # press.press_rule: the help's press part
     text = render(template, **ctx)
     html_template = "mail/status.html"
     if template == "welcome.txt":

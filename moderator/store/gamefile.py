@@ -326,6 +326,11 @@ class GameRecord:
     # clock's notices, an undo's mails) spooled with a save of this file
     # (``notify.spool_status``, ``notify.sweep``); 0: none yet, the key is absent
     mail_batch: int = 0
+    # press (issue 29, docs/game-file.md "Format 5: press"): the players' messages
+    # relayed by the moderator, oldest first ({key, from, to, at, text, ...}; the
+    # rules engine never sees them), and the seats the game master muted
+    press: list[dict[str, Any]] = field(default_factory=list)
+    muted: list[str] = field(default_factory=list)
     # how it was loaded (not part of the file): the sha256 of the bytes read, and
     # whether the history was replayed and compared with ``state`` (False when a
     # trusted digest let ``GameStore.load`` skip the comparison); None/False for a
@@ -472,6 +477,8 @@ class GameRecord:
             "ended": dict(self.ended) if self.ended is not None else None,
             "gm_log": [dict(e) for e in self.gm_log],
             **({"mail_batch": self.mail_batch} if self.mail_batch else {}),
+            **({"press": [dict(e) for e in self.press]} if self.press else {}),
+            **({"muted": list(self.muted)} if self.muted else {}),
             "history": list(map(dict, self.history)),
             "log": self._log_data(),
             "state": g.to_dict(),
@@ -983,6 +990,7 @@ class GameStore:
             clock=clock,
             **_seats(data),
             mail_batch=_mail_batch(data),
+            **_press(data),
             source_digest=gf.digest,
             checked=checked,
             # the mappings of a trusted file are those its events were made from
@@ -1456,6 +1464,19 @@ def _seats(data: dict[str, Any]) -> dict[str, Any]:
         raise StoreError(f"ended must be a mapping or null, not {ended!r}")
     out["ended"] = dict(ended) if ended is not None else None
     return out
+
+
+def _press(data: dict[str, Any]) -> dict[str, Any]:
+    """The press keys of a game file (``press``: a list of mappings, ``muted``: a
+    list of seat names) as ``GameRecord`` fields; absent (every file before
+    issue 29) means none.  Raises StoreError for a key of the wrong shape."""
+    press = data.get("press") or []
+    if not isinstance(press, list) or not all(isinstance(e, dict) for e in press):
+        raise StoreError(f"press must be a list of mappings, not {press!r}")
+    muted = data.get("muted") or []
+    if not isinstance(muted, list) or not all(isinstance(n, str) for n in muted):
+        raise StoreError(f"muted must be a list of seat names, not {muted!r}")
+    return {"press": copy.deepcopy(press), "muted": list(muted)}
 
 
 def _mail_batch(data: dict[str, Any]) -> int:
