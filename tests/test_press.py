@@ -225,7 +225,7 @@ def test_the_archive_page_shows_press_after_the_end(tmp_path):
     site = tmp_path / "site"
     build_site(store, site)
     page = (site / "games" / g.gid / "index.html").read_text()
-    assert "Messages between the players" not in page and "secret" not in page
+    assert "Messages between the players" not in page and "secret &lt;b" not in page, page[-3000:]
     from moderator.moderation.cycle import Moderator
     Moderator(g.config, clock=lambda: g.now).manage(g.gid, "end")
     build_site(store, site)
@@ -242,8 +242,9 @@ def test_hostile_names_and_texts_cannot_inject_headers(tmp_path):
     rec = g.load()
     # a seat named with a bidi override and CR/LF (as a hand-edited game file could)
     assert press_mod.display_name(hostile) == "Eve Bcc: x@evil.test"
-    text = ("to Bob: hi\r\nBcc: x@evil.test\n=?utf-8?q?=0D=0ABcc=3A_y@evil.test?=\n"
-            "\u202eevil\u2066 text\nwrite me at ann@example.org")
+    # (a line "Bcc: ..." starts a quoted mail's header block for the reader: the text ends there)
+    text = ("to Bob: hi\r\n=?utf-8?q?=0D=0ABcc=3A_y@evil.test?=\n"
+            "\u202eevil\u2066 text\nwrite me at ann@example.org\nBcc: x@evil.test")
     got = g.send("Ann", text)
     bob = relayed(got, "bob@example.org")[0]
     raw = bob.as_bytes()

@@ -228,12 +228,18 @@ def split_press(om: OrderMail, seats: Sequence[str], language: str = i18n.DEFAUL
 
 
 def _text(rows: Iterable[tuple[str, str, int]]) -> str:
-    """The text of a message from its rows: signature and gateway notices left
-    out, blank lines at either end dropped, runs of blank lines made one."""
+    """The text of a message from its rows: gateway notices left out, and the
+    signature below a sign-off at its end ("Cheers, / Ann Smith / +1 555 ..."; the
+    reader's ``signature`` kind is a guess, so a line of that kind inside the
+    text is kept), blank lines at either end dropped, runs of blank lines made one."""
+    rows = [r for r in rows if r[1] != "notice"]
+    end = len(rows)
+    while end and rows[end - 1][1] in ("signature", "blank"):
+        end -= 1
+    if end < len(rows) and end and rows[end - 1][1] == "signoff":
+        rows = rows[:end]
     out: list[str] = []
     for line, kind, _ in rows:
-        if kind in ("signature", "notice"):
-            continue
         if not line and (not out or not out[-1]):
             continue
         out.append(_UNSAFE.sub("", line))
