@@ -114,12 +114,15 @@ def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup,
         return _in_game(om, key, record, answered=answered, gm_address=gm_address, arrived=arrived)
     v = _in_game(replace(om, lines=list(split.lines), kinds=list(split.kinds)), key, record,
                  answered=answered, gm_address=gm_address, arrived=arrived)
-    if getattr(v, "player", None) != seat.name or isinstance(v, Decline) or press.done(record, key):
+    if getattr(v, "player", None) != seat.name or isinstance(v, Decline):
         return v
+    already = press.done(record, key)
     if isinstance(v, Refuse) and not split.lines and v.reason in ("no_orders_found", "body_empty",
                                                                    "order_in_subject"):
+        if already:  # a mail of messages only, relayed in an interrupted cycle: nothing is left to do
+            return Duplicate(key=key, reason=ALREADY_APPLIED, game_id=record.id, player=seat.name)
         return Relay(key=key, game_id=record.id, player=seat.name, press=split)
-    return replace(v, press=split)
+    return v if already else replace(v, press=split)
 
 
 def _in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup,
