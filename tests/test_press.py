@@ -270,3 +270,107 @@ def test_header_words_of_every_language():
     assert header("To be honest: I like it", seats) is None
     assert header("A note: build first", seats) is None
     assert header("to Bobb: hi", seats) == ((), ("Bobb",), "hi")
+
+
+def test_hostile_seat_names_stay_display_names(tmp_path):
+    """Seat names that look like mail syntax (quotes, angle brackets, an
+    encoded-word, Cyrillic) are the From display name exactly, never an address
+    or a second header; bidi and control characters are refused at ``pbem new``."""
+    names = [("Zoë \"The\" <x@evil.test>", "zoe@example.org"), ("=?utf-8?q?Bob?=", "b@example.org"),
+             ("Ева", "eva@example.net"), ("Dee", "dee@example.com")]
+    c = Clocked(tmp_path, players=names, settings={"press": "private"})
+    c.run(T0)
+    c.sent()
+    c.mail("Ева", "to all: привет")
+    c.run(T0 + H)
+    got = c.sent()
+    relays = [m for m in got if "привет" in body(m) and "writes to all" in body(m)]
+    assert len(relays) == 3
+    for m in relays:
+        parsed = BytesParser(policy=policy.default).parsebytes(m.as_bytes())
+        (addr,) = parsed["From"].addresses
+        assert addr.display_name == "Ева (game ridge)" and addr.addr_spec == c.config.moderator_address
+    c.mail("=?utf-8?q?Bob?=", "to Dee: hi")
+    c.run(T0 + 2 * H)
+    (dee,) = [m for m in c.sent() if parseaddr(str(m["To"]))[1] == "dee@example.com"]
+    parsed = BytesParser(policy=policy.default).parsebytes(dee.as_bytes())
+    (addr,) = parsed["From"].addresses
+    # (written "= ?": mail programs would decode the encoded-word into the name "Bob")
+    assert addr.display_name == "= ?utf-8?q?Bob?= (game ridge)" and addr.addr_spec == c.config.moderator_address
+    c.mail("Dee", "to all: hello")
+    c.run(T0 + 3 * H)
+    (zoe,) = [m for m in c.sent() if parseaddr(str(m["To"]))[1] == "zoe@example.org" and "hello" in body(m)]
+    assert BytesParser(policy=policy.default).parsebytes(zoe.as_bytes())["From"].addresses[0].display_name == \
+        "Dee (game ridge)"
+    from moderator.rules.options import check_setup
+    with pytest.raises(ValueError, match="control characters"):
+        check_setup(["Eve\u202e", "Bob"], "first-edition", {})
+
+
+def test_text_as_written_html_only_mail_and_languages(tmp_path):
+    g = Game(tmp_path, settings={"language": "zh"})
+    # full-width punctuation kept, the header read in Chinese
+    got = g.send("Bob", "给Cy：你好，我们合作吧！\n\n第二段。")
+    (cy,) = relayed(got, "cy@example.net") or [m for m in to_(got, "cy@example.net") if "你好" in body(m)]
+    assert "你好，我们合作吧！\n\n第二段。" in body(cy)
+    assert "Bob 只写给你：" in body(cy)
+    # an HTML-only mail is relayed as text
+    got = g.send("Cy", "", html="<p>to all: <b>bold</b> move &amp; more</p><p>second</p>")
+    dee = [m for m in to_(got, "dee@example.com") if "bold" in body(m)]
+    assert len(dee) == 1 and "<b>" not in body(dee[0]) and "bold move & more" in body(dee[0])
+    g.scan()
+
+
+def test_a_reply_in_a_public_game_is_refused_and_press_in_help_and_rules(tmp_path):
+    g = Game(tmp_path, press="public", archive="always")
+    got = g.send("Ann", "to all: public hello")
+    bob = [m for m in to_(got, "bob@example.org") if "public hello" in body(m)][0]
+    got = g.send("Bob", "just to you", reply_to=bob)
+    assert relayed(got, "ann@example.org") == []
+    assert "(your reply to Ann)\n  Not relayed: in this game messages go to everyone only." in \
+        body(to_(got, "bob@example.org")[0])
+    help_text = body(to_(g.send("Bob", "help"), "bob@example.org")[0])
+    assert "MESSAGES TO OTHER PLAYERS\n  Press: below your orders, a line \"to all:\" starts" in help_text
+    rules = body(to_(g.send("Bob", "rules"), "bob@example.org")[0])
+    assert "Press: public (only \"to all\" messages). The archive site shows the messages." in \
+        " ".join(rules.split())
+    assert f"At most {MAX_PRESS_CHARS} characters per message and {PRESS_PER_DAY} messages per day" in \
+        " ".join(rules.split())
+    g.scan()
+
+
+@pytest.mark.parametrize("lang,heading,line", [
+    ("es", "MENSAJES A OTROS JUGADORES", "a todos:"), ("de", "NACHRICHTEN AN ANDERE SPIELER", "an alle:"),
+    ("cs", "ZPRÁVY OSTATNÍM HRÁČŮM", "pro všichni:"), ("zh", "给其他玩家的消息", "给所有人:")])
+def test_the_welcome_explains_press_in_each_language_and_its_words_work(tmp_path, lang, heading, line):
+    g = Clocked(tmp_path, players=FOUR, settings={"language": lang})
+    got = g.run(T0) and g.sent()
+    welcome = [m for m in got if parseaddr(str(m["To"]))[1] == "ann@example.org"][0]
+    assert heading in body(welcome)
+    # the header the translation names is read
+    seats = [n for n, _ in FOUR]
+    assert header(line + " hola", seats, lang)[0] == ("all",)
+
+
+def test_pbem_new_takes_the_press_rule(tmp_path):
+    from click.testing import CliRunner
+    import pbem
+    import yaml
+
+    cfg = tmp_path / "pbem.yaml"
+    cfg.write_text(yaml.safe_dump({"games_dir": str(tmp_path / "games"),
+                                   "maildir": {"inbox": str(tmp_path / "in"), "outbox": str(tmp_path / "out")},
+                                   "spool_dir": str(tmp_path / "spool")}))
+    run = CliRunner().invoke
+    r = run(pbem.main, ["--config", str(cfg), "new", "talk", "--player", "Ann=ann@example.org",
+                        "--player", "Bob=bob@example.org", "--press", "public", "--press-archive", "after-end",
+                        "--now", "2026-12-01T12:00:00Z"])
+    assert r.exit_code == 0, r.output
+    from moderator.store.gamefile import GameStore
+    rec = GameStore(tmp_path / "games").load("talk")
+    assert (rec.settings["press"], rec.settings["press_archive"]) == ("public", "after-end")
+    r = run(pbem.main, ["--config", str(cfg), "rules", "talk"])
+    assert "Press: public" in r.output and "once the game is over" in r.output
+    r = run(pbem.main, ["--config", str(cfg), "new", "x", "--player", "Ann=a@example.org",
+                        "--player", "Bob=b@example.org", "--press", "loud"])
+    assert r.exit_code == 2 and "--press" in r.output

@@ -902,8 +902,9 @@ class OrderMail:
     body_blank: bool = field(default=False, compare=False)
     replied_to: list[str] = field(default_factory=list, compare=False)
     bounce_notice: Bounce | None = field(default=None, compare=False)
-    # added for press (issue 29): ``lines`` with ``""`` for the blank lines
-    # between them (a message's paragraphs), and how many attachments it had
+    # added for press (issue 29): each line of ``lines`` as written, with ``""`` for
+    # the blank lines between them (a message's paragraphs; ``_order_and_text_lines``),
+    # and how many attachments (Content-Disposition: attachment) the mail had
     text_lines: list[str] = field(default_factory=list, compare=False)
     attachments: int = field(default=0, compare=False)
 
@@ -1157,14 +1158,16 @@ def _order_lines(text: str) -> tuple[list[str], str | None, str | None, str | No
 
 
 def _order_and_text_lines(text: str) -> tuple[list[str], str | None, str | None, str | None, list[str]]:
-    """``_order_lines`` and ``OrderMail.text_lines``: ``lines`` with a ``""`` where
-    the kept text had blank lines (one per blank line between them)."""
+    """``_order_lines`` and ``OrderMail.text_lines``: one entry per line of
+    ``lines``, that line as written (invisible and control characters removed,
+    not NFKC-normalised, not stripped on the left), and a ``""`` where the kept
+    text had blank lines between them (one per run)."""
     lines: list[str] = []
     text_lines: list[str] = []
     game = secret = None
     kept, cut = _strip(text)
-    for line in kept:
-        line = _clean_line(line)
+    for raw in kept:
+        line = _clean_line(raw)
         if not line:
             if text_lines and text_lines[-1]:
                 text_lines.append("")
@@ -1178,7 +1181,9 @@ def _order_and_text_lines(text: str) -> tuple[list[str], str | None, str | None,
                 secret = value.lower()
             continue
         lines.append(line)
-        text_lines.append(line)
+        # as written (no NFKC: a Chinese text keeps its full-width commas), without
+        # invisible and control characters, bidi overrides included
+        text_lines.append(_CONTROL_RE.sub("", _INVISIBLE_RE.sub("", raw).replace("\t", "    ")).rstrip() or line)
     return lines, game, secret, cut, text_lines
 
 

@@ -192,54 +192,54 @@ def split_press(om: OrderMail, seats: Sequence[str], language: str = i18n.DEFAUL
     orders or commands.  Lines of kind ``signature`` or ``notice`` are not
     relayed."""
     text_lines = list(getattr(om, "text_lines", None) or [])
-    if not text_lines and om.lines:
-        text_lines = list(om.lines)
+    if len([t for t in text_lines if t]) != len(om.lines):
+        text_lines = list(om.lines)  # an OrderMail made without them (a test, an older reader)
     kinds = list(om.kinds) if len(om.kinds) == len(om.lines) else ["text"] * len(om.lines)
-    rows: list[tuple[str, str, int]] = []  # (line, kind, index in om.lines or -1 for blank)
+    rows: list[tuple[str, str, str]] = []  # (the order line, the line as written, its kind; "blank")
     j = 0
-    for line in text_lines:
-        if line.strip():
-            if j >= len(om.lines):
-                break
-            rows.append((om.lines[j], kinds[j], j))
+    for written in text_lines:
+        if written:
+            rows.append((om.lines[j], written, kinds[j]))
             j += 1
         else:
-            rows.append(("", "blank", -1))
+            rows.append(("", "", "blank"))
     starts = []
-    for i, (line, kind, _) in enumerate(rows):
+    for i, (line, _, kind) in enumerate(rows):
         if kind != "blank":
             h = header(line, seats, language)
             if h is not None:
                 starts.append((i, h))
     first = starts[0][0] if starts else len(rows)
-    above = [r for r in rows[:first] if r[2] >= 0]
+    above = [r for r in rows[:first] if r[2] != "blank"]
     drafts: list[Draft] = []
     if reply_to is not None and above and not (orders_above and orders_above([r[0] for r in above])):
         drafts.append(Draft((reply_to,), _text(rows[:first]), reply=True))
         above = []
     for n, (i, (to, unknown, rest)) in enumerate(starts):
         end = starts[n + 1][0] if n + 1 < len(starts) else len(rows)
-        body = ([(rest, "text", 0)] if rest else []) + rows[i + 1:end]
+        written = re.split(r"[:\uff1a]", rows[i][1], maxsplit=1)
+        rest = written[1].strip() if len(written) == 2 and written[1].strip() else rest
+        body = ([(rest, rest, "text")] if rest else []) + rows[i + 1:end]
         drafts.append(Draft(to, _text(body), line=rows[i][0], unknown=unknown))
     if not drafts:
         return None
-    return Split(tuple(r[0] for r in above), tuple(r[1] for r in above), tuple(drafts),
+    return Split(tuple(r[0] for r in above), tuple(r[2] for r in above), tuple(drafts),
                  int(getattr(om, "attachments", 0) or 0))
 
 
-def _text(rows: Iterable[tuple[str, str, int]]) -> str:
+def _text(rows: Iterable[tuple[str, str, str]]) -> str:
     """The text of a message from its rows: gateway notices left out, and the
     signature below a sign-off at its end ("Cheers, / Ann Smith / +1 555 ..."; the
     reader's ``signature`` kind is a guess, so a line of that kind inside the
     text is kept), blank lines at either end dropped, runs of blank lines made one."""
-    rows = [r for r in rows if r[1] != "notice"]
+    rows = [r for r in rows if r[2] != "notice"]
     end = len(rows)
-    while end and rows[end - 1][1] in ("signature", "blank"):
+    while end and rows[end - 1][2] in ("signature", "blank"):
         end -= 1
-    if end < len(rows) and end and rows[end - 1][1] == "signoff":
+    if end < len(rows) and end and rows[end - 1][2] == "signoff":
         rows = rows[:end]
     out: list[str] = []
-    for line, kind, _ in rows:
+    for _, line, kind in rows:
         if not line and (not out or not out[-1]):
             continue
         out.append(_UNSAFE.sub("", line))
@@ -279,8 +279,11 @@ def sent_today(record: GameRecord, seat: str, now: datetime) -> int:
 
 def display_name(seat: str) -> str:
     """``seat`` as a From display name: control, line-break and bidi-override
-    characters removed (the header cannot be split or shown reversed)."""
-    return " ".join(_UNSAFE.sub("", seat).split()) or "?"
+    characters removed (the header cannot be split or shown reversed), and an
+    RFC 2047 encoded-word's opening ``=?`` written ``= ?`` (an ASCII name is put
+    in the header as it is, and mail programs would decode ``=?utf-8?q?Bob?=``
+    into another seat's name)."""
+    return " ".join(_UNSAFE.sub("", seat).replace("=?", "= ?").split()) or "?"
 
 
 def masked(text: str, record: GameRecord, config: Any = None) -> str:
