@@ -226,6 +226,9 @@ def test_the_archive_page_shows_press_after_the_end(tmp_path):
     build_site(store, site)
     page = (site / "games" / g.gid / "index.html").read_text()
     assert "Messages between the players" not in page and "secret &lt;b" not in page, page[-3000:]
+    from moderator.archive.export import export_data
+    assert "press" not in export_data(store.read_data(g.gid))  # a public export keeps it private too
+    assert len(export_data(store.read_data(g.gid), with_secrets=True)["press"]) == 2
     from moderator.moderation.cycle import Moderator
     Moderator(g.config, clock=lambda: g.now).manage(g.gid, "end")
     build_site(store, site)
@@ -233,6 +236,10 @@ def test_the_archive_page_shows_press_after_the_end(tmp_path):
     assert "Messages between the players" in page
     assert "secret &lt;b&gt;plan&lt;/b&gt;" in page and "hello &amp; welcome" in page
     assert "to Cy" in page and "to all" in page
+    public = export_data(store.read_data(g.gid))["press"]
+    assert [(e["from"], e["to"], e["text"]) for e in public] == [("Ann", ["Cy"], "secret <b>plan</b>"),
+                                                                ("Bob", "all", "hello & welcome")]
+    assert all(set(e) == {"from", "to", "at", "text"} for e in public)  # no Message-IDs
     g.scan()
 
 

@@ -317,8 +317,9 @@ def problem(record: GameRecord, sender: Player, draft: Draft, now: datetime, sen
         return "refused_long", {"length": len(draft.text), "limit": MAX_PRESS_CHARS}
     if sent >= PRESS_PER_DAY:
         return "refused_daily", {"limit": PRESS_PER_DAY}
-    if not readers(record, sender, draft):
-        return "refused_no_reader", {"names": ", ".join(n for n in draft.to if n != ALL)}
+    if not readers(record, sender, draft) and not (draft.to == (ALL,) and record.observers):
+        names = [p.name for p in record.players if p.name != sender.name] if draft.to == (ALL,) else draft.to
+        return "refused_no_reader", {"names": ", ".join(names)}
     return None
 
 
