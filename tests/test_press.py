@@ -381,3 +381,36 @@ def test_pbem_new_takes_the_press_rule(tmp_path):
     r = run(pbem.main, ["--config", str(cfg), "new", "x", "--player", "Ann=a@example.org",
                         "--player", "Bob=b@example.org", "--press", "loud"])
     assert r.exit_code == 2 and "--press" in r.output
+
+
+def test_a_relay_killed_before_its_save_is_relayed_once_when_read_again(tmp_path):
+    """A ``pbem run`` killed after a mail's messages and the sender's answer were
+    spooled and before the save (``press-spooled``): the mail stays in the
+    inbox, the next run sweeps the killed run's copies and relays it again:
+    each reader gets it once, the sender one answer, the game file one entry."""
+    from collections import Counter
+
+    from moderator.moderation.cycle import Moderator as Mod
+    from test_clock_spool import GM, KILLED, THREE, Root
+
+    root = Root(tmp_path / "root")
+    mod = Mod(root.config, clock=lambda: T0)
+    mod.create_game("bot", THREE, seed=11, gm=GM)
+    mod.close()
+    root.sent()
+    root.mail("bot", "Ann", "to all: hello\nto Bob: and you")
+    killed = root.run(T0 + H, fault="press-spooled")
+    assert killed.returncode == KILLED, killed.stderr
+    assert root.sent() == [] and root.store().load("bot").press == []
+    ran = root.run(T0 + 2 * H)
+    assert ran.returncode == 0, ran.stderr
+    got = root.sent()
+    relays = Counter((str(m["To"]), body(m).splitlines()[2]) for m in got if "writes to" in body(m))
+    assert relays == Counter({("bob@example.org", "hello"): 1, ("cy@example.net", "hello"): 1,
+                              ("bob@example.org", "and you"): 1})
+    assert [str(m["To"]) for m in got].count("ann@example.org") == 1
+    assert [str(m["To"]) for m in got].count(GM) == 2  # the game master's copies
+    assert len(root.store().load("bot").press) == 2
+    # the same mail once more (a second delivery): nothing again
+    ran = root.run(T0 + 3 * H)
+    assert ran.returncode == 0 and root.sent() == []

@@ -23,7 +23,8 @@ def fault(point: str) -> None:
     committed) and ``clock-committed`` (committed, nothing sent yet); a
     player's vacation (``commands``) ``vacation-spooled`` and ``vacation-saved``;
     a game master's command (``gm.execute``) ``gm-spooled`` (its mails spooled,
-    the game not saved).  Without the variable this does nothing."""
+    the game not saved); a player's press (``press.relay``) ``press-spooled``
+    (the relayed mails and the answer spooled, the game not saved).  Without the variable this does nothing."""
     spec = os.environ.get("PBEM_FAULT")
     if not spec:
         return

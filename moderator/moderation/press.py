@@ -35,6 +35,7 @@ from ..mail.read import OrderMail, canonical_address
 from ..render import render
 from ..render.words import word
 from ..store.gamefile import GameRecord, GameStore, Player
+from . import faults
 from .announce import gm_token
 from .deadlines import game_master_address
 from .send import Post, thread_of
@@ -342,9 +343,9 @@ def relay(post: Post, store: GameStore, om: OrderMail, key: str, record: GameRec
     seat's name; ``to all`` also to the observers when the rule allows; a copy
     to the game master (English frame).  The mails are spooled as one batch
     with the save that records them (``GameRecord.press``; ``notify.sweep``
-    drops the batch of a save a crash prevented), then the sender is answered
-    once (``templates/words/press.txt``: who got each message, why one was not
-    relayed, that attachments were not).  Returns the entries recorded.
+    drops the batch of a save a crash prevented; crash point ``press-spooled``),
+    the sender's one answer among them (``templates/words/press.txt``: who got
+    each message, why one was not relayed, that attachments were not).  Returns the entries recorded.
     Raises OSError/StoreError when the game cannot be saved."""
     sender = record.player_by_name(seat)
     now = post.clock()
@@ -381,6 +382,7 @@ def relay(post: Post, store: GameStore, om: OrderMail, key: str, record: GameRec
             entries.append(entry)
             sent += 1
             results.append({"draft": draft, "got": [p.name for p in got], "observers": observers})
+        _confirm(post, om, key, record, sender, results, attachments)
     finally:
         post.tags.pop("batch", None)
     if post.puts > puts:
@@ -389,11 +391,11 @@ def relay(post: Post, store: GameStore, om: OrderMail, key: str, record: GameRec
     if not entries:  # nothing relayed: the mail's press is still done once
         record.gm_log.append({"by": canonical_address(sender.address), "at": at, "command": "press",
                               "mail": key, "relayed": 0})
+    faults.fault("press-spooled")  # the relayed mails and the answer spooled, the game not saved
     store.save(record)
     for e in entries:
         log.info("game %s: press from %s to %s relayed", record.id, seat,
                  e["to"] if e["to"] == ALL else ", ".join(e["to"]))
-    _confirm(post, om, key, record, sender, results, attachments)
     return entries
 
 
@@ -457,9 +459,15 @@ def _confirm(post: Post, om: OrderMail, key: str, record: GameRecord, sender: Pl
                                                          observers=r["observers"])})
         ok = sum(1 for r in results if "refused" not in r)
         message = word("press", "confirmation", results=lines, attachments=attachments)
-        post.reply(om, key + "#press", sender.address, record.id,
-                   word("press", "confirmation_title", n=ok, total=len(results)), message,
-                   player=thread_of(record, sender), unchanged=False)
+        title = word("press", "confirmation_title", n=ok, total=len(results))
+        if not post.allow(sender.address, title):
+            return
+        thread = thread_of(record, sender)
+        text = render("reply.txt", game_id=record.id, title=title, message=message, quoted=[], omitted=0,
+                      legal=[], unchanged=False, position="", game_over=False)
+        # as ``Post.reply`` does, with the game named: ``notify.sweep`` drops it with its batch
+        post.put(post.answer(om, record.id, sender.address, thread.subject, text, token=thread.token,
+                             thread=thread.thread), answers=key + "#press", game=record.id, player=sender.name)
 
 
 # ------------------------------------------------------------------ the game master
