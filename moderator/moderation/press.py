@@ -28,6 +28,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
 from .. import i18n
@@ -131,15 +132,18 @@ class Split:
     attachments: int = 0
 
 
-def _words(language: str) -> tuple[list[str], list[str]]:
+@lru_cache(maxsize=None)
+def _words() -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]:
+    """The folded words of ``PRESS_WORDS``: every language's ``to`` and ``all``
+    words, and each language's own ``to`` words (English's included in each)."""
     from ..orders.languages import PRESS_WORDS
+    from ..i18n import fold
 
-    to, every = list(PRESS_WORDS["en"]["to"]), list(PRESS_WORDS["en"]["all"])
-    for lang, words in PRESS_WORDS.items():
-        if lang != "en":
-            to += words["to"]
-            every += words["all"]
-    return to, every
+    to = frozenset(fold(w) for words in PRESS_WORDS.values() for w in words["to"])
+    every = frozenset(fold(w) for words in PRESS_WORDS.values() for w in words["all"])
+    own = {lang: frozenset(fold(w) for w in [*PRESS_WORDS["en"]["to"], *words["to"]])
+           for lang, words in PRESS_WORDS.items()}
+    return to, every, own
 
 
 def header(line: str, seats: Sequence[str], language: str = i18n.DEFAULT
@@ -151,7 +155,6 @@ def header(line: str, seats: Sequence[str], language: str = i18n.DEFAULT
     when it names one seat too, or when its one name is close to a seat's
     (``names.nearest``) and it uses the English word or the words of ``language``:
     then ``unknown`` lists them (the message is refused, not relayed)."""
-    from ..orders.languages import PRESS_WORDS
     from ..orders.names import find, nearest
     from ..i18n import fold
 
@@ -160,14 +163,13 @@ def header(line: str, seats: Sequence[str], language: str = i18n.DEFAULT
         or re.match(r"^(给|致|发给|寄给)(?P<names>[^:]{1,200}?)\s*:\s*(?P<rest>.*)$", text)
     if not m:
         return None
-    to_words, all_words = _words(language)
+    to_words, every, own = _words()
     verb = fold(m.group(1))
-    if verb not in {fold(w) for w in to_words}:
+    if verb not in to_words:
         return None
     names = [n.strip() for n in _SEPARATORS.split(m.group("names").strip()) if n.strip()]
     if not names or len(names) > 12:
         return None
-    every = {fold(w) for w in all_words}
     found, unknown = [], []
     for n in names:
         if fold(n) in every:
@@ -176,8 +178,8 @@ def header(line: str, seats: Sequence[str], language: str = i18n.DEFAULT
         hit = find(n, list(seats))
         (found if hit else unknown).append(hit or n)
     if unknown and not found:
-        own = {fold(w) for w in PRESS_WORDS["en"]["to"]} | {fold(w) for w in PRESS_WORDS.get(language, {}).get("to", [])}
-        if len(unknown) != 1 or verb not in own or len(unknown[0].split()) > 2 or not nearest(unknown[0], list(seats)):
+        if len(unknown) != 1 or verb not in own.get(language, own["en"]) or len(unknown[0].split()) > 2 \
+                or not nearest(unknown[0], list(seats)):
             return None
     to = (ALL,) if ALL in found else tuple(dict.fromkeys(found))
     return to, tuple(unknown), m.group("rest").strip()
@@ -190,8 +192,8 @@ def split_press(om: OrderMail, seats: Sequence[str], language: str = i18n.DEFAUL
     none.  ``reply_to``: the seat whose relayed message ``om`` answers (found by
     ``replied_seat``): then the text above the first ``to ...:`` line is a
     message to that seat unless ``orders_above(lines)`` says those lines hold
-    orders or commands.  Lines of kind ``signature`` or ``notice`` are not
-    relayed."""
+    orders or commands.  Gateway notices and a sign-off's signature at the end
+    are not relayed (``_text``)."""
     text_lines = list(getattr(om, "text_lines", None) or [])
     if len([t for t in text_lines if t]) != len(om.lines):
         text_lines = list(om.lines)  # an OrderMail made without them (a test, an older reader)
