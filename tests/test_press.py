@@ -248,7 +248,7 @@ def test_hostile_names_and_texts_cannot_inject_headers(tmp_path):
     g = Game(tmp_path)
     rec = g.load()
     # a seat named with a bidi override and CR/LF (as a hand-edited game file could)
-    assert press_mod.display_name(hostile) == "Eve Bcc: x@evil.test"
+    assert press_mod.display_name(hostile) == "Eve Bcc: x at evil.test"
     # (a line "Bcc: ..." starts a quoted mail's header block for the reader: the text ends there)
     text = ("to Bob: hi\r\n=?utf-8?q?=0D=0ABcc=3A_y@evil.test?=\n"
             "\u202eevil\u2066 text\nwrite me at ann@example.org\nBcc: x@evil.test")
@@ -309,6 +309,13 @@ def test_hostile_seat_names_stay_display_names(tmp_path):
     (zoe,) = [m for m in c.sent() if parseaddr(str(m["To"]))[1] == "zoe@example.org" and "hello" in body(m)]
     assert BytesParser(policy=policy.default).parsebytes(zoe.as_bytes())["From"].addresses[0].display_name == \
         "Dee (game ridge)"
+    c.mail("Zoë \"The\" <x@evil.test>", "to Dee: hi")
+    c.run(T0 + 4 * H)
+    (dee,) = [m for m in c.sent() if parseaddr(str(m["To"]))[1] == "dee@example.com"]
+    (addr,) = BytesParser(policy=policy.default).parsebytes(dee.as_bytes())["From"].addresses
+    # no address in a display name (what phishing does; providers file it as spam)
+    assert addr.display_name == "Zoë \"The\" <x at evil.test> (game ridge)"
+    assert addr.addr_spec == c.config.moderator_address
     from moderator.rules.options import check_setup
     with pytest.raises(ValueError, match="control characters"):
         check_setup(["Eve\u202e", "Bob"], "first-edition", {})

@@ -285,8 +285,11 @@ def display_name(seat: str) -> str:
     characters removed (the header cannot be split or shown reversed), and an
     RFC 2047 encoded-word's opening ``=?`` written ``= ?`` (an ASCII name is put
     in the header as it is, and mail programs would decode ``=?utf-8?q?Bob?=``
-    into another seat's name)."""
-    return " ".join(_UNSAFE.sub("", seat).replace("=?", "= ?").split()) or "?"
+    into another seat's name; Mailsploit), and ``@`` written `` at `` (an address
+    in a display name is what phishing does: providers file such mail as spam,
+    and some programs show it as the sender; anonaddy/anonaddy#137)."""
+    name = _UNSAFE.sub("", seat).replace("=?", "= ?").replace("@", " at ")
+    return " ".join(name.split()) or "?"
 
 
 def masked(text: str, record: GameRecord, config: Any = None) -> str:
