@@ -230,8 +230,8 @@ def replay(ctx, game):
 def gm(ctx, game, words, force, reason, now):
     """A game master's COMMAND on GAME, as by mail: pause [REASON], resume,
     deadline DURATION|none, extend PLAYER DURATION, eject PLAYER, replace PLAYER
-    NAME=ADDRESS, undo N, end, message TEXT, observe ADDRESS; "help" prints the
-    guide, "secret" the game master's address and secret."""
+    NAME=ADDRESS, undo N, end, message TEXT, observe ADDRESS, mute PLAYER, unmute
+    PLAYER; "help" prints the guide, "secret" the game master's address and secret."""
     from filelock import Timeout
 
     from moderator.moderation import gm as gm_
