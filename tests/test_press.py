@@ -231,6 +231,11 @@ def test_the_archive_page_shows_press_after_the_end(tmp_path):
     assert len(export_data(store.read_data(g.gid), with_secrets=True)["press"]) == 2
     from moderator.moderation.cycle import Moderator
     Moderator(g.config, clock=lambda: g.now).manage(g.gid, "end")
+    g.take()
+    # messages still go once the game master ended the game ("gg"), orders do not
+    got = g.send("Cy", "to all: good game")
+    assert len([m for m in got if "good game" in body(m) and "writes to all" in body(m)]) == 4  # and the observer
+    assert "Relayed to Ann, Bob, Dee and 1 observer." in body(to_(got, "cy@example.net")[0])
     build_site(store, site)
     page = (site / "games" / g.gid / "index.html").read_text()
     assert "Messages between the players" in page
@@ -238,7 +243,8 @@ def test_the_archive_page_shows_press_after_the_end(tmp_path):
     assert "to Cy" in page and "to all" in page
     public = export_data(store.read_data(g.gid))["press"]
     assert [(e["from"], e["to"], e["text"]) for e in public] == [("Ann", ["Cy"], "secret <b>plan</b>"),
-                                                                ("Bob", "all", "hello & welcome")]
+                                                                ("Bob", "all", "hello & welcome"),
+                                                                ("Cy", "all", "good game")]
     assert all(set(e) == {"from", "to", "at", "text"} for e in public)  # no Message-IDs
     g.scan()
 

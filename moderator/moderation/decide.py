@@ -95,13 +95,15 @@ def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup,
     """``_in_game`` of the mail's lines above its press (``press.split_press``: the
     messages ``to NAME:`` / ``to all:``, or the reply to a relayed message): the
     verdict of those lines, carrying the messages (``Verdict.press``) when it
-    answers the authenticated player they are from; a mail of messages only is
-    ``Relay``-ed.  Messages relayed before (an interrupted cycle) are not kept."""
+    answers the authenticated player they are from (also once the game master
+    ended the game: its orders are declined, its messages relayed); a mail of
+    messages only is ``Relay``-ed.  Messages relayed before (an interrupted
+    cycle) are not kept."""
     from . import press
 
     seat = record.player_by_address(om.sender) if om.sender and not om.machine else None
     split = None
-    if seat is not None and len(om.lines) <= MAX_ORDER_LINES and record.ended is None:
+    if seat is not None and len(om.lines) <= MAX_ORDER_LINES:
         language = record.language_of(seat)
         replied = press.replied_seat(om, record, seat.name)
 
@@ -114,11 +116,12 @@ def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup,
         return _in_game(om, key, record, answered=answered, gm_address=gm_address, arrived=arrived)
     v = _in_game(replace(om, lines=list(split.lines), kinds=list(split.kinds)), key, record,
                  answered=answered, gm_address=gm_address, arrived=arrived)
-    if getattr(v, "player", None) != seat.name or isinstance(v, Decline):
+    ended = isinstance(v, Decline) and v.reason == "game_ended_no_orders"  # press after the end: "gg"
+    if getattr(v, "player", None) != seat.name or (isinstance(v, Decline) and not ended):
         return v
     already = press.done(record, key)
-    if isinstance(v, Refuse) and not split.lines and v.reason in ("no_orders_found", "body_empty",
-                                                                   "order_in_subject"):
+    if (ended or isinstance(v, Refuse) and v.reason in ("no_orders_found", "body_empty", "order_in_subject")) \
+            and not split.lines:
         if already:  # a mail of messages only, relayed in an interrupted cycle: nothing is left to do
             return Duplicate(key=key, reason=ALREADY_APPLIED, game_id=record.id, player=seat.name)
         return Relay(key=key, game_id=record.id, player=seat.name, press=split)
