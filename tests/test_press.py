@@ -76,6 +76,20 @@ class Game(Clocked):
             assert parseaddr(str(m["From"]))[1] == self.config.moderator_address
 
 
+def flat(msg) -> str:
+    """A mail's text with its line breaks and indentation made single spaces
+    (the answer wraps its lines at 70 columns)."""
+    return " ".join(body(msg).split())
+
+
+def no_address_leak(mails, players):
+    """No mail to one address carries another player's address in its bytes."""
+    for m in mails:
+        raw = m.as_bytes().decode("utf-8", "replace").lower()
+        rcpt = parseaddr(str(m["To"]))[1].lower()
+        assert not [a for _, a in players if a != rcpt and a in raw], (rcpt, str(m["Subject"]))
+
+
 def to_(msgs, address):
     return [m for m in msgs if parseaddr(str(m["To"]))[1] == address]
 
@@ -156,11 +170,11 @@ def test_the_press_rule(tmp_path, rule):
     conf = body(to_(got, "cy@example.net")[0])
     if rule == "none":
         assert dee == [] and to_(got, OBSERVER) == []
-        assert conf.count("Not relayed: this game has no press") == 2
+        assert " ".join(conf.split()).count("Not relayed: this game has no press") == 2
         assert g.load().press == []
     else:
         assert [("hello" in body(m)) for m in dee] == [True]
-        assert "to Dee: psst\n  Not relayed: in this game messages go to everyone only." in conf
+        assert "to Dee: psst Not relayed: in this game messages go to everyone only." in " ".join(conf.split())
         assert "1 of 2 messages relayed" in conf
         assert len(to_(got, OBSERVER)) == 1
     # the rules mail names the rule
@@ -175,22 +189,22 @@ def test_limits_size_per_day_unknown_name_and_attachments(tmp_path):
     got = g.send("Dee", "to Ann: " + long)
     assert relayed(got, "ann@example.org") == []
     assert (f"Not relayed: the message has {MAX_PRESS_CHARS + 1} characters, at most {MAX_PRESS_CHARS} "
-            "are relayed.") in body(to_(got, "dee@example.com")[0])
+            "are relayed.") in flat(to_(got, "dee@example.com")[0])
     got = g.send("Dee", "to Ann, Zed: hi")
     assert "Not relayed: no player is called Zed. The players: Ann, Bob, Cy, Dee" in \
-        body(to_(got, "dee@example.com")[0])
+        flat(to_(got, "dee@example.com")[0])
     got = g.send("Dee", "to Ann: see attached", attach=b"\x00\x01secret plan")
     assert "see attached" in body(relayed(got, "ann@example.org")[0])
     assert all(not m.is_multipart() or all(p.get_content_disposition() != "attachment" for p in m.walk())
                for m in got)
-    assert "Your mail had 1 attachment: it was not relayed (only text is)." in body(to_(got, "dee@example.com")[0])
+    assert "Your mail had 1 attachment: it was not relayed (only text is)." in flat(to_(got, "dee@example.com")[0])
     # the day's limit: PRESS_PER_DAY messages per UTC day (one sent already), the next refused
     for i in range(PRESS_PER_DAY - 1):
         g.send("Dee", f"to Bob: note {i}", at=g.now + timedelta(minutes=1))
     assert len(g.load().press) == PRESS_PER_DAY
     got = g.send("Dee", "to Bob: one too many", at=g.now + timedelta(minutes=1))
     assert relayed(got, "bob@example.org") == []
-    assert f"Not relayed: you sent {PRESS_PER_DAY} messages today" in body(to_(got, "dee@example.com")[0])
+    assert f"Not relayed: you sent {PRESS_PER_DAY} messages today" in flat(to_(got, "dee@example.com")[0])
     # the next UTC day it goes
     next_day = (g.now + timedelta(days=1)).replace(hour=0, minute=5)
     got = g.send("Dee", "to Bob: one too many", at=next_day)
@@ -206,7 +220,7 @@ def test_mute_and_unmute_by_the_game_master(tmp_path):
     assert "Bob is muted" in out
     got = g.send("Bob", "to all: spam spam")
     assert relayed(got, "ann@example.org") == [] and to_(got, OBSERVER) == []
-    assert "Not relayed: the game master has muted your messages" in body(to_(got, "bob@example.org")[0])
+    assert "Not relayed: the game master has muted your messages" in flat(to_(got, "bob@example.org")[0])
     assert g.load().muted == ["Bob"]
     assert "Bob is no longer muted" in gm.manage(g.gid, "unmute Bob")
     got = g.send("Bob", "to all: sorry")
@@ -297,6 +311,7 @@ def test_hostile_seat_names_stay_display_names(tmp_path):
     c.mail("Ева", "to all: привет")
     c.run(T0 + H)
     got = c.sent()
+    no_address_leak(got, names)
     relays = [m for m in got if "привет" in body(m) and "writes to all" in body(m)]
     assert len(relays) == 3
     for m in relays:
@@ -347,8 +362,8 @@ def test_a_reply_in_a_public_game_is_refused_and_press_in_help_and_rules(tmp_pat
     bob = [m for m in to_(got, "bob@example.org") if "public hello" in body(m)][0]
     got = g.send("Bob", "just to you", reply_to=bob)
     assert relayed(got, "ann@example.org") == []
-    assert "(your reply to Ann)\n  Not relayed: in this game messages go to everyone only." in \
-        body(to_(got, "bob@example.org")[0])
+    assert "(your reply to Ann) Not relayed: in this game messages go to everyone only." in \
+        flat(to_(got, "bob@example.org")[0])
     help_text = body(to_(g.send("Bob", "help"), "bob@example.org")[0])
     assert "MESSAGES TO OTHER PLAYERS\n  Press: below your orders, a line \"to all:\" starts" in help_text
     rules = body(to_(g.send("Bob", "rules"), "bob@example.org")[0])
@@ -418,6 +433,7 @@ def test_a_relay_killed_before_its_save_is_relayed_once_when_read_again(tmp_path
     ran = root.run(T0 + 2 * H)
     assert ran.returncode == 0, ran.stderr
     got = root.sent()
+    no_address_leak(got, THREE)
     relays = Counter((str(m["To"]), body(m).splitlines()[2]) for m in got if "writes to" in body(m))
     assert relays == Counter({("bob@example.org", "hello"): 1, ("cy@example.net", "hello"): 1,
                               ("bob@example.org", "and you"): 1})

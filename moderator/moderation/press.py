@@ -456,6 +456,7 @@ def _confirm(post: Post, om: OrderMail, key: str, record: GameRecord, sender: Pl
         for r in results:
             d: Draft = r["draft"]
             head = d.line or word("press", "reply_line", seat=d.to[0])
+            head = head if len(head) <= 70 else head[:69].rstrip() + "\u2026"  # the line as written, cut
             if "refused" in r:
                 code, values = r["refused"]
                 lines.append({"line": head, "text": word("press", code, **values)})
