@@ -51,11 +51,14 @@ def act(v: Verdict, om: OrderMail, post: Post, store: GameStore, report: CycleRe
     and locked by the caller) when ``v`` concerns one.  Returns the folder for the
     mail (``v.outcome``).  Raises StoreError/OSError when the game file cannot be
     saved (the mail then stays in the inbox)."""
-    _ACTIONS[type(v)](v, om, post, store, report, record)
-    if v.press is not None and record is not None:  # the mail's messages to other players
+    if v.press is not None and record is not None:
+        # the mail's messages to other players, first: recorded by their own save
+        # (``press.done``), they are not relayed again when the verdict's answer
+        # below makes the mail a duplicate and a crash comes between the two
         from .press import relay
 
         relay(post, store, om, v.key, record, getattr(v, "player"), v.press.drafts, v.press.attachments)
+    _ACTIONS[type(v)](v, om, post, store, report, record)
     return v.outcome
 
 
