@@ -190,6 +190,9 @@ def test_limits_size_per_day_unknown_name_and_attachments(tmp_path):
     assert relayed(got, "ann@example.org") == []
     assert (f"Not relayed: the message has {MAX_PRESS_CHARS + 1} characters, at most {MAX_PRESS_CHARS} "
             "are relayed.") in flat(to_(got, "dee@example.com")[0])
+    got = g.send("Dee", "to dee: a note to myself")
+    assert "Not relayed: the message names only you." in flat(to_(got, "dee@example.com")[0])
+    assert [m for m in got if "a note to myself" in body(m) and "writes" in body(m)] == []
     got = g.send("Dee", "to Ann, Zed: hi")
     assert "Not relayed: no player is called Zed. The players: Ann, Bob, Cy, Dee" in \
         flat(to_(got, "dee@example.com")[0])
@@ -199,7 +202,7 @@ def test_limits_size_per_day_unknown_name_and_attachments(tmp_path):
                for m in got)
     assert "Your mail had 1 attachment: it was not relayed (only text is)." in flat(to_(got, "dee@example.com")[0])
     # the day's limit: PRESS_PER_DAY messages per UTC day (one sent already), the next refused
-    for i in range(PRESS_PER_DAY - 1):
+    for i in range(PRESS_PER_DAY - 1):  # (refused messages do not count)
         g.send("Dee", f"to Bob: note {i}", at=g.now + timedelta(minutes=1))
     assert len(g.load().press) == PRESS_PER_DAY
     got = g.send("Dee", "to Bob: one too many", at=g.now + timedelta(minutes=1))

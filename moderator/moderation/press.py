@@ -315,6 +315,8 @@ def problem(record: GameRecord, sender: Player, draft: Draft, now: datetime, sen
         return "refused_muted", {}
     if draft.unknown:
         return "refused_unknown", {"names": ", ".join(draft.unknown), "seats": ", ".join(p.name for p in record.players)}
+    if draft.to == (sender.name,):
+        return "refused_self", {}
     if draft.to != (ALL,) and rule == "public":
         return "refused_public", {}
     if not draft.text.strip():
