@@ -17,9 +17,10 @@ the default)), the game master's ``mute``, the limits (``MAX_PRESS_CHARS``,
 address is the moderator's; text only), in the recipient's thread and
 language, a copy to the observers for ``to all`` and to the game master for
 every message, records it in ``GameRecord.press`` (the rules engine never sees
-it) and answers the sender once, saying who got what.  Above ``decide`` and
-``act``; below ``notify``'s row it uses only ``send``, ``announce`` and
-``deadlines``.
+it) and answers the sender once, saying who got what.  In the row of
+``notify`` and ``seats`` (docs/architecture.md): it imports ``send``,
+``announce``, ``deadlines`` and ``faults``; ``decide``, ``act``, ``commands``,
+``create`` and ``gm`` import it.
 """
 from __future__ import annotations
 
