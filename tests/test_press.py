@@ -446,3 +446,44 @@ def test_a_relay_killed_before_its_save_is_relayed_once_when_read_again(tmp_path
     # the same mail once more (a second delivery): nothing again
     ran = root.run(T0 + 3 * H)
     assert ran.returncode == 0 and root.sent() == []
+
+
+@pytest.mark.parametrize("rule,shown_running,shown_over", [("never", False, False), ("after-end", False, True),
+                                                           ("always", True, True)])
+def test_the_archive_rule_on_a_frozen_game_finished_by_its_last_dividend(tmp_path, rule, shown_running, shown_over):
+    """The frozen format-4 games (one finished by its final dividend, one running)
+    with a ``press`` list and a press-archive rule added: the site shows the
+    messages per the rule; the files load with the keys and without them."""
+    import shutil
+    from pathlib import Path
+
+    import yaml
+
+    from moderator.archive.site import build_site
+    from moderator.store.gamefile import GameStore
+
+    root = Path(__file__).parent / "fixtures" / "games" / "v4"
+    games = tmp_path / "games"
+    games.mkdir()
+    pages = {}
+    for name, over in (("v4-two-player-hidden-finished", True), ("v4-czech-redraw-4p", False)):
+        data = yaml.safe_load((root / f"{name}.yaml").read_text())
+        gid = data["game"]
+        seats = [p["name"] for p in data["players"]]
+        data["settings"]["press_archive"] = rule
+        keys = list(data)
+        at = keys.index("history")
+        items = list(data.items())
+        items[at:at] = [("press", [{"key": "<m1@example.org>", "from": seats[0], "to": [seats[1]],
+                                    "at": "2026-11-30T12:00:00+00:00", "text": f"psst {gid}",
+                                    "mids": {seats[1]: "<x.pbem.y@example.org>"}}]), ("muted", [seats[1]])]
+        (games / f"{gid}.yaml").write_text(yaml.safe_dump(dict(items), sort_keys=False, allow_unicode=True))
+        rec = GameStore(games).load(gid, check=True)
+        assert rec.press[0]["text"] == f"psst {gid}" and rec.muted == [seats[1]]
+        assert (rec.game.phase == "over") == over
+        pages[gid] = over
+    build_site(GameStore(games), tmp_path / "site")
+    for gid, over in pages.items():
+        page = (tmp_path / "site" / "games" / gid / "index.html").read_text()
+        assert (f"psst {gid}" in page) == (shown_over if over else shown_running), (gid, rule)
+        assert "x.pbem.y" not in page and "m1@example.org" not in page
