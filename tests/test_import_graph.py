@@ -216,7 +216,7 @@ LAYERS = [
     "faults report verdict spooled language deadlines route",
     "send authenticate advance",
     "observers announce inbox",
-    "notify seats ballot",
+    "notify seats ballot press",
     "interpret clock create",
     "gm commands",
     "proposals",

@@ -17,6 +17,9 @@ full check.  Without it, what no player may know of another is removed:
 * last, every address and Message-ID left in any text (a command's words such
   as ``replace Ana Ava=ADDRESS`` or ``observe ADDRESS``, a reason) is masked:
   ``[address]``, ``[Message-ID]``; a public export holds no ``@``;
+* the players' messages (``press``) only as the archive site shows them
+  (``settings.press_archive``: ``always``, or ``after-end`` once the game is over),
+  each ``{from, to, at, text}`` (no Message-IDs); otherwise none;
 * in ``state``, the hands (``track_hands``, ``share_hands``), the shares
   returned in UP swaps (``returned``), the order of the decks (``track_deck``,
   ``stack``; emptied) and, while the game is in its initial phase, the initial
@@ -102,6 +105,14 @@ def export_data(data: dict[str, Any], with_secrets: bool = False) -> dict[str, A
             e["mail"] = None
     if isinstance(out.get("ended"), dict) and "@" in str(out["ended"].get("by") or ""):
         out["ended"]["by"] = ""  # ended by the game master's mail: its address
+    if "press" in out:  # the players' messages: as the archive site shows them (press_archive), else none
+        from .site import public_press
+
+        shown = public_press(out, over)
+        out["press"] = [{"from": e["from"], "to": e["to"] or "all", "at": p.get("at"), "text": e["text"]}
+                        for e, p in zip(shown, out["press"])]
+        if not out["press"]:
+            del out["press"]
     out = _masked(out)
     out["exported"] = {"secrets": False, "replayable": over, "players": names}
     return out

@@ -242,7 +242,27 @@ def game_context(gid: str, data: dict[str, Any], replayed: dict[str, Any],
         "moves": replayed["moves"],
         "pictures": [{"file": f, "title": t, "move": m} for f, t, m, _ in replayed["pictures"]],
         "addresses": {p["name"]: p["address"] for p in data.get("players") or []} if show_addresses else {},
+        "press": public_press(data, game.phase == "over"),
     }
+
+
+def public_press(data: dict[str, Any], over: bool) -> list[dict[str, Any]]:
+    """The players' messages (the game file's ``press``) the archive shows, oldest
+    first, each ``{from, to (names, or None for everyone), at, text}``: all of them
+    when ``settings.press_archive`` is ``always``, or ``after-end`` and the game is
+    ``over`` (or ended by the game master); none otherwise (``never``, the default,
+    ``moderation/press.py``)."""
+    rule = (data.get("settings") or {}).get("press_archive") or "never"
+    if not (rule == "always" or (rule == "after-end" and (over or data.get("ended") is not None))):
+        return []
+    out = []
+    for e in data.get("press") or []:
+        if not isinstance(e, dict):
+            continue
+        to = e.get("to")
+        out.append({"from": str(e.get("from", "")), "to": None if to == "all" else list(to or []),
+                    "at": short_time(str(e.get("at", ""))), "text": str(e.get("text", ""))})
+    return out
 
 
 def _write(path: Path, text: str | bytes) -> None:

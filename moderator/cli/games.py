@@ -27,6 +27,27 @@ def _option_flags(command):
     return command
 
 
+def press_options(command):
+    """``--press none|public|private`` and ``--press-archive never|after-end|always``
+    (the game's press rule, ``moderation/press.py``), for ``pbem new`` and ``pbem
+    open`` (``_setup_options``); read them with ``press_settings``."""
+    command = click.option("--press-archive", "press_archive", type=click.Choice(["never", "after-end", "always"]),
+                           default="never", show_default=True,
+                           help="When the archive site shows the players' messages.")(command)
+    return click.option("--press", "press", type=click.Choice(["none", "public", "private"]), default="private",
+                        show_default=True,
+                        help="Messages between players: none, public (only 'to all'), private ('to NAME' too).")(
+        command)
+
+
+def press_settings(values: dict) -> dict:
+    """The settings keys ``press``, ``press_archive`` from the parameters of
+    ``press_options`` (taken out of ``values``)."""
+    from moderator.moderation.press import check_press_settings
+
+    return check_press_settings(values.pop("press", None), values.pop("press_archive", None))
+
+
 def _setup_options(command):
     """The options of a new game's setup shared by ``pbem new`` and ``pbem open``
     (read by ``_setup_values``): seed, ruleset, board, the clock's policies, the
@@ -60,7 +81,7 @@ def _setup_options(command):
                           "first deadline runs from then, as for games run with `pbem run --now`."),
     ]):
         command = decorator(command)
-    return _option_flags(command)
+    return press_options(_option_flags(command))
 
 
 def _setup_values(ruleset, deadline, on_missed, grace, abandon_after, language, seed, flags):
@@ -85,7 +106,7 @@ def _setup_values(ruleset, deadline, on_missed, grace, abandon_after, language, 
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--language") from None
     settings = {"deadline": seconds, "on_missed": on_missed, "abandon_after": abandon_after, "language": language,
-                "grace": grace_seconds}
+                "grace": grace_seconds, **press_settings(flags)}
     options = {k: bool(flags.get(k)) for k in OPTIONS}
     if seed is None:
         import secrets
@@ -247,8 +268,8 @@ def replay(ctx, game):
 def gm(ctx, game, words, force, reason, now):
     """A game master's COMMAND on GAME, as by mail: pause [REASON], resume,
     deadline DURATION|none, extend PLAYER DURATION, eject PLAYER, replace PLAYER
-    NAME=ADDRESS, undo N, end, message TEXT, observe ADDRESS; "help" prints the
-    guide, "secret" the game master's address and secret."""
+    NAME=ADDRESS, undo N, end, message TEXT, observe ADDRESS, mute PLAYER, unmute
+    PLAYER; "help" prints the guide, "secret" the game master's address and secret."""
     from filelock import Timeout
 
     from moderator.moderation import gm as gm_
@@ -308,7 +329,8 @@ def rules(ctx, game):
     """Print the ruleset and options of GAME."""
     from moderator.moderation.cycle import rules_text
 
-    click.echo(rules_text(game, _load(ctx, game).game))
+    record = _load(ctx, game)
+    click.echo(rules_text(game, record.game, record))
 
 
 @click.command()

@@ -902,6 +902,11 @@ class OrderMail:
     body_blank: bool = field(default=False, compare=False)
     replied_to: list[str] = field(default_factory=list, compare=False)
     bounce_notice: Bounce | None = field(default=None, compare=False)
+    # added for press (issue 29): each line of ``lines`` as written, with ``""`` for
+    # the blank lines between them (a message's paragraphs; ``_order_and_text_lines``),
+    # and how many attachments (Content-Disposition: attachment) the mail had
+    text_lines: list[str] = field(default_factory=list, compare=False)
+    attachments: int = field(default=0, compare=False)
 
     @property
     def thread_refs(self) -> list[str | None]:
@@ -1149,12 +1154,23 @@ def _clean_line(line: str) -> str:
 
 def _order_lines(text: str) -> tuple[list[str], str | None, str | None, str | None]:
     """``(lines, game_id, secret, cut)`` from a body text (see OrderMail.lines)."""
+    return _order_and_text_lines(text)[:4]
+
+
+def _order_and_text_lines(text: str) -> tuple[list[str], str | None, str | None, str | None, list[str]]:
+    """``_order_lines`` and ``OrderMail.text_lines``: one entry per line of
+    ``lines``, that line as written (invisible and control characters removed,
+    not NFKC-normalised, not stripped on the left), and a ``""`` where the kept
+    text had blank lines between them (one per run)."""
     lines: list[str] = []
+    text_lines: list[str] = []
     game = secret = None
     kept, cut = _strip(text)
-    for line in kept:
-        line = _clean_line(line)
+    for raw in kept:
+        line = _clean_line(raw)
         if not line:
+            if text_lines and text_lines[-1]:
+                text_lines.append("")
             continue
         key = _KEY_LINE_RE.fullmatch(line)
         if key:
@@ -1165,7 +1181,10 @@ def _order_lines(text: str) -> tuple[list[str], str | None, str | None, str | No
                 secret = value.lower()
             continue
         lines.append(line)
-    return lines, game, secret, cut
+        # as written (no NFKC: a Chinese text keeps its full-width commas), without
+        # invisible and control characters, bidi overrides included
+        text_lines.append(_CONTROL_RE.sub("", _INVISIBLE_RE.sub("", raw).replace("\t", "    ")).rstrip() or line)
+    return lines, game, secret, cut, text_lines
 
 
 # ---------------------------------------------------------------------------
@@ -1575,7 +1594,8 @@ def _read(raw: bytes, result: OrderMail, own_address: str | None) -> None:
     if error:
         result.error = error
         return
-    lines, game, secret, cut = _order_lines(text or "")
+    lines, game, secret, cut, result.text_lines = _order_and_text_lines(text or "")
+    result.attachments = sum(1 for p in msg.walk() if p.get_content_disposition() == "attachment")
     result.lines = lines
     result.kinds = classify_lines(lines, result.sender, result.sender_display)
     result.cut = cut

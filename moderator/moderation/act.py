@@ -31,7 +31,7 @@ from .language import language_after
 from .report import CycleReport
 from .send import ORDERLESS_PER_DAY, WARNINGS_PER_DAY, Post, ThreadOf, thread_of
 from .verdict import (ALREADY_APPLIED, Answer, Apply, Decline, Duplicate, Ignore, Manage, RecordBounce, Refuse,
-                      Verdict)
+                      Relay, Verdict)
 
 log = logging.getLogger("pbem")
 
@@ -51,6 +51,13 @@ def act(v: Verdict, om: OrderMail, post: Post, store: GameStore, report: CycleRe
     and locked by the caller) when ``v`` concerns one.  Returns the folder for the
     mail (``v.outcome``).  Raises StoreError/OSError when the game file cannot be
     saved (the mail then stays in the inbox)."""
+    if v.press is not None and record is not None:
+        # the mail's messages to other players, first: recorded by their own save
+        # (``press.done``), they are not relayed again when the verdict's answer
+        # below makes the mail a duplicate and a crash comes between the two
+        from .press import relay
+
+        relay(post, store, om, v.key, record, getattr(v, "player"), v.press.drafts, v.press.attachments)
     _ACTIONS[type(v)](v, om, post, store, report, record)
     return v.outcome
 
@@ -393,7 +400,12 @@ def _decline(v: Decline, om: OrderMail, post: Post, store: GameStore, report: Cy
                    player=thread, unchanged=False)
 
 
+def _relay(v: Relay, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
+           record: GameRecord | None) -> None:
+    report.commands += 1  # the messages themselves: relayed by ``act`` after every verdict
+
+
 _ACTIONS: dict[type, Callable[..., None]] = {
     Ignore: _ignore, RecordBounce: _bounce, Duplicate: _duplicate,
-    Refuse: _refuse, Apply: _apply, Answer: _answer, Manage: _manage, Decline: _decline,
+    Refuse: _refuse, Apply: _apply, Answer: _answer, Manage: _manage, Decline: _decline, Relay: _relay,
 }

@@ -31,12 +31,19 @@ from ..render.when import format_when, zone_name
 from ..rules.notation import public_order
 
 
-def rules_text(game_id: str, game: Game) -> str:
+def rules_text(game_id: str, game: Game, record: GameRecord | None = None) -> str:
     """The rules-in-force text of a game (``templates/rules.txt``): ruleset, players,
-    options, PBEM decisions; mailed on ``rules`` and printed by ``pbem rules``."""
+    options, PBEM decisions, and with ``record`` its press rule (``press.press_rule``,
+    ``archive_rule`` and the limits); mailed on ``rules`` and printed by ``pbem rules``."""
+    from . import press
+
+    extra = {}
+    if record is not None:
+        extra = {"press_rule": press.press_rule(record), "press_archive": press.archive_rule(record),
+                 "press_max_chars": press.MAX_PRESS_CHARS, "press_per_day": press.PRESS_PER_DAY}
     return render("rules.txt", game_id=game_id, ruleset=game.ruleset, options=game.options,
                   ruleset_summary=ruleset_of(game.ruleset).summary,
-                  option_help=OPTION_HELP, players=game.players, final_dividend=game.final_dividend)
+                  option_help=OPTION_HELP, players=game.players, final_dividend=game.final_dividend, **extra)
 
 
 def _history_text(record: GameRecord, player: Player) -> str:
@@ -98,8 +105,11 @@ def _answer_one(post: Post, store: GameStore, om: OrderMail, key: str, record: G
                                                                count_only=cmd == "secret new" or cmd in SEAT_COMMANDS):
         return
     if cmd == "help":
+        from .press import press_rule
+
         send(render("help.txt", game_id=gid, moderator_address=post.config.moderator_address,
-                    up_may_start=ruleset_of(record.game.ruleset).up_may_start, **help_context(record)))
+                    up_may_start=ruleset_of(record.game.ruleset).up_may_start, press_rule=press_rule(record),
+                    **help_context(record)))
     elif cmd == "status" and not skip_status:
         post.put(status_mail(post, record, player, [], in_reply_to=om.message_id), answers=key)
     elif cmd == "history":
@@ -107,7 +117,7 @@ def _answer_one(post: Post, store: GameStore, om: OrderMail, key: str, record: G
     elif cmd == "legal":
         send(render("legal.txt", game_id=gid, lines=legal_lines(record.game, player.name, full=True)))
     elif cmd == "rules":
-        send(rules_text(gid, record.game))
+        send(rules_text(gid, record.game, record))
     elif cmd == "hint":
         send(_hint(record, player) + "\n")
     elif cmd.startswith("timezone "):

@@ -62,6 +62,10 @@ def new_game(store: GameStore, game_id: str, players: list[tuple[str, str]], see
     if not isinstance(grace, int) or isinstance(grace, bool) or grace < 0:
         raise ValueError("grace must be a whole number of seconds, 0 or more")
     clock_settings["language"] = check_language(str(clock_settings.get("language") or DEFAULT_LANGUAGE))
+    if "press" in clock_settings or "press_archive" in clock_settings:  # the press rule (moderation/press.py)
+        from .press import check_press_settings
+
+        clock_settings.update(check_press_settings(clock_settings.get("press"), clock_settings.get("press_archive")))
     from ..orders.names import find  # "zoe=de" is Zoë's
 
     own = {find(str(n), [m for m, _ in players]) or str(n): check_language(str(c))

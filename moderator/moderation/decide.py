@@ -31,7 +31,8 @@ from .interpret import MAX_ORDER_LINES, Orders, interpret, looks_like_order
 from ..mail.threads import carries_token
 from .route import same_secret
 from .verdict import (ALREADY_APPLIED, ANSWERED, Answer, Apply, Decline, Duplicate, Ignore, Manage,
-                      RecordBounce, Refuse, Verdict)
+                      RecordBounce, Refuse, Relay, Verdict)
+from .. import i18n
 
 Lookup = Callable[[str], bool]
 """``answered(key)``: was the mail (part) ``key`` answered; ``plays(address)``:
@@ -91,6 +92,44 @@ def no_game(om: OrderMail, key: str, game_id: str | None, *, plays: Lookup,
 
 def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup,
             gm_address: str | None = None, arrived: datetime | None = None) -> Verdict:
+    """``_in_game`` of the mail's lines above its press (``press.split_press``: the
+    messages ``to NAME:`` / ``to all:``, or the reply to a relayed message): the
+    verdict of those lines, carrying the messages (``Verdict.press``) when it
+    answers the authenticated player they are from (also once the game master
+    ended the game: its orders are declined, its messages relayed); a mail of
+    messages only is ``Relay``-ed.  Messages relayed before (an interrupted
+    cycle) are not kept."""
+    from . import press
+
+    seat = record.player_by_address(om.sender) if om.sender and not om.machine else None
+    split = None
+    if seat is not None and len(om.lines) <= MAX_ORDER_LINES:
+        language = record.language_of(seat)
+        replied = press.replied_seat(om, record, seat.name)
+
+        def orders_above(lines: list[str]) -> bool:
+            return any(command(l) or looks_like_order(l, record.game.board) for l in lines)
+
+        with i18n.speaking(language):
+            split = press.split_press(om, [p.name for p in record.players], language, replied, orders_above)
+    if split is None:
+        return _in_game(om, key, record, answered=answered, gm_address=gm_address, arrived=arrived)
+    v = _in_game(replace(om, lines=list(split.lines), kinds=list(split.kinds)), key, record,
+                 answered=answered, gm_address=gm_address, arrived=arrived)
+    ended = isinstance(v, Decline) and v.reason == "game_ended_no_orders"  # press after the end: "gg"
+    if getattr(v, "player", None) != seat.name or (isinstance(v, Decline) and not ended):
+        return v
+    already = press.done(record, key)
+    if (ended or isinstance(v, Refuse) and v.reason in ("no_orders_found", "body_empty", "order_in_subject")) \
+            and not split.lines:
+        if already:  # a mail of messages only, relayed in an interrupted cycle: nothing is left to do
+            return Duplicate(key=key, reason=ALREADY_APPLIED, game_id=record.id, player=seat.name)
+        return Relay(key=key, game_id=record.id, player=seat.name, press=split)
+    return v if already else replace(v, press=split)
+
+
+def _in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup,
+             gm_address: str | None = None, arrived: datetime | None = None) -> Verdict:
     """The verdict on mail ``om`` (mail id ``key``) to ``record``'s game.
     ``gm_address``: the game master's (``gm.game_master_address``): their mail
     with their secret is ``Manage``-d; an observer's mail is ``Decline``-d.

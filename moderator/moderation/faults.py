@@ -24,7 +24,9 @@ def fault(point: str) -> None:
     player's vacation (``commands``) ``vacation-spooled`` and ``vacation-saved``;
     a game master's command (``gm.execute``) ``gm-spooled`` (its mails spooled,
     the game not saved); a sign-up mail (``signup.handle``) ``signup-spooled``
-    (its answers spooled, its bookkeeping not committed).  Without the variable this does nothing."""
+    (its answers spooled, its bookkeeping not committed); a player's press
+    (``press.relay``) ``press-spooled`` (the relayed mails and the answer spooled, the
+    game not saved).  Without the variable this does nothing."""
     spec = os.environ.get("PBEM_FAULT")
     if not spec:
         return

@@ -12,6 +12,7 @@ carries their address and secret; each line is one command (``parse_gm``)::
     extend Ann 24h         eject Ann              replace Ann Dora=dora@example.org
     undo 2 [force] [reason ...]                   end [reason ...]
     message TEXT           observe ADDRESS
+    mute Ann               unmute Ann             (press: moderation/press.py)
 
 ``pbem gm GAME COMMAND ...`` runs the same commands (``Moderator.manage``).
 ``execute`` carries one out on a loaded, locked game: it changes the record,
@@ -54,10 +55,11 @@ from .seats import RESIGN_WINDOW, SEAT_COMMANDS, seat_answer, seat_command  # no
 
 log = logging.getLogger("pbem")
 
-GM_COMMANDS = ("pause", "resume", "deadline", "extend", "replace", "eject", "undo", "end", "message", "observe")
+GM_COMMANDS = ("pause", "resume", "deadline", "extend", "replace", "eject", "undo", "end", "message", "observe",
+               "mute", "unmute")
 """The game master's commands (the first word of a line of their mail)."""
 
-AFTER_THE_END = ("undo", "message", "observe")
+AFTER_THE_END = ("undo", "message", "observe", "mute", "unmute")
 """The game master's commands that still act once the game is over (the final
 dividend paid): the others (seats, clock, ``end``) would change nothing."""
 
@@ -124,10 +126,10 @@ def parse_gm(line: str) -> GmCommand:
         return GmCommand(name, reason=tail)
     if name == "resume":
         return GmCommand("resume")
-    if name == "eject":
+    if name in ("eject", "mute", "unmute"):
         if len(rest) != 1:
             raise GmError("gm_usage", command=name)
-        return GmCommand("eject", (rest[0],))
+        return GmCommand(name, (rest[0],))
     if name == "deadline":
         if len(rest) != 1:
             raise GmError("gm_usage", command=name)
@@ -629,8 +631,22 @@ def _eject(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     return text()
 
 
+def _mute(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
+    """``mute NAME`` / ``unmute NAME``: the seat's messages to other players are
+    not relayed / relayed again (``moderation/press.py``; ``GameRecord.muted``)."""
+    from .press import mute
+
+    seat = _seat(ctx.record, cmd.args[0])
+    entry["command"], entry["player"] = _named(cmd, seat), seat.name
+    on = cmd.name == "mute"
+    if not mute(ctx.record, seat.name, on):
+        raise GmRefusal("gm_mute_unchanged", player=seat.name, on=on)
+    return word("gm", "gm_muted", player=seat.name, on=on)
+
+
 _COMMANDS = {"pause": _pause, "resume": _resume, "deadline": _deadline, "extend": _extend, "eject": _eject,
-             "replace": _replace, "undo": _undo, "end": _end, "message": _message, "observe": _observe}
+             "replace": _replace, "undo": _undo, "end": _end, "message": _message, "observe": _observe,
+             "mute": _mute, "unmute": _mute}
 
 
 def command_line_user() -> str:

@@ -118,6 +118,7 @@ def status_text(record: GameRecord, player: Player, events: list[str], *, notice
     from .advance import status_lines  # orders in advance, to this player alone (issue 30)
 
     ctx["advance"] = status_lines(record, player)
+    ctx["press_rule"] = record.settings.get("press") or "private"  # press.press_rule: the help's press part
     text = render(template, **ctx)
     html_template = "mail/status.html"
     if template == "welcome.txt":

@@ -119,7 +119,7 @@ class Post:
                 in_reply_to: str | None = None, references: Iterable[str] = (),
                 auto: str = "auto-replied", images: Sequence[tuple[str, bytes, str]] = (),
                 token: str | None = None, html_template: str = "mail/text.html",
-                html_context: dict[str, Any] | None = None) -> EmailMessage:
+                html_context: dict[str, Any] | None = None, from_name: str | None = None) -> EmailMessage:
         """A mail from the moderator (text and its HTML alternative; RFC 3834
         ``Auto-Submitted: auto`` value ``auto``).  A game's mails get Message-IDs
         ``<...pbem.GAME@domain>`` so that replies route back to the game; a mail to
@@ -128,12 +128,14 @@ class Post:
         ``images``: PNGs ``(cid, bytes, alt)`` shown inline in the HTML part where
         ``text`` has the line ``render.MAP_HERE`` (taken out of the plain text).
         The HTML part is ``html_template`` (``templates/mail/``; by default the
-        text laid out) rendered by ``render.to_html`` with ``html_context``."""
+        text laid out) rendered by ``render.to_html`` with ``html_context``.
+        ``from_name``: the From display name instead of ``config.moderator_name``
+        (a relayed message: the seat's name; the address stays the moderator's)."""
         plain = text.replace(MAP_HERE + "\n", "").replace(MAP_HERE, "")
         figures = [(cid, alt, min(_png_width(png), MAX_IMAGE_WIDTH)) for cid, png, alt in images]
         html = to_html(text, figures, html_template, **(html_context or {}))
         msg = build_message(
-            from_addr=self.config.moderator_address, from_name=self.config.moderator_name,
+            from_addr=self.config.moderator_address, from_name=from_name or self.config.moderator_name,
             to=to, subject=subject, text=plain, html=html,
             images=[(cid, png) for cid, png, _ in images],
             in_reply_to=in_reply_to, references=[r for r in references if r],

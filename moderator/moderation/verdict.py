@@ -38,6 +38,9 @@ class Verdict:
     """The base of every verdict: ``key`` is the mail id its answers are kept under."""
 
     key: str
+    # press (issue 29): the messages below the mail's orders (``press.Split``), relayed
+    # after the verdict is carried out (``act``); None: none, or not an authenticated player's
+    press: Any = field(default=None, compare=False)
 
     @property
     def commands_key(self) -> str:
@@ -250,3 +253,12 @@ class Decline(Verdict):
     @property
     def reply_key(self) -> str:
         return self.key if self.player is not None else self.key + UNAUTHENTICATED
+
+
+@dataclass(frozen=True, kw_only=True)
+class Relay(Verdict):
+    """A mail of ``player`` of ``game_id`` with messages to relay (``press``, see
+    ``moderation/press.py``) and no order or command."""
+
+    game_id: str
+    player: str

@@ -491,3 +491,18 @@ board does not know is read as the city whose name it is with one of these endin
 in place of the name's last letter(s) (at most two letters more or fewer), when
 exactly one city's name fits."""
 
+
+
+# ====================================================================== press
+
+PRESS_WORDS: dict[str, dict[str, list[str]]] = {
+    "en": {"to": ["to"], "all": ["all", "everyone", "everybody"]},
+    "es": {"to": ["a", "para"], "all": ["todos", "todas", "todo el mundo"]},
+    "de": {"to": ["an"], "all": ["alle"]},
+    "cs": {"to": ["pro", "komu"], "all": ["všichni", "všem", "vsichni", "vsem"]},
+    "zh": {"to": ["给", "致", "发给"], "all": ["所有人", "大家", "全体"]},
+}
+"""The words of a press line (``moderation/press.py``): ``to NAME:`` / ``to all:``
+in each language (``to``: the word before the names; ``all``: everyone).  Every
+language's words are read in every game; the names must be the game's seats.
+Chinese needs no space after the word (``给Bob：``)."""

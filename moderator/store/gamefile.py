@@ -339,6 +339,11 @@ class GameRecord:
     advance_notes: dict[str, list[dict[str, Any]]] = field(default_factory=dict, compare=False, repr=False)
     # format 5 (signup): the settings the game was opened with (``pbem open``), or None
     signup: dict[str, Any] | None = None
+    # press (issue 29, docs/game-file.md "Format 5: press"): the players' messages
+    # relayed by the moderator, oldest first ({key, from, to, at, text, ...}; the
+    # rules engine never sees them), and the seats the game master muted
+    press: list[dict[str, Any]] = field(default_factory=list)
+    muted: list[str] = field(default_factory=list)
     # how it was loaded (not part of the file): the sha256 of the bytes read, and
     # whether the history was replayed and compared with ``state`` (False when a
     # trusted digest let ``GameStore.load`` skip the comparison); None/False for a
@@ -489,6 +494,8 @@ class GameRecord:
             **({"queued": copy.deepcopy(self.queued)} if self.queued else {}),
             **({"standing": copy.deepcopy(self.standing)} if self.standing else {}),
             **({"signup": dict(self.signup)} if self.signup else {}),
+            **({"press": [dict(e) for e in self.press]} if self.press else {}),
+            **({"muted": list(self.muted)} if self.muted else {}),
             "history": list(map(dict, self.history)),
             "log": self._log_data(),
             "state": g.to_dict(),
@@ -1003,6 +1010,7 @@ class GameStore:
             proposals=_proposals(data),
             **_advance(data),
             signup=dict(data["signup"]) if isinstance(data.get("signup"), dict) else None,
+            **_press(data),
             source_digest=gf.digest,
             checked=checked,
             # the mappings of a trusted file are those its events were made from
@@ -1491,6 +1499,17 @@ def _advance(data: dict[str, Any]) -> dict[str, Any]:
             raise StoreError(f"{key} must map player names to lists, not {value!r}")
         out[key] = copy.deepcopy(value)
     return out
+def _press(data: dict[str, Any]) -> dict[str, Any]:
+    """The press keys of a game file (``press``: a list of mappings, ``muted``: a
+    list of seat names) as ``GameRecord`` fields; absent (every file before
+    issue 29) means none.  Raises StoreError for a key of the wrong shape."""
+    press = data.get("press") or []
+    if not isinstance(press, list) or not all(isinstance(e, dict) for e in press):
+        raise StoreError(f"press must be a list of mappings, not {press!r}")
+    muted = data.get("muted") or []
+    if not isinstance(muted, list) or not all(isinstance(n, str) for n in muted):
+        raise StoreError(f"muted must be a list of seat names, not {muted!r}")
+    return {"press": copy.deepcopy(press), "muted": list(muted)}
 
 
 def _mail_batch(data: dict[str, Any]) -> int:
