@@ -107,8 +107,15 @@ def in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup,
         language = record.language_of(seat)
         replied = press.replied_seat(om, record, seat.name)
 
+        from .advance import advance_command
+        from .ballot import proposal_command
+        from .seats import seat_command
+
         def orders_above(lines: list[str]) -> bool:
-            return any(command(l) or looks_like_order(l, record.game.board) for l in lines)
+            # a reply to a relayed message that holds an order or any command (a vote,
+            # `next:`, `resign`) is that, not a message back
+            return any(command(l) or seat_command(l) or proposal_command(l) or advance_command(l)
+                       or looks_like_order(l, record.game.board) for l in lines)
 
         with i18n.speaking(language):
             split = press.split_press(om, [p.name for p in record.players], language, replied, orders_above)

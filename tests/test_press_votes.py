@@ -1,0 +1,45 @@
+"""Press and proposals together: a reply to a relayed message that holds a vote
+(`accept`), a command or an order is read as that, never relayed back as a message
+(the press helper's warning at the merge: `accept` in reply to a relayed mail)."""
+from __future__ import annotations
+
+from email import policy
+from email.message import EmailMessage
+from email.utils import make_msgid
+
+from test_deadlines import H, T0, Clocked, deliver
+
+
+def _reply(h, name, to_msg, body):
+    rec = h.load()
+    msg = EmailMessage(policy=policy.default)
+    msg["From"] = h.addr[name]
+    msg["To"] = h.config.moderator_address
+    msg["Subject"] = "Re: " + str(to_msg["Subject"])
+    msg["Message-ID"] = make_msgid(domain="example.org")
+    msg["In-Reply-To"] = to_msg["Message-ID"]
+    msg["References"] = to_msg["Message-ID"]
+    msg.set_content(body + "\n\n> quoted text of the relayed message\n")
+    deliver(h.inbox, msg.as_bytes(), h.now)
+
+
+def test_accept_in_reply_to_a_relayed_message_is_a_vote(tmp_path):
+    h = Clocked(tmp_path, players=[("Ann", "ann@example.org"), ("Bob", "bob@example.org")])
+    for name in ("Ann", "Bob"):
+        h.move(name)
+    h.run(T0 + H)
+    h.sent()
+    h.mail("Ann", "to Bob: shall we pause for the holidays?")
+    h.run(T0 + 2 * H)
+    relayed = [m for m in h.sent() if m["To"] == "bob@example.org" and "Ann (game ridge)" in str(m["From"])]
+    assert len(relayed) == 1
+    h.mail("Ann", "propose pause 3")
+    h.run(T0 + 3 * H)
+    h.sent()
+    assert [p["outcome"] for p in h.load().proposals] == [None]
+    _reply(h, "Bob", relayed[0], "accept")
+    h.run(T0 + 4 * H)
+    rec = h.load()
+    assert [(p["what"], p["outcome"]) for p in rec.proposals] == [("pause", "accepted")]
+    assert [e["from"] for e in rec.press] == ["Ann"]  # nothing relayed back from Bob
+    assert rec.settings["paused"] is not None
