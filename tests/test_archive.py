@@ -103,7 +103,65 @@ EXPECTED = {
         money={"Ann": 21, "Bob": 5, "Jana": 12, "Dee": 5}, winners=[],
         bot_moves=9, bots=["Dee"], language="cs", languages=[None, None, None, None],
     ),
+    # format 5: sign-up, press, proposals, orders in advance (tests/fixtures/make_v5_games.py)
+    "v5-signup-press-queued": dict(
+        players=["Ada", "Brunel", "Crocker"], ruleset="first-edition", options=NO_OPTIONS_V2, board="default",
+        phase="play", history=9, turn=6, dividends_paid=0,
+        money={"Ada": 0, "Brunel": 0, "Crocker": 0}, winners=[],
+        bot_moves=0, bots=[], language="en", languages=[None, None, None],
+    ),
+    "v5-takeback-public": dict(
+        players=["Ann", "Bob", "Jana", "Dee"], ruleset="first-edition", options=NO_OPTIONS_V2, board="default",
+        phase="play", history=12, turn=8, dividends_paid=0,
+        money={"Ann": 0, "Bob": 0, "Jana": 0, "Dee": 0}, winners=[],
+        bot_moves=0, bots=[], language="en", languages=[None, None, None, None],
+    ),
 }
+
+# format 5's own keys, as the files hold them (what a load must keep)
+V5_KEYS = {
+    "v5-signup-press-queued": dict(
+        joined=["2026-12-01T13:00:00+00:00", "2026-12-01T15:00:00+00:00", "2026-12-01T17:00:00+00:00"],
+        signup={"seats": [3, 3], "starts": "full", "invite": 0, "seat_order": "joined", "expire": 2592000,
+                "substitutes": "auto", "opened": "2026-12-01T12:00:00+00:00",
+                "started": "2026-12-01T17:00:00+00:00"},
+        press=[("Ada", "all", "good luck, everyone!"), ("Ada", ["Brunel"], "shall we share the west?")],
+        muted=[], proposals=[(1, "Brunel", "deadline", "accepted")],
+        queued={"Brunel": ["invest EPRG; discard plain or black or white or black-white"]},
+        standing={"Crocker": ["take stack"]}, press_rule=("private", "after-end"), from_queue=0,
+    ),
+    "v5-takeback-public": dict(
+        joined=[None, None, None, None], signup=None,
+        press=[("Jana", "all", "dobrý den!")], muted=["Dee"],
+        proposals=[(1, "Ann", "takeback", "accepted"), (2, "Bob", "pause", "rejected")],
+        queued={}, standing={}, press_rule=("public", "always"), from_queue=1,
+    ),
+}
+
+
+@pytest.mark.parametrize("gid", sorted(V5_KEYS))
+def test_format_5_keys_load_and_save_unchanged(gid, tmp_path):
+    """The keys of sign-up, press, proposals and orders in advance survive a load
+    (with full replay) and a save: an older pbem would have dropped them."""
+    facts = V5_KEYS[gid]
+    src = FIXTURES / "v5" / f"{gid}.yaml"
+    record = GameStore(src.parent).load(gid, check=True)
+    assert [p.joined for p in record.players] == facts["joined"]
+    assert record.signup == facts["signup"]
+    assert [(e["from"], e["to"], e["text"]) for e in record.press] == facts["press"]
+    assert record.muted == facts["muted"]
+    assert [(p["id"], p["by"], p["what"], p["outcome"]) for p in record.proposals] == facts["proposals"]
+    assert {n: [q["order"] for q in qs] for n, qs in record.queued.items()} == facts["queued"]
+    assert record.standing == facts["standing"]
+    assert (record.settings["press"], record.settings["press_archive"]) == facts["press_rule"]
+    assert sum(bool(h.get("queued")) for h in record.history) == facts["from_queue"]
+    shutil.copy(src, tmp_path / src.name)
+    store = GameStore(tmp_path)
+    store.save(store.load(gid))
+    again = yaml.safe_load((tmp_path / src.name).read_text(encoding="utf-8"))
+    original = yaml.safe_load(src.read_text(encoding="utf-8"))
+    for key in ("signup", "press", "muted", "proposals", "queued", "standing", "players", "settings", "history"):
+        assert again.get(key) == original.get(key), key
 
 
 def _id(path: Path) -> str:
@@ -191,7 +249,10 @@ def test_pbem_replay_loads_each_fixture(path, cli_home):
     result = CliRunner().invoke(pbem.main, ["--config", str(config), "replay", gid])
     assert result.exit_code == 0, result.output
     n = EXPECTED[gid]["history"]
-    assert result.output == f"Game {gid}: {n} orders replayed; the state matches the file.\n"
+    first, *rest = result.output.splitlines()
+    assert first == f"Game {gid}: {n} orders replayed; the state matches the file."
+    # then one line per game-master (or agreed) command of gm_log
+    assert len(rest) == len(yaml.safe_load(path.read_text(encoding="utf-8")).get("gm_log") or [])
     assert (games / path.name).read_bytes() == before  # replay never rewrites a file
 
     result = CliRunner().invoke(pbem.main, ["--config", str(config), "rules", gid])

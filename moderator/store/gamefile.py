@@ -2,7 +2,7 @@
 
 A game file holds everything needed to replay and check the game::
 
-    format: 4
+    format: 5
     game: ridge
     created: '2026-11-29T14:02:11+00:00'
     board: default                 # or the whole board mapping for a custom board
@@ -78,7 +78,7 @@ from ..rules.history import History
 from ..rules.notation import parse_action
 from .files import atomic_write, fsync_dir  # noqa: F401 - re-exported: their old import path
 
-FORMAT = 4
+FORMAT = 5
 """The format version this pbem writes and the newest it reads (the ``format`` key)."""
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
@@ -192,7 +192,19 @@ def _v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-MIGRATIONS: dict[int, Migration] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+def _v4_to_v5(data: dict[str, Any]) -> dict[str, Any]:
+    """Format 4 → 5: nothing to convert.  Format 5 adds keys a format-4 file has
+    none of, every one optional with its default when absent: sign-up
+    (``signup``, ``players[i].joined``), press (``press``, ``muted``,
+    ``settings.press``/``press_archive``), the players' proposals (``proposals``)
+    and orders in advance (``queued``, ``standing``; history ``queued``,
+    ``alternatives``).  The number was raised so that a pbem reading format 4 at
+    most refuses a format-5 file instead of loading it and dropping those keys at
+    its next save (a queued order, the press, an open vote would be lost)."""
+    return data
+
+
+MIGRATIONS: dict[int, Migration] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
 """``{N: function}``: the function turns the mapping of a format-N game file into
 the mapping of format N+1 (it may change the given mapping and return it; ``migrate``
 then sets ``format`` to N+1).  A format change raises ``FORMAT``, adds the step
