@@ -315,25 +315,10 @@ def respeak(post: Any, store: Any, record: GameRecord, player: Any) -> list[str]
         return []
     mails: list[tuple[Any, dict[str, Any]]] = []
     if older:
-        starts = [m.get("log_from") for _, m in older]
-        ends = [m.get("log_to") for _, m in older]
-        if not all(isinstance(x, int) for x in starts + ends):
+        built = notify.restatus(post, record, player, older, notices)
+        if built is None:
             return []  # entries spooled by an older version: sent as they are
-        start, end = min(starts), max(ends)
-        events = record.game.events[start:end]
-        told = [item for _, m in older for item in m.get("news") or []]
-        told += [{"notice": m["notice"], "values": m["values"], "raw": m.get("raw") or {}} for _, m in notices]
-        draws = record.game.stack_draws()
-        drawn = [(share, swapped) for at, who, share, swapped in draws
-                 if who == player.name and start <= at < end]
-        answers = _in_reply_to(post, older[-1][0])
-        msg = notify.status_mail(post, record, player, events, answers, drawn=drawn, news=told)
-        meta = {**older[-1][1], "log_from": start, "log_to": end,
-                "replaces": [name for name, _ in older + notices]}
-        meta.pop("news", None)
-        if told:
-            meta["news"] = told
-        mails.append((msg, meta))
+        mails.append(built)
     else:
         for name, m in notices:
             item = {"notice": m["notice"], "values": m["values"], "raw": m.get("raw") or {}}
@@ -345,21 +330,3 @@ def respeak(post: Any, store: Any, record: GameRecord, player: Any) -> list[str]
     log.info("game %s: %d unsent mail(s) to %s worded again in %s", record.id, len(older) + len(notices),
              player.name, record.language_of(player))
     return names
-
-
-def _in_reply_to(post: Any, name: str) -> str | None:
-    """The In-Reply-To of spooled mail ``name`` (a status mail answering an
-    order mail answers it again when worded anew), None when it continues the
-    thread or cannot be read."""
-    from email import policy
-    from email.parser import BytesParser
-
-    try:
-        with open(post.spool.dir / f"{name}.eml", "rb") as fh:
-            msg = BytesParser(policy=policy.default).parse(fh, headersonly=True)
-    except OSError:
-        return None
-    if str(msg.get("Auto-Submitted", "")).strip().lower() != "auto-replied":
-        return None
-    value = msg.get("In-Reply-To")
-    return str(value).strip() if value else None

@@ -222,6 +222,9 @@ def spool_status(post: Post, store: GameStore, record: GameRecord,
     batch = _status_batch(post, record, events, news, taken) if events else ([], [], len(record.game.events))
     mails, replaced, end = batch
     extra = list(extra)
+    # a notice to a player whose status mail of this cycle is spooled already: that mail anew, with it
+    renewed, gone = _renewed(post, record, [n for n in news if id(n) not in taken], taken)
+    extra += renewed
     left = [n for n in news if id(n) not in taken]
     if left:
         if loose is None:
@@ -253,9 +256,85 @@ def spool_status(post: Post, store: GameStore, record: GameRecord,
             if not p.address:
                 continue
             post.bk.clear_bounce(canonical_address(p.address))
-    for name, _ in replaced:
+    for name, _ in replaced + gone:
         post.spool.remove(name)
     return True
+
+
+def _renewed(post: Post, record: GameRecord, news: list, taken: set[int]
+             ) -> tuple[list[tuple[EmailMessage, dict]], list[tuple[str, dict]]]:
+    """For ``spool_status``: the status mails, worded anew with ``news``
+    (``deadlines.Notice``\\ s), of the players who have one unsent in the spool
+    (``restatus``), and the entries they replace.  The ``id`` of each notice
+    taken is added to ``taken``.  Each mail is spooled as one of ``extra`` (the
+    save's ``batch``): when the save does not happen, ``sweep`` drops it and
+    the mail it replaced comes back."""
+    if not news:
+        return [], []
+    view = spooled.view(post.spool)
+    stale = view.stale_status(record.id)
+    pending = view.pending_notices(record.id)
+    out, gone = [], []
+    for p in record.players:
+        mine = [n for n in news if n.player == p.name and p.address
+                and canonical_address(n.to) == canonical_address(p.address)]
+        older = stale.get(p.name, [])
+        if not mine or not older:
+            continue
+        built = restatus(post, record, p, older, pending.get(p.name, []), [n.to_data() for n in mine])
+        if built is None:
+            continue
+        out.append(built)
+        gone += older + pending.get(p.name, [])
+        taken.update(id(n) for n in mine)
+    return out, gone
+
+
+def restatus(post: Post, record: GameRecord, player: Player, older: list[tuple[str, dict]],
+             notices: list[tuple[str, dict]] = (), more: list[dict] = ()) -> tuple[EmailMessage, dict] | None:
+    """``player``'s unsent status mail (the spool entries ``older``, oldest
+    first, as ``spooled.SpoolView.stale_status`` gives them) made anew as one,
+    in their language now: the events ``log_from``-``log_to`` they told, the
+    news they carried, then the clock notices spooled alone ``notices``
+    (``pending_notices``) and ``more`` (``Notice.to_data``); it answers the
+    mail the last one answered.  Returns ``(msg, meta)``, its meta naming every
+    entry it replaces; None for entries of an older pbem (no ``log_from``/``log_to``)."""
+    starts = [m.get("log_from") for _, m in older]
+    ends = [m.get("log_to") for _, m in older]
+    if not older or not all(isinstance(x, int) and not isinstance(x, bool) for x in starts + ends):
+        return None
+    start, end = min(starts), max(ends)
+    told = [item for _, m in older for item in m.get("news") or []]
+    told += [{"notice": m["notice"], "values": m["values"], "raw": m.get("raw") or {}} for _, m in notices]
+    told += list(more)
+    drawn = [(share, swapped) for at, who, share, swapped in record.game.stack_draws()
+             if who == player.name and start <= at < end]
+    msg = status_mail(post, record, player, record.game.events[start:end], _answered_by(post, older[-1][0]),
+                      drawn=drawn, news=told)
+    meta = {**older[-1][1], "log_from": start, "log_to": end, "replaces": [n for n, _ in [*older, *notices]]}
+    meta.pop("news", None)
+    meta.pop("batch", None)
+    if told:
+        meta["news"] = told
+    return msg, meta
+
+
+def _answered_by(post: Post, name: str) -> str | None:
+    """The Message-ID spooled status mail ``name`` answers (``In-Reply-To`` of a
+    mail ``Auto-Submitted: auto-replied``), None when it continues the thread
+    or cannot be read."""
+    from email.parser import BytesParser
+    from email import policy
+
+    try:
+        with open(post.spool.dir / f"{name}.eml", "rb") as fh:
+            msg = BytesParser(policy=policy.default).parse(fh, headersonly=True)
+    except OSError:
+        return None
+    if str(msg.get("Auto-Submitted", "")).strip().lower() != "auto-replied":
+        return None
+    value = msg.get("In-Reply-To")
+    return str(value).strip() if value else None
 
 
 def _status_batch(post: Post, record: GameRecord, events: list[str], news: list = (),
@@ -308,10 +387,17 @@ def _status_batch(post: Post, record: GameRecord, events: list[str], news: list 
         batch.append((status_mail(post, record, p, mine, record.reply_to.get(p.name), drawn=drawn,
                                   boards=boards, news=told), meta))
         replaced += older + notices
+    watching = view.stale_observer(record.id)
     for address in record.observers:
-        batch.append((observer_mail(post, record, address, events),
-                      {"kind": "observer", "game": record.id, "player": None, "events": _meta_events(events),
-                       "answers": None, "log_from": record.notified, "log_to": end}))
+        # one public mail per observer per cycle: an unsent one of this cycle is merged in, as a player's
+        older = watching.get(canonical_address(address), [])
+        start = min([record.notified, *(m["log_from"] for _, m in older)])
+        seen = record.game.events[start:] if older else events
+        batch.append((observer_mail(post, record, address, seen),
+                      {"kind": "observer", "game": record.id, "player": None, "events": _meta_events(seen),
+                       "answers": None, "log_from": start, "log_to": end, "observer": canonical_address(address),
+                       "replaces": [name for name, _ in older]}))
+        replaced += older
     return batch, replaced, end
 
 

@@ -99,6 +99,19 @@ class SpoolView:
                 out.setdefault(m.get("player"), []).append((name, m))
         return out
 
+    def stale_observer(self, game: str) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+        """``{address: [(name, meta)]}``: the unsent public status mails of
+        ``game`` to each observer (``observer``: the canonical address; entries
+        of an older pbem without it are sent as they are) that a newer one may
+        replace, as ``stale_status``; oldest first."""
+        out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        for name, m in self.entries():
+            if m.get("kind") == "observer" and m.get("game") == game and m.get("observer") \
+                    and isinstance(m.get("log_from"), int) and not m.get("sending") \
+                    and not m.get("maybe_sent") and not m.get("owed"):
+                out.setdefault(m["observer"], []).append((name, m))
+        return out
+
     def stale_status(self, game: str) -> dict[str, list[tuple[str, dict[str, Any]]]]:
         """``{player: [(name, meta)]}``: the unsent status mails of ``game`` that a
         newer one may replace (not those whose sending is under way, nor those
