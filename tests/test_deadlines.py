@@ -212,7 +212,7 @@ def test_silent_player_is_reminded_then_the_bot_moves_until_abandoned(tmp_path):
     assert rec.clock["since"] == "2026-12-03T12:00:00+00:00"
 
     # weeks of play: Ann and Bob answer each cycle, Cy never; 6-hour cycles
-    gm_mails = []
+    gm_mails, ann_mails = [], []
     for _ in range(600):
         rec = h.load()
         if rec.game.phase == "over":
@@ -221,7 +221,9 @@ def test_silent_player_is_reminded_then_the_bot_moves_until_abandoned(tmp_path):
             if name != "Cy":
                 h.move(name)
         h.run(h.now + 6 * H)
-        gm_mails += to(h.sent(), "gm@example.org")
+        mails = h.sent()
+        gm_mails += to(mails, "gm@example.org")
+        ann_mails += to(mails, "ann@example.org")
     rec = h.load(check=True)
     assert rec.game.phase == "over"
     assert h.now - T0 > timedelta(days=14)
@@ -240,6 +242,11 @@ def test_silent_player_is_reminded_then_the_bot_moves_until_abandoned(tmp_path):
     cy_turns = [i for i, e in enumerate(rec.history) if e["player"] == "Cy"]
     late = cy_turns[-1]
     assert rec.history[late]["received"] == rec.history[late - 1]["received"]
+    # and each such move is told, with why, in the other players' status mails
+    from moderator.rules.notation import public_order
+
+    told = f"  - Cy's seat is abandoned, so the built-in player played it: {public_order(rec.history[late]['order'], True)}.\n"
+    assert sum(told in body(m) for m in ann_mails) == 1
     _replays_exactly(h)
 
 

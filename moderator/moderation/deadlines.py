@@ -419,6 +419,16 @@ def tick(record: GameRecord, now: datetime, config: Config) -> Tick:
             record.history[-1]["due"] = iso(when)
         out.changed = True
         order = record.history[-1]["order"]
+        if why == "bot" and record.player_by_name(name).abandoned:
+            # an abandoned seat (not one of the built-in player's from the start): told why it moved
+            from ..rules.notation import public_order
+
+            for q in _humans(record):
+                if q.name in record.digest and q.name != name:
+                    continue
+                shown = order if q.name == name else public_order(order, record.game.phase != "initial")
+                out.notices.append(Notice(q.address, q.name, "abandoned_move",
+                                          {"player": name, "order": shown, "you": q.name == name}))
         if why == "missed":
             from ..rules.notation import public_order
 
