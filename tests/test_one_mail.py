@@ -282,3 +282,21 @@ def test_a_kill_at_any_step_loses_and_doubles_no_merged_mail(tmp_path, scenario,
     assert Counter(got) == owed, point
     assert faulted.spooled() == []
     assert faulted.store().read_data("one") == ref.store().read_data("one")
+
+
+def test_a_vacation_announced_in_the_cycle_of_an_order_is_a_line_of_the_status_mail(tmp_path):
+    """Ann's order spools everyone's status mail; Cy's ``vacation 2d`` in the
+    same cycle is announced to Ann and Bob inside that mail (worded anew,
+    ``notify.restatus``), not as a second mail."""
+    t = Timeline(tmp_path / "root", vacation_limit=14 * 86400)
+    t.send("Ann", "start " + sorted(t.store().load("one").game.share_hands["Ann"])[0], T0 + H)
+    t.send("Cy", "vacation 2d", T0 + 2 * H)
+    mails = t.cycle(T0 + 3 * H)
+    assert readers(mails) == Counter({"ann@example.org": 1, "bob@example.org": 1, "cy@example.net": 2,
+                                      OBSERVER: 1})
+    for address in ("ann@example.org", "bob@example.org"):
+        [m] = [m for m in mails if str(m["To"]) == address]
+        lines = news(m)
+        assert lines[0] == ("Cy is on vacation until 2026-12-03 15:00 UTC: their clock stands still meanwhile. "
+                            "Cy's move is now due by 2026-12-05 12:00 UTC."), lines  # 12-03 12:00 + 2 days
+        assert lines[1:] == ["Ann has chosen an initial investment."]
