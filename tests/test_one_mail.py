@@ -13,7 +13,6 @@ command, a refusal) is its own mail, in the thread of the mail it answers.
 """
 from __future__ import annotations
 
-import json
 from collections import Counter
 from datetime import datetime, timedelta, timezone
 from email import policy
@@ -26,7 +25,6 @@ import pytest
 
 from moderator.moderation.cycle import Moderator
 from moderator.render.orders import localize
-from moderator.rules.notation import public_order
 from test_clock_spool import GM, Root
 from test_deadlines import deliver
 
@@ -74,9 +72,6 @@ class Timeline(Root):
         assert p.returncode == 0, p.stderr
         assert not self.spooled(), "every mail of the cycle sent"
         return self.sent()
-
-    def bot_moves(self) -> list[dict]:
-        return [h for h in self.store().load("one").history if h.get("by") == "bot"]
 
 
 def readers(mails: list[EmailMessage]) -> Counter:
@@ -201,7 +196,7 @@ def test_a_language_change_words_the_status_mail_already_spooled_in_its_cycle(tm
     t = Timeline(tmp_path / "root")
     hands = t.store().load("one").game.share_hands
     t.send("Ann", "start " + sorted(hands["Ann"])[0], T0 + H)
-    order = t.send("Cy", "start " + sorted(hands["Cy"])[0], T0 + 90 * 60 * timedelta(seconds=1))
+    order = t.send("Cy", "start " + sorted(hands["Cy"])[0], T0 + timedelta(minutes=90))
     asked = t.send("Cy", "language es", T0 + 2 * H)
     mails = t.cycle(T0 + 3 * H)
     assert readers(mails) == Counter({"ann@example.org": 1, "bob@example.org": 1, "cy@example.net": 2,
