@@ -245,7 +245,8 @@ def test_silent_player_is_reminded_then_the_bot_moves_until_abandoned(tmp_path):
     # and each such move is told, with why, in the other players' status mails
     from moderator.rules.notation import public_order
 
-    told = f"  - Cy's seat is abandoned, so the built-in player played it: {public_order(rec.history[late]['order'], True)}.\n"
+    shown = public_order(rec.history[late]["order"], True)
+    told = f"  - Cy's seat is abandoned, so the built-in player played it: {shown}.\n"
     assert sum(told in body(m) for m in ann_mails) == 1
     _replays_exactly(h)
 

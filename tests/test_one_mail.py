@@ -218,7 +218,8 @@ def test_a_reminder_and_a_status_mail_of_one_cycle_are_one_mail(tmp_path):
     mail, the status mail, which begins with the reminder (the clock's notice
     spooled alone is taken in, ``replaces``); the spool keeps no second mail."""
     t = Timeline(tmp_path / "root")
-    t.send("Ann", "start " + sorted(t.store().load("one").game.share_hands["Ann"])[0], T0 + 24 * H + timedelta(seconds=60))
+    t.send("Ann", "start " + sorted(t.store().load("one").game.share_hands["Ann"])[0],
+           T0 + 24 * H + timedelta(seconds=60))
     mails = t.cycle(T0 + 24 * H + timedelta(seconds=120))
     assert readers(mails) == Counter({"ann@example.org": 1, "bob@example.org": 1, "cy@example.net": 1,
                                       OBSERVER: 1})
