@@ -49,7 +49,8 @@ STAMP = r"(\d{4}-\d\d-\d\d \d\d:\d\d) UTC(?: \((\d{4}-\d\d-\d\d \d\d:\d\d) (\S+)
 OWN = re.compile(r"(?:Your move is (?:now )?due by|It is due by|The next missed move is counted at|"
                  r"waiting for your move, due by) " + STAMP)
 OTHER = re.compile(r"(\w+)'s move is now due by " + STAMP)
-AUTOMATIC = "You missed the deadline, so the built-in player moved for you"
+AUTOMATIC = re.compile(r"Your deadline of " + STAMP + r" passed without an order from you, so the built-in player "
+                       r"moved for you")
 
 
 def _instant(text: str) -> datetime:
@@ -139,14 +140,19 @@ class Timeline:
                 continue  # the game master, an observer
             text = " ".join(msg.get_body(preferencelist=("plain",)).get_content().split())
             zone = rec.player_by_name(name).timezone
+            # first the automatic move (a line of their status mail, naming the deadline that passed: the
+            # one last told or, with policy wait, a later one of the waits the same cycle restarted), then
+            # the deadline of the wait that follows, which the same mail may give
+            for m in AUTOMATIC.finditer(text):
+                moved_for.append(name)
+                assert name in self.told and self.now >= self.told[name], (name, self.told.get(name), self.now)
+                passed = self._stamp(m.groups(), zone)
+                assert self.told[name] <= passed <= self.now, (name, m.group(0), self.told[name])
             for m in OWN.finditer(text):
                 self.told[name] = self._stamp(m.groups(), zone)
                 told_now.add(name)
             for m in OTHER.finditer(text):
                 others[(name, m.group(1))] = self._stamp(m.groups()[1:], zone)
-            if AUTOMATIC in text:
-                moved_for.append(name)
-                assert name in self.told and self.now >= self.told[name], (name, self.told.get(name), self.now)
         # one mail per player moved for (an abandoned seat's later moves in the cycle are the built-in player's)
         assert sorted(moved_for) == sorted({n for n in missed if rec.player_by_name(n).address}), (moved_for, missed)
         for (reader, other), when in others.items():

@@ -201,15 +201,18 @@ def test_silent_player_is_reminded_then_the_bot_moves_until_abandoned(tmp_path):
                     "received": "2026-12-03T12:00:00+00:00", "by": "bot", "due": "2026-12-03T12:00:00+00:00"}
     assert rec.player_by_name("Cy").missed == 1
     mails = h.sent()
-    auto = titled(mails, "automatic move for Cy")
-    assert sorted(str(m["To"]) for m in auto) == ["ann@example.org", "bob@example.org", "cy@example.net"]
-    assert f"the built-in player moved for you: {last['order']}." in body(to(auto, "cy@example.net")[0])
-    assert "Cy missed the deadline, so the built-in player moved for them" in body(to(auto, "ann@example.org")[0])
+    # one mail per player: the status mail, which tells the automatic move and why
+    assert sorted(str(m["To"]) for m in mails) == ["ann@example.org", "bob@example.org", "cy@example.net"]
+    assert ("  - Your deadline of 2026-12-03 12:00 UTC passed without an order from you, so the built-in "
+            f"player moved for you: {last['order']}. The game history marks the move as automatic.\n"
+            ) in body(to(mails, "cy@example.net")[0])
+    assert ("  - Cy's deadline of 2026-12-03 12:00 UTC passed without an order, so the built-in player moved "
+            "for them: ") in body(to(mails, "ann@example.org")[0])
     # the clock restarted with the move: the next wait starts at the bot's move
     assert rec.clock["since"] == "2026-12-03T12:00:00+00:00"
 
     # weeks of play: Ann and Bob answer each cycle, Cy never; 6-hour cycles
-    gm_mails = []
+    gm_mails, ann_mails = [], []
     for _ in range(600):
         rec = h.load()
         if rec.game.phase == "over":
@@ -218,7 +221,9 @@ def test_silent_player_is_reminded_then_the_bot_moves_until_abandoned(tmp_path):
             if name != "Cy":
                 h.move(name)
         h.run(h.now + 6 * H)
-        gm_mails += to(h.sent(), "gm@example.org")
+        mails = h.sent()
+        gm_mails += to(mails, "gm@example.org")
+        ann_mails += to(mails, "ann@example.org")
     rec = h.load(check=True)
     assert rec.game.phase == "over"
     assert h.now - T0 > timedelta(days=14)
@@ -237,6 +242,12 @@ def test_silent_player_is_reminded_then_the_bot_moves_until_abandoned(tmp_path):
     cy_turns = [i for i, e in enumerate(rec.history) if e["player"] == "Cy"]
     late = cy_turns[-1]
     assert rec.history[late]["received"] == rec.history[late - 1]["received"]
+    # and each such move is told, with why, in the other players' status mails
+    from moderator.rules.notation import public_order
+
+    shown = public_order(rec.history[late]["order"], True)
+    told = f"  - Cy's seat is abandoned, so the built-in player played it: {shown}.\n"
+    assert sum(told in body(m) for m in ann_mails) == 1
     _replays_exactly(h)
 
 
@@ -361,8 +372,10 @@ def test_policy_wait_tells_the_game_master_and_reminds_daily(tmp_path):
     mails = h.sent()
     assert [str(m["Subject"]) for m in to(mails, "gm@example.org")] == [
         "Union Pacific ridge: find a replacement for Bob"]
-    assert [first_line(m) for m in titled(to(mails, "ann@example.org"), "seat abandoned")] == [
-        "Union Pacific, game ridge: Bob's seat abandoned | Union Pacific ridge (Ann)"]
+    [ann] = to(mails, "ann@example.org")  # one mail: the status mail, which tells the abandoned seat
+    assert first_line(ann) == "Union Pacific, game ridge: your turn (turn 1) | Union Pacific ridge (Ann)"
+    assert ("  - Bob missed 2 moves in a row: the seat is abandoned. The built-in player plays it until the "
+            "game master finds a replacement.\n") in body(ann)
 
 
 def test_policy_wait_without_a_game_master_promises_no_telling(tmp_path, monkeypatch):
@@ -578,7 +591,8 @@ def test_an_automatic_initial_investment_stays_secret_while_others_choose(tmp_pa
     starts = {e["player"]: e["order"] for e in rec.history if e.get("by") == "bot"}
     assert sorted(starts) == ["Bob", "Cy"] and rec.game.phase == "play"
     mails = h.sent()
-    about_bob = [m for m in titled(mails, "automatic moves for Bob, Cy")]  # one mail for both moves
+    about_bob = [m for m in mails if "The game history marks the moves as automatic." in body(m)]  # one mail each
+    assert about_bob == mails
     assert sorted(str(m["To"]) for m in about_bob) == ["ann@example.org", "bob@example.org", "cy@example.net"]
     # when Bob's share was chosen, Cy had not chosen: nobody else may read it
     for m in about_bob:
@@ -586,5 +600,5 @@ def test_an_automatic_initial_investment_stays_secret_while_others_choose(tmp_pa
         if str(m["To"]) == "bob@example.org":
             assert f"moved for you: {starts['Bob']}." in text
         else:
-            assert "Bob missed the deadline, so the built-in player moved for them: " \
-                "start (secret initial investment).\n" in text
+            assert "Bob's deadline of 2026-12-02 12:00 UTC passed without an order, so the built-in player " \
+                "moved for them: start (secret initial investment). " in text

@@ -722,7 +722,7 @@ def test_missed_deadline_then_replacement_through_dovecot_and_aiosmtpd(tmp_path,
     rec = store.load("late")
     assert rec.history[moves]["player"] == "Bob" and rec.history[moves]["by"] == "bot"
     assert rec.player_by_name("Bob").missed == 1
-    told = [m for m in sent() if "automatic move for Bob" in text_of(m)]
+    told = [m for m in sent() if "the built-in player moved for" in text_of(m)]  # in each status mail
     assert sorted(str(m["To"]).lower() for m in told) == sorted(a.lower() for _, a in PLAYERS)
     # the game master gives the silent seat to Dora
     old = rec.player_by_name("Bob").secret

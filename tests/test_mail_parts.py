@@ -72,7 +72,7 @@ def dropped(msg) -> list[str]:
     for line in plain_text(msg).splitlines():
         if not line.strip():
             continue
-        if _TIME.search(line) and squash(line) not in flat:
+        if _TIME.search(line) and squash(line).removeprefix("- ") not in flat:  # a list's bullet is layout
             out.append(line)
         elif not set(_NUMBER.findall(line)) <= numbers:
             out.append(line)

@@ -58,6 +58,7 @@ def shift_outages(post: Any, store: Any, now: datetime, outage_since: datetime |
                 for n in notices:
                     with i18n.speaking(record.language_of(record.player_by_name(n.player))):
                         n.values["duration"] = spoken(gap, exact=True)
+                    n.raw["duration"] = gap
                 save_with_notices(post, store, record, notices, status=False)
         except (StoreError, OSError, Timeout) as exc:
             log.warning("game %s: the outage shift waits for the clock stage: %s", gid, exc or "game locked")
@@ -214,21 +215,35 @@ def save_with_notices(post: Any, store: Any, record: GameRecord, notices: list[N
     ``POINTS-saved`` (saved, the bookkeeping not yet committed); the clock
     stage's are ``clock``.  ``status`` False: the notices only, the status
     mails left to the next save that tells them (``catch_up``, before a mail's
-    own save).  Raises OSError/StoreError as ``GameStore.save``."""
+    own save).  Raises OSError/StoreError as ``GameStore.save``.
+
+    One mail per player per cycle: a notice to a player who gets a status mail
+    in the same batch is a line of that status mail (``notify.spool_status``
+    ``news``), not a mail of its own; the others are mails (``_mails``) that
+    keep their notice in the spool entry, so that a later status mail to the
+    same player in the same cycle takes them in (``notify._status_batch``).
+    The game master's notices are always mails of their own."""
     from . import notify
     from ..store.gamefile import StoreError
 
-    mails = _mails(post, record, notices)
+    news = [n for n in notices if n.player is not None]
+    mails = _mails(post, record, [n for n in notices if n.player is None])
     hooks = {} if points is None else {"after_spool": lambda: faults.fault(f"{points}-spooled"),
                                        "after_save": lambda: faults.fault(f"{points}-saved")}
+
+    def loose(left: list[Notice]) -> list[tuple[Any, dict[str, Any]]]:
+        return _mails(post, record, left)
+
     try:
-        saved = notify.spool_status(post, store, record, extra=mails, status=status, **hooks)
+        saved = notify.spool_status(post, store, record, extra=mails, status=status, news=news,
+                                    loose=loose, **hooks)
     except (OSError, StoreError):
         raise
     except Exception:  # noqa: BLE001 - a status mail could not be built: the clock goes on
         log.warning("game %s: the status mails could not be built; the clock's changes are saved, "
                     "the mails are tried again", record.id, exc_info=True)
-        saved = notify.spool_status(post, store, record, extra=mails, status=False, **hooks)
+        saved = notify.spool_status(post, store, record, extra=mails + _mails(post, record, news),
+                                    status=False, **hooks)
     if not saved:  # nothing to mail (an outage shift alone)
         store.save(record)  # the store's on_save indexes the next event
 
@@ -262,6 +277,61 @@ def _mails(post: Any, record: GameRecord, notices: list[Notice]) -> list[tuple[A
             else:  # the game master: the token of their secret, so that a reply proves them
                 subject = word("notices", "subject", game_id=record.id, title=title)
                 msg = post.message(record.id, n.to, subject, text, auto="auto-generated", token=gm_token(record))
-        out.append((msg, {"kind": "clock", "game": record.id, "player": n.player, "events": [],
-                          "answers": None, "notice": n.name}))
+        meta = {"kind": "clock", "game": record.id, "player": n.player, "events": [], "answers": None,
+                "notice": n.name}
+        if n.player is not None:  # a status mail of the same cycle takes it in (``notify._status_batch``)
+            meta.update(values=n.values, raw=n.raw)
+        out.append((msg, meta))
     return out
+
+
+def notice_mail(post: Any, record: GameRecord, item: dict[str, Any], to: str, player: str) -> Any:
+    """The mail of a player's clock notice kept as ``Notice.to_data`` (``item``,
+    a spool entry's ``notice``/``values``/``raw``), worded anew in ``player``'s
+    language (``deadlines.notice_values``): ``language CODE`` in the same cycle."""
+    from .deadlines import notice_values
+
+    p = record.player_by_name(player)
+    with i18n.speaking(record.language_of(p)):
+        values = notice_values(item, p)
+    n = Notice(to, player, item["notice"], values, item.get("raw") or {})
+    return _mails(post, record, [n])[0][0]
+
+
+def respeak(post: Any, store: Any, record: GameRecord, player: Any) -> list[str]:
+    """After ``player`` changed their language (``language CODE``), word again
+    in it the mails of theirs of ``record``'s game still unsent in the spool,
+    so that every mail of the cycle comes in the new language: their stale
+    status mail (with the news it carries and their clock notices spooled
+    alone: one status mail, the events ``log_from``-``log_to`` it told, as
+    ``notify._status_batch`` builds it) or, without one, each clock notice
+    alone (``notice_mail``; its ``batch`` kept, so that ``notify.sweep`` judges it
+    as before).  Each new mail names the old ones in ``replaces`` and is spooled
+    before they are removed: a crash between the two sends the new one only
+    (``Spool.entries`` drops the replaced).  The game file is not changed.
+    Mails whose sending is under way, replies to a mail and the game master's
+    announcements are left as they are.  Returns the names of the new entries."""
+    from . import notify, spooled
+
+    view = spooled.view(post.spool)
+    older = view.stale_status(record.id).get(player.name, [])
+    notices = view.pending_notices(record.id).get(player.name, [])
+    if not older and not notices:
+        return []
+    mails: list[tuple[Any, dict[str, Any]]] = []
+    if older:
+        built = notify.restatus(post, record, player, older, notices)
+        if built is None:
+            return []  # entries spooled by an older version: sent as they are
+        mails.append(built)
+    else:
+        for name, m in notices:
+            item = {"notice": m["notice"], "values": m["values"], "raw": m.get("raw") or {}}
+            msg = notice_mail(post, record, item, player.address, player.name)
+            mails.append((msg, {**m, "replaces": [name]}))
+    names = post.spool.add_many(mails, post.clock())
+    for name, _ in older + notices:
+        post.spool.remove(name)
+    log.info("game %s: %d unsent mail(s) to %s worded again in %s", record.id, len(older) + len(notices),
+             player.name, record.language_of(player))
+    return names

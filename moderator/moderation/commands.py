@@ -125,7 +125,12 @@ def _answer_one(post: Post, store: GameStore, om: OrderMail, key: str, record: G
     elif cmd.startswith("vacation "):
         send(_vacation(post, store, record, player, cmd[9:]) + "\n")
     elif cmd == "language" or cmd.startswith("language "):
+        before = record.language_of(player)
         text = language_command(store, record, player, cmd[9:])
+        if record.language_of(player) != before:  # every mail of the cycle in the new one
+            from .clock import respeak
+
+            respeak(post, store, record, player)
         with i18n.speaking(record.language_of(player)):  # a change: the answer in the new language
             send(text + "\n")
     elif cmd in SEAT_COMMANDS:
@@ -225,7 +230,7 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
     save_with_notices(post, store, record, [Notice(q.address, q.name, "vacation_announce",
                                                    {"player": player.name,
                                                     "until": format_when(end, q.timezone, record.language_of(q)),
-                                                    "news": _news(record, before, q)})
+                                                    "news": _news(record, before, q)}, {"until": iso(end)})
                                             for q in others], points="vacation", status=False)
     return _joined(word("clock", "vacation_started", days=_left(seconds),
                         until=format_when(end, player.timezone), left=_left(limit - player.vacation_used)),

@@ -332,12 +332,46 @@ def game_master_address(record: GameRecord, config: Config) -> str | None:
 class Notice:
     """A mail the clock sends: ``to`` (address), ``player`` (the player's name, None
     for the game master), ``name`` (its macro in ``templates/words/clock.txt``, the
-    title being ``NAME_title``) and the macro's ``values``."""
+    title being ``NAME_title``) and the macro's ``values``.  ``raw``: what the
+    values worded for one language were made from, so that the notice can be
+    worded again in another (``notice_values``: a language changed in the same
+    cycle): ``due`` (the deadline, ISO 8601 UTC) for ``due_utc``/``due_local``/
+    ``zone``, ``duration`` (seconds) for ``duration``, ``until`` (ISO 8601) for
+    ``until``; JSON, as the spool entry keeps it."""
 
     to: str
     player: str | None
     name: str
     values: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def to_data(self) -> dict[str, Any]:
+        """The notice as a spool entry's ``news`` keeps it (JSON): ``notice`` (its
+        macro), ``values``, ``raw``."""
+        return {"notice": self.name, "values": self.values, "raw": self.raw}
+
+
+def notice_values(item: dict[str, Any], player: Player) -> dict[str, Any]:
+    """The values of a notice kept as ``Notice.to_data`` (``item``) worded
+    again for ``player`` in the language in force: the deadline from ``raw.due``
+    (``_times``), ``duration`` from ``raw.duration`` (seconds,
+    ``render.when.format_duration``), ``until`` from ``raw.until`` in their time
+    zone; the other values as they are (orders are worded by the template's
+    ``order`` filter, names and numbers need no words)."""
+    from ..render.when import format_duration as spoken, format_when
+
+    values = dict(item.get("values") or {})
+    raw = item.get("raw") or {}
+    if raw.get("due"):
+        values.update(_times(parse_time(raw["due"]), player))
+    if isinstance(raw.get("duration"), int):
+        values["duration"] = spoken(raw["duration"], exact=True)
+    if raw.get("until"):
+        values["until"] = format_when(parse_time(raw["until"]), player.timezone)
+    if isinstance(raw.get("moves"), list) and isinstance(values.get("moves"), list):
+        values["moves"] = [notice_values({"values": m, "raw": r}, player) if isinstance(m, dict) and isinstance(r, dict)
+                           else m for m, r in zip(values["moves"], raw["moves"])]
+    return values
 
 
 @dataclass
@@ -410,6 +444,16 @@ def tick(record: GameRecord, now: datetime, config: Config,
             record.history[-1]["due"] = iso(when)
         out.changed = True
         order = record.history[-1]["order"]
+        if why == "bot" and record.player_by_name(name).abandoned:
+            # an abandoned seat (not one of the built-in player's from the start): told why it moved
+            from ..rules.notation import public_order
+
+            for q in _humans(record):
+                if q.name in record.digest and q.name != name:
+                    continue
+                shown = order if q.name == name else public_order(order, record.game.phase != "initial")
+                out.notices.append(Notice(q.address, q.name, "abandoned_move",
+                                          {"player": name, "order": shown, "you": q.name == name}))
         if why == "missed":
             from ..rules.notation import public_order
 
@@ -417,8 +461,11 @@ def tick(record: GameRecord, now: datetime, config: Config,
                 if q.name in record.digest and q.name != name:
                     continue  # digest on: another player's automatic move does not concern them
                 shown = order if q.name == name else public_order(order, record.game.phase != "initial")
+                # the deadline that passed, in the reader's words (``raw``: worded again in another)
+                passed = _times(when, q, record.language_of(q)) if when is not None else {}
                 out.notices.append(Notice(q.address, q.name, "automatic_move",
-                                          {"player": name, "order": shown, "you": q.name == name}))
+                                          {"player": name, "order": shown, "you": q.name == name, **passed},
+                                          {"due": iso(when)} if when is not None else {}))
         out.moves.append((name, order, why))
         if after_move is not None:
             after_move(record, stamp)
@@ -497,7 +544,8 @@ def _one_per_reader(notices: list[Notice]) -> list[Notice]:
             out.append(n)
         elif n is told[0]:
             out.append(Notice(n.to, n.player, "automatic_moves", {
-                "moves": [m.values for m in told], "players": ", ".join(m.values["player"] for m in told)}))
+                "moves": [m.values for m in told], "players": ", ".join(m.values["player"] for m in told)},
+                {"moves": [m.raw for m in told]}))
     return out
 
 
@@ -538,7 +586,7 @@ def _remind(record: GameRecord, now: datetime, out: Tick, told: bool = True) -> 
         language = record.language_of(p)
         out.notices.append(Notice(p.address, p.name, "reminder", {
             **_times(when, p, language), "expected": _expected(record, language), "overdue": bool(record.clock.get("overdue_told")),
-            "missed": p.missed, "gm": told, **_at_the_deadline(record, p)}))
+            "missed": p.missed, "gm": told, **_at_the_deadline(record, p)}, {"due": iso(when)}))
         record.clock["reminded"] = True
         record.clock["reminded_at"] = iso(now)
         if again:
@@ -596,7 +644,8 @@ def changed_notices(record: GameRecord, before: dict[str, datetime | None], name
         p = record.player_by_name(pname)
         if when is None or before.get(pname) == when or not p.address or pname in record.resigned:
             continue
-        out.append(Notice(p.address, p.name, name, {**(values or {}), **_times(when, p, record.language_of(p))}))
+        out.append(Notice(p.address, p.name, name, {**(values or {}), **_times(when, p, record.language_of(p))},
+                          {"due": iso(when)}))
     return out
 
 
@@ -625,7 +674,8 @@ def vacations_over(record: GameRecord, now: datetime) -> list[Notice]:
             again = record.clock.setdefault("remind_again", [])
             if name not in again:
                 again.append(name)
-        out.append(Notice(p.address, p.name, "vacation_over", _times(when, p, record.language_of(p))))
+        out.append(Notice(p.address, p.name, "vacation_over", _times(when, p, record.language_of(p)),
+                          {"due": iso(when)}))
     return out
 
 
@@ -676,7 +726,8 @@ def extend_for_held_mail(record: GameRecord, held: dict[str, Any], now: datetime
 
             out.notices.append(Notice(p.address, p.name, "mail_delayed", {
                 **_times(due(record, p), p, language),
-                "duration": format_duration(int(held["shifted"]), language, exact=True)}))
+                "duration": format_duration(int(held["shifted"]), language, exact=True)},
+                {"due": iso(due(record, p)), "duration": int(held["shifted"])}))
     return out
 
 

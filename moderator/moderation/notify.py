@@ -33,8 +33,8 @@ log = logging.getLogger("pbem")
 
 def status_mail(post: Post, record: GameRecord, player: Player, events: list[str],
                 in_reply_to: str | None = None, template: str = "status.txt",
-                drawn: list[tuple[str, bool]] = (), boards: dict[str, list[str]] | None = None
-                ) -> EmailMessage:
+                drawn: list[tuple[str, bool]] = (), boards: dict[str, list[str]] | None = None,
+                news: list[dict] = ()) -> EmailMessage:
     """The status mail (or with ``template="welcome.txt"`` the welcome mail) to
     ``player``: their view of ``record``'s game only, with ``events``, the post's
     outage notice and their bounce note.  It answers ``in_reply_to`` if given, else
@@ -48,9 +48,12 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
     order guide) from the same context.  Everything is rendered in ``player``'s
     language (``GameRecord.language_of``), text and HTML part alike.
     ``boards``: the board in words of this position by language, shared by the
-    status mails of one position (``status_text``)."""
+    status mails of one position (``status_text``).  ``news``: the moderator's
+    own notices to ``player`` of the same cycle that this mail carries instead
+    of mails of their own (``Notice.to_data``: the built-in player's move and
+    why, a reminder, a moved deadline), worded first under WHAT HAPPENED."""
     with i18n.speaking(record.language_of(player)):
-        return _status_mail(post, record, player, events, in_reply_to, template, drawn, boards)
+        return _status_mail(post, record, player, events, in_reply_to, template, drawn, boards, news)
 
 
 _REFUSED = re.compile(r"refused by the mail server(?: with code (\d{3}))?")
@@ -95,7 +98,8 @@ def help_context(record: GameRecord) -> dict:
 def status_text(record: GameRecord, player: Player, events: list[str], *, notice: str = "",
                 bounce: str | None = None, moderator_address: str = "",
                 drawn: list[tuple[str, bool]] | tuple = (), template: str = "status.txt",
-                boards: dict[str, list[str]] | None = None) -> tuple[str, str, dict]:
+                boards: dict[str, list[str]] | None = None, news: list[dict] | tuple = ()
+                ) -> tuple[str, str, dict]:
     """The text of ``player``'s status mail (``template``: ``status.txt`` or
     ``welcome.txt``) in the language in force, with the name of its HTML
     template and the context both are rendered from: ``(text, html template,
@@ -104,7 +108,9 @@ def status_text(record: GameRecord, player: Player, events: list[str], *, notice
     ``bounce``: the player's bounce note.  ``boards``: kept for callers that
     share one among a position's mails; unused since the status mail carries
     the board as its picture only (issue 26: the text part keeps the compact
-    position, the companies' sections, not the board in words)."""
+    position, the companies' sections, not the board in words).
+    ``news``: notices kept as ``Notice.to_data``, worded for ``player``
+    (``news_lines``) into the context's ``news``."""
     ctx = status_context(record, player.name, events)
     ctx["option_help"] = OPTION_HELP
     ctx["notice"] = notice
@@ -119,6 +125,7 @@ def status_text(record: GameRecord, player: Player, events: list[str], *, notice
 
     ctx["advance"] = status_lines(record, player)
     ctx["press_rule"] = record.settings.get("press") or "private"  # press.press_rule: the help's press part
+    ctx["news"] = news_lines(player, news)
     text = render(template, **ctx)
     html_template = "mail/status.html"
     if template == "welcome.txt":
@@ -127,14 +134,31 @@ def status_text(record: GameRecord, player: Player, events: list[str], *, notice
     return text, html_template, ctx
 
 
+def news_lines(player: Player, news: list[dict] | tuple) -> list[str]:
+    """The lines a status mail to ``player`` gives its ``news`` (notices kept as
+    ``deadlines.Notice.to_data``), each the notice's text of
+    ``templates/words/clock.txt`` in the language in force, its times worded
+    anew (``deadlines.notice_values``); one line per notice, in order, each
+    text once (the same notice taken in twice is told once)."""
+    from .deadlines import notice_values
+
+    out: list[str] = []
+    for item in news:
+        line = " ".join(word("clock", item["notice"], **notice_values(item, player)).split())
+        if line not in out:
+            out.append(line)
+    return out
+
+
 def _status_mail(post: Post, record: GameRecord, player: Player, events: list[str],
-                 in_reply_to: str | None, template: str, drawn, boards) -> EmailMessage:
+                 in_reply_to: str | None, template: str, drawn, boards, news=()) -> EmailMessage:
     from ..render.board_map import render_map  # Pillow: only where a map is drawn
 
     text, html_template, ctx = status_text(
         record, player, events, notice=post.notice_text(),
         bounce=bounce_note(post.bk.bounce(canonical_address(player.address))),
-        moderator_address=post.config.moderator_address, drawn=drawn, template=template, boards=boards)
+        moderator_address=post.config.moderator_address, drawn=drawn, template=template, boards=boards,
+        news=news)
     thread = thread_of(record, player)  # one Subject for the whole game; the turn is in the text
     root = thread.thread
     return post.message(
@@ -167,7 +191,9 @@ deadline_line = _deadline_line
 def spool_status(post: Post, store: GameStore, record: GameRecord,
                  extra: list[tuple[EmailMessage, dict]] = (), status: bool = True,
                  after_spool: Callable[[], None] | None = None,
-                 after_save: Callable[[], None] | None = None) -> bool:
+                 after_save: Callable[[], None] | None = None,
+                 news: list = (), loose: Callable[[list], list[tuple[EmailMessage, dict]]] | None = None
+                 ) -> bool:
     """Spool one status mail per player with the events since the last status
     mails (merged with any older unsent status mail to the same player), then
     mark them notified and save: the one save of an order (``act``), of a game
@@ -196,13 +222,32 @@ def spool_status(post: Post, store: GameStore, record: GameRecord,
     tells the same way whether their save happened (their batch is beyond the
     file's ``mail_batch``: it did not).  A kill at any moment thus sends every
     mail the saved game owes, at worst twice, never none.
+
+    One mail per player per cycle: ``news`` (``deadlines.Notice`` values of the
+    same save to players, the clock's) become lines of the status mail of their
+    reader when this batch has one for them; ``loose`` makes the mails of the
+    others (``[(msg, meta)]``, spooled with ``extra``).  A status mail also
+    takes in the unsent clock notices to its reader spooled earlier in the
+    cycle (``catch_up``, a vacation, the outage shift) and the news of the
+    stale status mail it replaces, naming them in ``replaces`` as it names a
+    stale status mail: removed once the save is done, back if it is dropped.
     Raises OSError/StoreError as ``GameStore.save``."""
     events = record.unnotified if status else []
-    if not events and not extra:
+    news = list(news)
+    if not events and not extra and not news:
         return False
-    batch = _status_batch(post, record, events) if events else ([], [], len(record.game.events))
+    taken: set[int] = set()
+    batch = _status_batch(post, record, events, news, taken) if events else ([], [], len(record.game.events))
     mails, replaced, end = batch
     extra = list(extra)
+    # a notice to a player whose status mail of this cycle is spooled already: that mail anew, with it
+    renewed, gone = _renewed(post, record, [n for n in news if id(n) not in taken], taken)
+    extra += renewed
+    left = [n for n in news if id(n) not in taken]
+    if left:
+        if loose is None:
+            raise ValueError("spool_status: notices that no status mail takes in, and no way to mail them")
+        extra += loose(left)
     if extra:
         record.mail_batch += 1
         extra = [(msg, {**meta, "batch": record.mail_batch}) for msg, meta in extra]
@@ -229,20 +274,100 @@ def spool_status(post: Post, store: GameStore, record: GameRecord,
             if not p.address:
                 continue
             post.bk.clear_bounce(canonical_address(p.address))
-    for name, _ in replaced:
+    for name, _ in replaced + gone:
         post.spool.remove(name)
     return True
 
 
-def _status_batch(post: Post, record: GameRecord, events: list[str]
+def _renewed(post: Post, record: GameRecord, news: list, taken: set[int]
+             ) -> tuple[list[tuple[EmailMessage, dict]], list[tuple[str, dict]]]:
+    """For ``spool_status``: the status mails, worded anew with ``news``
+    (``deadlines.Notice``\\ s), of the players who have one unsent in the spool
+    (``restatus``), and the entries they replace.  The ``id`` of each notice
+    taken is added to ``taken``.  Each mail is spooled as one of ``extra`` (the
+    save's ``batch``): when the save does not happen, ``sweep`` drops it and
+    the mail it replaced comes back."""
+    if not news:
+        return [], []
+    view = spooled.view(post.spool)
+    stale = view.stale_status(record.id)
+    pending = view.pending_notices(record.id)
+    out, gone = [], []
+    for p in record.players:
+        mine = [n for n in news if n.player == p.name and p.address
+                and canonical_address(n.to) == canonical_address(p.address)]
+        older = stale.get(p.name, [])
+        if not mine or not older:
+            continue
+        built = restatus(post, record, p, older, pending.get(p.name, []), [n.to_data() for n in mine])
+        if built is None:
+            continue
+        out.append(built)
+        gone += older + pending.get(p.name, [])
+        taken.update(id(n) for n in mine)
+    return out, gone
+
+
+def restatus(post: Post, record: GameRecord, player: Player, older: list[tuple[str, dict]],
+             notices: list[tuple[str, dict]] = (), more: list[dict] = ()) -> tuple[EmailMessage, dict] | None:
+    """``player``'s unsent status mail (the spool entries ``older``, oldest
+    first, as ``spooled.SpoolView.stale_status`` gives them) made anew as one,
+    in their language now: the events ``log_from``-``log_to`` they told, the
+    news they carried, then the clock notices spooled alone ``notices``
+    (``pending_notices``) and ``more`` (``Notice.to_data``); it answers the
+    mail the last one answered.  Returns ``(msg, meta)``, its meta naming every
+    entry it replaces; None for entries of an older pbem (no ``log_from``/``log_to``)."""
+    starts = [m.get("log_from") for _, m in older]
+    ends = [m.get("log_to") for _, m in older]
+    if not older or not all(isinstance(x, int) and not isinstance(x, bool) for x in starts + ends):
+        return None
+    start, end = min(starts), max(ends)
+    told = [item for _, m in older for item in m.get("news") or []]
+    told += [{"notice": m["notice"], "values": m["values"], "raw": m.get("raw") or {}} for _, m in notices]
+    told += list(more)
+    drawn = [(share, swapped) for at, who, share, swapped in record.game.stack_draws()
+             if who == player.name and start <= at < end]
+    msg = status_mail(post, record, player, record.game.events[start:end], _answered_by(post, older[-1][0]),
+                      drawn=drawn, news=told)
+    meta = {**older[-1][1], "log_from": start, "log_to": end, "replaces": [n for n, _ in [*older, *notices]]}
+    meta.pop("news", None)
+    meta.pop("batch", None)
+    if told:
+        meta["news"] = told
+    return msg, meta
+
+
+def _answered_by(post: Post, name: str) -> str | None:
+    """The Message-ID spooled status mail ``name`` answers (``In-Reply-To`` of a
+    mail ``Auto-Submitted: auto-replied``), None when it continues the thread
+    or cannot be read."""
+    from email.parser import BytesParser
+    from email import policy
+
+    try:
+        with open(post.spool.dir / f"{name}.eml", "rb") as fh:
+            msg = BytesParser(policy=policy.default).parse(fh, headersonly=True)
+    except OSError:
+        return None
+    if str(msg.get("Auto-Submitted", "")).strip().lower() != "auto-replied":
+        return None
+    value = msg.get("In-Reply-To")
+    return str(value).strip() if value else None
+
+
+def _status_batch(post: Post, record: GameRecord, events: list[str], news: list = (),
+                  taken: set[int] | None = None
                   ) -> tuple[list[tuple[EmailMessage, dict]], list[tuple[str, dict]], int]:
     """The status mails of ``events`` (``record.unnotified``) for ``spool_status``:
     ``(mails [(msg, meta)], the stale entries they replace [(name, meta)], the
-    log length they tell up to)``."""
+    log length they tell up to)``.  ``news``: the batch's notices to players;
+    the ``id`` of each one a status mail takes in is added to ``taken``."""
     from .observers import observer_mail, receives_status
 
     end = len(record.game.events)
-    stale = spooled.view(post.spool).stale_status(record.id)  # one listing for every player
+    view = spooled.view(post.spool)
+    stale = view.stale_status(record.id)  # one listing for every player
+    pending = view.pending_notices(record.id)
     draws = record.game.stack_draws()  # one replay; each player's own draws since their last mail
     # who was on move before these events (a digest reader hears of their own move)
     waiting_before = {h["player"] for h in record.history[len(record.history) - 1:]} if record.history else set()
@@ -263,16 +388,34 @@ def _status_batch(post: Post, record: GameRecord, events: list[str]
             mine = [_event_of(ev) for _, m in older for ev in m.get("events") or []] + events
         if not older and not receives_status(record, p, mine, waiting_before):
             continue  # resigned, or digest on and nothing concerns them
+        # the moderator's own news to them this cycle: of the stale mails, spooled alone, this batch's
+        notices = pending.get(p.name, [])
+        told = [item for _, m in older for item in m.get("news") or []]
+        told += [{"notice": m["notice"], "values": m["values"], "raw": m.get("raw") or {}} for _, m in notices]
+        for n in news:
+            if n.player == p.name and canonical_address(n.to) == canonical_address(p.address):
+                told.append(n.to_data())
+                if taken is not None:
+                    taken.add(id(n))
         meta = {"kind": "status", "game": record.id, "player": p.name, "events": _meta_events(mine), "answers": None,
-                "log_from": start, "log_to": end, "replaces": [name for name, _ in older]}
+                "log_from": start, "log_to": end, "replaces": [name for name, _ in older + notices]}
+        if told:
+            meta["news"] = told
         drawn = [(share, swapped) for at, who, share, swapped in draws if who == p.name and at >= start]
         batch.append((status_mail(post, record, p, mine, record.reply_to.get(p.name), drawn=drawn,
-                                  boards=boards), meta))
-        replaced += older
+                                  boards=boards, news=told), meta))
+        replaced += older + notices
+    watching = view.stale_observer(record.id)
     for address in record.observers:
-        batch.append((observer_mail(post, record, address, events),
-                      {"kind": "observer", "game": record.id, "player": None, "events": _meta_events(events),
-                       "answers": None, "log_from": record.notified, "log_to": end}))
+        # one public mail per observer per cycle: an unsent one of this cycle is merged in, as a player's
+        older = watching.get(canonical_address(address), [])
+        start = min([record.notified, *(m["log_from"] for _, m in older)])
+        seen = record.game.events[start:] if older else events
+        batch.append((observer_mail(post, record, address, seen),
+                      {"kind": "observer", "game": record.id, "player": None, "events": _meta_events(seen),
+                       "answers": None, "log_from": start, "log_to": end, "observer": canonical_address(address),
+                       "replaces": [name for name, _ in older]}))
+        replaced += older
     return batch, replaced, end
 
 

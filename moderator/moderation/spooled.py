@@ -86,6 +86,32 @@ class SpoolView:
         """Whether a spooled mail answers the mail (part) ``key``."""
         return any(m.get("answers") == key for _, m in self.entries())
 
+    def pending_notices(self, game: str) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+        """``{player: [(name, meta)]}``: the unsent clock notices to players of
+        ``game`` that a status mail may take in (``notify._status_batch``): kind
+        ``clock``, a player named, the notice kept (``notice``, ``values``), not
+        being sent (``sending``, ``maybe_sent``); oldest first."""
+        out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        for name, m in self.entries():
+            if m.get("kind") == "clock" and m.get("game") == game and m.get("player") \
+                    and m.get("notice") and isinstance(m.get("values"), dict) \
+                    and not m.get("sending") and not m.get("maybe_sent"):
+                out.setdefault(m.get("player"), []).append((name, m))
+        return out
+
+    def stale_observer(self, game: str) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+        """``{address: [(name, meta)]}``: the unsent public status mails of
+        ``game`` to each observer (``observer``: the canonical address; entries
+        of an older pbem without it are sent as they are) that a newer one may
+        replace, as ``stale_status``; oldest first."""
+        out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        for name, m in self.entries():
+            if m.get("kind") == "observer" and m.get("game") == game and m.get("observer") \
+                    and isinstance(m.get("log_from"), int) and not m.get("sending") \
+                    and not m.get("maybe_sent") and not m.get("owed"):
+                out.setdefault(m["observer"], []).append((name, m))
+        return out
+
     def stale_status(self, game: str) -> dict[str, list[tuple[str, dict[str, Any]]]]:
         """``{player: [(name, meta)]}``: the unsent status mails of ``game`` that a
         newer one may replace (not those whose sending is under way, nor those
