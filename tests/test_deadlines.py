@@ -336,7 +336,8 @@ def test_new_refuses_a_bad_deadline_and_writes_nothing(tmp_path, monkeypatch):
     assert r.exit_code == 0, r.output
     rec = GameStore(tmp_path / "games").load("ridge")
     assert rec.settings == {"deadline": None, "on_missed": "wait", "abandon_after": 3,
-                            "vacation_limit": 14 * 86400, "paused": None, "language": "en", "grace": 0}
+                            "vacation_limit": 14 * 86400, "paused": None, "language": "en", "grace": 0,
+                            "press": "private", "press_archive": "never"}  # pbem new writes the press rule
 
 
 # ------------------------------------------------------------------ policy wait
