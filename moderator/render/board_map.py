@@ -126,7 +126,8 @@ BACKGROUND: Colour = (246, 242, 230)
 LEGEND_BACKGROUND: Colour = (255, 255, 255)
 LINE: Colour = (160, 148, 128)
 INK: Colour = (30, 30, 30)
-OUTLINE: Colour = (55, 55, 55)
+OUTLINE: Colour = INK  # the edges of shapes: the ink, one colour fewer in the palette
+RULE: Colour = LINE    # the rule above the reader's lines
 MUTED: Colour = (95, 95, 95)
 
 TRAIN_R = 9          # radius of a train (the circle its shape fills)
@@ -851,7 +852,7 @@ def _legend(img: Image.Image, draw: ImageDraw.ImageDraw, lay: Layout, view: dict
         _text(img, (cx + 186, cy + 1), _fit(rest, SMALL_SIZE, cell_w - 186 - 8), SMALL_SIZE, MUTED)
 
     y = lay.shares_top + 2
-    draw.line((14, y, lay.width - 14, y), fill=(225, 220, 210), width=1)
+    draw.line((14, y, lay.width - 14, y), fill=RULE, width=1)
 
 
 def _reader_lines(img: Image.Image, lay: Layout, view: dict[str, Any], player: str | None,
@@ -918,28 +919,32 @@ def _fit(text: str, size: int, width: int) -> str:
 
 @lru_cache(maxsize=1)
 def palette() -> Image.Image:
-    """The fixed palette of the map's PNG (a "P" image): every colour the map
-    draws (companies, track types, backgrounds, lines, ink) exactly, each of them
-    blended 1/4, 1/2 and 3/4 into both backgrounds (the antialiased edges), and a
-    grey ramp for the text: 124 colours (``palette_colours``)."""
-    flat = [v for c in palette_colours() for v in c]
+    """The fixed palette of the map's PNG (a "P" image of ``palette_colours``):
+    every colour the map draws, exactly; a pixel of another colour (the few
+    blended ones a glyph's halo leaves, or a scaled picture's) becomes the
+    nearest of them."""
     pal = Image.new("P", (1, 1))
-    pal.putpalette(flat + [0] * (768 - len(flat)))
+    pal.putpalette([v for c in palette_colours() for v in c])  # 16 entries: a 4-bit PNG
     return pal
+
+
+PALETTE_BITS = 4
+"""Bits per pixel of the map's PNG (``_png``): 4, at most 16 colours, which
+every colour the map draws fits in (``palette_colours``); 6% smaller than 8
+bits a pixel late in play (issue 26: at most 50 KB a status mail)."""
 
 
 @lru_cache(maxsize=1)
 def palette_colours() -> tuple[Colour, ...]:
-    """The colours of ``palette``, in palette order."""
-    base = list(dict.fromkeys([*COMPANY_COLOURS.values(), *TRACK_COLOURS.values(), BACKGROUND,
-                               LEGEND_BACKGROUND, LINE, INK, OUTLINE, MUTED]))
-    colours = list(base)
-    for bg in (BACKGROUND, LEGEND_BACKGROUND):
-        for c in base:
-            for f in (0.25, 0.5, 0.75):
-                colours.append(tuple(round(a * f + b * (1 - f)) for a, b in zip(c, bg)))
-    colours += [(v, v, v) for v in range(0, 256, 17)]
-    return tuple(dict.fromkeys(colours))
+    """The colours of ``palette``, in palette order: the companies', the track
+    types', the backgrounds, the lines, the ink and the muted text, 16 in all
+    (at most ``2 ** PALETTE_BITS``).  The map draws no other colour: no
+    antialiasing (shapes are drawn with ``ImageDraw``'s whole pixels, texts in
+    ``TEXT_MODE``)."""
+    colours = tuple(dict.fromkeys([*COMPANY_COLOURS.values(), *TRACK_COLOURS.values(), BACKGROUND,
+                                   LEGEND_BACKGROUND, LINE, INK, OUTLINE, RULE, MUTED]))
+    assert len(colours) <= 2 ** PALETTE_BITS, len(colours)
+    return colours
 
 
 def render_map(game: Any, player: str | None = None, *, width: int | None = None) -> bytes:
@@ -957,7 +962,7 @@ def render_map(game: Any, player: str | None = None, *, width: int | None = None
     # maps alone and the board looks the same in every reader's map
     img = img.quantize(palette=palette(), dither=Image.Dither.NONE)
     buf = io.BytesIO()
-    img.save(buf, "PNG", compress_level=PNG_LEVEL)
+    img.save(buf, "PNG", compress_level=PNG_LEVEL, bits=PALETTE_BITS)
     return buf.getvalue()
 
 
@@ -990,8 +995,8 @@ _FINAL = b"\x03\x00"  # an empty last block (fixed Huffman codes): the end of th
 
 def _png(game: Any, player: str | None) -> bytes:
     """``render_map`` at full size: the PNG of ``map_image(game, player)`` as a
-    palette PNG (8-bit indices into ``palette``, no dithering, scanline filter
-    0, ``PNG_LEVEL``).  Its zlib stream is a row of pieces, each compressed
+    palette PNG (``PALETTE_BITS``-bit indices into ``palette``, no dithering,
+    scanline filter 0, ``PNG_LEVEL``).  Its zlib stream is a row of pieces, each compressed
     alone and ending on a byte (``_deflated``): the rows above
     ``Layout.shares_top`` (the same for every reader of the position) in bands
     (``_bands``), mapped to the palette and joined once per position, then the
@@ -1007,8 +1012,8 @@ def _png(game: Any, player: str | None) -> bytes:
     cached = _PREFIXES.get(id(base))
     if cached is None or cached[0] is not base:
         head = base.crop((0, 0, lay.width, top)).quantize(palette=palette(), dither=Image.Dither.NONE)
-        lines = _scanlines(head.tobytes(), lay.width)
-        step = lay.width + 1
+        lines = _scanlines(_packed(head), _row_bytes(lay.width))
+        step = _row_bytes(lay.width) + 1
         out = b"".join(_deflated(lines[a * step:b * step]) for a, b in _bands(lay))
         blank = hashlib.sha256(base.crop((0, top, lay.width, lay.height)).tobytes()).digest()
         cached = (base, out, zlib.adler32(lines), blank)
@@ -1022,7 +1027,8 @@ def _png(game: Any, player: str | None) -> bytes:
     if found is None:
         tail = base.crop((0, top, lay.width, lay.height))
         _reader_lines(tail, lay, view, player, top=top)
-        rows = _scanlines(tail.quantize(palette=palette(), dither=Image.Dither.NONE).tobytes(), lay.width)
+        rows = _scanlines(_packed(tail.quantize(palette=palette(), dither=Image.Dither.NONE)),
+                          _row_bytes(lay.width))
         found = _TAILS[key] = (_deflated(rows), zlib.adler32(rows), len(rows))
         while len(_TAILS) > TAIL_CACHE:
             _TAILS.popitem(last=False)
@@ -1033,7 +1039,7 @@ def _png(game: Any, player: str | None) -> bytes:
     idat = b"".join([_ZLIB_HEAD, out, piece, _FINAL, struct.pack(">I", check)])
     return b"".join([
         b"\x89PNG\r\n\x1a\n",
-        _chunk(b"IHDR", struct.pack(">IIBBBBB", lay.width, lay.height, 8, 3, 0, 0, 0)),
+        _chunk(b"IHDR", struct.pack(">IIBBBBB", lay.width, lay.height, PALETTE_BITS, 3, 0, 0, 0)),
         _chunk(b"PLTE", bytes(v for c in palette_colours() for v in c)),
         _chunk(b"IDAT", idat),
         _chunk(b"IEND", b""),
@@ -1081,8 +1087,21 @@ def _deflated(data: bytes) -> bytes:
     return out
 
 
+def _row_bytes(width: int) -> int:
+    """Bytes of a row of ``width`` pixels at ``PALETTE_BITS`` bits a pixel (the
+    last byte padded, as PNG packs them)."""
+    return (width * PALETTE_BITS + 7) // 8
+
+
+def _packed(img: Image.Image) -> bytes:
+    """The rows of the "P" image ``img`` packed ``PALETTE_BITS`` bits a pixel,
+    the leftmost pixel in the high bits, each row padded to a byte (PNG's
+    packing; Pillow's raw "P;4" mode)."""
+    return img.tobytes("raw", "P" if PALETTE_BITS == 8 else f"P;{PALETTE_BITS}")
+
+
 def _scanlines(rows: bytes, width: int) -> bytes:
-    """PNG scanlines of 8-bit ``rows`` (``width`` bytes each), each with filter 0."""
+    """PNG scanlines of packed ``rows`` (``width`` bytes each), each with filter 0."""
     return b"".join(b"\x00" + rows[i:i + width] for i in range(0, len(rows), width))
 
 
