@@ -105,7 +105,7 @@ def _under_label(lay: bm.Layout, xy: tuple[float, float], r: float) -> bool:
 # ---------------------------------------------------------------- the PNG
 def test_png_decodes_to_the_chosen_size(start_game):
     img = decode(bm.render_map(start_game, "Ann"))
-    assert img.size == (bm.WIDTH, bm.HEIGHT) == (800, 916)
+    assert img.size == (bm.WIDTH, bm.HEIGHT) == (640, 731)
     small = decode(bm.render_map(start_game, "Ann", width=390))
     assert small.size == (390, round(bm.HEIGHT * 390 / bm.WIDTH))
 
@@ -413,11 +413,11 @@ def test_every_text_is_at_least_11_css_px_high_on_a_390_px_phone(monkeypatch, la
     monkeypatch.setattr(bm, "_BASES", {})
     with i18n.speaking(language):
         img = decode(bm.render_map(late_game, "Ann"))
-    assert img.width == bm.WIDTH == 800
+    assert img.width == bm.WIDTH == 640
     ids = set(late_game.board.cities)
     assert ids <= {t for t, _ in sizes}  # every city labelled
     label = {s for t, s in sizes if t in ids}
-    assert label == {bm.LABEL_SIZE} and bm.LABEL_SIZE * 390 / img.width == 11.2125
+    assert label == {bm.LABEL_SIZE} and bm.LABEL_SIZE * 390 / img.width == 11.578125
     assert min(s for _, s in sizes) * 390 / img.width >= bm.PHONE_MIN_CSS_PX == 11
     assert min(s for _, s in sizes) * min(MAX_IMAGE_WIDTH, img.width) / img.width >= 18
 

@@ -57,13 +57,26 @@ from ..rules.components import COMPANIES, TRACK_TYPES, UP
 from .. import i18n
 from . import fonts
 
-#: Size of the picture in pixels: 800 wide; a mail shows it at most 640 CSS px wide
-#: (``moderation/send.MAX_IMAGE_WIDTH``: its texts 18 px and more on a desktop) and
+#: Size of the picture in pixels: 640 wide, as a mail shows it at most
+#: (``moderation/send.MAX_IMAGE_WIDTH``: its texts 19 px and more on a desktop) and
 #: 390 on a phone, where every text of it (drawn at least ``MIN_TEXT_SIZE`` px) is at
-#: least ``PHONE_MIN_CSS_PX`` CSS px high; ``pbem show --map`` writes it at 800.
-WIDTH = 800
+#: least ``PHONE_MIN_CSS_PX`` CSS px high; ``pbem show --map`` writes it at 640.
+#: Issue 26 (at most 50 KB a status mail): drawn at 800 with type of 23 px and more
+#: the PNG was a quarter larger (26.2 against 20.5 KB, en, late in play) for the
+#: same 11 CSS px on a phone.
+WIDTH = 640
+SCALE = 0.8
+"""The picture's sizes (the marks, rows and offsets below) as drawn at 800 px
+wide before issue 26, times ``SCALE``; its type is at least ``MIN_TEXT_SIZE``."""
+
+
+def _px(n: float) -> int:
+    """``n`` pixels of the 800-px drawing at ``WIDTH``: ``round(n * SCALE)``."""
+    return round(n * SCALE)
+
+
 #: Height of the map area at the top; the legend fills the rest.
-MAP_HEIGHT = 540
+MAP_HEIGHT = _px(540)
 
 PHONE_WIDTH = 390
 """The width in CSS px a phone shows the picture at (``max-width:100%`` of a
@@ -130,29 +143,29 @@ OUTLINE: Colour = INK  # the edges of shapes: the ink, one colour fewer in the p
 RULE: Colour = LINE    # the rule above the reader's lines
 MUTED: Colour = (95, 95, 95)
 
-TRAIN_R = 9          # radius of a train (the circle its shape fills)
-START_R = 13         # radius of the ring around a starting space
-FREE_HALF = 6        # half the side of a free space's square
-CITY_R = 5           # radius of a city dot
-HOME_HALF = 11       # half the side of a home station's square
-LABEL_SIZE = 23      # city ids
-LEGEND_SIZE = 24     # company rows of the legend
-SMALL_SIZE = 23      # the key, the second lines of the legend, the reader's lines
-MIN_TEXT_SIZE = 23   # the least size any text is drawn at (PHONE_MIN_CSS_PX on a phone)
-MARGIN = 24          # around the map's cities
-CLEAR = HOME_HALF + TRAIN_R + 8  # the least distance of a city from a line not its own
+TRAIN_R = _px(9)     # radius of a train (the circle its shape fills)
+START_R = _px(13)    # radius of the ring around a starting space
+FREE_HALF = _px(6)   # half the side of a free space's square
+CITY_R = _px(5)      # radius of a city dot
+HOME_HALF = _px(11)  # half the side of a home station's square
+LABEL_SIZE = 19      # city ids (19 * 390 / 640 = 11.6 CSS px on a phone)
+LEGEND_SIZE = 20     # company rows of the legend
+SMALL_SIZE = 19      # the key, the second lines of the legend, the reader's lines
+MIN_TEXT_SIZE = 19   # the least size any text is drawn at (PHONE_MIN_CSS_PX on a phone)
+MARGIN = _px(24)     # around the map's cities
+CLEAR = HOME_HALF + TRAIN_R + _px(8)  # the least distance of a city from a line not its own
 TEXT_MODE = "1"
 """``ImageDraw.fontmode`` of every text: "1", hinted glyphs of whole pixels
 without antialiasing.  The faces are hinted for it, and the PNG is about a
 third smaller (28 KB against 40 KB late in play; antialiased edges in the
 palette's blends are what the text costs)."""
-KEY_ROW = 32         # height of a row of the legend's key
-CELLS_TOP = 2 * KEY_ROW + 14  # the legend's company cells, below the top of the legend
-CELL_H = 34          # height of a row of company cells (two a row)
-READER_ROW = 29      # height of a line of the reader's own
+KEY_ROW = _px(32)    # height of a row of the legend's key
+CELLS_TOP = 2 * KEY_ROW + _px(14)  # the legend's company cells, below the top of the legend
+CELL_H = _px(34)     # height of a row of company cells (two a row)
+READER_ROW = _px(29)  # height of a line of the reader's own
 READER_ROWS = 4      # the reader's own lines (their shares, wrapped: two each at most)
 #: Height of the picture: the map, the key, five rows of company cells, the reader's lines.
-HEIGHT = MAP_HEIGHT + CELLS_TOP + 5 * CELL_H + 8 + READER_ROWS * READER_ROW + 4
+HEIGHT = MAP_HEIGHT + CELLS_TOP + 5 * CELL_H + _px(8) + READER_ROWS * READER_ROW + _px(4)
 
 
 def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
@@ -481,8 +494,8 @@ def _place_labels(board: Board, cities: dict[str, tuple[float, float]],
         left, top, right, bottom = _bbox(cid, LABEL_SIZE)
         tw, th = right - left, bottom - top
         candidates = []  # (x0, y0, preference cost): eight directions, three distances
-        for step, gap in enumerate((HOME_HALF + 3, HOME_HALF + 12, HOME_HALF + 24)):
-            far = 150.0 * step  # as bad as covering a quarter of a train
+        for step, gap in enumerate((HOME_HALF + _px(3), HOME_HALF + _px(12), HOME_HALF + _px(24))):
+            far = 150.0 * SCALE ** 2 * step  # as bad as covering a quarter of a train
             candidates += [
                 (x + gap, y - th / 2, far), (x - gap - tw, y - th / 2, far + 1),
                 (x - tw / 2, y - gap - th, far + 2), (x - tw / 2, y + gap, far + 2),
@@ -504,7 +517,7 @@ def _place_labels(board: Board, cities: dict[str, tuple[float, float]],
             mx, my = (r[0] + r[2]) / 2, (r[1] + r[3]) / 2
             own = (mx - x) ** 2 + (my - y) ** 2
             if any((mx - ox) ** 2 + (my - oy) ** 2 < own for ox, oy in close):
-                cost += 400  # nearer another city than its own: whose label is it?
+                cost += 400 * SCALE ** 2  # nearer another city than its own: whose label is it?
             if best is None or cost < best[0]:
                 best = (cost, r, x0, y0)
         assert best is not None
@@ -821,47 +834,48 @@ def _legend(img: Image.Image, draw: ImageDraw.ImageDraw, lay: Layout, view: dict
     draw.line((0, top, lay.width, top), fill=LINE, width=2)
 
     # key: the free spaces by track type; a train, a starting space, a home station
-    y = top + 8 + KEY_ROW // 2
-    x = 14
+    y = top + _px(8) + KEY_ROW // 2
+    x = _px(14)
+    up = SMALL_SIZE * 14 // 23  # a text's top above the row's middle
     for track in TRACK_TYPES:
-        _free_space(draw, (x + 8, y), track, half=8)
+        _free_space(draw, (x + _px(8), y), track, half=_px(8))
         name = card_text(track)
-        _text(img, (x + 22, y - 14), name, SMALL_SIZE, MUTED)
-        x += 22 + _text_width(name, SMALL_SIZE) + 22
+        _text(img, (x + _px(22), y - up), name, SMALL_SIZE, MUTED)
+        x += _px(22) + _text_width(name, SMALL_SIZE) + _px(22)
     y += KEY_ROW
-    x = 14
+    x = _px(14)
     for kind, name in (("train", word("key_train")), ("start", word("key_start")), ("home", word("key_home"))):
         if kind == "train":
-            _train(draw, (x + 10, y), "BNL")
+            _train(draw, (x + _px(10), y), "BNL")
         elif kind == "start":
-            _train(draw, (x + 12, y), "BNL", start=True)
+            _train(draw, (x + _px(12), y), "BNL", start=True)
         else:
-            _home(draw, (x + 11, y), "BNL")
-        _text(img, (x + 30, y - 14), name, SMALL_SIZE, MUTED)
-        x += 30 + _text_width(name, SMALL_SIZE) + 28
+            _home(draw, (x + _px(11), y), "BNL")
+        _text(img, (x + _px(30), y - up), name, SMALL_SIZE, MUTED)
+        x += _px(30) + _text_width(name, SMALL_SIZE) + _px(28)
 
     # the companies: shape and colour, value in millions, home station and trains left
     cols, cell_w = 2, lay.width // 2
     y0 = top + CELLS_TOP
     for i, c in enumerate(view["companies"]):
-        cx = (i % cols) * cell_w + 14
+        cx = (i % cols) * cell_w + _px(14)
         cy = y0 + (i // cols) * CELL_H
-        _mark(draw, (cx + 12, cy + 15), c["abbr"], 12)
-        _text(img, (cx + 32, cy), f"{c['abbr']} ${c['value']}M", LEGEND_SIZE, INK)
+        _mark(draw, (cx + _px(12), cy + _px(15)), c["abbr"], _px(12))
+        _text(img, (cx + _px(32), cy), f"{c['abbr']} ${c['value']}M", LEGEND_SIZE, INK)
         rest = word("cell", home=c["home"], count=c["in_box"])
-        _text(img, (cx + 186, cy + 1), _fit(rest, SMALL_SIZE, cell_w - 186 - 8), SMALL_SIZE, MUTED)
+        _text(img, (cx + _px(186), cy + 1), _fit(rest, SMALL_SIZE, cell_w - _px(186) - _px(8)), SMALL_SIZE, MUTED)
 
     y = lay.shares_top + 2
-    draw.line((14, y, lay.width - 14, y), fill=RULE, width=1)
+    draw.line((_px(14), y, lay.width - _px(14), y), fill=RULE, width=1)
 
 
 def _reader_lines(img: Image.Image, lay: Layout, view: dict[str, Any], player: str | None,
                   top: int = 0) -> None:
     """The legend's last lines: the reader's own shares, or what the public view is
     (drawn on a picture whose row 0 is the map's row ``top``), ``_wrapped``."""
-    y = lay.shares_top + 8 - top
-    for k, line in enumerate(_wrapped(legend_lines(view, player), lay.width - 28)):
-        _text(img, (14, y + k * READER_ROW), line, SMALL_SIZE, INK, masks=_line_masks)
+    y = lay.shares_top + _px(8) - top
+    for k, line in enumerate(_wrapped(legend_lines(view, player), lay.width - 2 * _px(14))):
+        _text(img, (_px(14), y + k * READER_ROW), line, SMALL_SIZE, INK, masks=_line_masks)
 
 
 def _wrapped(lines: list[str], width: int, rows: int = None) -> list[str]:
