@@ -82,10 +82,10 @@ def test_the_whole_mail_is_at_most_50_kb(late):
 def test_nothing_a_player_sees_is_lost(late):
     """The lean mail still shows every player's money and cards, every company's
     value, the reader's hand, one example line and the picture, as the game
-    has them; the picture is the reader's map in the reader's language, byte for
-    byte."""
+    has them; the picture is the mail's map (``mail_map``: the map, its key and
+    the companies' shapes) in the reader's language, byte for byte."""
     from moderator import i18n
-    from moderator.render.board_map import render_map
+    from moderator.render.board_map import mail_map
 
     t, mails = late
     rec = t.load()
@@ -107,7 +107,7 @@ def test_nothing_a_player_sees_is_lost(late):
     if rec.game.to_move == names[last]:
         png = next(p for p in mails[last].walk() if p.get_content_type() == "image/png").get_content()
         with i18n.speaking(last):  # the legend is in the reader's language
-            assert png == render_map(rec.game, names[last])
+            assert png == mail_map(rec.game)
 
 
 def test_a_chinese_text_goes_in_base64_and_an_english_one_in_quoted_printable():

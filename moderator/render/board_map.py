@@ -980,6 +980,55 @@ def render_map(game: Any, player: str | None = None, *, width: int | None = None
     return buf.getvalue()
 
 
+MAIL_KEY_COLS = 5
+"""Companies a row in the key of ``mail_map``: their shape and letters."""
+
+_MAILS: dict[int, tuple[Image.Image, bytes]] = {}
+
+
+def mail_map(game: Any) -> bytes:
+    """The map of ``game`` as a status mail shows it, as PNG bytes (a 4-bit
+    palette PNG, ``WIDTH`` wide): the map and the legend's key as
+    ``render_map`` draws them (its very pixels), then each company's shape in
+    its colour with its letters, ``MAIL_KEY_COLS`` a row; no company values,
+    home stations, trains left nor the reader's shares, which the mail's HTML
+    and text part show right above and below the picture (issue 26: at most
+    50 KB a status mail; the legend's cells and lines were a quarter of the
+    PNG).  The same for every reader of a language (only what the public view
+    shows); drawn once per position and language (kept with the base image)."""
+    view = game.public_view()
+    lay = layout(game.board)
+    base = _base(game, view, lay)
+    kept = _MAILS.get(id(base))
+    if kept is not None and kept[0] is base:
+        return kept[1]
+    companies = [c["abbr"] for c in view["companies"]]
+    top = lay.map_height + CELLS_TOP - _px(6)  # the map and the key
+    rows = -(-len(companies) // MAIL_KEY_COLS)
+    img = Image.new("RGB", (lay.width, top + rows * CELL_H + _px(4)), LEGEND_BACKGROUND)
+    img.paste(base.crop((0, 0, lay.width, top)), (0, 0))
+    draw = ImageDraw.Draw(img)
+    cell_w = lay.width // MAIL_KEY_COLS
+    for i, abbr in enumerate(companies):
+        cx = (i % MAIL_KEY_COLS) * cell_w + _px(14)
+        cy = top + (i // MAIL_KEY_COLS) * CELL_H
+        _mark(draw, (cx + _px(12), cy + _px(15)), abbr, _px(12))
+        _text(img, (cx + _px(32), cy), abbr, LEGEND_SIZE, INK)
+    rows = _scanlines(_packed(img.quantize(palette=palette(), dither=Image.Dither.NONE)), _row_bytes(img.width))
+    out = b"".join([
+        b"\x89PNG\r\n\x1a\n",
+        _chunk(b"IHDR", struct.pack(">IIBBBBB", img.width, img.height, PALETTE_BITS, 3, 0, 0, 0)),
+        _chunk(b"PLTE", bytes(v for c in palette_colours() for v in c)),
+        _chunk(b"IDAT", zlib.compress(rows, PNG_LEVEL)),
+        _chunk(b"IEND", b""),
+    ])
+    _MAILS.pop(id(base), None)
+    _MAILS[id(base)] = (base, out)
+    while len(_MAILS) > BASE_CACHE:
+        del _MAILS[next(iter(_MAILS))]
+    return out
+
+
 PNG_LEVEL = 8
 """The zlib level of the map's PNG (``_png``): 8, about 10% smaller than 6
 (28.3 against 31.1 KB late in play) for twice its CPU; 9 gains 1% more for
@@ -1192,7 +1241,7 @@ def city_legend(board: Board) -> list[tuple[str, str]]:
 
 
 __all__ = [
-    "COMPANY_COLOURS", "MIN_DELTA_E", "SHAPES", "TRACK_COLOURS", "WIDTH", "HEIGHT", "PHONE_WIDTH",
+    "COMPANY_COLOURS", "MIN_DELTA_E", "mail_map", "SHAPES", "TRACK_COLOURS", "WIDTH", "HEIGHT", "PHONE_WIDTH",
     "PHONE_MIN_CSS_PX", "Layout", "layout",
     "map_image", "render_map", "legend_lines", "board_text", "buildable", "city_legend",
 ]
