@@ -983,6 +983,11 @@ def render_map(game: Any, player: str | None = None, *, width: int | None = None
 MAIL_KEY_COLS = 5
 """Companies a row in the key of ``mail_map``: their shape and letters."""
 
+MAIL_PNG_LEVEL = 9
+"""The zlib level of ``mail_map``'s PNG: 9, 1.3% smaller than 8 (16.7 against
+16.9 KB late in play) for some 19 ms more CPU (47 against 28 ms, the map drawn
+anew included), once per position and language."""
+
 _MAILS: dict[int, tuple[Image.Image, bytes]] = {}
 
 
@@ -1019,7 +1024,7 @@ def mail_map(game: Any) -> bytes:
         b"\x89PNG\r\n\x1a\n",
         _chunk(b"IHDR", struct.pack(">IIBBBBB", img.width, img.height, PALETTE_BITS, 3, 0, 0, 0)),
         _chunk(b"PLTE", bytes(v for c in palette_colours() for v in c)),
-        _chunk(b"IDAT", zlib.compress(rows, PNG_LEVEL)),
+        _chunk(b"IDAT", zlib.compress(rows, MAIL_PNG_LEVEL)),
         _chunk(b"IEND", b""),
     ])
     _MAILS.pop(id(base), None)
