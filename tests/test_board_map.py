@@ -462,3 +462,32 @@ def test_nothing_of_the_legend_is_cut_short(monkeypatch, language):
     assert len(drawn) > 60 and not [t for t in drawn if "…" in t]
     hand = max((len(set(g.share_hands[n])) for n in names))
     assert hand >= 7  # long lines were there to wrap
+
+
+# ---------------------------------------------------------------- the mail's picture
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_mails_picture_is_the_map_and_its_key_then_every_companys_mark(late_game, language):
+    """``mail_map`` (issue 26: at most 50 KB a status mail): a 4-bit palette PNG
+    640 x 547 (the map 432 rows, the legend's key to row 490, then two rows of
+    27 px of company marks and 3 px); its first 490 rows are the very pixels of
+    ``render_map``'s; below them each company's mark in its colour, five a row
+    (centres 128 px apart from x = 21, at y = 502 and 529), where the reader's
+    map has its company cells and shares: no reader's own lines, the same PNG
+    for every reader; at most 18 KB late in play."""
+    from moderator import i18n
+
+    with i18n.speaking(language):
+        png = bm.mail_map(late_game)
+        full = decode(bm.render_map(late_game, "Ann")).convert("RGB")
+        again = bm.mail_map(late_game)
+    assert again == png
+    assert png[24:26] == b"\x04\x03"  # IHDR: bit depth 4, colour type 3 (palette)
+    img = decode(png).convert("RGB")
+    assert img.size == (640, 547)
+    assert img.crop((0, 0, 640, 490)).tobytes() == full.crop((0, 0, 640, 490)).tobytes()
+    companies = [c["abbr"] for c in late_game.public_view()["companies"]]
+    assert len(companies) == 10
+    centres = [img.getpixel((21 + 128 * (i % 5), 502 + 27 * (i // 5))) for i in range(10)]
+    assert centres == [bm.COMPANY_COLOURS[c] for c in companies]
+    assert full.crop((0, 490, 640, 547)).tobytes() != img.crop((0, 490, 640, 547)).tobytes()
+    assert len(png) <= 18_000, len(png)
