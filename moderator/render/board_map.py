@@ -13,8 +13,14 @@ hand.  The picture uses only what the reader may see: the board and its
 occupancy, the companies' public rows of ``Game.view(player)`` and that player's
 own ``"you"`` part; never another player's hand.
 
-Readable on a phone: the picture is ``WIDTH`` (800) px wide and every text is
-drawn at least ``MIN_TEXT_SIZE`` px, so shown 390 CSS px wide it is at least
+``mail_map(game)`` is the picture of a status mail: the map and the legend's
+key, then each company's shape and letters; the company values, home stations,
+trains left and the reader's shares are in the mail's HTML and text parts
+(issue 26: at most 50 KB a status mail).  Both are 4-bit palette PNGs
+(``palette_colours``: 16 colours, the map draws no other).
+
+Readable on a phone: the picture is ``WIDTH`` (640) px wide and every text is
+drawn at least ``MIN_TEXT_SIZE`` (19) px, so shown 390 CSS px wide it is at least
 ``PHONE_MIN_CSS_PX`` (11) CSS px high.  Words in any script: each text is drawn
 in runs of the faces fontconfig finds (``fonts``: DejaVu Sans, Noto Sans CJK),
 each character in a face that has its glyph, never a missing-glyph box.  Told
