@@ -22,9 +22,9 @@ LIMIT = 50 * 1024
 """Issue 26: the whole message, in bytes."""
 WITHOUT_PICTURE = 32 * 1024
 """What the mail costs without its picture (headers, text and HTML part, as
-encoded), at most (measured: 23.2 KB en to 30.9 KB zh): the rest of ``LIMIT``,
-some 18 KB in base64, so a PNG of about 13 KB, is the picture's
-(render/board_map.py)."""
+encoded), at most (measured: 23.2 KB en to 30.9 KB zh): the rest of ``LIMIT``
+is the picture's (``render/board_map.mail_map``: 16.6-17.0 KB of PNG late in
+play, 22.7-23.3 KB in base64), which leaves zh some 3.5 KB over."""
 
 
 @pytest.fixture(scope="module")
