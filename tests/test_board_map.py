@@ -105,7 +105,7 @@ def _under_label(lay: bm.Layout, xy: tuple[float, float], r: float) -> bool:
 # ---------------------------------------------------------------- the PNG
 def test_png_decodes_to_the_chosen_size(start_game):
     img = decode(bm.render_map(start_game, "Ann"))
-    assert img.size == (bm.WIDTH, bm.HEIGHT) == (800, 916)
+    assert img.size == (bm.WIDTH, bm.HEIGHT) == (640, 731)
     small = decode(bm.render_map(start_game, "Ann", width=390))
     assert small.size == (390, round(bm.HEIGHT * 390 / bm.WIDTH))
 
@@ -413,11 +413,11 @@ def test_every_text_is_at_least_11_css_px_high_on_a_390_px_phone(monkeypatch, la
     monkeypatch.setattr(bm, "_BASES", {})
     with i18n.speaking(language):
         img = decode(bm.render_map(late_game, "Ann"))
-    assert img.width == bm.WIDTH == 800
+    assert img.width == bm.WIDTH == 640
     ids = set(late_game.board.cities)
     assert ids <= {t for t, _ in sizes}  # every city labelled
     label = {s for t, s in sizes if t in ids}
-    assert label == {bm.LABEL_SIZE} and bm.LABEL_SIZE * 390 / img.width == 11.2125
+    assert label == {bm.LABEL_SIZE} and bm.LABEL_SIZE * 390 / img.width == 11.578125
     assert min(s for _, s in sizes) * 390 / img.width >= bm.PHONE_MIN_CSS_PX == 11
     assert min(s for _, s in sizes) * min(MAX_IMAGE_WIDTH, img.width) / img.width >= 18
 
@@ -462,3 +462,32 @@ def test_nothing_of_the_legend_is_cut_short(monkeypatch, language):
     assert len(drawn) > 60 and not [t for t in drawn if "…" in t]
     hand = max((len(set(g.share_hands[n])) for n in names))
     assert hand >= 7  # long lines were there to wrap
+
+
+# ---------------------------------------------------------------- the mail's picture
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_mails_picture_is_the_map_and_its_key_then_every_companys_mark(late_game, language):
+    """``mail_map`` (issue 26: at most 50 KB a status mail): a 4-bit palette PNG
+    640 x 547 (the map 432 rows, the legend's key to row 490, then two rows of
+    27 px of company marks and 3 px); its first 490 rows are the very pixels of
+    ``render_map``'s; below them each company's mark in its colour, five a row
+    (centres 128 px apart from x = 21, at y = 502 and 529), where the reader's
+    map has its company cells and shares: no reader's own lines, the same PNG
+    for every reader; at most 18 KB late in play."""
+    from moderator import i18n
+
+    with i18n.speaking(language):
+        png = bm.mail_map(late_game)
+        full = decode(bm.render_map(late_game, "Ann")).convert("RGB")
+        again = bm.mail_map(late_game)
+    assert again == png
+    assert png[24:26] == b"\x04\x03"  # IHDR: bit depth 4, colour type 3 (palette)
+    img = decode(png).convert("RGB")
+    assert img.size == (640, 547)
+    assert img.crop((0, 0, 640, 490)).tobytes() == full.crop((0, 0, 640, 490)).tobytes()
+    companies = [c["abbr"] for c in late_game.public_view()["companies"]]
+    assert len(companies) == 10
+    centres = [img.getpixel((21 + 128 * (i % 5), 502 + 27 * (i // 5))) for i in range(10)]
+    assert centres == [bm.COMPANY_COLOURS[c] for c in companies]
+    assert full.crop((0, 490, 640, 547)).tobytes() != img.crop((0, 490, 640, 547)).tobytes()
+    assert len(png) <= 18_000, len(png)

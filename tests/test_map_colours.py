@@ -102,8 +102,9 @@ def test_a_train_and_its_home_station_show_the_companys_shape_on_the_map():
     x, y = lay.space_xy(g.board, "ABQ-DEN", 1)
     dm = bm.COMPANY_COLOURS["DM"]
     assert img.getpixel((x, y)) == dm
-    assert img.getpixel((x + 6, y - 6)) != dm and img.getpixel((x - 6, y + 6)) != dm  # the plus's corners
-    assert img.getpixel((x + 6, y)) == dm and img.getpixel((x, y - 6)) == dm  # its arms
+    d = round(bm.TRAIN_R * 0.6)  # inside the arms' outline (2 px): 4 px at TRAIN_R 7
+    assert img.getpixel((x + d, y - d)) != dm and img.getpixel((x - d, y + d)) != dm  # the plus's corners
+    assert img.getpixel((x + d, y)) == dm and img.getpixel((x, y - d)) == dm  # its arms
     # DM's home station: a white square framed in ink with the plus inside
     hx, hy = (round(v) for v in lay.cities[g.board.companies["DM"].home])
     assert img.getpixel((hx, hy)) == dm

@@ -48,13 +48,18 @@ def test_the_png_is_well_formed_and_compressed():
     png = bm.render_map(game, "Ann")
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and png.endswith(b"IEND\xaeB`\x82")
     Image.open(io.BytesIO(png)).verify()  # chunk CRCs
-    # one IDAT: the scanlines, each filter byte 0 then one palette index per pixel
+    # one IDAT: the scanlines, each filter byte 0 then a 4-bit palette index per
+    # pixel, two a byte (16 colours at most)
+    assert png[24:26] == b"\x04\x03"  # IHDR: bit depth 4, colour type 3 (palette)
+    assert len(bm.palette_colours()) <= 16
     start = png.index(b"IDAT") + 4
     length = int.from_bytes(png[start - 8:start - 4], "big")
     rows = zlib.decompress(png[start:start + length])
-    assert len(rows) == bm.HEIGHT * (bm.WIDTH + 1)
-    assert all(rows[i * (bm.WIDTH + 1)] == 0 for i in range(bm.HEIGHT))
-    assert max(rows) < len(bm.palette_colours())
+    step = bm.WIDTH // 2 + 1
+    assert len(rows) == bm.HEIGHT * step
+    assert all(rows[i * step] == 0 for i in range(bm.HEIGHT))
+    indices = [v for i in range(bm.HEIGHT) for b in rows[i * step + 1:(i + 1) * step] for v in (b >> 4, b & 15)]
+    assert max(indices) < len(bm.palette_colours())
     assert len(png) < len(rows) // 10  # compressed, not stored
     # a scaled map (a phone's width) is still drawn whole and scaled
     small = Image.open(io.BytesIO(bm.render_map(game, "Ann", width=390)))

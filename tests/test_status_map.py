@@ -18,7 +18,7 @@ from moderator.config import Config
 from moderator.mail.compose import build_message
 from moderator.moderation.cycle import Moderator
 from moderator.render import MAP_HERE, to_html
-from moderator.render.board_map import board_text, city_legend, render_map
+from moderator.render.board_map import board_text, city_legend, mail_map, render_map
 from moderator.store.gamefile import GameStore
 from outbox import unseen_mails
 
@@ -97,7 +97,10 @@ def decode(png: bytes) -> Image.Image:
     return img
 
 
-def test_every_status_mail_carries_the_readers_own_map(table):
+def test_every_status_mail_carries_the_map_and_no_ones_shares(table):
+    """The picture is ``mail_map``: the map, its key and the companies' shapes,
+    the same for every reader (issue 26: the reader's shares and the company
+    values are in the HTML above and below it, not again in the picture)."""
     mails = start_all(table)
     assert len(mails) == 3
     rec = table.load()
@@ -114,8 +117,8 @@ def test_every_status_mail_carries_the_readers_own_map(table):
         # below the hand and the players' table, above the companies' table and the closing lines
         assert html.index('id="hand"') < html.index("<h2>PLAYERS") < html.index('<img id="board"')
         assert html.index("<img") < html.index("<h2>COMPANIES") < html.index("Your secret")
-        # the picture is the reader's own view, at the map's size
-        expected = render_map(rec.game, player.name)
+        # the picture is the mail's map (no reader's lines: the HTML has the hand)
+        expected = mail_map(rec.game)
         assert decode(png).size == decode(expected).size
         assert png == expected
         cids.add(cid)
@@ -124,8 +127,8 @@ def test_every_status_mail_carries_the_readers_own_map(table):
         raw = m.as_bytes()
         assert b"\x00" not in raw and MAP_HERE not in text and MAP_HERE not in html
     assert len(cids) == 3  # a Content-ID unique per mail
-    # the legends differ (each reader's own shares): so do the pictures
-    assert len(set(images.values())) == 3
+    # no reader's own shares in the picture: the same for every reader
+    assert len(set(images.values())) == 1
 
 
 def test_the_text_part_has_the_compact_position_not_the_board_in_words(table):
@@ -153,13 +156,13 @@ def test_welcome_and_status_answer_carry_the_map(table):
     rec = table.load()
     for m in welcomes:
         _, _, png, text = the_map(m)
-        assert png == render_map(rec.game, rec.player_by_address(str(m["To"])).name)
+        assert png == mail_map(rec.game)
         assert "THE BOARD" not in text
     table.order("Bob", "status")
     table.mod.run_cycle()
     (answer,) = table.sent()
     _, _, png, text = the_map(answer)
-    assert png == render_map(rec.game, "Bob")
+    assert png == mail_map(rec.game)
     assert "THE BOARD" not in text
 
 
@@ -199,8 +202,9 @@ def _game():
 
 def test_each_reader_gets_the_map_in_their_own_language_and_script(tmp_path):
     """Players named José and 李雷 reading Spanish and Chinese: each welcome's
-    picture is the map drawn in that reader's language (its legend's words),
-    naming them as they write their name; the two differ from the English one."""
+    picture is the mail's map drawn in that reader's language (its key's
+    words); the two differ from the English one.  The full map's legend names
+    them as they write their name."""
     from moderator import i18n
 
     config = Config(games_dir=tmp_path / "games", maildir_inbox=tmp_path / "in",
@@ -215,9 +219,10 @@ def test_each_reader_gets_the_map_in_their_own_language_and_script(tmp_path):
     for name, address in players:
         lang = {"José": "es", "李雷": "zh"}.get(name, "en")
         with i18n.speaking(lang):
-            assert got[address] == render_map(rec.game, name), name
+            assert got[address] == mail_map(rec.game), name
     with i18n.speaking("en"):
-        assert got["jose@example.org"] != render_map(rec.game, "José")
+        assert got["jose@example.org"] != mail_map(rec.game)
+        assert got["lilei@example.org"] != mail_map(rec.game)
     from moderator.render.board_map import legend_lines
     with i18n.speaking("zh"):
         assert legend_lines(rec.game.view("李雷"), "李雷")[0].startswith("李雷，你已投资的股票：")

@@ -40,8 +40,8 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
     outage notice and their bounce note.  It answers ``in_reply_to`` if given, else
     continues the player's thread.  ``drawn``: the shares ``player`` drew from
     the stack among ``events`` ``(share, returned by swap drawn)``, named to them
-    alone (their confirmation).  The mail shows the board as ``player`` sees
-    it (``render_map``: their own shares in the legend, never another's): in the
+    alone (their confirmation).  The mail shows the board as every player sees
+    it (``mail_map``: the map, its key and the companies' shapes, no one's shares): in the
     HTML part an inline PNG (``id="board"``) below the position; the text part
     has the compact position only (issue 26: a status mail at most 50 KB).  The HTML part is laid out by
     ``templates/mail/status.html`` (the welcome: ``mail/welcome.html``, with the
@@ -152,7 +152,7 @@ def news_lines(player: Player, news: list[dict] | tuple) -> list[str]:
 
 def _status_mail(post: Post, record: GameRecord, player: Player, events: list[str],
                  in_reply_to: str | None, template: str, drawn, boards, news=()) -> EmailMessage:
-    from ..render.board_map import render_map  # Pillow: only where a map is drawn
+    from ..render.board_map import mail_map  # Pillow: only where a map is drawn
 
     text, html_template, ctx = status_text(
         record, player, events, notice=post.notice_text(),
@@ -166,7 +166,7 @@ def _status_mail(post: Post, record: GameRecord, player: Player, events: list[st
         in_reply_to=in_reply_to or root, references=[root] if root else [],
         auto="auto-replied" if in_reply_to else "auto-generated",
         images=[(make_msgid(idstring=f"map.{record.id}", domain=post.domain)[1:-1],
-                 render_map(record.game, player.name), word("layout", "map_alt"))],
+                 mail_map(record.game), word("layout", "map_alt"))],
         html_template=html_template, html_context=ctx,
     )
 

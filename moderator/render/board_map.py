@@ -13,8 +13,14 @@ hand.  The picture uses only what the reader may see: the board and its
 occupancy, the companies' public rows of ``Game.view(player)`` and that player's
 own ``"you"`` part; never another player's hand.
 
-Readable on a phone: the picture is ``WIDTH`` (800) px wide and every text is
-drawn at least ``MIN_TEXT_SIZE`` px, so shown 390 CSS px wide it is at least
+``mail_map(game)`` is the picture of a status mail: the map and the legend's
+key, then each company's shape and letters; the company values, home stations,
+trains left and the reader's shares are in the mail's HTML and text parts
+(issue 26: at most 50 KB a status mail).  Both are 4-bit palette PNGs
+(``palette_colours``: 16 colours, the map draws no other).
+
+Readable on a phone: the picture is ``WIDTH`` (640) px wide and every text is
+drawn at least ``MIN_TEXT_SIZE`` (19) px, so shown 390 CSS px wide it is at least
 ``PHONE_MIN_CSS_PX`` (11) CSS px high.  Words in any script: each text is drawn
 in runs of the faces fontconfig finds (``fonts``: DejaVu Sans, Noto Sans CJK),
 each character in a face that has its glyph, never a missing-glyph box.  Told
@@ -57,13 +63,26 @@ from ..rules.components import COMPANIES, TRACK_TYPES, UP
 from .. import i18n
 from . import fonts
 
-#: Size of the picture in pixels: 800 wide; a mail shows it at most 640 CSS px wide
-#: (``moderation/send.MAX_IMAGE_WIDTH``: its texts 18 px and more on a desktop) and
+#: Size of the picture in pixels: 640 wide, as a mail shows it at most
+#: (``moderation/send.MAX_IMAGE_WIDTH``: its texts 19 px and more on a desktop) and
 #: 390 on a phone, where every text of it (drawn at least ``MIN_TEXT_SIZE`` px) is at
-#: least ``PHONE_MIN_CSS_PX`` CSS px high; ``pbem show --map`` writes it at 800.
-WIDTH = 800
+#: least ``PHONE_MIN_CSS_PX`` CSS px high; ``pbem show --map`` writes it at 640.
+#: Issue 26 (at most 50 KB a status mail): drawn at 800 with type of 23 px and more
+#: the PNG was a quarter larger (26.2 against 20.5 KB, en, late in play) for the
+#: same 11 CSS px on a phone.
+WIDTH = 640
+SCALE = 0.8
+"""The picture's sizes (the marks, rows and offsets below) as drawn at 800 px
+wide before issue 26, times ``SCALE``; its type is at least ``MIN_TEXT_SIZE``."""
+
+
+def _px(n: float) -> int:
+    """``n`` pixels of the 800-px drawing at ``WIDTH``: ``round(n * SCALE)``."""
+    return round(n * SCALE)
+
+
 #: Height of the map area at the top; the legend fills the rest.
-MAP_HEIGHT = 540
+MAP_HEIGHT = _px(540)
 
 PHONE_WIDTH = 390
 """The width in CSS px a phone shows the picture at (``max-width:100%`` of a
@@ -126,32 +145,33 @@ BACKGROUND: Colour = (246, 242, 230)
 LEGEND_BACKGROUND: Colour = (255, 255, 255)
 LINE: Colour = (160, 148, 128)
 INK: Colour = (30, 30, 30)
-OUTLINE: Colour = (55, 55, 55)
+OUTLINE: Colour = INK  # the edges of shapes: the ink, one colour fewer in the palette
+RULE: Colour = LINE    # the rule above the reader's lines
 MUTED: Colour = (95, 95, 95)
 
-TRAIN_R = 9          # radius of a train (the circle its shape fills)
-START_R = 13         # radius of the ring around a starting space
-FREE_HALF = 6        # half the side of a free space's square
-CITY_R = 5           # radius of a city dot
-HOME_HALF = 11       # half the side of a home station's square
-LABEL_SIZE = 23      # city ids
-LEGEND_SIZE = 24     # company rows of the legend
-SMALL_SIZE = 23      # the key, the second lines of the legend, the reader's lines
-MIN_TEXT_SIZE = 23   # the least size any text is drawn at (PHONE_MIN_CSS_PX on a phone)
-MARGIN = 24          # around the map's cities
-CLEAR = HOME_HALF + TRAIN_R + 8  # the least distance of a city from a line not its own
+TRAIN_R = _px(9)     # radius of a train (the circle its shape fills)
+START_R = _px(13)    # radius of the ring around a starting space
+FREE_HALF = _px(6)   # half the side of a free space's square
+CITY_R = _px(5)      # radius of a city dot
+HOME_HALF = _px(11)  # half the side of a home station's square
+LABEL_SIZE = 19      # city ids (19 * 390 / 640 = 11.6 CSS px on a phone)
+LEGEND_SIZE = 20     # company rows of the legend
+SMALL_SIZE = 19      # the key, the second lines of the legend, the reader's lines
+MIN_TEXT_SIZE = 19   # the least size any text is drawn at (PHONE_MIN_CSS_PX on a phone)
+MARGIN = _px(24)     # around the map's cities
+CLEAR = HOME_HALF + TRAIN_R + _px(8)  # the least distance of a city from a line not its own
 TEXT_MODE = "1"
 """``ImageDraw.fontmode`` of every text: "1", hinted glyphs of whole pixels
 without antialiasing.  The faces are hinted for it, and the PNG is about a
 third smaller (28 KB against 40 KB late in play; antialiased edges in the
 palette's blends are what the text costs)."""
-KEY_ROW = 32         # height of a row of the legend's key
-CELLS_TOP = 2 * KEY_ROW + 14  # the legend's company cells, below the top of the legend
-CELL_H = 34          # height of a row of company cells (two a row)
-READER_ROW = 29      # height of a line of the reader's own
+KEY_ROW = _px(32)    # height of a row of the legend's key
+CELLS_TOP = 2 * KEY_ROW + _px(14)  # the legend's company cells, below the top of the legend
+CELL_H = _px(34)     # height of a row of company cells (two a row)
+READER_ROW = _px(29)  # height of a line of the reader's own
 READER_ROWS = 4      # the reader's own lines (their shares, wrapped: two each at most)
 #: Height of the picture: the map, the key, five rows of company cells, the reader's lines.
-HEIGHT = MAP_HEIGHT + CELLS_TOP + 5 * CELL_H + 8 + READER_ROWS * READER_ROW + 4
+HEIGHT = MAP_HEIGHT + CELLS_TOP + 5 * CELL_H + _px(8) + READER_ROWS * READER_ROW + _px(4)
 
 
 def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
@@ -480,8 +500,8 @@ def _place_labels(board: Board, cities: dict[str, tuple[float, float]],
         left, top, right, bottom = _bbox(cid, LABEL_SIZE)
         tw, th = right - left, bottom - top
         candidates = []  # (x0, y0, preference cost): eight directions, three distances
-        for step, gap in enumerate((HOME_HALF + 3, HOME_HALF + 12, HOME_HALF + 24)):
-            far = 150.0 * step  # as bad as covering a quarter of a train
+        for step, gap in enumerate((HOME_HALF + _px(3), HOME_HALF + _px(12), HOME_HALF + _px(24))):
+            far = 150.0 * SCALE ** 2 * step  # as bad as covering a quarter of a train
             candidates += [
                 (x + gap, y - th / 2, far), (x - gap - tw, y - th / 2, far + 1),
                 (x - tw / 2, y - gap - th, far + 2), (x - tw / 2, y + gap, far + 2),
@@ -503,7 +523,7 @@ def _place_labels(board: Board, cities: dict[str, tuple[float, float]],
             mx, my = (r[0] + r[2]) / 2, (r[1] + r[3]) / 2
             own = (mx - x) ** 2 + (my - y) ** 2
             if any((mx - ox) ** 2 + (my - oy) ** 2 < own for ox, oy in close):
-                cost += 400  # nearer another city than its own: whose label is it?
+                cost += 400 * SCALE ** 2  # nearer another city than its own: whose label is it?
             if best is None or cost < best[0]:
                 best = (cost, r, x0, y0)
         assert best is not None
@@ -820,47 +840,48 @@ def _legend(img: Image.Image, draw: ImageDraw.ImageDraw, lay: Layout, view: dict
     draw.line((0, top, lay.width, top), fill=LINE, width=2)
 
     # key: the free spaces by track type; a train, a starting space, a home station
-    y = top + 8 + KEY_ROW // 2
-    x = 14
+    y = top + _px(8) + KEY_ROW // 2
+    x = _px(14)
+    up = SMALL_SIZE * 14 // 23  # a text's top above the row's middle
     for track in TRACK_TYPES:
-        _free_space(draw, (x + 8, y), track, half=8)
+        _free_space(draw, (x + _px(8), y), track, half=_px(8))
         name = card_text(track)
-        _text(img, (x + 22, y - 14), name, SMALL_SIZE, MUTED)
-        x += 22 + _text_width(name, SMALL_SIZE) + 22
+        _text(img, (x + _px(22), y - up), name, SMALL_SIZE, MUTED)
+        x += _px(22) + _text_width(name, SMALL_SIZE) + _px(22)
     y += KEY_ROW
-    x = 14
+    x = _px(14)
     for kind, name in (("train", word("key_train")), ("start", word("key_start")), ("home", word("key_home"))):
         if kind == "train":
-            _train(draw, (x + 10, y), "BNL")
+            _train(draw, (x + _px(10), y), "BNL")
         elif kind == "start":
-            _train(draw, (x + 12, y), "BNL", start=True)
+            _train(draw, (x + _px(12), y), "BNL", start=True)
         else:
-            _home(draw, (x + 11, y), "BNL")
-        _text(img, (x + 30, y - 14), name, SMALL_SIZE, MUTED)
-        x += 30 + _text_width(name, SMALL_SIZE) + 28
+            _home(draw, (x + _px(11), y), "BNL")
+        _text(img, (x + _px(30), y - up), name, SMALL_SIZE, MUTED)
+        x += _px(30) + _text_width(name, SMALL_SIZE) + _px(28)
 
     # the companies: shape and colour, value in millions, home station and trains left
     cols, cell_w = 2, lay.width // 2
     y0 = top + CELLS_TOP
     for i, c in enumerate(view["companies"]):
-        cx = (i % cols) * cell_w + 14
+        cx = (i % cols) * cell_w + _px(14)
         cy = y0 + (i // cols) * CELL_H
-        _mark(draw, (cx + 12, cy + 15), c["abbr"], 12)
-        _text(img, (cx + 32, cy), f"{c['abbr']} ${c['value']}M", LEGEND_SIZE, INK)
+        _mark(draw, (cx + _px(12), cy + _px(15)), c["abbr"], _px(12))
+        _text(img, (cx + _px(32), cy), f"{c['abbr']} ${c['value']}M", LEGEND_SIZE, INK)
         rest = word("cell", home=c["home"], count=c["in_box"])
-        _text(img, (cx + 186, cy + 1), _fit(rest, SMALL_SIZE, cell_w - 186 - 8), SMALL_SIZE, MUTED)
+        _text(img, (cx + _px(186), cy + 1), _fit(rest, SMALL_SIZE, cell_w - _px(186) - _px(8)), SMALL_SIZE, MUTED)
 
     y = lay.shares_top + 2
-    draw.line((14, y, lay.width - 14, y), fill=(225, 220, 210), width=1)
+    draw.line((_px(14), y, lay.width - _px(14), y), fill=RULE, width=1)
 
 
 def _reader_lines(img: Image.Image, lay: Layout, view: dict[str, Any], player: str | None,
                   top: int = 0) -> None:
     """The legend's last lines: the reader's own shares, or what the public view is
     (drawn on a picture whose row 0 is the map's row ``top``), ``_wrapped``."""
-    y = lay.shares_top + 8 - top
-    for k, line in enumerate(_wrapped(legend_lines(view, player), lay.width - 28)):
-        _text(img, (14, y + k * READER_ROW), line, SMALL_SIZE, INK, masks=_line_masks)
+    y = lay.shares_top + _px(8) - top
+    for k, line in enumerate(_wrapped(legend_lines(view, player), lay.width - 2 * _px(14))):
+        _text(img, (_px(14), y + k * READER_ROW), line, SMALL_SIZE, INK, masks=_line_masks)
 
 
 def _wrapped(lines: list[str], width: int, rows: int = None) -> list[str]:
@@ -918,28 +939,32 @@ def _fit(text: str, size: int, width: int) -> str:
 
 @lru_cache(maxsize=1)
 def palette() -> Image.Image:
-    """The fixed palette of the map's PNG (a "P" image): every colour the map
-    draws (companies, track types, backgrounds, lines, ink) exactly, each of them
-    blended 1/4, 1/2 and 3/4 into both backgrounds (the antialiased edges), and a
-    grey ramp for the text: 124 colours (``palette_colours``)."""
-    flat = [v for c in palette_colours() for v in c]
+    """The fixed palette of the map's PNG (a "P" image of ``palette_colours``):
+    every colour the map draws, exactly; a pixel of another colour (the few
+    blended ones a glyph's halo leaves, or a scaled picture's) becomes the
+    nearest of them."""
     pal = Image.new("P", (1, 1))
-    pal.putpalette(flat + [0] * (768 - len(flat)))
+    pal.putpalette([v for c in palette_colours() for v in c])  # 16 entries: a 4-bit PNG
     return pal
+
+
+PALETTE_BITS = 4
+"""Bits per pixel of the map's PNG (``_png``): 4, at most 16 colours, which
+every colour the map draws fits in (``palette_colours``); 6% smaller than 8
+bits a pixel late in play (issue 26: at most 50 KB a status mail)."""
 
 
 @lru_cache(maxsize=1)
 def palette_colours() -> tuple[Colour, ...]:
-    """The colours of ``palette``, in palette order."""
-    base = list(dict.fromkeys([*COMPANY_COLOURS.values(), *TRACK_COLOURS.values(), BACKGROUND,
-                               LEGEND_BACKGROUND, LINE, INK, OUTLINE, MUTED]))
-    colours = list(base)
-    for bg in (BACKGROUND, LEGEND_BACKGROUND):
-        for c in base:
-            for f in (0.25, 0.5, 0.75):
-                colours.append(tuple(round(a * f + b * (1 - f)) for a, b in zip(c, bg)))
-    colours += [(v, v, v) for v in range(0, 256, 17)]
-    return tuple(dict.fromkeys(colours))
+    """The colours of ``palette``, in palette order: the companies', the track
+    types', the backgrounds, the lines, the ink and the muted text, 16 in all
+    (at most ``2 ** PALETTE_BITS``).  The map draws no other colour: no
+    antialiasing (shapes are drawn with ``ImageDraw``'s whole pixels, texts in
+    ``TEXT_MODE``)."""
+    colours = tuple(dict.fromkeys([*COMPANY_COLOURS.values(), *TRACK_COLOURS.values(), BACKGROUND,
+                                   LEGEND_BACKGROUND, LINE, INK, OUTLINE, RULE, MUTED]))
+    assert len(colours) <= 2 ** PALETTE_BITS, len(colours)
+    return colours
 
 
 def render_map(game: Any, player: str | None = None, *, width: int | None = None) -> bytes:
@@ -957,8 +982,62 @@ def render_map(game: Any, player: str | None = None, *, width: int | None = None
     # maps alone and the board looks the same in every reader's map
     img = img.quantize(palette=palette(), dither=Image.Dither.NONE)
     buf = io.BytesIO()
-    img.save(buf, "PNG", compress_level=PNG_LEVEL)
+    img.save(buf, "PNG", compress_level=PNG_LEVEL, bits=PALETTE_BITS)
     return buf.getvalue()
+
+
+MAIL_KEY_COLS = 5
+"""Companies a row in the key of ``mail_map``: their shape and letters."""
+
+MAIL_PNG_LEVEL = 9
+"""The zlib level of ``mail_map``'s PNG: 9, 1.3% smaller than 8 (16.7 against
+16.9 KB late in play) for some 19 ms more CPU (47 against 28 ms, the map drawn
+anew included), once per position and language."""
+
+_MAILS: dict[int, tuple[Image.Image, bytes]] = {}
+
+
+def mail_map(game: Any) -> bytes:
+    """The map of ``game`` as a status mail shows it, as PNG bytes (a 4-bit
+    palette PNG, ``WIDTH`` wide): the map and the legend's key as
+    ``render_map`` draws them (its very pixels), then each company's shape in
+    its colour with its letters, ``MAIL_KEY_COLS`` a row; no company values,
+    home stations, trains left nor the reader's shares, which the mail's HTML
+    and text part show right above and below the picture (issue 26: at most
+    50 KB a status mail; the legend's cells and lines were a quarter of the
+    PNG).  The same for every reader of a language (only what the public view
+    shows); drawn once per position and language (kept with the base image)."""
+    view = game.public_view()
+    lay = layout(game.board)
+    base = _base(game, view, lay)
+    kept = _MAILS.get(id(base))
+    if kept is not None and kept[0] is base:
+        return kept[1]
+    companies = [c["abbr"] for c in view["companies"]]
+    top = lay.map_height + CELLS_TOP - _px(6)  # the map and the key
+    rows = -(-len(companies) // MAIL_KEY_COLS)
+    img = Image.new("RGB", (lay.width, top + rows * CELL_H + _px(4)), LEGEND_BACKGROUND)
+    img.paste(base.crop((0, 0, lay.width, top)), (0, 0))
+    draw = ImageDraw.Draw(img)
+    cell_w = lay.width // MAIL_KEY_COLS
+    for i, abbr in enumerate(companies):
+        cx = (i % MAIL_KEY_COLS) * cell_w + _px(14)
+        cy = top + (i // MAIL_KEY_COLS) * CELL_H
+        _mark(draw, (cx + _px(12), cy + _px(15)), abbr, _px(12))
+        _text(img, (cx + _px(32), cy), abbr, LEGEND_SIZE, INK)
+    rows = _scanlines(_packed(img.quantize(palette=palette(), dither=Image.Dither.NONE)), _row_bytes(img.width))
+    out = b"".join([
+        b"\x89PNG\r\n\x1a\n",
+        _chunk(b"IHDR", struct.pack(">IIBBBBB", img.width, img.height, PALETTE_BITS, 3, 0, 0, 0)),
+        _chunk(b"PLTE", bytes(v for c in palette_colours() for v in c)),
+        _chunk(b"IDAT", zlib.compress(rows, MAIL_PNG_LEVEL)),
+        _chunk(b"IEND", b""),
+    ])
+    _MAILS.pop(id(base), None)
+    _MAILS[id(base)] = (base, out)
+    while len(_MAILS) > BASE_CACHE:
+        del _MAILS[next(iter(_MAILS))]
+    return out
 
 
 PNG_LEVEL = 8
@@ -990,8 +1069,8 @@ _FINAL = b"\x03\x00"  # an empty last block (fixed Huffman codes): the end of th
 
 def _png(game: Any, player: str | None) -> bytes:
     """``render_map`` at full size: the PNG of ``map_image(game, player)`` as a
-    palette PNG (8-bit indices into ``palette``, no dithering, scanline filter
-    0, ``PNG_LEVEL``).  Its zlib stream is a row of pieces, each compressed
+    palette PNG (``PALETTE_BITS``-bit indices into ``palette``, no dithering,
+    scanline filter 0, ``PNG_LEVEL``).  Its zlib stream is a row of pieces, each compressed
     alone and ending on a byte (``_deflated``): the rows above
     ``Layout.shares_top`` (the same for every reader of the position) in bands
     (``_bands``), mapped to the palette and joined once per position, then the
@@ -1007,8 +1086,8 @@ def _png(game: Any, player: str | None) -> bytes:
     cached = _PREFIXES.get(id(base))
     if cached is None or cached[0] is not base:
         head = base.crop((0, 0, lay.width, top)).quantize(palette=palette(), dither=Image.Dither.NONE)
-        lines = _scanlines(head.tobytes(), lay.width)
-        step = lay.width + 1
+        lines = _scanlines(_packed(head), _row_bytes(lay.width))
+        step = _row_bytes(lay.width) + 1
         out = b"".join(_deflated(lines[a * step:b * step]) for a, b in _bands(lay))
         blank = hashlib.sha256(base.crop((0, top, lay.width, lay.height)).tobytes()).digest()
         cached = (base, out, zlib.adler32(lines), blank)
@@ -1022,7 +1101,8 @@ def _png(game: Any, player: str | None) -> bytes:
     if found is None:
         tail = base.crop((0, top, lay.width, lay.height))
         _reader_lines(tail, lay, view, player, top=top)
-        rows = _scanlines(tail.quantize(palette=palette(), dither=Image.Dither.NONE).tobytes(), lay.width)
+        rows = _scanlines(_packed(tail.quantize(palette=palette(), dither=Image.Dither.NONE)),
+                          _row_bytes(lay.width))
         found = _TAILS[key] = (_deflated(rows), zlib.adler32(rows), len(rows))
         while len(_TAILS) > TAIL_CACHE:
             _TAILS.popitem(last=False)
@@ -1033,7 +1113,7 @@ def _png(game: Any, player: str | None) -> bytes:
     idat = b"".join([_ZLIB_HEAD, out, piece, _FINAL, struct.pack(">I", check)])
     return b"".join([
         b"\x89PNG\r\n\x1a\n",
-        _chunk(b"IHDR", struct.pack(">IIBBBBB", lay.width, lay.height, 8, 3, 0, 0, 0)),
+        _chunk(b"IHDR", struct.pack(">IIBBBBB", lay.width, lay.height, PALETTE_BITS, 3, 0, 0, 0)),
         _chunk(b"PLTE", bytes(v for c in palette_colours() for v in c)),
         _chunk(b"IDAT", idat),
         _chunk(b"IEND", b""),
@@ -1081,8 +1161,21 @@ def _deflated(data: bytes) -> bytes:
     return out
 
 
+def _row_bytes(width: int) -> int:
+    """Bytes of a row of ``width`` pixels at ``PALETTE_BITS`` bits a pixel (the
+    last byte padded, as PNG packs them)."""
+    return (width * PALETTE_BITS + 7) // 8
+
+
+def _packed(img: Image.Image) -> bytes:
+    """The rows of the "P" image ``img`` packed ``PALETTE_BITS`` bits a pixel,
+    the leftmost pixel in the high bits, each row padded to a byte (PNG's
+    packing; Pillow's raw "P;4" mode)."""
+    return img.tobytes("raw", "P" if PALETTE_BITS == 8 else f"P;{PALETTE_BITS}")
+
+
 def _scanlines(rows: bytes, width: int) -> bytes:
-    """PNG scanlines of 8-bit ``rows`` (``width`` bytes each), each with filter 0."""
+    """PNG scanlines of packed ``rows`` (``width`` bytes each), each with filter 0."""
     return b"".join(b"\x00" + rows[i:i + width] for i in range(0, len(rows), width))
 
 
@@ -1159,7 +1252,7 @@ def city_legend(board: Board) -> list[tuple[str, str]]:
 
 
 __all__ = [
-    "COMPANY_COLOURS", "MIN_DELTA_E", "SHAPES", "TRACK_COLOURS", "WIDTH", "HEIGHT", "PHONE_WIDTH",
+    "COMPANY_COLOURS", "MIN_DELTA_E", "mail_map", "SHAPES", "TRACK_COLOURS", "WIDTH", "HEIGHT", "PHONE_WIDTH",
     "PHONE_MIN_CSS_PX", "Layout", "layout",
     "map_image", "render_map", "legend_lines", "board_text", "buildable", "city_legend",
 ]
