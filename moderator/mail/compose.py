@@ -19,26 +19,55 @@ from datetime import datetime, timezone
 from email import policy
 from email.generator import BytesGenerator
 from email.headerregistry import Address
-from email.message import EmailMessage, Message
+from email.message import EmailMessage, Message, MIMEPart
 from email.utils import format_datetime, make_msgid
 
-__all__ = ["build_message", "flatten"]
+__all__ = ["build_message", "flatten", "seven_bit"]
 
 _SAFE_LINE = 998  # RFC 5322 line length limit; longer lines need an encoding
 
 
 def _cte(text: str) -> str:
-    """Transfer encoding for a text part: 7bit when safe, else the shorter of
-    quoted-printable and base64 for its UTF-8 bytes (a Chinese text, three bytes a
-    character, is a third longer in base64 but three times longer in
-    quoted-printable: issue 26, a status mail at most 50 KB)."""
-    if text.isascii() and all(len(line) <= _SAFE_LINE for line in text.splitlines()):
-        return "7bit"
+    """Transfer encoding for a text part: 7bit when safe, else 8bit (RFC 6152: the
+    UTF-8 bytes as they are) when every line is within RFC 5322's 998 octets,
+    else the shorter of quoted-printable and base64.  8bit keeps a Chinese status
+    mail a quarter smaller than base64 (issue 26: at most 50 KB a status mail);
+    every server pbem submits to is asked for 8BITMIME, and a mail to one that
+    does not take it is sent with its 8bit parts in base64 or quoted-printable
+    (``seven_bit``, ``moderator.mail.transport.smtp``)."""
+    if all(len(line) <= _SAFE_LINE for line in text.splitlines()):
+        if text.isascii():
+            return "7bit"
+        if all(len(line.encode("utf-8")) <= _SAFE_LINE for line in text.splitlines()):
+            return "8bit"
+    return _cte_7bit(text)
+
+
+def _cte_7bit(text: str) -> str:
+    """The shorter of quoted-printable and base64 for ``text``'s UTF-8 bytes (a
+    Chinese text, three bytes a character, is a third longer in base64 but three
+    times longer in quoted-printable)."""
     data = text.encode("utf-8")
     escaped = sum(1 for b in data if b > 126 or b == 61)  # written =XX
     qp = len(data) + 2 * escaped + 3 * (len(data) + 2 * escaped) // 75  # and a soft break a line
     base64 = (len(data) + 2) // 3 * 4 * 78 // 76  # and CRLF every 76 characters
     return "quoted-printable" if qp <= base64 else "base64"
+
+
+def seven_bit(msg: EmailMessage) -> EmailMessage:
+    """``msg`` with every 8bit text part re-encoded as quoted-printable or base64
+    (``_cte_7bit``), for a server without 8BITMIME (RFC 6152 section 3: such a
+    server must not be sent 8-bit data).  Changes ``msg`` in place and returns
+    it; a mail without 8bit parts is returned as it is."""
+    for part in msg.walk():
+        if part.is_multipart() or part.get_content_maintype() != "text":
+            continue
+        if str(part.get("Content-Transfer-Encoding", "")).lower() != "8bit":
+            continue
+        text = part.get_content().replace("\r\n", "\n")  # an 8bit part read from CRLF bytes keeps them
+        subtype = part.get_content_subtype()
+        MIMEPart.set_content(part, text, subtype=subtype, charset="utf-8", cte=_cte_7bit(text))
+    return msg
 
 
 def _boundary() -> str:

@@ -344,7 +344,8 @@ class Moderator:
                 return act(decide.bounce_in_game(verdict, record), om, post, self.store, report, record)
         if verdict is not None:
             return act(decide.once(verdict, answered=answered), om, post, self.store, report)
-        done = signup.handle(om, key, post, self.store, report, arrival(self.clock(), arrived))
+        done = signup.handle(om, key, post, self.store, report,
+                             arrival(self.clock(), arrived, self.bk.last_success()))
         if done is not None:  # games, join, leave, a reply to an open game's mail
             return done
         game_id = route.route(om, self.store, self.bk)
@@ -356,7 +357,7 @@ class Moderator:
             games = [g.game_id for g in self.bk.games_of(om.sender, active_only=True)]
             verdict = decide.no_game(om, key, game_id, plays=plays, games=games)
             return act(decide.once(verdict, answered=answered), om, post, self.store, report)
-        when = arrival(self.clock(), arrived)
+        when = arrival(self.clock(), arrived, self.bk.last_success())
         with self.store.lock(game_id):
             record = notify.load(post, self.store, game_id)
             if self._outage is None:
@@ -385,12 +386,19 @@ def clock_time(now: datetime, report: CycleReport) -> datetime:
     return now
 
 
-def arrival(now: datetime, arrived: datetime | None) -> datetime:
+def arrival(now: datetime, arrived: datetime | None, last: datetime | None = None) -> datetime:
     """When a mail reached the mailbox (``InboundMail.arrived``), for
     judging lateness: the store's time, never the sender's ``Date``; the
     cycle's time ``now`` when the store gave none or a later one (the cycle's
-    clock is the moderator's time: ``pbem run --now``)."""
-    return now if arrived is None or arrived > now else arrived
+    clock is the moderator's time: ``pbem run --now``); the last successful
+    cycle's time ``last`` when the store gives an earlier one (that cycle read
+    the whole inbox and did not see the mail, so it came after: a file copied
+    into a Maildir keeps its old time, an IMAP APPEND may give any date)."""
+    if arrived is None or arrived > now:
+        return now
+    if last is not None and arrived < last <= now:
+        return last
+    return arrived
 
 
 def sync_index(bk: Bookkeeping, store: GameStore) -> None:

@@ -525,7 +525,9 @@ def _confirm(out: _Answers, gid: str, now: datetime, store: GameStore) -> None:
                                                 taken=taken, high=high, low=low, starts=_starts(setup),
                                                 when=_worded(_start_time(setup))))
             if taken >= high and setup["starts"] == "full":
-                start_or_tell(out.post, store, bk.open_game(gid), now)
+                # the game starts at the cycle's time (its welcomes go now), not at the
+                # confirmation's arrival: the first deadline counts from the welcome
+                start_or_tell(out.post, store, bk.open_game(gid), out.post.clock())
         else:
             bk.set_signup(row["seq"], state="waiting", pending=None, joined=now)
             bk.register_person(sender, row["name"], now, row["language"])

@@ -17,6 +17,7 @@ from typing import Any, Callable, Coroutine, Iterable, Sequence, TypeVar
 
 import aiosmtplib
 
+from ..compose import seven_bit
 from .base import (
     LoginRefused,
     Outbox,
@@ -299,6 +300,8 @@ class SmtpOutbox(Outbox):
             else:
                 if isinstance(msg, StoredMail):  # flattened anew: parsed whole first
                     msg = email.parser.BytesParser(policy=email.policy.default).parsebytes(msg.raw)
+                if not smtp.supports_extension("8BITMIME"):  # RFC 6152: no 8-bit data to it
+                    msg = seven_bit(msg)
                 refused, _ = await smtp.send_message(msg, sender=sender, recipients=recipients)
         except aiosmtplib.SMTPRecipientsRefused as exc:
             first = exc.recipients[0] if exc.recipients else None
