@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -165,20 +166,59 @@ def run(ctx, loop, interval, archive_dir, now):
 
     if now is not None and loop:
         raise click.BadParameter("--now sets the clock for one cycle; leave out --loop", param_hint="--now")
-    moderator = Moderator(_config(ctx), **_clock(now))
+    # with --loop the inbox's connection is kept from one cycle to the next
+    moderator = Moderator(_config(ctx), keep_open=loop, **_clock(now))
     from moderator.runtime import tune_gc
 
     tune_gc()  # young collections less often (moderator/runtime.py)
+    site = SiteSchedule()
     while True:
         report = moderator.run_cycle()
         click.echo(report.summary())
         for err in report.errors:
             click.echo(f"error: {err}", err=True)
-        archived = _archive(ctx, archive_dir) if archive_dir is not None else True
         if not loop:
+            archived = _archive(ctx, archive_dir) if archive_dir is not None else True
             sys.exit(0 if report.ok and archived else 1)
+        if archive_dir is not None and site.due(moderator.saves):
+            # off the path of an order: mail that comes within ARCHIVE_QUIET s is
+            # handled first (the site waits, at most ARCHIVE_LATEST s)
+            if not site.overdue() and moderator.wait_for_mail(SiteSchedule.QUIET) == "mail":
+                continue
+            _archive(ctx, archive_dir)
+            site.built(moderator.saves)
         # IMAP IDLE where the server offers it (wakes on new mail), else a sleep
         moderator.wait_for_mail(interval)
+
+
+class SiteSchedule:
+    """When ``pbem run --loop --archive DIR`` brings the site up to date: after
+    a cycle that saved a game (``Moderator.saves`` changed) once no new mail
+    came for ``QUIET`` seconds, and at the latest ``LATEST`` seconds after the
+    last build (also when nothing was saved here: a game changed by ``pbem gm``
+    in another process), so that rendering pages never delays the answer to an
+    order that is waiting (``benchmarks/bench_load.py``).  The first cycle
+    builds it.  Times from ``time.monotonic`` (seconds)."""
+
+    QUIET = 2.0
+    LATEST = 300.0
+
+    def __init__(self) -> None:
+        self.saves: int | None = None  # at the last build (None: not built yet)
+        self.at = time.monotonic()
+
+    def due(self, saves: int) -> bool:
+        """Whether the site is out of date: a save since the last build, or
+        ``LATEST`` seconds since it."""
+        return self.saves is None or saves != self.saves or self.overdue()
+
+    def overdue(self) -> bool:
+        """Whether the last build (or the start) is ``LATEST`` seconds ago, or
+        none was made yet: build now, even while mail keeps coming."""
+        return self.saves is None or time.monotonic() - self.at >= self.LATEST
+
+    def built(self, saves: int) -> None:
+        self.saves, self.at = saves, time.monotonic()
 
 
 @click.command()

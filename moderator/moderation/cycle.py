@@ -109,8 +109,13 @@ class Moderator:
     ``store`` updates its games index and trusted digest (``on_save``)."""
 
     def __init__(self, config: Config, inbox: Inbox | None = None, outbox: Outbox | None = None,
-                 clock: Callable[[], datetime] = _now, max_size: int | None = None):
+                 clock: Callable[[], datetime] = _now, max_size: int | None = None,
+                 keep_open: bool = False):
         self.config = config
+        # ``pbem run --loop``: the configured inbox opened once and kept across
+        # cycles (an IMAP login, NAMESPACE, LIST and SELECT saved per cycle)
+        self.keep_open = keep_open and inbox is None
+        self._kept_inbox: Inbox | None = None
         self.store = GameStore(config.games_dir, on_save=self._record_saved)
         self._inbox = inbox
         self._outbox = outbox
@@ -124,6 +129,8 @@ class Moderator:
         # the outage notice of the current cycle, for every status mail ("" or what
         # words it in the language in force)
         self.notice: str | Callable[[], str] = ""
+        #: game files this moderator saved (its ``store``), since it was made
+        self.saves = 0
 
     @property
     def bk(self) -> Bookkeeping:
@@ -134,12 +141,33 @@ class Moderator:
         return self._bk
 
     def close(self) -> None:
-        """Close the bookkeeping database and the IDLE connection (opened again
-        when next needed)."""
+        """Close the bookkeeping database, the IDLE connection and the inbox
+        kept open (``keep_open``; each opened again when next needed)."""
         if self._bk is not None:
             self._bk.close()
             self._bk = None
         self._waiter.close()
+        self._drop_inbox()
+
+    def _cycle_inbox(self) -> Inbox | None:
+        """The inbox for this cycle: the one given to the constructor, else with
+        ``keep_open`` the configured one opened once and kept (None when it cannot
+        be opened now: ``inbox.poll`` opens it and reports why), else None
+        (``poll`` opens and closes the configured one)."""
+        if self._inbox is not None or not self.keep_open:
+            return self._inbox
+        if self._kept_inbox is None:
+            try:
+                self._kept_inbox = self.config.open_inbox()
+            except TransportError:
+                return None
+        return self._kept_inbox
+
+    def _drop_inbox(self) -> None:
+        """Close the inbox kept open (the next cycle opens a new one)."""
+        kept, self._kept_inbox = self._kept_inbox, None
+        if kept is not None:
+            kept.close()
 
     def wait_for_mail(self, seconds: float, sleep: Callable[[float], None] = time.sleep) -> str:
         """Wait up to ``seconds`` between two cycles of ``pbem run --loop``:
@@ -149,6 +177,7 @@ class Moderator:
         return self._waiter.wait(seconds, sleep)
 
     def _record_saved(self, saved: SavedGame) -> None:
+        self.saves += 1
         self.bk.record_saved(saved)
         self.bk.set_deadline(saved.game_id, deadlines.next_event(saved.data))
 
@@ -293,8 +322,11 @@ class Moderator:
                 notify.sweep(post)
                 # a deadline that fell in an outage moves first: this cycle's mails give the new one
                 clock.shift_outages(post, self.store, self.clock(), outage_since)
-                poll(self.config, self.store, self._inbox, post, report,
+                inbox = self._cycle_inbox()
+                poll(self.config, self.store, inbox, post, report,
                      lambda raw, arrived=None: self._handle(raw, post, report, arrived))
+                if not report.inbox_ok and inbox is self._kept_inbox:
+                    self._drop_inbox()  # a failing connection: a fresh one next cycle
                 clock.run_clock(post, self.store, report, clock_time(self.clock(), report), outage_since)
                 notify.notify_all(post, self.store, report)
                 post.flush(report, self._outbox)

@@ -1,0 +1,100 @@
+"""``pbem run --loop`` keeps what a cycle need not make again (issue 31,
+``benchmarks/bench_load.py``): the inbox's IMAP connection is opened once and
+kept from one cycle to the next (a real Dovecot counts the logins), opened again
+after the server dropped it; and the archive site is brought up to date off the
+path of an order (``SiteSchedule``)."""
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from moderator.cli import games as cli_games
+from moderator.config import load_config
+from moderator.moderation.cycle import Moderator
+
+ENV = "LOOP_IMAP_PASSWORD"
+
+
+def mail(n: int) -> bytes:
+    return (f"From: Stranger <stranger{n}@elsewhere.example>\r\nTo: moderator@up.example\r\n"
+            f"Subject: hello\r\nMessage-ID: <loop-{n}@elsewhere.example>\r\n\r\nhow do I join?\r\n").encode()
+
+
+def moderator_on(server, tmp_path, monkeypatch, keep_open: bool) -> Moderator:
+    monkeypatch.setenv(ENV, server.password)
+    cfg = tmp_path / "pbem.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "moderator": {"address": "moderator@up.example"},
+        "games_dir": "games",
+        "imap": {"host": server.host, "port": server.port, "security": "none",
+                 "username": server.username, "password_env": ENV, "timeout": 5},
+    }))
+    (tmp_path / "games").mkdir()
+    return Moderator(load_config(cfg), keep_open=keep_open)
+
+
+def logins(server) -> int:
+    """Successful IMAP logins of the test's account in Dovecot's log (the test's
+    own APPENDs log in too, once each)."""
+    return len(re.findall(rf"imap-login: Info: Login: user=<{re.escape(server.username)}>", server.log_text()))
+
+
+def cycles(mod: Moderator, server, n: int) -> list[int]:
+    fetched = []
+    for i in range(n):
+        server.append(mail(i))
+        report = mod.run_cycle()
+        assert report.ok, report.errors
+        fetched.append(report.fetched)
+    return fetched
+
+
+def test_the_loop_logs_in_once_for_many_cycles(dovecot, tmp_path, monkeypatch):
+    mod = moderator_on(dovecot, tmp_path, monkeypatch, keep_open=True)
+    before = logins(dovecot)
+    try:
+        assert cycles(mod, dovecot, 3) == [1, 1, 1]
+    finally:
+        mod.close()
+    assert logins(dovecot) - before - 3 == 1  # 3 APPENDs, 1 login of the moderator
+    assert [m.subject for m in dovecot.messages()] == []  # every mail handled and moved
+
+
+def test_one_cycle_at_a_time_logs_in_each_time(dovecot, tmp_path, monkeypatch):
+    mod = moderator_on(dovecot, tmp_path, monkeypatch, keep_open=False)
+    before = logins(dovecot)
+    try:
+        assert cycles(mod, dovecot, 3) == [1, 1, 1]
+    finally:
+        mod.close()
+    assert logins(dovecot) - before - 3 == 3
+
+
+def test_a_kept_connection_the_server_dropped_is_opened_again(dovecot, tmp_path, monkeypatch):
+    mod = moderator_on(dovecot, tmp_path, monkeypatch, keep_open=True)
+    before = logins(dovecot)
+    try:
+        assert cycles(mod, dovecot, 1) == [1]
+        dovecot.kick()  # the server closes the kept connection between two cycles
+        assert cycles(mod, dovecot, 2) == [1, 1]
+    finally:
+        mod.close()
+    assert logins(dovecot) - before - 3 == 2
+    assert dovecot.messages() == []
+
+
+def test_the_site_waits_while_mail_comes_and_not_longer_than_latest(monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(cli_games.time, "monotonic", lambda: clock[0])
+    site = cli_games.SiteSchedule()
+    assert site.due(0) and site.overdue()  # not built yet: at once
+    site.built(0)
+    assert not site.due(0)  # nothing saved since
+    assert site.due(1) and not site.overdue()  # a save: built once the mail stops
+    clock[0] += cli_games.SiteSchedule.LATEST - 1
+    assert not site.overdue()
+    clock[0] += 1
+    assert site.overdue() and site.due(0)  # 300 s on: built even with mail waiting
+    site.built(1)
+    assert not site.due(1) and not site.overdue()
