@@ -443,6 +443,27 @@ def raw_transport(dovecot, sink: StampedSink, orders: list[Order], moderator: st
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def profile_worker(out: str, argv: list[str]) -> int:
+    """Run the script ``argv[0]`` with its arguments under cProfile; on SIGTERM
+    write the statistics to ``out`` and exit."""
+    import cProfile
+    import runpy
+
+    profile = cProfile.Profile()
+
+    def stop(*_):
+        profile.disable()
+        profile.dump_stats(out)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    sys.argv = list(argv)
+    sys.path[0] = str(Path(argv[0]).parent)
+    profile.enable()
+    runpy.run_path(argv[0], run_name="__main__")
+    return 0
+
+
 # ------------------------------------------------------------------ the run
 def run(args) -> dict:
     import imapclient
@@ -472,15 +493,22 @@ def run(args) -> dict:
             t = time.perf_counter()
             games = make_games(config, args.games, args.seed, now)
             latest = first_statuses(config, games, now)
+            if args.archive:  # the site as it stands before the run (the loop updates it)
+                from moderator.archive.site import build_site
+                from moderator.store.gamefile import GameStore
+
+                build_site(GameStore(config.games_dir), tmp / "site")
             setup_s = time.perf_counter() - t
             print(f"{len(games)} games made, {len(latest)} players to move, in {setup_s:.0f} s", flush=True)
             imap = imapclient.IMAPClient(dovecot.host, port=dovecot.port, ssl=False, timeout=30)
             imap.login(user, dovecot.password)
             injector = Injector(config, imap, games, latest, sink, args.seed)
-            cmd = [sys.executable, str(ROOT / "pbem.py"), "--config", str(tmp / "pbem.yaml"), "run", "--loop",
+            cmd = [sys.executable, str(Path(args.code or ROOT) / "pbem.py"), "--config", str(tmp / "pbem.yaml"), "run", "--loop",
                    "--interval", "300"]
             if args.archive:
                 cmd += ["--archive", str(tmp / "site")]
+            if args.profile:  # cProfile around the loop, written when it is stopped
+                cmd[1:1] = [__file__, "--profile-worker", str(Path(args.profile).absolute())]
             env = dict(os.environ, PYTHONUNBUFFERED="1")
             proc = subprocess.Popen(cmd, cwd=tmp, stdout=subprocess.PIPE, stderr=open(tmp / "loop.err", "w"),
                                     text=True, env=env)
@@ -496,6 +524,9 @@ def run(args) -> dict:
                 injector.follow()
                 time.sleep(0.05)
             phases = []
+            measuring = time.time()  # RSS from here: after the start and the first cycle
+            for _ in range(3):  # one stray mail of each kind, whatever the rate
+                injector.stray()
             for rate in args.rates:
                 cpu0, t0, n0 = watch.cpu(), time.time(), len(injector.orders)
                 rng, srng = random.Random(f"{args.seed}:{rate}"), random.Random(f"{args.seed}:{rate}:stray")
@@ -552,7 +583,8 @@ def run(args) -> dict:
             checks = check(injector, config, left_in_inbox)
             raw = raw_transport(dovecot, sink, injector.orders, config.moderator_address, tmp)
             errors = (tmp / "loop.err").read_text()
-            return {"phases": phases, "checks": checks, "raw": raw, "rss": watch.rss, "setup_s": setup_s,
+            return {"phases": phases, "checks": checks, "raw": raw, "setup_s": setup_s,
+                    "rss": [(t, kb) for t, kb in watch.rss if t >= measuring],
                     "cycles": injector.cycle_count, "skipped": injector.skipped, "strays": len(injector.strays),
                     "wall_s": time.time() - started, "load_before": load_before, "load_after": os.getloadavg(),
                     "errors": [l for l in errors.splitlines() if "ERROR" in l or "error" in l][:10],
@@ -605,18 +637,25 @@ def check(injector: Injector, config, left_in_inbox: int) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="load benchmark: pbem run --loop on Dovecot and SMTP")
     ap.add_argument("--games", type=int, default=1000)
-    ap.add_argument("--rates", default="0.5,1,2,4,8,16", help="orders per second, each for --phase seconds")
+    ap.add_argument("--rates", default="0.5,1,2,3,4,6,8,12,16",
+                    help="orders per second, each for --phase seconds, until p99 passes 10 s")
     ap.add_argument("--phase", type=float, default=120.0, help="seconds per rate")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--quick", action="store_true", help="100 games, rates 1,4,16 for 25 s each (about 2 min)")
+    ap.add_argument("--quick", action="store_true", help="100 games, rates 1,2,4,8 for 20 s each (about 3 min)")
+    ap.add_argument("--code", help="the checkout whose pbem.py runs the loop (default: this one), to "
+                    "measure a change against the code before it in one run")
     ap.add_argument("--no-archive", dest="archive", action="store_false",
                     help="run the loop without --archive (the site rebuilt after every cycle)")
+    ap.add_argument("--profile", metavar="FILE", help="write the loop process's cProfile statistics to FILE "
+                    "(read with python -m pstats FILE)")
     ap.add_argument("--transport-worker", help=argparse.SUPPRESS)
+    if argv is None and sys.argv[1:2] == ["--profile-worker"]:
+        return profile_worker(sys.argv[2], sys.argv[3:])
     args = ap.parse_args(argv)
     if args.transport_worker:
         return transport_worker(args.transport_worker)
     if args.quick:
-        args.games, args.rates, args.phase = min(args.games, 100), "1,4,16", 25.0
+        args.games, args.rates, args.phase = min(args.games, 100), "1,2,4,8", 20.0
     args.rates = [float(r) for r in str(args.rates).split(",") if r.strip()]
     r = run(args)
     phases, checks, raw = r["phases"], r["checks"], r["raw"]
@@ -639,6 +678,11 @@ def main(argv: list[str] | None = None) -> int:
     for e in r["errors"]:
         print("loop stderr:", e)
     print(f"load_games: {r['games']}")
+    print(f"load_orders: {checks['orders']}")
+    print(f"load_answered: {sum(p['done'] for p in phases)}")
+    print(f"load_refused: {checks['refused']}")
+    print(f"load_strays: {r['strays']}")
+    print(f"load_strays_answered_wrongly: {checks['stray_lost'] + checks['stray_doubled']}")
     for p in phases:
         print(f"load_p99_s_at_{p['rate']:g}ps: {p['p99']:.2f}")
     print(f"load_p50_s_at_1ps: {at1['p50']:.2f}")
@@ -656,6 +700,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load_lost: {checks['lost']}")
     print(f"load_doubled: {checks['doubled']}")
     print(f"load_average: {r['load_after'][0]:.1f}")
+    print(f"load_code: {args.code or ROOT}")
     return 0 if checks["lost"] == 0 and checks["doubled"] == 0 else 1
 
 
