@@ -11,9 +11,10 @@
    server's ``250``.)
 2. ``--games`` running games (default 1,000; ``--quick`` 100) of 2 to 6 seats,
    a tenth with a seat of the built-in player and a tenth finished, at every
-   stage (from the initial investments to late in play: each played by the
-   built-in player, ``moderator.players.heuristic.choose``, for a random number
-   of turns and saved through ``GameStore``), each with a deadline of one or
+   stage (from the initial investments to late in play: each played for a
+   random number of turns by the engine's random legal play, ``Game.random_action``,
+   the last move by the built-in player, ``moderator.players.heuristic.choose``,
+   and saved through ``GameStore``), each with a deadline of one or
    two days; one game in fifty with its deadline already passed, so that the
    clock stage sends reminders and makes automatic moves during the run.
 3. ``pbem run --loop --interval 300 --archive DIR`` as a process of its own
@@ -132,12 +133,13 @@ def make_games(config, n: int, seed: int, now: datetime) -> dict[str, dict]:
         turns = 10_000 if g % 10 == 5 else rng.choice([0, 1, 3, 10, 30, 60, 100, 150])
         move_rng = random.Random(g)
         stamp = created.isoformat(timespec="seconds")
-        for _ in range(turns):
+        for _ in range(turns):  # by random legal play (the engine's, fast), the last by the built-in player
             if record.game.phase == "over":
                 break
             name = move_rng.choice(record.game.waiting_for())
-            record.apply(name, choose(record.game, name, move_rng), None, stamp,
-                         by="bot" if name in bots else None)
+            action = record.game.random_action(name, move_rng) if turns == 10_000 or _ < turns - 1 \
+                else choose(record.game, name, move_rng)
+            record.apply(name, action, None, stamp, by="bot" if name in bots else None)
         record.notified = len(record.game.events)  # these moves were mailed long ago
         mod.store.save(record)
         games[gid] = {"humans": dict(humans)}
@@ -146,11 +148,16 @@ def make_games(config, n: int, seed: int, now: datetime) -> dict[str, dict]:
 
 
 def first_statuses(config, games: dict[str, dict], now: datetime) -> dict[str, EmailMessage]:
-    """The latest status mail of every player whose move it is (as the moderator
-    mailed it, rendered by ``Moderator.status_mail``): ``{address: message}``."""
+    """For every player whose move it is, the mail they reply to: one as the
+    moderator's composer makes it (``Post.message``: the thread's Subject, a
+    Message-ID with the game and the player's token), without the status
+    text and board map (rendering them for 1,000 games would take the setup
+    minutes; the moderator never reads the quoted text): ``{address: message}``."""
     from moderator.moderation.cycle import Moderator
+    from moderator.moderation.send import thread_of
 
     mod = Moderator(config, clock=lambda: now)
+    post = mod._post()
     out: dict[str, EmailMessage] = {}
     for gid, info in games.items():
         record = mod.store.load(gid)
@@ -158,7 +165,10 @@ def first_statuses(config, games: dict[str, dict], now: datetime) -> dict[str, E
             continue
         for name in record.game.waiting_for():
             if name in info["humans"]:
-                out[info["humans"][name]] = mod.status_mail(record, record.player_by_name(name), [])
+                thread = thread_of(record, record.player_by_name(name))
+                out[info["humans"][name]] = post.message(gid, info["humans"][name], thread.subject,
+                                                         "IT IS YOUR MOVE\n", token=thread.token,
+                                                         auto="auto-generated")
     mod.close()
     return out
 
