@@ -98,3 +98,53 @@ def test_the_site_waits_while_mail_comes_and_not_longer_than_latest(monkeypatch)
     assert site.overdue() and site.due(0)  # 300 s on: built even with mail waiting
     site.built(1)
     assert not site.due(1) and not site.overdue()
+
+
+def test_the_loop_sends_over_one_smtp_connection_for_many_cycles(dovecot, smtp_sink, tmp_path, monkeypatch):
+    cfg_mod = moderator_on(dovecot, tmp_path, monkeypatch, keep_open=True)
+    data = yaml.safe_load((tmp_path / "pbem.yaml").read_text())
+    data["smtp"] = {"host": smtp_sink.host, "port": smtp_sink.port, "security": "none"}
+    (tmp_path / "pbem.yaml").write_text(yaml.safe_dump(data))
+    cfg_mod.close()
+    mod = Moderator(load_config(tmp_path / "pbem.yaml"), keep_open=True)
+    try:
+        mod.create_game("kept", [("Ann", "ann@example.org"), ("Bob", "bob@example.org")], seed=1)
+        welcomes = len(smtp_sink.messages)
+        for i in range(3):
+            dovecot.append(f"From: Ann <ann@example.org>\r\nTo: moderator@up.example\r\nSubject: [kept]\r\n"
+                           f"Message-ID: <kept-{i}@example.org>\r\n\r\nhelp\r\n".encode())
+            report = mod.run_cycle()
+            assert report.ok and report.sent == 1, (report.errors, report.sent)
+        answers = smtp_sink.messages[welcomes:]
+        assert [m.message["In-Reply-To"] for m in answers] == [f"<kept-{i}@example.org>" for i in range(3)]
+        assert len({m.peer for m in answers}) == 1  # one connection (the same client port) for the 3 cycles
+        # the server drops it between two cycles: the next cycle opens a new one
+        mod._kept_outbox._kept.close()
+        dovecot.append(b"From: Ann <ann@example.org>\r\nTo: moderator@up.example\r\nSubject: [kept]\r\n"
+                       b"Message-ID: <kept-9@example.org>\r\n\r\nhelp\r\n")
+        report = mod.run_cycle()
+        assert report.ok and report.sent == 1, report.errors
+        assert smtp_sink.messages[-1].message["In-Reply-To"] == "<kept-9@example.org>"
+        assert smtp_sink.messages[-1].peer != answers[0].peer
+    finally:
+        mod.close()
+
+
+def test_one_cycle_at_a_time_sends_over_a_connection_each(dovecot, smtp_sink, tmp_path, monkeypatch):
+    first = moderator_on(dovecot, tmp_path, monkeypatch, keep_open=False)
+    first.close()
+    data = yaml.safe_load((tmp_path / "pbem.yaml").read_text())
+    data["smtp"] = {"host": smtp_sink.host, "port": smtp_sink.port, "security": "none"}
+    (tmp_path / "pbem.yaml").write_text(yaml.safe_dump(data))
+    mod = Moderator(load_config(tmp_path / "pbem.yaml"))
+    try:
+        mod.create_game("each", [("Ann", "ann@example.org"), ("Bob", "bob@example.org")], seed=1)
+        welcomes = len(smtp_sink.messages)
+        for i in range(2):
+            dovecot.append(f"From: Ann <ann@example.org>\r\nTo: moderator@up.example\r\nSubject: [each]\r\n"
+                           f"Message-ID: <each-{i}@example.org>\r\n\r\nhelp\r\n".encode())
+            assert mod.run_cycle().sent == 1
+        answers = smtp_sink.messages[welcomes:]
+        assert len({m.peer for m in answers}) == 2
+    finally:
+        mod.close()

@@ -101,7 +101,11 @@ class Moderator:
     ``config`` says who the moderator is and where games and mail live; ``inbox``
     and ``outbox`` default to the configured transports (opened per cycle);
     ``clock`` returns the current time (for the received stamps in game files);
-    ``max_size`` is the largest mail read (default ``config.max_size``).
+    ``max_size`` is the largest mail read (default ``config.max_size``);
+    ``keep_open`` (``pbem run --loop``): the configured transports are opened once
+    and kept from one cycle to the next (the IMAP inbox's connection, the SMTP
+    outbox's connection: ``SmtpOutbox.keep_connection``), each opened again after
+    it failed; ``close`` closes them.
 
     Its memory between cycles is the bookkeeping database ``SPOOL/pbem.sqlite3``
     (``bk``, ``store.bookkeeping.Bookkeeping``), opened on first use (a cycle
@@ -112,10 +116,12 @@ class Moderator:
                  clock: Callable[[], datetime] = _now, max_size: int | None = None,
                  keep_open: bool = False):
         self.config = config
-        # ``pbem run --loop``: the configured inbox opened once and kept across
-        # cycles (an IMAP login, NAMESPACE, LIST and SELECT saved per cycle)
-        self.keep_open = keep_open and inbox is None
+        # ``pbem run --loop``: the configured inbox and outbox opened once and
+        # kept across cycles (an IMAP login, NAMESPACE, LIST and SELECT and an
+        # SMTP connect, EHLO and login saved per cycle)
+        self.keep_open = keep_open
         self._kept_inbox: Inbox | None = None
+        self._kept_outbox: Outbox | None = None  # SMTP: its connection kept (``keep_connection``)
         self.store = GameStore(config.games_dir, on_save=self._record_saved)
         self._inbox = inbox
         self._outbox = outbox
@@ -148,6 +154,27 @@ class Moderator:
             self._bk = None
         self._waiter.close()
         self._drop_inbox()
+        kept, self._kept_outbox = self._kept_outbox, None
+        if kept is not None:
+            kept.close()
+
+    def _cycle_outbox(self) -> Outbox | None:
+        """The outbox for this cycle: the one given to the constructor, else with
+        ``keep_open`` the configured one made once and kept, its SMTP connection
+        kept open between cycles (``SmtpOutbox.keep_connection``; None when it
+        cannot be made now: ``Post.flush`` reports why), else None (``flush``
+        opens and closes the configured one)."""
+        if self._outbox is not None or not self.keep_open:
+            return self._outbox
+        if self._kept_outbox is None:
+            try:
+                self._kept_outbox = self.config.open_outbox()
+            except TransportError:
+                return None
+            keep = getattr(self._kept_outbox, "keep_connection", None)
+            if keep is not None:
+                keep()
+        return self._kept_outbox
 
     def _cycle_inbox(self) -> Inbox | None:
         """The inbox for this cycle: the one given to the constructor, else with
@@ -155,7 +182,7 @@ class Moderator:
         be opened now: ``inbox.poll`` opens it and reports why), else None
         (``poll`` opens and closes the configured one)."""
         if self._inbox is not None or not self.keep_open:
-            return self._inbox
+            return self._inbox  # None: ``poll`` opens and closes the configured one
         if self._kept_inbox is None:
             try:
                 self._kept_inbox = self.config.open_inbox()
@@ -329,7 +356,7 @@ class Moderator:
                     self._drop_inbox()  # a failing connection: a fresh one next cycle
                 clock.run_clock(post, self.store, report, clock_time(self.clock(), report), outage_since)
                 notify.notify_all(post, self.store, report)
-                post.flush(report, self._outbox)
+                post.flush(report, self._cycle_outbox())
                 # successful: mail came in and went out (a broken game file or a
                 # bounce makes the cycle fail, but is no outage of the moderator)
                 if report.inbox_ok and bk.smtp_failing_since() is None:
