@@ -148,3 +148,27 @@ def test_one_cycle_at_a_time_sends_over_a_connection_each(dovecot, smtp_sink, tm
         assert len({m.peer for m in answers}) == 2
     finally:
         mod.close()
+
+
+def test_an_unchanged_game_is_not_parsed_when_the_site_is_brought_up_to_date(tmp_path, monkeypatch):
+    import shutil
+    from pathlib import Path
+
+    from moderator.archive.site import build_site
+    from moderator.store.gamefile import GameStore
+
+    fixtures = Path(__file__).parent / "fixtures" / "games" / "v1"
+    games = tmp_path / "games"
+    shutil.copytree(fixtures, games)
+    first = build_site(GameStore(games), tmp_path / "site")
+    assert len(first.rendered) == 5 and not first.errors
+    parsed = []
+    original = GameStore.read_file
+    monkeypatch.setattr(GameStore, "read_file", lambda self, gid: parsed.append(gid) or original(self, gid))
+    again = build_site(GameStore(games), tmp_path / "site")
+    assert (parsed, len(again.unchanged), again.rendered) == ([], 5, [])
+    # one file's bytes changed: that game alone is read (and rendered again)
+    one = sorted(games.glob("*.yaml"))[0]
+    one.write_text(one.read_text() + "\n")
+    third = build_site(GameStore(games), tmp_path / "site")
+    assert parsed == [one.stem] and third.rendered == [one.stem]
