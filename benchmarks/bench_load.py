@@ -1,7 +1,13 @@
 """Load benchmark: a busy moderator on the real path, against the raw transport.
 
-    python benchmarks/bench_load.py [--games 1000] [--rates 0.5,1,2,4,8] [--phase 60]
-                                    [--quick] [--seed 1] [--archive | --no-archive]
+    python benchmarks/bench_load.py [--games 1000] [--rates 0.5,1,2,3,4,6,8,12,16] [--phase 120]
+                                    [--quick] [--seed 1] [--no-archive] [--code DIR] [--profile FILE]
+
+``--quick``: 100 games, rates 1, 2, 4, 8 for 20 s each (about 3 minutes);
+``--code DIR``: the loop runs another checkout's ``pbem.py`` (the code before a
+change, measured in the same minutes); ``--profile FILE``: the loop's cProfile
+statistics; ``--no-archive``: the loop without ``--archive DIR``.  The memory run
+of issue 31: ``--rates R --phase 1800`` with R half the saturation rate.
 
 1. A private Dovecot (IMAP, ``tests/servers.py``) holds the moderator's mailbox;
    an aiosmtpd server on loopback (``tests/servers.py``'s sink, here with the
@@ -18,7 +24,8 @@
    two days; one game in fifty with its deadline already passed, so that the
    clock stage sends reminders and makes automatic moves during the run.
 3. ``pbem run --loop --interval 300 --archive DIR`` as a process of its own
-   (IMAP IDLE wakes it).
+   (IMAP IDLE wakes it); the site built once before it starts, as it stands on
+   a moderator that has run for a while.
 4. The injector: orders at a Poisson rate R (``--rates``, each for ``--phase``
    seconds, stopping after the first rate whose p99 passes 10 s), each a reply
    to the mover's latest status mail (In-Reply-To, References, Subject) written
