@@ -166,7 +166,7 @@ def run(ctx, loop, interval, archive_dir, now):
 
     if now is not None and loop:
         raise click.BadParameter("--now sets the clock for one cycle; leave out --loop", param_hint="--now")
-    # with --loop the inbox's connection is kept from one cycle to the next
+    # with --loop the IMAP and SMTP connections are kept from one cycle to the next
     moderator = Moderator(_config(ctx), keep_open=loop, **_clock(now))
     from moderator.runtime import tune_gc
 
@@ -181,8 +181,8 @@ def run(ctx, loop, interval, archive_dir, now):
             archived = _archive(ctx, archive_dir) if archive_dir is not None else True
             sys.exit(0 if report.ok and archived else 1)
         if archive_dir is not None and site.due(moderator.saves):
-            # off the path of an order: mail that comes within ARCHIVE_QUIET s is
-            # handled first (the site waits, at most ARCHIVE_LATEST s)
+            # off the path of an order: mail that comes within SiteSchedule.QUIET s
+            # is handled first (the site waits, at most SiteSchedule.LATEST s)
             if not site.overdue() and moderator.wait_for_mail(SiteSchedule.QUIET) == "mail":
                 continue
             _archive(ctx, archive_dir)
@@ -218,6 +218,7 @@ class SiteSchedule:
         return self.saves is None or time.monotonic() - self.at >= self.LATEST
 
     def built(self, saves: int) -> None:
+        """Note a build made now, when the moderator had saved ``saves`` game files."""
         self.saves, self.at = saves, time.monotonic()
 
 

@@ -148,7 +148,8 @@ class Moderator:
 
     def close(self) -> None:
         """Close the bookkeeping database, the IDLE connection and the inbox
-        kept open (``keep_open``; each opened again when next needed)."""
+        and outbox kept open (``keep_open``: the SMTP connection says QUIT);
+        each is opened again when next needed."""
         if self._bk is not None:
             self._bk.close()
             self._bk = None
