@@ -358,8 +358,8 @@ def read_cycles(proc: subprocess.Popen, injector: Injector, log: list[str]) -> N
 
 
 class ProcWatch:
-    """CPU (utime+stime, seconds) and RSS (kB) of one process from /proc; RSS
-    sampled every second in a thread."""
+    """CPU (utime+stime with its waited-for children's, seconds) and RSS (kB)
+    of one process from /proc; RSS sampled every second in a thread."""
 
     def __init__(self, pid: int):
         self.pid = pid
@@ -369,8 +369,10 @@ class ProcWatch:
         self.thread.start()
 
     def cpu(self) -> float:
+        """utime + stime of the process and of its children it has waited for
+        (the archive site's builds, ``SiteSchedule``), in seconds."""
         fields = Path(f"/proc/{self.pid}/stat").read_text().rpartition(")")[2].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
     def _sample(self) -> None:
         while not self._stop.wait(1.0):

@@ -172,3 +172,25 @@ def test_an_unchanged_game_is_not_parsed_when_the_site_is_brought_up_to_date(tmp
     one.write_text(one.read_text() + "\n")
     third = build_site(GameStore(games), tmp_path / "site")
     assert parsed == [one.stem] and third.rendered == [one.stem]
+
+
+def test_the_site_is_built_by_a_child_process_at_a_lower_priority(tmp_path):
+    import os
+    import time as _time
+
+    site = cli_games.SiteSchedule()
+    mark = tmp_path / "built"
+    parent = os.getpid(), os.getpriority(os.PRIO_PROCESS, 0)
+
+    def make():
+        mark.write_text(f"{os.getpid()} {os.getpriority(os.PRIO_PROCESS, 0)}")
+
+    site.build(make, 7)
+    assert site.saves == 7 and not site.due(7)
+    end = _time.monotonic() + 30
+    while site.building() and _time.monotonic() < end:
+        _time.sleep(0.05)
+    assert not site.building()
+    pid, nice = map(int, mark.read_text().split())
+    assert pid != parent[0]  # not in the moderator's process
+    assert nice == min(19, parent[1] + cli_games.SiteSchedule.NICE)

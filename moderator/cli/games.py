@@ -2,9 +2,11 @@
 ``demo``: a game and its moderation (``moderator/moderation/``, ``rules/``)."""
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 import click
 
@@ -180,13 +182,13 @@ def run(ctx, loop, interval, archive_dir, now):
         if not loop:
             archived = _archive(ctx, archive_dir) if archive_dir is not None else True
             sys.exit(0 if report.ok and archived else 1)
-        if archive_dir is not None and site.due(moderator.saves):
+        if archive_dir is not None and site.due(moderator.saves) and not site.building():
             # off the path of an order: mail that comes within SiteSchedule.QUIET s
-            # is handled first (the site waits, at most SiteSchedule.LATEST s)
+            # is handled first (the site waits, at most SiteSchedule.LATEST s); the
+            # site is built by a child process at a lower priority
             if not site.overdue() and moderator.wait_for_mail(SiteSchedule.QUIET) == "mail":
                 continue
-            _archive(ctx, archive_dir)
-            site.built(moderator.saves)
+            site.build(lambda: _archive(ctx, archive_dir), moderator.saves)
         # IMAP IDLE where the server offers it (wakes on new mail), else a sleep
         moderator.wait_for_mail(interval)
 
@@ -198,14 +200,50 @@ class SiteSchedule:
     last build (also when nothing was saved here: a game changed by ``pbem gm``
     in another process), so that rendering pages never delays the answer to an
     order that is waiting (``benchmarks/bench_load.py``).  The first cycle
-    builds it.  Times from ``time.monotonic`` (seconds)."""
+    builds it.  ``build`` runs the build in a child process (forked, at
+    ``NICE`` lower priority: the site's rendering never holds up a cycle, on
+    one core or two); the next build starts only once it has finished.
+    Times from ``time.monotonic`` (seconds)."""
 
     QUIET = 2.0
     LATEST = 300.0
+    NICE = 10
 
     def __init__(self) -> None:
         self.saves: int | None = None  # at the last build (None: not built yet)
         self.at = time.monotonic()
+        self.child = None  # the multiprocessing.Process building the site
+
+    def building(self) -> bool:
+        """Whether a build started by ``build`` is still running."""
+        if self.child is None:
+            return False
+        if self.child.is_alive():
+            return True
+        self.child.join()
+        self.child = None
+        return False
+
+    def build(self, make: Callable[[], object], saves: int) -> None:
+        """Start ``make`` (the site's build, which prints its own report) in a
+        forked child process at ``NICE`` lower priority, and note the build made
+        when the moderator had saved ``saves`` game files.  Where processes
+        cannot be forked, ``make`` runs here."""
+        import multiprocessing
+
+        if "fork" not in multiprocessing.get_all_start_methods():
+            make()
+        else:
+            def child() -> None:
+                try:
+                    os.nice(self.NICE)
+                except OSError:
+                    pass
+                make()
+
+            self.child = multiprocessing.get_context("fork").Process(target=child, daemon=True)
+            self.child.start()
+        self.built(saves)
 
     def due(self, saves: int) -> bool:
         """Whether the site is out of date: a save since the last build, or
