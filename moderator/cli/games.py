@@ -2,8 +2,11 @@
 ``demo``: a game and its moderation (``moderator/moderation/``, ``rules/``)."""
 from __future__ import annotations
 
+import os
 import sys
+import time
 from pathlib import Path
+from typing import Callable
 
 import click
 
@@ -207,18 +210,27 @@ def run(ctx, loop, interval, archive_dir, now):
         raise click.BadParameter("--now sets the clock for one cycle; leave out --loop", param_hint="--now")
     if now is not None:
         _not_before_last_cycle(_config(ctx), _timestamp(now))
-    moderator = Moderator(_config(ctx), **_clock(now))
+    # with --loop the IMAP and SMTP connections are kept from one cycle to the next
+    moderator = Moderator(_config(ctx), keep_open=loop, **_clock(now))
     from moderator.runtime import tune_gc
 
     tune_gc()  # young collections less often (moderator/runtime.py)
+    site = SiteSchedule()
     while True:
         report = moderator.run_cycle()
         click.echo(report.summary())
         for err in report.errors:
             click.echo(f"error: {err}", err=True)
-        archived = _archive(ctx, archive_dir) if archive_dir is not None else True
         if not loop:
+            archived = _archive(ctx, archive_dir) if archive_dir is not None else True
             sys.exit(0 if report.ok and archived else 1)
+        if archive_dir is not None and site.due(moderator.saves) and not site.building():
+            # off the path of an order: mail that comes within SiteSchedule.QUIET s
+            # is handled first (the site waits, at most SiteSchedule.LATEST s); the
+            # site is built by a child process at a lower priority
+            if not site.overdue() and moderator.wait_for_mail(SiteSchedule.QUIET) == "mail":
+                continue
+            site.build(lambda: _archive(ctx, archive_dir), moderator.saves)
         # IMAP IDLE where the server offers it (wakes on new mail), else a sleep
         moderator.wait_for_mail(interval)
 
@@ -235,6 +247,73 @@ def _not_before_last_cycle(config, now) -> None:
         raise click.BadParameter(
             f"{now.isoformat()} is before the last cycle ({last.isoformat()}); the game clocks "
             "never run back: give a time at or after it", param_hint="--now")
+
+
+class SiteSchedule:
+    """When ``pbem run --loop --archive DIR`` brings the site up to date: after
+    a cycle that saved a game (``Moderator.saves`` changed) once no new mail
+    came for ``QUIET`` seconds, and at the latest ``LATEST`` seconds after the
+    last build (also when nothing was saved here: a game changed by ``pbem gm``
+    in another process), so that rendering pages never delays the answer to an
+    order that is waiting (``benchmarks/bench_load.py``).  The first cycle
+    builds it.  ``build`` runs the build in a child process (forked, at
+    ``NICE`` lower priority: the site's rendering never holds up a cycle, on
+    one core or two); the next build starts only once it has finished.
+    Times from ``time.monotonic`` (seconds)."""
+
+    QUIET = 2.0
+    LATEST = 300.0
+    NICE = 10
+
+    def __init__(self) -> None:
+        self.saves: int | None = None  # at the last build (None: not built yet)
+        self.at = time.monotonic()
+        self.child = None  # the multiprocessing.Process building the site
+
+    def building(self) -> bool:
+        """Whether a build started by ``build`` is still running."""
+        if self.child is None:
+            return False
+        if self.child.is_alive():
+            return True
+        self.child.join()
+        self.child = None
+        return False
+
+    def build(self, make: Callable[[], object], saves: int) -> None:
+        """Start ``make`` (the site's build, which prints its own report) in a
+        forked child process at ``NICE`` lower priority, and note the build made
+        when the moderator had saved ``saves`` game files.  Where processes
+        cannot be forked, ``make`` runs here."""
+        import multiprocessing
+
+        if "fork" not in multiprocessing.get_all_start_methods():
+            make()
+        else:
+            def child() -> None:
+                try:
+                    os.nice(self.NICE)
+                except OSError:
+                    pass
+                make()
+
+            self.child = multiprocessing.get_context("fork").Process(target=child, daemon=True)
+            self.child.start()
+        self.built(saves)
+
+    def due(self, saves: int) -> bool:
+        """Whether the site is out of date: a save since the last build, or
+        ``LATEST`` seconds since it."""
+        return self.saves is None or saves != self.saves or self.overdue()
+
+    def overdue(self) -> bool:
+        """Whether the last build (or the start) is ``LATEST`` seconds ago, or
+        none was made yet: build now, even while mail keeps coming."""
+        return self.saves is None or time.monotonic() - self.at >= self.LATEST
+
+    def built(self, saves: int) -> None:
+        """Note a build made now, when the moderator had saved ``saves`` game files."""
+        self.saves, self.at = saves, time.monotonic()
 
 
 @click.command()

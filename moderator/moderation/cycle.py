@@ -107,7 +107,11 @@ class Moderator:
     ``config`` says who the moderator is and where games and mail live; ``inbox``
     and ``outbox`` default to the configured transports (opened per cycle);
     ``clock`` returns the current time (for the received stamps in game files);
-    ``max_size`` is the largest mail read (default ``config.max_size``).
+    ``max_size`` is the largest mail read (default ``config.max_size``);
+    ``keep_open`` (``pbem run --loop``): the configured transports are opened once
+    and kept from one cycle to the next (the IMAP inbox's connection, the SMTP
+    outbox's connection: ``SmtpOutbox.keep_connection``), each opened again after
+    it failed; ``close`` closes them.
 
     Its memory between cycles is the bookkeeping database ``SPOOL/pbem.sqlite3``
     (``bk``, ``store.bookkeeping.Bookkeeping``), opened on first use (a cycle
@@ -115,8 +119,15 @@ class Moderator:
     ``store`` updates its games index and trusted digest (``on_save``)."""
 
     def __init__(self, config: Config, inbox: Inbox | None = None, outbox: Outbox | None = None,
-                 clock: Callable[[], datetime] = _now, max_size: int | None = None):
+                 clock: Callable[[], datetime] = _now, max_size: int | None = None,
+                 keep_open: bool = False):
         self.config = config
+        # ``pbem run --loop``: the configured inbox and outbox opened once and
+        # kept across cycles (an IMAP login, NAMESPACE, LIST and SELECT and an
+        # SMTP connect, EHLO and login saved per cycle)
+        self.keep_open = keep_open
+        self._kept_inbox: Inbox | None = None
+        self._kept_outbox: Outbox | None = None  # SMTP: its connection kept (``keep_connection``)
         self.store = GameStore(config.games_dir, on_save=self._record_saved)
         self._inbox = inbox
         self._outbox = outbox
@@ -130,6 +141,8 @@ class Moderator:
         # the outage notice of the current cycle, for every status mail ("" or what
         # words it in the language in force)
         self.notice: str | Callable[[], str] = ""
+        #: game files this moderator saved (its ``store``), since it was made
+        self.saves = 0
 
     @property
     def bk(self) -> Bookkeeping:
@@ -140,12 +153,55 @@ class Moderator:
         return self._bk
 
     def close(self) -> None:
-        """Close the bookkeeping database and the IDLE connection (opened again
-        when next needed)."""
+        """Close the bookkeeping database, the IDLE connection and the inbox
+        and outbox kept open (``keep_open``: the SMTP connection says QUIT);
+        each is opened again when next needed."""
         if self._bk is not None:
             self._bk.close()
             self._bk = None
         self._waiter.close()
+        self._drop_inbox()
+        kept, self._kept_outbox = self._kept_outbox, None
+        if kept is not None:
+            kept.close()
+
+    def _cycle_outbox(self) -> Outbox | None:
+        """The outbox for this cycle: the one given to the constructor, else with
+        ``keep_open`` the configured one made once and kept, its SMTP connection
+        kept open between cycles (``SmtpOutbox.keep_connection``; None when it
+        cannot be made now: ``Post.flush`` reports why), else None (``flush``
+        opens and closes the configured one)."""
+        if self._outbox is not None or not self.keep_open:
+            return self._outbox
+        if self._kept_outbox is None:
+            try:
+                self._kept_outbox = self.config.open_outbox()
+            except TransportError:
+                return None
+            keep = getattr(self._kept_outbox, "keep_connection", None)
+            if keep is not None:
+                keep()
+        return self._kept_outbox
+
+    def _cycle_inbox(self) -> Inbox | None:
+        """The inbox for this cycle: the one given to the constructor, else with
+        ``keep_open`` the configured one opened once and kept (None when it cannot
+        be opened now: ``inbox.poll`` opens it and reports why), else None
+        (``poll`` opens and closes the configured one)."""
+        if self._inbox is not None or not self.keep_open:
+            return self._inbox  # None: ``poll`` opens and closes the configured one
+        if self._kept_inbox is None:
+            try:
+                self._kept_inbox = self.config.open_inbox()
+            except TransportError:
+                return None
+        return self._kept_inbox
+
+    def _drop_inbox(self) -> None:
+        """Close the inbox kept open (the next cycle opens a new one)."""
+        kept, self._kept_inbox = self._kept_inbox, None
+        if kept is not None:
+            kept.close()
 
     def wait_for_mail(self, seconds: float, sleep: Callable[[float], None] = time.sleep) -> str:
         """Wait up to ``seconds`` between two cycles of ``pbem run --loop``:
@@ -155,6 +211,7 @@ class Moderator:
         return self._waiter.wait(seconds, sleep)
 
     def _record_saved(self, saved: SavedGame) -> None:
+        self.saves += 1
         self.bk.record_saved(saved)
         self.bk.set_deadline(saved.game_id, deadlines.next_event(saved.data))
 
@@ -299,13 +356,16 @@ class Moderator:
                 notify.sweep(post)
                 # a deadline that fell in an outage moves first: this cycle's mails give the new one
                 clock.shift_outages(post, self.store, self.clock(), outage_since)
-                poll(self.config, self.store, self._inbox, post, report,
+                inbox = self._cycle_inbox()
+                poll(self.config, self.store, inbox, post, report,
                      lambda raw, arrived=None: self._handle(raw, post, report, arrived))
+                if not report.inbox_ok and inbox is self._kept_inbox:
+                    self._drop_inbox()  # a failing connection: a fresh one next cycle
                 clock.run_clock(post, self.store, report, clock_time(self.clock(), report), outage_since)
                 proposals.run_due(post, self.store, report, clock_time(self.clock(), report))
                 signup.run_clock(post, self.store, clock_time(self.clock(), report), report)
                 notify.notify_all(post, self.store, report)
-                post.flush(report, self._outbox)
+                post.flush(report, self._cycle_outbox())
                 # successful: mail came in and went out (a broken game file or a
                 # bounce makes the cycle fail, but is no outage of the moderator)
                 if report.inbox_ok and bk.smtp_failing_since() is None:

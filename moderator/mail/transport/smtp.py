@@ -85,6 +85,23 @@ class SmtpOutbox(Outbox):
         self._ssl_context = ssl_context
         self._oauth2 = oauth2
         self._closed = False
+        # keep_connection(): the connection and the event loop it lives on, kept
+        # from one send_many to the next
+        self._keep = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._kept: aiosmtplib.SMTP | None = None
+
+    def keep_connection(self) -> None:
+        """Keep the connection open from one :meth:`send_many` to the next
+        (``pbem run --loop``: one connect, TLS and login for many cycles, as a
+        mail client does) until :meth:`close`.  Before a batch the kept
+        connection is checked with ``NOOP``; a connection the server closed
+        meanwhile (RFC 5321 4.5.3.2.7: servers may close one idle for 5
+        minutes), or any failure of it, is dropped and a new one opened, so
+        that no mail is tried on a dead connection.  The methods stay
+        synchronous: the connection lives on an event loop of this outbox's
+        own."""
+        self._keep = True
 
     def _where(self) -> str:
         return f"SMTP {self.host}:{self.port}"
@@ -139,7 +156,26 @@ class SmtpOutbox(Outbox):
         if self._closed:
             raise TransportError(f"{self._where()}: outbox is closed",
                                  host=self.host, port=self.port)
+        if self._keep:
+            _not_in_a_loop()
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+            return self._loop.run_until_complete(self._send_all(msgs, on_result))
         return _run(self._send_all(msgs, on_result))
+
+    async def _connection(self) -> aiosmtplib.SMTP:
+        """The kept connection when it still answers ``NOOP``, else a new one
+        (kept when ``keep_connection`` was asked).  Raises as :meth:`_open`."""
+        smtp, self._kept = self._kept, None
+        if smtp is not None:
+            try:
+                if smtp.is_connected and (await smtp.noop()).code == 250:
+                    return smtp
+            except (aiosmtplib.SMTPException, OSError, asyncio.TimeoutError):
+                pass
+            smtp.close()
+        smtp, _ = await self._open()
+        return smtp
 
     async def _send_all(self, msgs: Sequence[EmailMessage],
                         on_result: Callable[[int, Exception | None], None] | None = None
@@ -156,8 +192,9 @@ class SmtpOutbox(Outbox):
                     on_result(i, item)  # type: ignore[arg-type]
             return list(prepared)  # type: ignore[arg-type]
 
-        smtp, _ = await self._open()
+        smtp = await self._connection() if self._keep else (await self._open())[0]
         results: list[Exception | None] = []
+        kept = False
         try:
             for i, (msg, item) in enumerate(zip(msgs, prepared)):
                 if isinstance(item, Exception):
@@ -167,8 +204,15 @@ class SmtpOutbox(Outbox):
                     results.append(await self._send_one(smtp, msg, sender, recipients))
                 if on_result is not None and on_result(i, results[-1]) is True:
                     break
+            # kept only when every mail went through (a refusal may have left the
+            # session in any state: the next batch starts on a new connection)
+            kept = self._keep and smtp.is_connected and all(r is None or isinstance(r, ValueError)
+                                                            for r in results)
         finally:
-            await _quit(smtp)
+            if kept:
+                self._kept = smtp
+            else:
+                await _quit(smtp)
         for i in range(len(results), len(msgs)):  # not tried: the caller stopped the batch
             results.append(TransportError(f"{self._where()}: not tried (the batch was stopped)",
                                           host=self.host, port=self.port, step="stopped"))
@@ -326,8 +370,17 @@ class SmtpOutbox(Outbox):
         return None
 
     def close(self) -> None:
-        """Mark the outbox closed; later sends raise TransportError."""
+        """Mark the outbox closed; later sends raise TransportError.  A kept
+        connection (``keep_connection``) says QUIT."""
         self._closed = True
+        smtp, self._kept = self._kept, None
+        loop, self._loop = self._loop, None
+        if loop is not None:
+            try:
+                if smtp is not None:
+                    loop.run_until_complete(_quit(smtp))
+            finally:
+                loop.close()
 
     def __repr__(self) -> str:
         return (f"SmtpOutbox({self.host!r}, {self.port}, username={self.username!r}, "
@@ -363,6 +416,17 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
     except RuntimeError:
         return asyncio.run(coro)
     coro.close()
+    raise RuntimeError("SmtpOutbox is synchronous; call it outside the "
+                       "event loop's thread (e.g. asyncio.to_thread)")
+
+
+def _not_in_a_loop() -> None:
+    """RuntimeError when called from a thread that is running an event loop
+    (as ``_run``)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
     raise RuntimeError("SmtpOutbox is synchronous; call it outside the "
                        "event loop's thread (e.g. asyncio.to_thread)")
 
