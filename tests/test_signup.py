@@ -481,13 +481,20 @@ def test_games_words_the_settings(tmp_path):
     lobby.send("zed@example.com", "games")
     (listing,) = lobby.cycle()
     text = body(listing)
-    assert "Rules: first-edition; language: de; time for a move: 2 days" in text
-    assert "Rule options: other players' money is hidden until the end" in text
-    assert "Starts when all 3 seats are taken." in text
-    assert "Starts at 2026-12-04 12:00 UTC with at least 3 players." in text
-    assert "Closes unstarted at 2026-12-31 12:00 UTC." in text
-    assert "By invitation only." in text
+    # one line each (a new user's check found them run together: "2 daysSeats: ...")
+    assert ("ridge\nRules: first-edition; language: de; time for a move: 2 days\n"
+            "Rule options: other players' money is hidden until the end") in text
+    assert "Seats: 0 of 3 taken, 3 free (at least 2 to play)\nStarts when all 3 seats are taken.\n" in text
+    assert "Closes unstarted at 2026-12-31 12:00 UTC.\nTo join, send: join ridge as YOUR NAME" in text
+    # a game by invitation is not shown to a stranger (a new user's check) ...
+    assert "plains" not in text and "By invitation only." not in text
     assert "x@example.org" not in text
+    # ... but to its invited address
+    lobby.send("x@example.org", "games")
+    (listing,) = lobby.cycle()
+    text = body(listing)
+    assert "Starts at 2026-12-04 12:00 UTC with at least 3 players." in text
+    assert "By invitation only.\nTo join, send: join plains as YOUR NAME" in text
 
 
 class Killed(BaseException):

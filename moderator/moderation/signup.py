@@ -597,8 +597,11 @@ def _notice(post: Post, gid: str | None, to: str, language: str, title: str, tex
 def _games(out: _Answers, now: datetime) -> None:
     bk = out.post.bk
     listing = []
+    sender = out.om.sender.lower()
     for og in bk.open_games():
         setup = og["setup"]
+        if setup.get("invite") and sender not in {str(a).lower() for a in setup["invite"]}:
+            continue  # a game by invitation is listed to its invited addresses only
         settings = setup.get("settings") or {}
         low, high = setup["seats"]
         listing.append({
