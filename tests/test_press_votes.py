@@ -43,3 +43,36 @@ def test_accept_in_reply_to_a_relayed_message_is_a_vote(tmp_path):
     assert [(p["what"], p["outcome"]) for p in rec.proposals] == [("pause", "accepted")]
     assert [e["from"] for e in rec.press] == ["Ann"]  # nothing relayed back from Bob
     assert rec.settings["paused"] is not None
+
+
+def test_a_takeback_the_players_agreed_drops_queues_in_their_words(tmp_path):
+    """A queued order dropped by an agreed takeback is told as the players' decision,
+    not as the game master's (a new user's check: "The game master took moves back")."""
+    h = Clocked(tmp_path, players=[("Ann", "ann@example.org"), ("Bob", "bob@example.org")])
+    for name in ("Ann", "Bob"):
+        h.move(name)
+    h.run(T0 + H)
+    rec = h.load()
+    (first,) = rec.game.waiting_for()
+    other = "Bob" if first == "Ann" else "Ann"
+    build = next(str(a) for a in rec.game.legal_actions(first)
+                 if str(a).startswith("build ") and str(a).endswith("take stack"))
+    h.mail(first, build.replace("; ", "\n"))
+    h.run(T0 + 2 * H)
+    share = sorted(s for s in h.load().game.share_hands[other] if s != "UP")[0]
+    h.mail(other, f"next: invest {share}; discard plain or black or white or black-white")
+    h.run(T0 + 3 * H)
+    assert h.load().queued[other]
+    h.sent()
+    h.mail(first, "propose takeback")
+    h.run(T0 + 4 * H)
+    h.sent()
+    h.mail(other, "accept")
+    h.run(T0 + 5 * H)
+    rec = h.load()
+    assert [(p["what"], p["outcome"]) for p in rec.proposals] == [("takeback", "accepted")]
+    assert not rec.queued.get(other)
+    texts = [" ".join(m.get_body(preferencelist=("plain",)).get_content().split())
+             for m in h.sent() if m["To"] == h.addr[other]]
+    assert any("Moves were taken back, so your queued orders are dropped" in t for t in texts), texts
+    assert not any("The game master took moves back" in t for t in texts)

@@ -468,7 +468,8 @@ def _undo(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     from .advance import begin, drop_all
 
     begin(record)
-    dropped = drop_all(record, "undo")  # queued for a position that is gone: told in the status mails
+    # queued for a position that is gone: told in the status mails (a takeback the players agreed: so worded)
+    dropped = drop_all(record, "undo" if ctx.voice == "gm" else "takeback")
     entry.update(reason=cmd.reason, undone=[dict(h) for h in undone])
     if dropped:
         entry["queued_dropped"] = dropped
