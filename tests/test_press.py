@@ -363,6 +363,11 @@ def test_a_reply_in_a_public_game_is_refused_and_press_in_help_and_rules(tmp_pat
     g = Game(tmp_path, press="public", archive="always")
     got = g.send("Ann", "to all: public hello")
     bob = [m for m in to_(got, "bob@example.org") if "public hello" in body(m)][0]
+    # the relayed mail's footer follows the game's rule (a new user's check: it promised a
+    # private reply that is then refused)
+    assert "In this game messages go to every player: to answer, start a line with \"to all:\"." in \
+        flat(bob)
+    assert "to answer Ann only" not in flat(bob)
     got = g.send("Bob", "just to you", reply_to=bob)
     assert relayed(got, "ann@example.org") == []
     assert "(your reply to Ann) Not relayed: in this game messages go to everyone only." in \

@@ -126,6 +126,10 @@ def move_quietly(h, at):
     ("navrhuji lhůta 24h", "propose deadline 86400"), ("přijímám", "accept"), ("odmítám", "reject"),
     ("提议暂停3天", "propose pause 259200"), ("提议悔棋", "propose takeback"), ("接受", "accept"), ("拒绝", "reject"),
     ("accepted, thanks, see you", None), ("I accept your offer of a beer", None), ("endless", None),
+    # the answer word first and a word or two after it (a new user's check: "Accept, sure.")
+    ("Accept, sure.", "accept"), ("同意！", "accept"), ("acepto, claro", "accept"), ("I don't accept", None),
+    # a deadline of minutes is not put to a vote (at least MIN_DEADLINE, an hour)
+    ("propose deadline 5m", "propose ? deadline"), ("propose deadline 1h", "propose deadline 3600"),
     ("build KCC DEN-KCY white", None), ("Propose we all meet in Denver for a beer next week", None),
 ])
 def test_proposal_lines_in_every_language(line, cmd):

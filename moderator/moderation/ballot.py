@@ -25,6 +25,10 @@ MAX_PAUSE = 30 * DAY
 """The longest pause the players may agree on (seconds): a longer break is the
 game master's ``pause`` (which lasts until their ``resume``)."""
 
+MIN_DEADLINE = 3600
+"""The shortest move deadline the players may agree on (seconds): one hour; a
+deadline of minutes would pass before most players read their mail."""
+
 WORDS: dict[str, tuple[str, ...]] = {
     "propose": ("propose", "i propose", "proposal", "proponer", "propongo", "propuesta",
                 "vorschlag", "ich schlage vor", "schlage vor", "vorschlagen",
@@ -100,6 +104,13 @@ def proposal_command(line: str) -> str | None:
     for answer in ANSWERS:
         if text in WORDS[answer]:
             return answer
+    # "Accept, sure." / "Reject!": the answer word first, a few words after it (a
+    # new user's check); never a word further in ("I don't accept")
+    first, *others = [t for t in re.split(r"[\s,，、!！.。;；:：]+", text) if t]
+    if others and len(others) <= 2:
+        for answer in ANSWERS:
+            if first in WORDS[answer]:
+                return answer
     rest = _lead(text, "propose")
     if rest is None:
         return None
@@ -113,6 +124,8 @@ def proposal_command(line: str) -> str | None:
         seconds = _length(arg, bare_days=kind == "pause", allow_none=kind == "deadline")
         if seconds == "bad" or (kind == "pause" and (seconds is None or int(seconds) > MAX_PAUSE)):
             return f"propose ? {kind}"
+        if kind == "deadline" and seconds is not None and int(seconds) < MIN_DEADLINE:
+            return "propose ? deadline"  # a move in minutes: nobody could answer in time
         return f"propose {kind} {'none' if seconds is None else seconds}"
     return "propose ?"
 

@@ -412,7 +412,8 @@ def _to_seat(post: Post, record: GameRecord, sender: Player, reader: Player, dra
     with i18n.speaking(record.language_of(reader)):
         others = [n for n in (p.name for p in readers(record, sender, draft)) if n != reader.name]
         body = word("press", "relayed", seat=sender.name, game_id=record.id, text=text,
-                    to_all=draft.to == (ALL,), others=", ".join(others), reply=draft.reply)
+                    to_all=draft.to == (ALL,), others=", ".join(others), reply=draft.reply,
+                    public=(record.settings.get("press") or "private") == "public")
         name = word("press", "from_name", seat=display_name(sender.name), game_id=record.id)
         msg = post.message(record.id, reader.address, thread.subject, body, in_reply_to=thread.thread,
                            references=[thread.thread] if thread.thread else [], auto="auto-generated",

@@ -499,7 +499,7 @@ PRESS_WORDS: dict[str, dict[str, list[str]]] = {
     "en": {"to": ["to"], "all": ["all", "everyone", "everybody"]},
     "es": {"to": ["a", "para"], "all": ["todos", "todas", "todo el mundo"]},
     "de": {"to": ["an"], "all": ["alle"]},
-    "cs": {"to": ["pro", "komu"], "all": ["všichni", "všem", "vsichni", "vsem"]},
+    "cs": {"to": ["pro", "komu"], "all": ["všichni", "všem", "všechny", "vsichni", "vsem", "vsechny"]},
     "zh": {"to": ["给", "致", "发给"], "all": ["所有人", "大家", "全体"]},
 }
 """The words of a press line (``moderation/press.py``): ``to NAME:`` / ``to all:``
