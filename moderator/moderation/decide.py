@@ -264,9 +264,14 @@ def _first_legal(key: str, record: GameRecord, player: Player, asked: Orders, ac
                       **_order_refusal(key, record, player, asked.lines, commands, repeat, asked.kinds))
     orders = asked.used if asked.used is not None else asked.lines
     chose = len(tried) > 1 or len(actions) > 1 or action != actions[0]
+    # the order as given, without what the mail reader took for a sign-off or a
+    # signature ("S pozdravem / Cyril": a new user's check)
+    kinds = asked.kinds if len(asked.kinds) == len(asked.lines) else ("text",) * len(asked.lines)
+    written = orders if asked.used is not None else tuple(
+        line for line, kind in zip(asked.lines, kinds) if kind == "text") or orders
     return Apply(key=key, game_id=record.id, player=player.name, action=action, orders=orders,
                  commands=commands, repeat_commands=repeat, unread=asked.unread,
-                 alternatives=given(orders) if chose else None, tried=tuple(tried))
+                 alternatives=given(written) if chose else None, tried=tuple(tried))
 
 
 def illegal(exc: IllegalAction, key: str, record: GameRecord, player: Player, orders: tuple[str, ...],

@@ -1,4 +1,4 @@
-"""Press and proposals together: a reply to a relayed message that holds a vote
+"""The features of issue 26-30 together. Press and proposals: a reply to a relayed message that holds a vote
 (`accept`), a command or an order is read as that, never relayed back as a message
 (the press helper's warning at the merge: `accept` in reply to a relayed mail)."""
 from __future__ import annotations
@@ -76,3 +76,24 @@ def test_a_takeback_the_players_agreed_drops_queues_in_their_words(tmp_path):
              for m in h.sent() if m["To"] == h.addr[other]]
     assert any("Moves were taken back, so your queued orders are dropped" in t for t in texts), texts
     assert not any("The game master took moves back" in t for t in texts)
+
+
+def test_the_order_given_is_kept_without_its_sign_off(tmp_path):
+    """A standing choice fills in an order that ends with a sign-off: the history's
+    ``alternatives`` (and the status mail's echo) hold the order lines only, not
+    "Best regards / Ann" (a new user's check: "investuj UP / S pozdravem / Cyril")."""
+    h = Clocked(tmp_path)
+    for name in ("Ann", "Bob", "Cy"):
+        h.move(name)
+    h.run(T0 + H)
+    rec = h.load()
+    (first,) = rec.game.waiting_for()
+    h.mail(first, "auto take stack")
+    h.run(T0 + 2 * H)
+    build = next(str(a) for a in h.load().game.legal_actions(first)
+                 if str(a).startswith("build ") and str(a).endswith("; take stack")).removesuffix("; take stack")
+    h.mail(first, f"{build}\n\nBest regards,\n{first}")
+    h.run(T0 + 3 * H)
+    last = h.load().history[-1]
+    assert last["player"] == first and last["order"] == f"{build}; take stack"
+    assert last["alternatives"] == build
