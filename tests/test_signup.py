@@ -539,3 +539,15 @@ def test_a_crash_before_the_commit_changes_nothing_in_the_outcome(tmp_path, monk
     assert [p["name"] for p in data["players"]] == ["Ann", "Bob"]
     assert lobby.mod.bk.open_game("ridge")["state"] == "started"
     assert lobby.cycle() == []  # and nothing more later
+
+
+@pytest.mark.parametrize("name", ["Union Pacific moderator", "Moderator (game hx)", "PBEM", "the Game Master",
+                                  "Ann (admin)"])
+def test_a_name_that_reads_as_the_moderators_is_refused(name):
+    """Relayed press comes from the moderator's address with the sender's name: a
+    seat may not be named like the moderator (a new user's check), and the
+    suggestion is a name the game takes."""
+    assert signup.check_name(name, []) == "name_reserved"
+    suggestion = signup.suggest_name(name, [])
+    assert signup.check_name(suggestion, []) is None
+    assert "moderator" not in suggestion.lower() and "(" not in suggestion

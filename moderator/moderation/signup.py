@@ -237,9 +237,14 @@ def seats_taken(bk: Any, game_id: str) -> int:
 
 
 # ------------------------------------------------------------------ names
+RESERVED_NAME_WORDS = ("moderator", "pbem", "game master", "gamemaster", "postmaster", "mailer-daemon")
+"""Words no seat name may hold (folded): each would read as the moderator's own
+name in a relayed message's sender."""
+
+
 def check_name(name: str, taken: Iterable[str]) -> str | None:
     """Why ``name`` cannot be a seat name (``name_empty``, ``name_control``,
-    ``name_long``, ``name_address``, ``name_taken``: the reason's macro in
+    ``name_long``, ``name_address``, ``name_reserved``, ``name_taken``: the reason's macro in
     ``templates/words/signup.txt``), or None when it can.  ``taken``: the
     names held in the game (compared folded: case and accents ignored), as
     ``rules.options.check_setup`` compares them."""
@@ -251,6 +256,10 @@ def check_name(name: str, taken: Iterable[str]) -> str | None:
         return "name_long"
     if "@" in name or "<" in name or ">" in name or name == IMAGINARY:
         return "name_address"  # an address as a name would show it to everyone
+    if any(word in fold(name) for word in RESERVED_NAME_WORDS) or "(" in name or ")" in name:
+        # relayed press comes "From: NAME (game G)" at the moderator's own address: a name
+        # that reads as the moderator's would be a phishing tool (a new user's check)
+        return "name_reserved"
     if fold(name) in {fold(t) for t in taken}:
         return "name_taken"
     return None
@@ -260,7 +269,9 @@ def suggest_name(name: str, taken: Iterable[str]) -> str:
     """A seat name near ``name`` that ``check_name`` accepts: control
     characters and ``@<>`` dropped, cut to the length limit, and a number
     added when taken (``Ann`` -> ``Ann 2``)."""
-    clean = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C" and ch not in "@<>")
+    clean = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C" and ch not in "@<>()")
+    for word in RESERVED_NAME_WORDS:
+        clean = re.sub(re.escape(word), " ", clean, flags=re.IGNORECASE)
     clean = " ".join(clean.split())[:MAX_NAME_LENGTH].strip() or "Player"
     taken = list(taken)
     if check_name(clean, taken) is None:
