@@ -239,3 +239,16 @@ def test_any_two_legal_turns_joined_by_or_are_read_as_those_two(seed, moves, lan
     line = f"{format_action(a, language)} {OR[language]} {format_action(b, language)}"
     got = candidates([line], BOARD, language)
     assert got == ([a] if a == b else [a, b]), line
+
+
+def test_standing_choices_are_shown_in_the_players_words(tmp_path):
+    """`auto tomar pila` is answered with the choice as Spanish writes it, not the
+    notation's English (a new user's check: "Tus elecciones fijas son ahora: take stack")."""
+    c = Clocked(tmp_path, settings={"language": "es"})
+    c.sent()
+    c.mail("Ann", "auto tomar pila")
+    c.run(T0 + H)
+    (answer,) = to(c.sent(), c.addr["Ann"])
+    text = " ".join(body(answer).split())
+    assert c.load().standing == {"Ann": ["take stack"]}
+    assert "tomar pila" in text and "take stack" not in text

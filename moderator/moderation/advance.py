@@ -398,9 +398,9 @@ def answer(record: GameRecord, player: Player, cmd: str, at: str) -> tuple[str, 
     language = record.language_of(player)
     if cmd == "next?":
         return word("advance", "queue_shown", orders=[_shown(record, name, e) for e in queue_of(record, name)],
-                    standing=list(record.standing.get(name) or [])), False
+                    standing=_in_words(record.standing.get(name) or [])), False
     if cmd == "auto?":
-        return word("advance", "standing_shown", standing=list(record.standing.get(name) or [])), False
+        return word("advance", "standing_shown", standing=_in_words(record.standing.get(name) or [])), False
     if cmd == "auto off":
         had = bool(record.standing.pop(name, None))
         return word("advance", "standing_off", had=had), had
@@ -413,7 +413,7 @@ def answer(record: GameRecord, player: Player, cmd: str, at: str) -> tuple[str, 
         old = [c for c in record.standing.get(name) or [] if c.split()[0] not in kinds]
         new = (old + choices)[:MAX_STANDING]
         record.standing[name] = new
-        return word("advance", "standing_set", standing=new), True
+        return word("advance", "standing_set", standing=_in_words(new)), True
     match = re.match(r"next (\d+): (.*)$", cmd, re.DOTALL)
     if not match:
         return "", False
@@ -438,6 +438,15 @@ def answer(record: GameRecord, player: Player, cmd: str, at: str) -> tuple[str, 
     _set_queue(record, name, sorted(queue, key=lambda e: e["turn"]))
     return word("advance", "queued", order=order, n=n, choices=len(actions),
                 now=name in record.game.waiting_for()), True
+
+
+def _in_words(standing: list[str]) -> list[str]:
+    """The standing choices (``take stack``, ``discard plain``: the notation's
+    words) as the reader's language writes them (``render.orders.localize``:
+    ``tomar pila``; a new user's check found them in English)."""
+    from ..render.orders import localize
+
+    return [localize(c) for c in standing]
 
 
 def _reason(exc: Exception) -> str:
