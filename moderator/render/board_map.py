@@ -989,10 +989,10 @@ def render_map(game: Any, player: str | None = None, *, width: int | None = None
 MAIL_KEY_COLS = 5
 """Companies a row in the key of ``mail_map``: their shape and letters."""
 
-MAIL_PNG_LEVEL = 9
-"""The zlib level of ``mail_map``'s PNG: 9, 1.3% smaller than 8 (16.7 against
-16.9 KB late in play) for some 19 ms more CPU (47 against 28 ms, the map drawn
-anew included), once per position and language."""
+MAIL_PNG_LEVEL = 7
+"""The zlib level of ``mail_map``'s PNG: 7. At the end of the demo's game: level 7
+17.4 KB in 8.3 ms, 8 16.9 KB in 18 ms, 9 16.7 KB in 35 ms (the compression, once
+per position and language, was a tenth of the demo's CPU at level 9); 6 18.0 KB."""
 
 _MAILS: dict[int, tuple[Image.Image, bytes]] = {}
 
