@@ -229,6 +229,18 @@ def test_mute_and_unmute_by_the_game_master(tmp_path):
     got = g.send("Bob", "to all: sorry")
     assert len(relayed(got, "ann@example.org")) == 1
     g.scan()
+    # pbem replay labels Bob's refused press as the player's, not the game master's
+    # (a new user's check)
+    from click.testing import CliRunner
+
+    import pbem
+
+    cfg = tmp_path / "pbem.yaml"
+    cfg.write_text(f"games_dir: {g.config.games_dir}\nspool_dir: {g.config.spool_dir}\n", encoding="utf-8")
+    result = CliRunner().invoke(pbem.main, ["--config", str(cfg), "replay", g.gid], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    lines = [l for l in result.output.splitlines() if l.endswith(": press")]
+    assert len(lines) == 1 and lines[0].startswith("  player: ")
 
 
 def test_the_archive_page_shows_press_after_the_end(tmp_path):

@@ -551,3 +551,19 @@ def test_a_name_that_reads_as_the_moderators_is_refused(name):
     suggestion = signup.suggest_name(name, [])
     assert signup.check_name(suggestion, []) is None
     assert "moderator" not in suggestion.lower() and "(" not in suggestion
+
+
+def test_an_expiry_with_nobody_to_tell_is_logged(tmp_path, caplog):
+    """An open game without a game master, in a configuration without an operator,
+    closes unstarted with a warning in the log (a new user's check: it vanished
+    from `pbem list` and nobody was told)."""
+    import logging
+
+    lobby = Lobby(tmp_path)
+    lobby.config.operator = None
+    lobby.open(expire=86400, gm=None)
+    lobby.now = T0 + D
+    with caplog.at_level(logging.WARNING, logger="pbem"):
+        assert lobby.cycle() == []
+    assert lobby.mod.bk.open_game("ridge")["state"] == "expired"
+    assert "open game ridge closed unstarted (expired); no game master or operator address to tell" in caplog.text

@@ -324,7 +324,8 @@ def replay(ctx, game):
     record = _load(ctx, game)
     click.echo(f"Game {game}: {len(record.history)} orders replayed; the state matches the file.")
     for e in record.gm_log:
-        who = "player" if e.get("command") == "resign" else "game master"  # a resignation is the player's
+        # a resignation and a mail of refused press are the player's (gm_log keeps both)
+        who = "player" if e.get("command") in ("resign", "press") else "game master"
         if str(e.get("by", "")).startswith("proposal "):
             who = "players"  # a proposal every player asked accepted (moderation/proposals.py)
         click.echo(f"  {who}: {e.get('at', '?')} {e.get('by', '?')}: {e.get('command', '?')}"

@@ -717,6 +717,8 @@ def close(post: Post, og: dict[str, Any], now: datetime, why: str) -> None:
         with i18n.speaking(i18n.DEFAULT):
             text = word("signup", why, game_id=gid)
         _notice(post, None, gm, i18n.DEFAULT, "title_closed", text)
+    else:  # no game master and no operator to tell: the log says it (a new user's check)
+        log.warning("open game %s closed unstarted (%s); no game master or operator address to tell", gid, why)
 
 
 def run_clock(post: Post, store: GameStore, now: datetime, report: CycleReport) -> None:
