@@ -453,3 +453,36 @@ def test_only_an_order_written_for_the_missed_move_is_late(tmp_path, monkeypatch
     assert "not your turn" in heads[turn][1].lower()
     assert heads["start KCC"][0] == "Union Pacific, game ridge: order too late"
     assert t.load().history == rec.history  # nothing applied
+
+
+def test_an_arrival_before_the_last_cycle_counts_as_that_cycle(tmp_path, monkeypatch):
+    """A mail whose store time is older than the last successful cycle (a file
+    copied into the Maildir by hand, as the README's by-hand game does; an IMAP
+    APPEND with an old date) was not there when that cycle read the inbox: it
+    arrived after it.  So the order for the player's move after an automatic one
+    is not judged late for the missed move (a new user's check: "arrived 2 Dec
+    2026 after your deadline of 8 Jan 2027")."""
+    t = Table(tmp_path, monkeypatch)
+    for name, _ in PLAYERS:
+        t.mail(name, t.order(name), T0 + 60 * M)
+    t.run(T0 + 2 * 60 * M)  # both initial investments: the first turn's wait starts
+    rec = t.load()
+    (first,) = rec.game.waiting_for()
+    due = T0 + 2 * 60 * M + timedelta(hours=48)
+    for hours in (20, 40):  # cycles less than a day apart (a longer gap is an outage)
+        t.run(T0 + timedelta(hours=hours))
+    t.run(due + 5 * M)  # the first player missed: the built-in player moved for them
+    rec = t.load()
+    assert [(h["player"], h.get("by")) for h in rec.history[2:]] == [(first, "bot")], rec.history
+    (other,) = rec.game.waiting_for()
+    t.mail(other, t.order(other), due + 10 * M)
+    t.run(due + 15 * M)  # the other player's move: the first player's turn again
+    assert t.load().game.waiting_for() == [first]
+    t.sent()
+    # their order, dropped in with the file time of a week before
+    t.mail(first, t.order(first), T0 - timedelta(days=7))
+    t.run(due + 30 * M)
+    rec = t.load()
+    assert rec.history[-1]["player"] == first and rec.history[-1].get("by") is None
+    assert rec.history[-1]["arrived"] == (due + 15 * M).isoformat()  # the last cycle's time
+    assert not any("too late" in text(m) for m in t.sent())
