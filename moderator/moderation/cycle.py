@@ -138,6 +138,7 @@ class Moderator:
         # the IMAP connection that IDLEs between cycles, when worth trying
         self._waiter = MailWaiter(config, idle=config.imap is not None and inbox is None)
         self._outage: datetime | None = None  # the cycle's outage_since (an outage ends: no catch-up)
+        self._last: datetime | None = None  # the last successful cycle before this one (``arrival``)
         # the outage notice of the current cycle, for every status mail ("" or what
         # words it in the language in force)
         self.notice: str | Callable[[], str] = ""
@@ -350,6 +351,7 @@ class Moderator:
                 sync_index(self.bk, self.store)
                 bk.prune(self.clock())
                 bk.prune_counts(self.clock())
+                self._last = bk.last_success()  # read once a cycle, for every mail's arrival
                 outage_since = self._outage = outage_start(bk, self.clock(), self.config.outage_after)
                 self.notice = outage_notice(bk, self.clock(), self.config.outage_after)
                 post = self._post()
@@ -405,7 +407,7 @@ class Moderator:
         if verdict is not None:
             return act(decide.once(verdict, answered=answered), om, post, self.store, report)
         done = signup.handle(om, key, post, self.store, report,
-                             arrival(self.clock(), arrived, self.bk.last_success()))
+                             arrival(self.clock(), arrived, self._last))
         if done is not None:  # games, join, leave, a reply to an open game's mail
             return done
         game_id = route.route(om, self.store, self.bk)
@@ -417,7 +419,7 @@ class Moderator:
             games = [g.game_id for g in self.bk.games_of(om.sender, active_only=True)]
             verdict = decide.no_game(om, key, game_id, plays=plays, games=games)
             return act(decide.once(verdict, answered=answered), om, post, self.store, report)
-        when = arrival(self.clock(), arrived, self.bk.last_success())
+        when = arrival(self.clock(), arrived, self._last)
         with self.store.lock(game_id):
             record = notify.load(post, self.store, game_id)
             if self._outage is None:
