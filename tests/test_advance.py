@@ -421,3 +421,41 @@ def test_a_chain_of_queued_orders_is_played_in_one_cycle(tmp_path):
     assert [(h["player"], h["order"], h.get("queued")) for h in rec.history[-3:]] == [
         (first, str(mine), None), (second, str(theirs), True), (third, str(last), True)]
     assert rec.game.to_move == first and rec.queued == {}
+
+
+def test_bare_next_and_next_0_are_answered_with_what_would_be_legal(tmp_path):
+    """'next:' with the order left out is answered (not read as an order of now),
+    and 'next 0:' says the turns count from 1 (a new user's check)."""
+    c = started(tmp_path)
+    rec = c.load()
+    second = rec.game.players[(rec.game.players.index(rec.game.to_move) + 1) % 3]
+    assert advance_command("next:") == "next 1: " and advance_command("Next 2 :") == "next 2: "
+    c.mail(second, "next:")
+    c.run(T0 + 2 * H)
+    (m,) = to(c.sent(), c.addr[second])
+    assert ("Nothing was queued: write the order on the same line, after 'next:', "
+            "e.g. 'next: pass; discard plain'.") in " ".join(body(m).split())
+    c.mail(second, "next 0: pass; discard plain")
+    c.run(T0 + 3 * H)
+    (m,) = to(c.sent(), c.addr[second])
+    assert ("Nothing was queued: 'next N:' counts your coming turns from 1 ('next:' is your next one) "
+            "to 3, not 0.") in " ".join(body(m).split())
+    assert c.load().queued == {}
+
+
+def test_a_refused_order_beside_a_queued_one_does_not_say_nothing_changed(tmp_path):
+    """An unreadable line in the mail that queued an order: the refusal says the
+    order was not played and the other lines are answered apart, not "Nothing was
+    changed" (the queue did change)."""
+    c = started(tmp_path)
+    rec = c.load()
+    second = rec.game.players[(rec.game.players.index(rec.game.to_move) + 1) % 3]
+    c.mail(second, "next: pass; discard plain\nstatsu")
+    c.run(T0 + 2 * H)
+    refusal, queued = to(c.sent(), c.addr[second])
+    text = " ".join(body(refusal).split())
+    assert "Nothing was changed" not in text
+    assert ("Your order was not played: the game is as it was. The other lines of your mail are "
+            "answered separately.") in text
+    assert "Queued for your next turn: 'pass; discard plain'." in body(queued)
+    assert [e["order"] for e in c.load().queued[second]] == ["pass; discard plain"]

@@ -201,6 +201,10 @@ def _refuse_in_language(v: Refuse, om: OrderMail, post: Post, store: GameStore, 
     elif record is not None and v.player is not None and v.player in record.game.players:
         # nothing changed: the move is still due when it was (a new user's check)
         extra["deadline"] = notify.deadline_line(record, record.player_by_name(v.player))
+    if v.commands and record is not None and v.player is not None:
+        # the mail's commands ('next:', 'timezone', ...) are answered after this and may
+        # change something: "nothing was changed" would not be true (a new user's check)
+        extra["commands_follow"] = True
     # a sender in one game only is answered in its thread: the title names that game too
     game_id = v.game_id if v.game_id is not None or thread is None else thread.game_id
     post.reply(om, v.reply_key, to, game_id, word(v.words, v.reason + "_title"),

@@ -118,8 +118,9 @@ def _patterns(language: str) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
 
 def advance_command(line: str, language: str | None = None) -> str | None:
     """The command of orders in advance or standing choices on ``line``, in
-    English words, or None: ``next N: ORDER`` (N 1-``QUEUE_MOST``, the order as
-    written), ``next N: none``, ``next?``; ``auto CHOICE`` (as written),
+    English words, or None: ``next N: ORDER`` (N as written, the order as
+    written; an order left out gives ``next N: `` and the answer says where it
+    goes), ``next N: none``, ``next?``; ``auto CHOICE`` (as written),
     ``auto off``, ``auto?``.  In the words of ``language`` too (default the
     language in force): ``siguiente: tomar pila``, ``nächster: Stapel nehmen``,
     ``příště: vezmi balíček``, ``下一步：拿股票堆``."""
@@ -135,9 +136,9 @@ def advance_command(line: str, language: str | None = None) -> str | None:
         n, mark, rest = nxt.group(1), nxt.group(2), nxt.group(3).strip()
         if mark == "?":
             return "next?" if not rest and n is None else None
-        if not rest:
-            return None
         count = int(n) if n is not None else 1
+        if not rest:  # 'next:' with the order left out (or on the next line): answered, not ignored
+            return f"next {count}: "
         if rest.strip(" .!") in NONE_WORDS:
             return f"next {count}: none"
         order = re.split(r"[:=：]", str(line), maxsplit=1)[1].strip()
@@ -420,6 +421,8 @@ def answer(record: GameRecord, player: Player, cmd: str, at: str) -> tuple[str, 
     n, order = int(match.group(1)), match.group(2).strip()
     if not 1 <= n <= QUEUE_MOST:
         return word("advance", "queue_too_far", n=n, most=QUEUE_MOST), False
+    if not order:
+        return word("advance", "queue_empty"), False
     if record.game.phase == "over":
         return word("advance", "queue_game_over"), False
     if order == "none":
