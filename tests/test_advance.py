@@ -459,3 +459,30 @@ def test_a_refused_order_beside_a_queued_one_does_not_say_nothing_changed(tmp_pa
             "answered separately.") in text
     assert "Queued for your next turn: 'pass; discard plain'." in body(queued)
     assert [e["order"] for e in c.load().queued[second]] == ["pass; discard plain"]
+
+
+@pytest.mark.parametrize("language,command", [("es", "idioma es"), ("de", "Sprache: Deutsch"), ("cs", "jazyk cs"),
+                                              ("zh", "语言 zh")])
+def test_a_mail_that_switches_language_is_read_in_the_new_one(tmp_path, language, command):
+    """'language es' and an order in Spanish in one mail: the order is read in
+    Spanish (the English reader did not know 'invertir'), and a refusal in the
+    same mail comes in Spanish (a new user's check)."""
+    from moderator.render.orders import localize
+
+    c = started(tmp_path)
+    rec = c.load()
+    who = rec.game.to_move
+    action = legal_now(rec, who)
+    order = localize(str(action), language)
+    assert order != str(action)  # the order is in the language's own words
+    c.mail(who, f"{command}\n{order}")
+    c.run(T0 + 2 * H)
+    c.sent()
+    last = c.load().history[-1]
+    assert (last["player"], last["order"]) == (who, str(action))
+    nxt = c.load().game.to_move
+    c.mail(nxt, f"{command}\ninvest 9 ZZZ; discard plain")
+    c.run(T0 + 3 * H)
+    refusal = [m for m in to(c.sent(), c.addr[nxt]) if "invest 9 ZZZ; discard plain" in body(m)]
+    titles = {"es": "orden rechazada", "de": "Befehl abgelehnt", "cs": "příkaz odmítnut", "zh": "指令被拒"}
+    assert len(refusal) == 1 and titles[language] in body(refusal[0]).partition("\n")[0]

@@ -146,6 +146,9 @@ def _refuse(v: Refuse, om: OrderMail, post: Post, store: GameStore, report: Cycl
     language, found = i18n.current(), None
     if record is not None and (v.player or v.addressee) is not None:
         language = record.language_of(v.player or v.addressee)
+        if v.player is not None:  # 'language es' beside the refused order: the refusal in Spanish too
+            codes = [i18n.normalize(c[9:]) for c in v.commands if c.startswith("language ")]
+            language = next((c for c in reversed(codes) if c is not None), language)
     elif record is None:
         found = registered_thread(post, store, v.to, v.game_id)
         if found is not None:

@@ -74,9 +74,9 @@ from .commands import rules_text
 from .faults import fault
 from .deadlines import game_master_address
 from .inbox import MailWaiter, poll
-from .interpret import mail_id
+from .interpret import mail_id, switched_language
 from .report import CycleReport
-from .verdict import RecordBounce
+from .verdict import RecordBounce, Refuse
 from .send import Post
 
 __all__ = ["CycleReport", "Moderator", "Unsent", "fault", "rules_text"]
@@ -429,6 +429,23 @@ class Moderator:
             # every answer is worded in it (the game master's in English)
             language = i18n.DEFAULT if canonical_address(om.sender) == gm_address and \
                 record.player_by_address(om.sender) is None else record.language_for_address(om.sender)
+            switched = None
+            if record.player_by_address(om.sender) is not None and not om.machine:
+                with i18n.speaking(language):
+                    switched = switched_language(om.lines)
+            if switched is not None and switched != language:
+                # 'language es' in the mail: its orders are read in Spanish, or, when
+                # they cannot be, in the language they were written in before
+                with i18n.speaking(switched):
+                    verdict = decide.in_game(om, key, record, answered=answered, gm_address=gm_address,
+                                             arrived=when)
+                if isinstance(verdict, Refuse):
+                    with i18n.speaking(language):
+                        before = decide.in_game(om, key, record, answered=answered, gm_address=gm_address,
+                                                arrived=when)
+                    verdict = verdict if isinstance(before, Refuse) else before
+                with i18n.speaking(switched):
+                    return act(decide.once(verdict, answered=answered), om, post, self.store, report, record)
             with i18n.speaking(language):
                 verdict = decide.in_game(om, key, record, answered=answered, gm_address=gm_address,
                                          arrived=when)

@@ -275,3 +275,20 @@ def _close_to_verb(word: str, verbs: frozenset[str] | None = None) -> bool:
     ``verbs``, default the English ``VERBS``): asked once per distinct word, not
     once per line."""
     return bool(difflib.get_close_matches(word, verbs or VERBS, n=1, cutoff=0.8))
+
+
+def switched_language(lines: list[str]) -> str | None:
+    """The language code the last valid ``language CODE`` command among a mail's
+    ``lines`` names (any tag ``check_language`` reads), or None.  The mail's
+    other lines are read in it first, then, when they cannot be, in the
+    language in force before (``cycle.Moderator``): a player's first mail
+    ``language es`` with an order in Spanish is read as Spanish, as its answers
+    are (a new user's check)."""
+    found = None
+    for line in lines:
+        cmd = command(line)
+        if cmd and cmd.startswith("language "):
+            code = i18n.normalize(cmd[9:].strip())
+            if code is not None:
+                found = code
+    return found
