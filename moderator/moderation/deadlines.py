@@ -319,6 +319,32 @@ def bot_rng(record: GameRecord) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
+def bot_moves(record: GameRecord, stamp: str,
+              after_move: Callable[[GameRecord, str], Any] | None = None) -> list[tuple[str, str]]:
+    """Play at once the moves of the built-in player's seats (``bot``: from the
+    start, or abandoned) that ``record``'s game waits for, as ``tick`` does first,
+    each recorded ``by: bot`` at ``stamp`` (ISO 8601), ``after_move`` after each
+    (the orders in advance: ``advance.play_queued``).  For a change of position
+    outside the clock (the game master's ``undo``), so that no status mail asks an
+    abandoned seat's player for a move the built-in player makes.  Returns
+    ``[(name, order)]`` in the order played."""
+    from ..players.heuristic import choose
+
+    played: list[tuple[str, str]] = []
+    for _ in range(1000):  # bounded, as tick
+        if record.settings.get("paused") or record.ended is not None or record.game.phase == "over":
+            break
+        bots = [n for n in record.game.waiting_for() if record.player_by_name(n).bot]
+        if not bots:
+            break
+        action = choose(record.game, bots[0], bot_rng(record))
+        record.apply(bots[0], action, None, stamp, by="bot")
+        played.append((bots[0], record.history[-1]["order"]))
+        if after_move is not None:
+            after_move(record, stamp)
+    return played
+
+
 def game_master_address(record: GameRecord, config: Config) -> str | None:
     """The game master's address (canonical), where news for them goes: the one
     given at ``pbem new --gm`` (``record.game_master["address"]``), else the

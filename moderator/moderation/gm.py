@@ -228,15 +228,16 @@ def _for_gm(record: GameRecord, text: str, before: dict[str, datetime | None]) -
     return f"{text} {news}" if news else text
 
 
-def _status_to_all(post: Post, record: GameRecord, event: Say) -> None:
+def _status_to_all(post: Post, record: GameRecord, event: Say, after: list = ()) -> None:
     """A fresh status mail to every player who gets mail, and to the observers,
     with ``event`` on top (the position changed outside the order flow: undo),
     each in their language; older unsent status mails of the game that may be
     merged are dropped (not those ``owed``: see ``owe_unsent``).  The mails are
     ``owed`` themselves (their event is in no game log: never merged into a
     later status mail); like every mail of a command they name the ``batch``
-    of the save that records it (``execute``)."""
-    from .notify import status_mail
+    of the save that records it (``execute``).  ``after``: the game's events
+    that followed at once (the built-in player's moves), told below ``event``."""
+    from .notify import _meta_events, status_mail
 
     marks = {"owed": "undo"}
     for p in record.players:
@@ -246,12 +247,14 @@ def _status_to_all(post: Post, record: GameRecord, event: Say) -> None:
             continue
         with i18n.speaking(record.language_of(p)):
             told = _said(event)
-        post.put(status_mail(post, record, p, [told]), kind="status", game=record.id, player=p.name,
-                 events=[told], log_from=len(record.game.events), replaces=[], **marks)
+        post.put(status_mail(post, record, p, [told, *after]), kind="status", game=record.id, player=p.name,
+                 events=[told, *_meta_events(list(after))], log_from=len(record.game.events), replaces=[],
+                 **marks)
     for address in record.observers:
         with i18n.speaking(record.language):
             told = _said(event)
-        post.put(observer_mail(post, record, address, [told]), kind="observer", game=record.id, **marks)
+        post.put(observer_mail(post, record, address, [told, *after]), kind="observer", game=record.id,
+                 **marks)
 
 
 def owe_unsent(post: Post, record: GameRecord) -> list[tuple[str, dict[str, Any]]]:
@@ -473,13 +476,23 @@ def _undo(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     entry.update(reason=cmd.reason, undone=[dict(h) for h in undone])
     if dropped:
         entry["queued_dropped"] = dropped
+    from .advance import play_queued
+    from .deadlines import bot_moves
+
+    # a seat of the built-in player (an abandoned one) now on move moves at once, as the
+    # clock would: its player is not asked for it, and the undo's mail tells that move too
+    # (a new user's check: the abandoned seat's player was asked to move)
+    start = len(record.game.events)
+    bot_moves(record, ctx.at, play_queued)
+    after = list(record.game.events[start:])
+    record.notified = len(record.game.events)
     shown = [(h["player"], public_order(h["order"], game.phase != "initial")) for h in undone]
 
     def event() -> str:  # the orders as the reader's language writes them
         return ctx.word("undone", n=n, orders=[f"{who}: {localize(order)}" for who, order in shown],
                         reason=cmd.reason)
 
-    _status_to_all(ctx.post, record, event)
+    _status_to_all(ctx.post, record, event, after)
     return _for_gm(record, event(), before)
 
 
