@@ -88,11 +88,101 @@ def table(tmp_path, dovecot, smtp_sink, monkeypatch):
     return t
 
 
-def test_scratch(table):
+def test_one_person_across_three_games_over_imap_and_smtp(table):
+    """Ann and Bob share three games (Ann is 'Annie' in one, beside another Ann of
+    another address).  Ann's 'me', her person-level time zone (overridden in one
+    game by that game's own command), a person-level vacation paid from her bank,
+    and the bank's accrual over days of play."""
     t = table
+    t.now[0] = T0 + timedelta(hours=1)
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "start BNL")
+    t.cycle()
+    t.now[0] = T0 + timedelta(hours=3)
     t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "me")
+    (me,) = t.cycle()
+    assert _to(me) == ANN and me["Subject"] == "pbem: your games and settings"
+    assert ".pbem-me@up.example>" in me["Message-ID"] and ".pbem." not in me["Message-ID"]
+    assert _body(me) == (
+        "Your games, settings, vacation bank and record, across all your games.\n\n"
+        "Your games:\n"
+        "- lake (as Ann): your move, due by 2026-11-03 09:00 UTC.\n"
+        "- pass (as Annie): your move, due by 2026-11-03 09:00 UTC.\n"
+        "- ridge (as Ann): no move of yours is due.\n\n"
+        "Your settings for all your games:\n"
+        "- time zone: not set (each game's own, else UTC)\n"
+        "- language: not set (each game's own)\n"
+        "- digest: off\n- calendar: off\n- substitute: off\n\n"
+        "Vacation bank: 7 days left (7 days earned, 0 days spent). You start with 7 days and earn one day "
+        "for every 8 days of play, at most 30 days in all.\n\n"
+        "Record: games played 3, finished 0, won 0; average rank -; moves in time 1, missed 0; "
+        "median time to move 1 hour.\n\n"
+        "Reply to this mail to change a setting in all your games: 'timezone Europe/Madrid', 'language de', "
+        "'digest daily' or 'digest off', 'calendar on' or 'calendar off', 'substitute on' or 'substitute off', "
+        "'vacation 5d' or 'vacation off', 'me'. The same command in a game's own thread applies to that game "
+        "only, and wins there.\n")
+    # Ann had never signed up (games of `pbem new`): registered by her 'me'
+    assert t.m.bk.person(ANN)["name"] == "Ann"
+    # the person thread: a time zone for every game; a bad value refused, nothing changed
+    t.reply(me, f"Ann <{ANN}>", "timezone Europe/Prague\ndigest daily\ncalendar maybe")
+    (answer,) = t.cycle()
+    assert _body(answer) == (
+        "Your time zone is now Europe/Prague (it is 2026-11-02 13:00 CET there). It now applies in: lake, pass, "
+        "ridge.\n\nYour digest setting is now 'daily', for all your games.\n\n"
+        "'maybe' is no value of calendar; nothing was changed. Write calendar on | off.\n")
+    assert me["Message-ID"] in str(answer["References"]).split()  # in her person thread
+    assert t.m.bk.settings_of(ANN) == {"timezone": "Europe/Prague", "digest": "daily"}
+    # the game's own command wins in that game only
+    t.reply(t.last[(ANN, "lake")], f"Ann <{ANN}>", "timezone America/New_York")
+    (answer,) = t.cycle()
+    assert "Your time zone is now America/New_York" in _body(answer)
+    assert "This applies in lake only." in _body(answer)
+    for game, shown in (("pass", "2026-11-03 10:00 CET, Europe/Prague"),
+                        ("lake", "2026-11-03 04:00 EST, America/New_York")):
+        t.reply(t.last[(ANN, game)], f"Ann <{ANN}>", "status")
+        (status,) = t.cycle()
+        assert f"Your move is due by 2026-11-03 09:00 UTC ({shown})." in _body(status), game
+    # Bob is untouched: no zone of Ann's in his games
+    assert [p.get("timezone") for p in t.store.read_data("ridge")["players"]] == ["Europe/Prague", None]
+    # the person thread again: a vacation of 3 days in every game, paid from the bank
+    t.now[0] = T0 + timedelta(hours=4)
+    t.reply(t.last[(ANN, "me")], f"Ann <{ANN}>", "vacation 3d")
     mails = t.cycle()
-    for m in mails:
-        print(m["To"], m["Subject"], m["Message-ID"])
-        print(_body(m))
-    assert 0
+    told = sorted((_to(m), str(m["Message-ID"]).rpartition(".pbem.")[2].partition("@")[0]) for m in mails
+                  if _to(m) != ANN)
+    assert told == [(ANN2, "pass"), (BOB, "lake"), (BOB, "pass"), (BOB, "ridge"), ("cy@d.example", "lake")]
+    (mine,) = [m for m in mails if _to(m) == ANN]
+    assert _body(mine) == ("Your vacation has begun in your running games: your clock stands still until "
+                           "2026-11-05 14:00 CET (3 days). Left in your vacation bank: 4 days. Write 'vacation "
+                           "off' in reply to this mail when you are back early. It now applies in: lake, pass, "
+                           "ridge.\n")
+    for game in ("ridge", "lake", "pass"):
+        seat = [p for p in t.store.read_data(game)["players"] if p["address"] == ANN][0]
+        assert seat["vacation_until"] == "2026-11-05T13:00:00+00:00" and seat["vacation_used"] == 0
+    # a second one while the first runs: the bank holds 4 days, 5 are refused
+    t.reply(t.last[(ANN, "me")], f"Ann <{ANN}>", "vacation 5d")
+    (refusal,) = t.cycle()
+    assert _body(refusal) == ("A vacation of 5 days is more than your vacation bank holds (4 days); nothing was "
+                              "changed.\n")
+    # back a day later: two days go back to the bank
+    t.now[0] = T0 + timedelta(days=1, hours=4)
+    t.reply(t.last[(ANN, "me")], f"Ann <{ANN}>", "vacation off")
+    (mine,) = [m for m in t.cycle() if _to(m) == ANN and ".pbem-me@" in m["Message-ID"]]
+    assert _body(mine) == ("Your vacation is over: your clock runs again. Left in your vacation bank: 6 days. "
+                               "It now applies in: lake, pass, ridge.\n")
+    assert [e["seconds"] for e in t.m.bk.vacation_ledger(ANN)] == [3 * 86400, -2 * 86400]
+    # sixteen days of play: two days more in the bank (one a day for every eight)
+    for day in range(2, 17):
+        t.now[0] = T0 + timedelta(days=day)
+        t.cycle()
+    t.reply(t.last[(ANN, "me")], f"Ann <{ANN}>", "me")
+    (again,) = t.cycle()
+    assert ("Vacation bank: 8 days left (9 days earned, 1 day spent). You start with 7 days and earn one day "
+            "for every 8 days of play, at most 30 days in all.") in _body(again)
+    assert "- time zone: Europe/Prague\n" in _body(again) and "- digest: daily\n" in _body(again)
+    assert "- in lake your time zone is America/New_York, set in that game's own thread: it wins there\n" \
+        in _body(again)
+    # nobody's mail names another person's address
+    everyone = {ANN, BOB, ANN2, "cy@d.example"}
+    for m in t.sink.messages:
+        rcpt = _to(m.message)
+        assert not any(a in m.message.as_string() for a in everyone - {rcpt}), rcpt
