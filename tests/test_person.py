@@ -186,3 +186,83 @@ def test_one_person_across_three_games_over_imap_and_smtp(table):
     for m in t.sink.messages:
         rcpt = _to(m.message)
         assert not any(a in m.message.as_string() for a in everyone - {rcpt}), rcpt
+
+
+# ------------------------------------------------------------------ the record, from game files alone
+def _games():
+    a = {"game": "a", "created": "2026-11-01T00:00:00+00:00",
+         "players": [{"name": "Ann", "address": "ann@a.example"}, {"name": "Bob", "address": "bob@b.example"}],
+         "history": [
+             {"player": "Ann", "order": "start UP", "received": "2026-11-01T02:00:00+00:00",
+              "arrived": "2026-11-01T02:00:00+00:00"},
+             {"player": "Bob", "order": "start KCC", "received": "2026-11-02T00:00:00+00:00", "by": "bot",
+              "due": "2026-11-02T00:00:00+00:00"},
+             {"player": "Ann", "order": "take stack", "received": "2026-11-02T05:00:30+00:00",
+              "arrived": "2026-11-02T05:00:00+00:00"},
+             {"player": "Bob", "order": "take stack", "received": "2026-11-02T06:00:00+00:00"}],
+         "state": {"phase": "over", "money": {"Ann": 10, "Bob": 10}}}
+    b = {"game": "b", "created": "2026-11-03T00:00:00+00:00",
+         "players": [{"name": "Annie", "address": "Ann@A.example"}, {"name": "Ann", "address": "ann@c.example"}],
+         "history": [
+             {"player": "Ann", "order": "start UP", "received": "2026-11-03T01:00:00+00:00"},
+             {"player": "Annie", "order": "start MS", "received": "2026-11-03T04:00:00+00:00"},
+             {"player": "Annie", "order": "take stack", "received": "2026-11-03T10:00:00+00:00"}],
+         "state": {"phase": "play", "money": {"Annie": 0, "Ann": 0}}}
+    c = {"game": "c", "created": "2026-11-04T00:00:00+00:00",
+         "players": [{"name": "Ann", "address": "ann@a.example"}, {"name": "Bob", "address": "bob@b.example"}],
+         "history": [], "state": {"phase": "over", "money": {"Ann": 5, "Bob": 9}}}
+    return [a, b, c]
+
+
+def test_records_per_person_across_games():
+    from moderator.archive.records import person_records
+
+    recs = person_records(_games())
+    assert sorted(recs) == ["ann@a.example", "ann@c.example", "bob@b.example"]
+    ann = recs["ann@a.example"]  # one address, two seat names: one person
+    assert (ann.names, ann.played, ann.finished, ann.won, ann.ranks) == (["Ann", "Annie"], 3, 2, 1, [1, 2])
+    assert ann.average_rank == 1.5
+    # 2 h (initial, from the start), 5 h (from the bot's move), 4 h (initial in b), 6 h
+    assert (ann.in_time, ann.missed, sorted(ann.times)) == (4, 0, [7200.0, 14400.0, 18000.0, 21600.0])
+    assert ann.median_seconds == 16200.0 and ann.reliability == 1.0
+    bob = recs["bob@b.example"]  # a tie for first place is a win for each tied
+    assert (bob.played, bob.finished, bob.won, bob.ranks, bob.in_time, bob.missed, bob.times) == \
+        (2, 2, 2, [1, 1], 1, 1, [3600.0])
+    assert bob.reliability == 0.5
+    other = recs["ann@c.example"]  # another Ann: another person
+    assert (other.names, other.played, other.finished, other.ranks, other.in_time, other.times) == \
+        (["Ann"], 1, 0, [], 1, [3600.0])
+    assert other.average_rank is None
+
+
+def test_play_days_count_overlapping_games_once():
+    from moderator.archive.records import play_seconds
+    from moderator.moderation.people import earned
+
+    now = datetime(2026, 11, 10, tzinfo=timezone.utc)
+    # a: 11-01 00:00 to its last move 11-02 06:00; b: 11-03 to now; c: 11-04 to now (inside b)
+    assert play_seconds(_games(), "ann@a.example", now) == 30 * 3600 + 7 * 86400
+    assert play_seconds(_games(), "nobody@x.example", now) == 0
+    assert earned(0) == 7 * 86400 and earned(8 * 86400 - 1) == 7 * 86400 and earned(8 * 86400) == 8 * 86400
+    assert earned(10 * 365 * 86400) == 30 * 86400  # at most 30 days in all
+
+
+def test_statistics_tell_two_anns_apart_and_keep_one_persons_two_names():
+    from moderator.archive.records import person_key, seat_rows
+    from moderator.archive.site import statistics
+
+    summaries = [{"id": d["game"], "created": d["created"], "phase": d["state"]["phase"], "paid": [],
+                  "values": {}, "people": seat_rows(d, "salt")} for d in _games()]
+    rows = {p["name"]: p for p in statistics(summaries)["players"]}
+    # ann@a.example played as Ann (a, c) and Annie (b): one person, under her latest game's name (c: Ann)
+    assert rows["Ann"] == {"name": "Ann", "also": ["Annie"], "games": 3, "finished": 2, "wins": 1,
+                           "avg_rank": "1.50", "in_time": 4, "missed": 0, "median": "4 hours, 30 minutes"}
+    # ann@c.example, another Ann, first seen later: told apart
+    assert rows["Ann (2)"] == {"name": "Ann (2)", "also": [], "games": 1, "finished": 0, "wins": 0,
+                               "avg_rank": None, "in_time": 1, "missed": 0, "median": "1 hour"}
+    assert rows["Bob"]["wins"] == 2 and rows["Bob"]["missed"] == 1
+    assert set(rows) == {"Ann", "Ann (2)", "Bob"}
+    # the manifest keeps keys, never addresses; the key needs the archive's secret
+    assert all("@" not in str(r) for s in summaries for r in s["people"])
+    assert person_key("Ann@A.example", "salt") == person_key("ann@a.example", "salt") != \
+        person_key("ann@a.example", "other")

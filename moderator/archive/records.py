@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
-__all__ = ["Record", "person_records", "reliability", "play_seconds"]
+__all__ = ["Record", "person_records", "reliability", "play_seconds", "person_key", "seat_rows"]
 
 
 @dataclass
@@ -213,3 +213,23 @@ def play_seconds(games: Iterable[dict[str, Any]], address: str, now: datetime) -
     if cur_e is not None:
         total += (cur_e - cur_s).total_seconds()
     return int(total)
+
+
+def person_key(address: str, salt: str) -> str:
+    """An opaque key of a person for the archive's statistics: the first 16 hex
+    digits of HMAC-SHA256 (key: ``salt``, the archive's own secret; message: the
+    canonical address).  The same address always gives the same key under one
+    salt; without the salt it cannot be tested against a guessed address."""
+    import hashlib
+    import hmac
+
+    return hmac.new(salt.encode(), _canonical(address).encode(), hashlib.sha256).hexdigest()[:16]
+
+
+def seat_rows(data: dict[str, Any], salt: str) -> list[dict[str, Any]]:
+    """The record of one game file per person, as the archive's manifest keeps
+    it (no address: ``key`` is ``person_key``): ``{key, names, finished, won,
+    ranks, in_time, missed, times}``."""
+    return [{"key": person_key(addr, salt), "names": r.names, "finished": r.finished, "won": r.won,
+             "ranks": r.ranks, "in_time": r.in_time, "missed": r.missed, "times": r.times}
+            for addr, r in sorted(person_records([data]).items())]
