@@ -266,3 +266,38 @@ def test_statistics_tell_two_anns_apart_and_keep_one_persons_two_names():
     assert all("@" not in str(r) for s in summaries for r in s["people"])
     assert person_key("Ann@A.example", "salt") == person_key("ann@a.example", "salt") != \
         person_key("ann@a.example", "other")
+
+
+def test_an_open_game_with_min_reliability_refuses_the_unreliable_and_admits_the_new(table):
+    from moderator.moderation import signup
+
+    t = table
+    t.now[0] = T0 + timedelta(hours=1)
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "start BNL")
+    t.cycle()
+    t.now[0] = T0 + timedelta(days=1, minutes=1)  # every other deadline passed: the built-in player moved
+    t.cycle()
+    setup = {"seats": [3, 3], "starts": "full", "invite": [], "seat_order": "joined", "expire": 30 * 86400,
+             "substitutes": "auto", "seed": 7, "ruleset": "first-edition", "options": {}, "board": None,
+             "settings": {"deadline": 86400, "on_missed": "bot", "abandon_after": 3, "language": "en",
+                          "grace": 0}, "gm": None, "observers": [], "min_reliability": 0.9}
+    signup.open_game(t.m.bk, t.m.store, "hill", setup, t.now[0])
+
+    def join(address):
+        msg = EmailMessage(policy=policy.default)
+        msg["From"], msg["To"], msg["Subject"] = address, "moderator@up.example", "join"
+        msg["Date"] = format_datetime(t.now[0])
+        msg["Message-ID"] = make_msgid(domain=address.rpartition("@")[2])
+        msg.set_content("join hill\n")
+        t.dovecot.append(msg.as_bytes(), msg_time=t.now[0])
+
+    for address in (ANN, BOB, "dan@e.example"):
+        join(address)
+    answers = {_to(m): _body(m) for m in t.cycle()}
+    # Ann: 1 move in time, 2 missed (lake, pass); Bob: 3 missed
+    assert answers[ANN] == ("Game hill admits players who made at least 0.90 of their moves in time; your record "
+                            "says 0.33. You were not signed up.\n")
+    assert answers[BOB] == ("Game hill admits players who made at least 0.90 of their moves in time; your record "
+                            "says 0.00. You were not signed up.\n")
+    assert "signed up for the game hill" in answers["dan@e.example"]  # no record yet: admitted
+    assert [r["address"] for r in t.m.bk.signups("hill")] == ["dan@e.example"]

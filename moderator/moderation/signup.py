@@ -443,6 +443,11 @@ def _join(out: _Answers, req: Request, now: datetime) -> None:
         if setup.get("invite") and sender not in setup["invite"]:
             out.reply(gid, "title_refused", word("signup", "not_invited", game_id=gid))
             return
+        below = _below_reliability(out.post, sender, setup)
+        if below is not None:  # --min-reliability: the figure and the rule (people with no record are admitted)
+            out.reply(gid, "title_refused", word("person", "below_reliability", game_id=gid, figure=below,
+                                                 minimum=f"{float(setup['min_reliability']):.2f}"))
+            return
         staff = {canonical_address(a) for a in [setup.get("gm") or post_operator(out.post)] +
                  list(setup.get("observers") or []) if a}
         if sender in staff:  # the game master and observers need addresses of their own (create.new_game)
@@ -471,6 +476,30 @@ def _join(out: _Answers, req: Request, now: datetime) -> None:
             bk.add_signup(gid, sender, name, "asked", "join", secret, now, req.language)
         out.reply(gid, "title_confirm", word("signup", "confirm_join", game_id=gid, seat=name),
                   token=thread_token(gid, secret))
+
+
+def _below_reliability(post: Post, address: str, setup: dict[str, Any]) -> str | None:
+    """``address``'s reliability (``archive.records``: moves in time of moves
+    owed, over the game files of its games) as ``0.85`` when the open game's
+    ``min_reliability`` is set and the figure is below it; None when it is not
+    set, the figure is enough, or there is no record yet (no move owed)."""
+    minimum = setup.get("min_reliability")
+    if minimum is None:
+        return None
+    from ..archive.records import person_records
+
+    store = GameStore(post.config.games_dir)
+    games = []
+    for ref in post.bk.games_of(address):
+        try:
+            games.append(store.read_data(ref.game_id))
+        except Exception:  # noqa: BLE001 - an unreadable game file counts for nothing
+            continue
+    figure = (person_records(games).get(canonical_address(address)) or None)
+    value = figure.reliability if figure is not None else None
+    if value is None or value >= float(minimum):
+        return None
+    return f"{value:.2f}"
 
 
 def post_operator(post: Post) -> str | None:
