@@ -42,6 +42,7 @@ class Table:
         }))
         (tmp_path / "games").mkdir()
         self.config = load_config(cfg)
+        self.cfg = cfg
         self.now = [T0]
         self.dovecot, self.sink = dovecot, smtp_sink
         self.seen = 0
@@ -181,6 +182,18 @@ def test_one_person_across_three_games_over_imap_and_smtp(table):
     assert "- time zone: Europe/Prague\n" in _body(again) and "- digest: daily\n" in _body(again)
     assert "- in lake your time zone is America/New_York, set in that game's own thread: it wins there\n" \
         in _body(again)
+    # the operator's `pbem show`: every seat's bank, across the person's games
+    from click.testing import CliRunner
+
+    import pbem
+
+    t.m.close()
+    r = CliRunner().invoke(pbem.main, ["--config", str(t.cfg), "show", "pass", "--now", t.now[0].isoformat()],
+                           catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert ("Vacation banks (across each person's games): Annie 8 days left (9 days earned, 1 day spent); "
+            "Bob 9 days left (9 days earned, 0 days spent); Ann 9 days left (9 days earned, 0 days spent)\n") \
+        in r.output
     # nobody's mail names another person's address
     everyone = {ANN, BOB, ANN2, "cy@d.example"}
     for m in t.sink.messages:

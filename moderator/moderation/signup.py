@@ -830,6 +830,9 @@ def describe(bk: Any, og: dict[str, Any]) -> list[str]:
              f"seat order {setup.get('seat_order', 'joined')}, substitutes {setup.get('substitutes', 'auto')}"]
     if setup.get("invite"):
         lines.append("  invited only: " + ", ".join(setup["invite"]))
+    if setup.get("min_reliability") is not None:
+        lines.append(f"  joins only with a record of at least {float(setup['min_reliability']):.2f} of the "
+                     "moves in time (or no record yet)")
     for r in bk.signups(og["id"]):
         when = (r["joined"] or r["asked"]).isoformat(timespec="minutes")
         lines.append(f"  {r['state']:8} {r['name']} <{r['address']}> {when}"
