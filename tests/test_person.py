@@ -314,3 +314,63 @@ def test_an_open_game_with_min_reliability_refuses_the_unreliable_and_admits_the
                             "says 0.00. You were not signed up.\n")
     assert "signed up for the game hill" in answers["dan@e.example"]  # no record yet: admitted
     assert [r["address"] for r in t.m.bk.signups("hill")] == ["dan@e.example"]
+
+
+def test_a_schema_3_database_migrates_to_the_person_tables(tmp_path):
+    import sqlite3
+
+    from moderator.store import bookkeeping as bkmod
+
+    path = tmp_path / "pbem.sqlite3"
+    db = sqlite3.connect(path)
+    for step in (bkmod._V1, bkmod._V2, bkmod._V3):  # a database of schema 3, as pbem wrote it before
+        for stmt in bkmod._statements(step):
+            db.execute(stmt)
+    db.execute("INSERT INTO people VALUES ('ann@a.example', 'Ann', 'de', '2026-11-01T00:00:00.000000+00:00', "
+               "'2026-11-01T00:00:00.000000+00:00')")
+    db.execute("PRAGMA user_version = 3")
+    db.commit()
+    db.close()
+    with bkmod.Bookkeeping(path, legacy=None) as bk:
+        assert bk.schema_version == bkmod.SCHEMA_VERSION == 5
+        assert bk.person("ann@a.example")["language"] == "de"
+        assert bk.settings_of("ann@a.example") == {} and bk.vacation_ledger("ann@a.example") == []
+        when = datetime(2026, 12, 1, tzinfo=timezone.utc)
+        bk.set_setting("Ann@A.example", "calendar", "on", when)
+        bk.set_game_override("ann@a.example", "ridge", "timezone", "Europe/Prague", when)
+        bk.add_vacation("ann@a.example", 86400, ["ridge", "lake"], when)
+        assert bk.open_person_thread("ann@a.example", "s1", when)["secret"] == "s1"
+        assert bk.open_person_thread("ann@a.example", "s2", when)["secret"] == "s1"  # kept once opened
+    with bkmod.Bookkeeping(path, legacy=None) as bk:  # committed
+        from moderator.moderation.people import person_setting, setting_in_game
+
+        assert person_setting(bk, "ann@a.example", "calendar") == "on"
+        assert person_setting(bk, "ann@a.example", "digest") is None
+        assert setting_in_game(bk, "ann@a.example", "ridge", "timezone") == "Europe/Prague"
+        assert setting_in_game(bk, "ann@a.example", "lake", "timezone") is None
+        assert bk.vacation_ledger("ann@a.example") == [{"at": when, "seconds": 86400, "games": ["ridge", "lake"]}]
+
+
+def test_me_in_german_and_a_person_thread_reply_from_another_address(table):
+    """A German player's 'ich' is answered in German; a reply naming Ann's person
+    thread from Bob's address is no person mail (routed as any other: Bob's own game
+    mail), and changes nothing of Ann's."""
+    t = table
+    t.reply(t.last[(BOB, "ridge")], f"Bob <{BOB}>", "language de")
+    t.cycle()
+    t.reply(t.last[(BOB, "ridge")], f"Bob <{BOB}>", "ich")
+    (me,) = t.cycle()
+    text = _body(me)
+    assert me["Subject"] == "pbem: deine Partien und Einstellungen"
+    assert text.startswith("Deine Partien, Einstellungen, dein Urlaubskonto und deine Bilanz, über all deine "
+                           "Partien.\n\nDeine Partien:\n")
+    assert "- lake (als Bob): du bist am Zug, fällig bis " in text
+    assert "- in ridge ist deine Sprache Deutsch, im Thread dieser Partie gesetzt: dort hat sie Vorrang\n" in text
+    # Ann's person thread, and Bob replying to it
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "me")
+    (ann_me,) = t.cycle()
+    t.reply(ann_me, f"Bob <{BOB}>", "timezone Asia/Tokyo")
+    t.cycle()
+    assert t.m.bk.settings_of(ANN) == {} and t.m.bk.settings_of(BOB) == {}
+    assert all(p.get("timezone") is None for g in ("ridge", "lake", "pass")
+               for p in t.store.read_data(g)["players"])

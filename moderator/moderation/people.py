@@ -111,10 +111,12 @@ def bank(book: Any, games: Iterable[dict[str, Any]], address: str, now: datetime
     return Bank(earned(played), max(0, spent), played)
 
 
-def person_language(book: Any, address: str) -> str:
+def person_language(book: Any, address: str, here: str | None = None) -> str:
     """The language the person's answers come in: their person-level
-    ``language``, else the registry's, else English."""
-    return book.setting(address, "language") or ((book.person(address) or {}).get("language")) or i18n.DEFAULT
+    ``language``, else ``here`` (the language of the game whose thread the mail
+    came in), else the registry's, else English."""
+    return (book.setting(address, "language") or here or ((book.person(address) or {}).get("language"))
+            or i18n.DEFAULT)
 
 
 def _games_data(post: Post, store: GameStore, address: str, held: GameRecord | None = None) -> list[dict[str, Any]]:
@@ -261,7 +263,9 @@ def answer_me(post: Post, store: GameStore, om: OrderMail, key: str, address: st
     now = post.clock()
     games = _games_data(post, store, address, held)
     register(post, address, games, now)
-    with i18n.speaking(person_language(post.bk, address)):
+    seat = held.player_by_address(address) if held is not None else None
+    here = held.language_of(seat) if seat is not None else None
+    with i18n.speaking(person_language(post.bk, address, here)):
         _send(post, om, key, address, me_text(post, address, games, now))
 
 
