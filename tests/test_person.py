@@ -374,3 +374,27 @@ def test_me_in_german_and_a_person_thread_reply_from_another_address(table):
     assert t.m.bk.settings_of(ANN) == {} and t.m.bk.settings_of(BOB) == {}
     assert all(p.get("timezone") is None for g in ("ridge", "lake", "pass")
                for p in t.store.read_data(g)["players"])
+
+
+def test_a_person_level_vacation_never_lands_on_a_move_already_overdue(table):
+    """Ann's 'vacation 2d' arrives after her deadline in every game passed (the
+    clock has not run yet): each game's clock first makes the missed move, as
+    before any mail of that game; the vacation then stops the clock of her next
+    move only."""
+    t = table
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "me")
+    (me,) = t.cycle()
+    t.now[0] = T0 + timedelta(hours=23)
+    t.cycle()  # the reminders; the moderator ran an hour before the deadlines
+    t.now[0] = T0 + timedelta(days=1, hours=1)  # every initial investment overdue by an hour
+    t.reply(me, f"Ann <{ANN}>", "vacation 2d")
+    t.cycle()
+    for game in ("ridge", "lake", "pass"):
+        data = t.store.read_data(game)
+        seat = [p for p in data["players"] if p["address"] == ANN][0]
+        mine = [h for h in data["history"] if h["player"] == seat["name"] and h.get("by") == "bot"]
+        assert [h["due"] for h in mine] == ["2026-11-03T09:00:00+00:00"], game
+        seat = [p for p in data["players"] if p["address"] == ANN][0]
+        assert (seat["vacation_from"], seat["vacation_until"]) == (
+            "2026-11-03T10:00:00+00:00", "2026-11-05T10:00:00+00:00"), game
+    assert [e["seconds"] for e in t.m.bk.vacation_ledger(ANN)] == [2 * 86400]

@@ -406,7 +406,8 @@ class Moderator:
                 return act(decide.bounce_in_game(verdict, record), om, post, self.store, report, record)
         if verdict is not None:
             return act(decide.once(verdict, answered=answered), om, post, self.store, report)
-        done = people.handle(om, key, post, self.store, report)
+        done = people.handle(om, key, post, self.store, report,
+                             arrival(self.clock(), arrived, self._last) if self._outage is None else None)
         if done is not None:  # a reply in the sender's person thread (issue 28)
             return done
         done = signup.handle(om, key, post, self.store, report,

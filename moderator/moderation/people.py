@@ -306,11 +306,16 @@ def person_command(line: str, language: str | None = None) -> str | None:
     return None
 
 
-def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleReport) -> str | None:
+def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleReport,
+           arrived: datetime | None = None) -> str | None:
     """Carry out ``om`` when it is a reply in its sender's person thread
     (``is_person_mail``): every command line (``person_command``) applies to the
-    person across their games; answered in one mail.  Returns ``"processed"``,
-    or None when it is no person-thread mail (routed as any other)."""
+    person across their games; answered in one mail.  ``arrived``: when the mail
+    reached the mailbox (``cycle.arrival``): each game a command changes first
+    does what its clock owed by then (``clock.catch_up``, as before any mail of
+    that game), so that a vacation never lands on a move already overdue; None
+    (an outage ending): not caught up.  Returns ``"processed"``, or None when it
+    is no person-thread mail (routed as any other)."""
     bk = post.bk
     if not is_person_mail(om, bk):
         return None
@@ -334,7 +339,7 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
                 if cmd == "me":
                     wants_me = True
                     continue
-                answers.append(apply(post, store, address, cmd))
+                answers.append(apply(post, store, address, cmd, arrived, report))
                 language = person_language(bk, address)  # 'language de': what follows in German
             if not lines:
                 answers.append(word("person", "unknown_line", line=""))
@@ -349,7 +354,8 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
     return "processed"
 
 
-def apply(post: Post, store: GameStore, address: str, cmd: str) -> str:
+def apply(post: Post, store: GameStore, address: str, cmd: str, arrived: datetime | None = None,
+          report: CycleReport | None = None) -> str:
     """Carry out the person-level command ``cmd`` (``person_command``) of
     ``address`` in all their running games; returns the answer (the language in
     force), which says where the setting now applies.  A wrong value is
@@ -371,7 +377,7 @@ def apply(post: Post, store: GameStore, address: str, cmd: str) -> str:
         except ValueError:
             return word("clock", "timezone_unknown", zone=arg, near=timezone_nearest(arg))
         bk.set_setting(address, "timezone", zone, now)
-        applied, kept = _each_game(post, store, address, "timezone", zone)
+        applied, kept = _each_game(post, store, address, "timezone", zone, arrived, report)
         return _where(word("person", "timezone_set", zone=zone_name(zone), local_now=format_when(now, zone)),
                       applied, kept)
     if name == "language":
@@ -382,11 +388,11 @@ def apply(post: Post, store: GameStore, address: str, cmd: str) -> str:
         except ValueError:
             return word("language", "language_unknown", asked=arg, choices=choices(), near=nearest_languages(arg))
         bk.set_setting(address, "language", code, now)
-        applied, kept = _each_game(post, store, address, "language", code)
+        applied, kept = _each_game(post, store, address, "language", code, arrived, report)
         with i18n.speaking(code):
             return _where(word("person", "language_set", language=i18n.LANGUAGES[code]), applied, kept)
     if name == "vacation":
-        return _vacation(post, store, address, arg)
+        return _vacation(post, store, address, arg, arrived, report)
     return word("person", "unknown_line", line=cmd)
 
 
@@ -394,12 +400,22 @@ def _running(post: Post, address: str) -> list[str]:
     return [g.game_id for g in post.bk.games_of(address, active_only=True)]
 
 
-def _each_game(post: Post, store: GameStore, address: str, key: str, value: str) -> tuple[list[str], list[str]]:
+def _load(post: Post, store: GameStore, gid: str, arrived: datetime | None, report: CycleReport | None) -> GameRecord:
+    """Game ``gid`` loaded (its lock held by the caller), its clock caught up to
+    the mail's arrival (``clock.catch_up``) when ``arrived`` is given."""
+    from . import clock, notify
+
+    record = notify.load(post, store, gid)
+    if arrived is not None and report is not None:
+        clock.catch_up(post, store, record, arrived, report)
+    return record
+
+
+def _each_game(post: Post, store: GameStore, address: str, key: str, value: str,
+               arrived: datetime | None = None, report: CycleReport | None = None) -> tuple[list[str], list[str]]:
     """Set ``key`` (``timezone``, ``language``) of ``address``'s seat to
     ``value`` in each running game without a game-level override; returns the
     games changed and those that keep their own (``game_overrides``)."""
-    from . import notify
-
     applied, kept = [], []
     for gid in _running(post, address):
         if post.bk.game_override(address, gid, key) is not None:
@@ -407,7 +423,7 @@ def _each_game(post: Post, store: GameStore, address: str, key: str, value: str)
             continue
         try:
             with store.lock(gid):
-                record = notify.load(post, store, gid)
+                record = _load(post, store, gid, arrived, report)
                 player = record.player_by_address(address)
                 if player is None or player.name in record.resigned:
                     continue
@@ -430,10 +446,10 @@ def _where(text: str, applied: list[str], kept: list[str]) -> str:
     return " ".join(out)
 
 
-def _vacation(post: Post, store: GameStore, address: str, arg: str) -> str:
+def _vacation(post: Post, store: GameStore, address: str, arg: str, arrived: datetime | None = None,
+              report: CycleReport | None = None) -> str:
     """A person-level ``vacation 5d`` / ``vacation off``: every running game of
     ``address`` (no vacation under way there), paid from the bank."""
-    from . import notify
     from .commands import begin_vacation, end_vacation
     from .deadlines import parse_duration, parse_time
 
@@ -445,7 +461,7 @@ def _vacation(post: Post, store: GameStore, address: str, arg: str) -> str:
         ended, unused = [], 0
         for gid in _running(post, address):
             with store.lock(gid):
-                record = notify.load(post, store, gid)
+                record = _load(post, store, gid, arrived, report)
                 player = record.player_by_address(address)
                 until = parse_time(player.vacation_until) if player else None
                 if player is None or until is None or until <= now:
@@ -471,9 +487,10 @@ def _vacation(post: Post, store: GameStore, address: str, arg: str) -> str:
     end = now + timedelta(seconds=seconds)
     for gid in _running(post, address):
         with store.lock(gid):
-            record = notify.load(post, store, gid)
+            record = _load(post, store, gid, arrived, report)
             player = record.player_by_address(address)
-            if player is None or player.name in record.resigned:
+            if player is None or player.name in record.resigned or record.game.phase == "over" \
+                    or record.ended is not None:
                 continue
             until = parse_time(player.vacation_until)
             if until is not None and until > now:
