@@ -155,7 +155,11 @@ def test_one_person_across_three_games_over_imap_and_smtp(table):
     assert _body(mine) == ("Your vacation has begun in your running games: your clock stands still until "
                            "2026-11-05 14:00 CET (3 days). Left in your vacation bank: 4 days. Write 'vacation "
                            "off' in reply to this mail when you are back early. It now applies in: lake, pass, "
-                           "ridge.\n")
+                           "ridge.\n"  # the deadlines it moved, each in that game's zone for her
+                           "lake: Your move is now due by 2026-11-06 09:00 UTC (2026-11-06 04:00 EST, "
+                           "America/New_York).\n"
+                           "pass: Your move is now due by 2026-11-06 09:00 UTC (2026-11-06 10:00 CET, "
+                           "Europe/Prague).\n")
     for game in ("ridge", "lake", "pass"):
         seat = [p for p in t.store.read_data(game)["players"] if p["address"] == ANN][0]
         assert seat["vacation_until"] == "2026-11-05T13:00:00+00:00" and seat["vacation_used"] == 0
@@ -168,8 +172,16 @@ def test_one_person_across_three_games_over_imap_and_smtp(table):
     t.now[0] = T0 + timedelta(days=1, hours=4)
     t.reply(t.last[(ANN, "me")], f"Ann <{ANN}>", "vacation off")
     (mine,) = [m for m in t.cycle() if _to(m) == ANN and ".pbem-me@" in m["Message-ID"]]
+    # the others' deadlines passed meanwhile: the built-in player moved for them, and each wait
+    # restarted at that move (the cycle's time), so Ann's next deadline is a day from then
     assert _body(mine) == ("Your vacation is over: your clock runs again. Left in your vacation bank: 6 days. "
-                               "It now applies in: lake, pass, ridge.\n")
+                           "It now applies in: lake, pass, ridge.\n"
+                           "lake: Your move is now due by 2026-11-04 13:00 UTC (2026-11-04 08:00 EST, "
+                           "America/New_York).\n"
+                           "pass: Your move is now due by 2026-11-04 13:00 UTC (2026-11-04 14:00 CET, "
+                           "Europe/Prague).\n"
+                           "ridge: Your move is now due by 2026-11-04 13:00 UTC (2026-11-04 14:00 CET, "
+                           "Europe/Prague).\n")
     assert [e["seconds"] for e in t.m.bk.vacation_ledger(ANN)] == [3 * 86400, -2 * 86400]
     # sixteen days of play: two days more in the bank (one a day for every eight)
     for day in range(2, 17):

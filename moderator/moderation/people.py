@@ -458,7 +458,7 @@ def _vacation(post: Post, store: GameStore, address: str, arg: str, arrived: dat
     games = _games_data(post, store, address)
     b = bank(bk, games, address, now)
     if arg in ("off", "end", "over", "back"):
-        ended, unused = [], 0
+        ended, unused, moved = [], 0, []
         for gid in _running(post, address):
             with store.lock(gid):
                 record = _load(post, store, gid, arrived, report)
@@ -466,22 +466,24 @@ def _vacation(post: Post, store: GameStore, address: str, arg: str, arrived: dat
                 until = parse_time(player.vacation_until) if player else None
                 if player is None or until is None or until <= now:
                     continue
-                left_over, _news = end_vacation(post, store, record, player, count=False)
+                left_over, news = end_vacation(post, store, record, player, count=False)
                 unused = max(unused, left_over)
                 ended.append(gid)
+                if news:
+                    moved.append(f"{gid}: {news}")
         if not ended:
             return word("clock", "vacation_none")
         bk.add_vacation(address, -unused, ended, now)
         b = bank(bk, games, address, now)
-        return " ".join([word("person", "vacation_ended", left=format_duration(b.left)),
-                         word("person", "applies_in", games=", ".join(ended))])
+        return "\n".join([" ".join([word("person", "vacation_ended", left=format_duration(b.left)),
+                                    word("person", "applies_in", games=", ".join(ended))])] + moved)
     try:
         seconds = parse_duration(arg + "d" if arg.isdigit() else arg)
     except ValueError:
         return word("clock", "vacation_bad", asked=arg, left=format_duration(b.left))
     if seconds > b.left:
         return word("person", "vacation_refused", asked=format_duration(seconds), left=format_duration(b.left))
-    started, busy = [], []
+    started, busy, moved = [], [], []
     from datetime import timedelta
 
     end = now + timedelta(seconds=seconds)
@@ -496,8 +498,10 @@ def _vacation(post: Post, store: GameStore, address: str, arg: str, arrived: dat
             if until is not None and until > now:
                 busy.append(gid)
                 continue
-            begin_vacation(post, store, record, player, seconds, count=False)
+            news = begin_vacation(post, store, record, player, seconds, count=False)
             started.append(gid)
+            if news:  # the deadline it moved, in that seat's zone
+                moved.append(f"{gid}: {news}")
     if not started:
         return word("person", "vacation_nowhere")
     bk.add_vacation(address, seconds, started, now)
@@ -507,4 +511,4 @@ def _vacation(post: Post, store: GameStore, address: str, arg: str, arrived: dat
            word("person", "applies_in", games=", ".join(started))]
     if busy:
         out.append(word("person", "vacation_busy_in", games=", ".join(busy)))
-    return " ".join(out)
+    return "\n".join([" ".join(out)] + moved)
