@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import statistics as _stats
 from dataclasses import dataclass, field
+from functools import lru_cache
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
@@ -91,7 +92,9 @@ def _time(text: Any) -> datetime | None:
     return when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when
 
 
+@lru_cache(maxsize=4096)
 def _canonical(address: str) -> str:
+    """``mail.read.canonical_address``, remembered (a person's address recurs in every game)."""
     from ..mail.read import canonical_address
 
     return canonical_address(address)
