@@ -394,8 +394,8 @@ def test_a_person_level_vacation_never_lands_on_a_move_already_overdue(table):
     before any mail of that game; the vacation then stops the clock of her next
     move only."""
     t = table
-    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "me")
-    (me,) = t.cycle()
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "me\nvacation 30m")  # ridge's own limit: 30 minutes used
+    (me,) = [m for m in t.cycle() if _to(m) == ANN and ".pbem-me@" in m["Message-ID"]]
     t.now[0] = T0 + timedelta(hours=23)
     t.cycle()  # the reminders; the moderator ran an hour before the deadlines
     t.now[0] = T0 + timedelta(days=1, hours=1)  # every initial investment overdue by an hour
@@ -405,8 +405,19 @@ def test_a_person_level_vacation_never_lands_on_a_move_already_overdue(table):
         data = t.store.read_data(game)
         seat = [p for p in data["players"] if p["address"] == ANN][0]
         mine = [h for h in data["history"] if h["player"] == seat["name"] and h.get("by") == "bot"]
-        assert [h["due"] for h in mine] == ["2026-11-03T09:00:00+00:00"], game
+        assert [h["due"] for h in mine] == ["2026-11-03T09:30:00+00:00" if game == "ridge" else
+                                            "2026-11-03T09:00:00+00:00"], game
         seat = [p for p in data["players"] if p["address"] == ANN][0]
         assert (seat["vacation_from"], seat["vacation_until"]) == (
             "2026-11-03T10:00:00+00:00", "2026-11-05T10:00:00+00:00"), game
     assert [e["seconds"] for e in t.m.bk.vacation_ledger(ANN)] == [2 * 86400]
+    # back early in one game only, in that game's thread: the other games keep the vacation, and
+    # the game's own limit is not credited with the bank's days
+    t.now[0] = T0 + timedelta(days=1, hours=2)
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "vacation off")
+    t.cycle()
+    seats = {g: [p for p in t.store.read_data(g)["players"] if p["address"] == ANN][0]
+             for g in ("ridge", "lake", "pass")}
+    assert seats["ridge"]["vacation_until"] == "2026-11-03T11:00:00+00:00"
+    assert seats["ridge"]["vacation_used"] == 1800  # its own 30 minutes, nothing taken off for the bank's days
+    assert seats["lake"]["vacation_until"] == seats["pass"]["vacation_until"] == "2026-11-05T10:00:00+00:00"

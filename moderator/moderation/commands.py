@@ -220,7 +220,9 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
     if arg in ("off", "end", "over", "back"):
         if not on:
             return word("clock", "vacation_none")
-        _left_over, news = end_vacation(post, store, record, player)
+        # a person-level vacation (people.py: paid from the bank, not this game's limit) ends here
+        # without giving anything back to this game's limit
+        _left_over, news = end_vacation(post, store, record, player, count=not _person_vacation(post, record, player))
         return _joined(word("clock", "vacation_ended", left=_left(limit - player.vacation_used)), news)
     left = max(0, limit - player.vacation_used)
     try:
@@ -237,6 +239,16 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
     return _joined(word("clock", "vacation_started", days=_left(seconds),
                         until=format_when(end, player.timezone), left=_left(limit - player.vacation_used)),
                    news)
+
+
+def _person_vacation(post: Post, record: GameRecord, player: Player) -> bool:
+    """Whether ``player``'s vacation under way in ``record`` is a person-level one
+    (``moderation.people``): the vacation ledger's entry for this game began when it did."""
+    from .deadlines import parse_time
+
+    began = parse_time(player.vacation_from)
+    return any(e["seconds"] > 0 and record.id in e["games"] and e["at"] == began
+               for e in post.bk.vacation_ledger(player.address))
 
 
 def _others(record: GameRecord, player: Player) -> list[Player]:
