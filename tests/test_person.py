@@ -421,3 +421,21 @@ def test_a_person_level_vacation_never_lands_on_a_move_already_overdue(table):
     assert seats["ridge"]["vacation_until"] == "2026-11-03T11:00:00+00:00"
     assert seats["ridge"]["vacation_used"] == 1800  # its own 30 minutes, nothing taken off for the bank's days
     assert seats["lake"]["vacation_until"] == seats["pass"]["vacation_until"] == "2026-11-05T10:00:00+00:00"
+
+
+def test_a_person_level_zone_and_language_apply_to_a_later_game(table):
+    t = table
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "me")
+    (me,) = t.cycle()
+    t.reply(me, f"Ann <{ANN}>", "timezone Asia/Tokyo\nlanguage cs")
+    (answer,) = t.cycle()
+    assert _body(answer) == (
+        "Your time zone is now Asia/Tokyo (it is 2026-11-02 18:00 JST there). It now applies in: lake, pass, "
+        "ridge.\n\nTvůj jazyk je nyní Čeština. Nyní platí v: lake, pass, ridge.\n")
+    t.m.create_game("dale", [("Ann", ANN), ("Bob", BOB)], seed=4,
+                    settings={"deadline": 86400, "on_missed": "bot", "abandon_after": 9, "grace": 0})
+    seats = {p["name"]: p for p in t.store.read_data("dale")["players"]}
+    assert (seats["Ann"]["timezone"], seats["Ann"]["language"]) == ("Asia/Tokyo", "cs")
+    assert (seats["Bob"]["timezone"], seats["Bob"]["language"]) == (None, None)
+    welcome = [m for m in t.collect() if _to(m) == ANN]
+    assert len(welcome) == 1 and "(út 3. 11. 2026 18:00 (Asia/Tokyo))" in _body(welcome[0]), _body(welcome[0])

@@ -245,6 +245,7 @@ class Moderator:
         sent (they stay in the spool)."""
         record = create.new_game(self.store, game_id, players, seed, self.clock(), ruleset, options, board_path,
                                  settings, bots, gm=gm, observers=observers, languages=languages)
+        people.seat_defaults(self.bk, record)  # a person-level zone and language apply to new games too
         # written under the game's lock, indexed after it is released (a cycle
         # holds the database while it waits for a game's lock, never the reverse)
         saved = create.welcome(self._post(), GameStore(self.config.games_dir), record)

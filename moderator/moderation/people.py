@@ -152,6 +152,26 @@ def register(post: Post, address: str, games: list[dict[str, Any]], now: datetim
         post.bk.register_person(address, names[-1], now)
 
 
+def seat_defaults(book: Any, record: GameRecord) -> list[str]:
+    """Give the seats of a new game (``record``, not yet saved) their person's
+    ``timezone`` and ``language`` (person-level settings) where the seat has
+    none of its own: a person's setting applies to their later games too.
+    Returns the names of the seats changed."""
+    changed = []
+    for p in record.players:
+        if not p.address:
+            continue
+        zone, lang = book.setting(p.address, "timezone"), book.setting(p.address, "language")
+        if zone and p.timezone is None:
+            p.timezone = zone
+            changed.append(p.name)
+        if lang and p.language is None:
+            p.language = lang
+            if p.name not in changed:
+                changed.append(p.name)
+    return changed
+
+
 def me_text(post: Post, address: str, games: list[dict[str, Any]], now: datetime) -> str:
     """The answer to ``me`` for ``address`` (in the language in force): games,
     moves due (in the seat's zone), settings, vacation bank, record."""

@@ -688,6 +688,9 @@ def start(post: Post, store: GameStore, og: dict[str, Any], now: datetime) -> An
     record = create.new_game(store, gid, [(r["name"], r["address"]) for r in seated], int(setup["seed"]), now,
                              setup["ruleset"], setup.get("options"), setup.get("board"), setup.get("settings"),
                              gm=setup.get("gm"), observers=setup.get("observers") or (), languages=languages)
+    from .people import seat_defaults
+
+    seat_defaults(bk, record)  # the seated people's own time zone and language (person-level settings)
     joined = {r["name"]: r["joined"] for r in seated}
     for p in record.players:
         if p.name in joined:
