@@ -34,7 +34,6 @@ The vacation bank: ``BANK_START`` to begin with, one day more for every
 from __future__ import annotations
 
 import logging
-import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
@@ -46,7 +45,7 @@ from ..mail.read import OrderMail, canonical_address
 from ..mail.threads import person_message_id, person_token, person_tokens_in
 from ..render.when import format_duration, format_when, zone_name
 from ..render.words import word
-from ..store.gamefile import GameRecord, GameStore, Player, StoreError
+from ..store.gamefile import GameRecord, GameStore, StoreError
 from .report import CycleReport
 from .seats import me_command
 from .send import Post
@@ -302,9 +301,6 @@ def is_person_mail(om: OrderMail, bk: Any) -> bool:
         return False
     mine = person_token(thread["secret"]).encode()
     return any(hmac.compare_digest(t.encode(), mine) for t in tokens)
-
-
-_ON_OFF = {"on": "on", "off": "off", "daily": "daily"}
 
 
 def person_command(line: str, language: str | None = None) -> str | None:
