@@ -427,7 +427,9 @@ def test_a_person_level_zone_and_language_apply_to_a_later_game(table):
     t = table
     t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "me")
     (me,) = t.cycle()
-    t.reply(me, f"Ann <{ANN}>", "timezone Asia/Tokyo\nlanguage cs")
+    quoted = "\n".join("> " + l for l in _body(me).splitlines())  # as Thunderbird replies
+    t.reply(me, f"Ann <{ANN}>", f"timezone Asia/Tokyo\nlanguage cs\n\nAnn\n\nOn {me['Date']}, UP moderator "
+                                f"wrote:\n{quoted}")
     (answer,) = t.cycle()
     assert _body(answer) == (
         "Your time zone is now Asia/Tokyo (it is 2026-11-02 18:00 JST there). It now applies in: lake, pass, "
