@@ -121,6 +121,8 @@ def test_one_person_across_three_games_over_imap_and_smtp(table):
         "'digest daily' or 'digest off', 'calendar on' or 'calendar off', 'substitute on' or 'substitute off', "
         "'vacation 5d' or 'vacation off', 'me'. The same command in a game's own thread applies to that game "
         "only, and wins there.\n")
+    html = me.get_body(preferencelist=("html",)).get_content()  # text and HTML, as every answer
+    assert "Vacation bank: 7 days left" in html and ANN not in html
     # Ann had never signed up (games of `pbem new`): registered by her 'me'
     assert t.m.bk.person(ANN)["name"] == "Ann"
     # the person thread: a time zone for every game; a bad value refused, nothing changed
@@ -441,3 +443,23 @@ def test_a_person_level_zone_and_language_apply_to_a_later_game(table):
     assert (seats["Bob"]["timezone"], seats["Bob"]["language"]) == (None, None)
     welcome = [m for m in t.collect() if _to(m) == ANN]
     assert len(welcome) == 1 and "(út 3. 11. 2026 18:00 (Asia/Tokyo))" in _body(welcome[0]), _body(welcome[0])
+
+
+def test_the_answers_to_a_person_are_limited_per_day(table, monkeypatch):
+    from moderator.moderation import people
+
+    monkeypatch.setattr(people, "PER_ADDRESS_PER_DAY", 2)
+    t = table
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "me")
+    (me,) = t.cycle()
+    t.reply(me, f"Ann <{ANN}>", "digest daily")
+    assert len(t.cycle()) == 1
+    t.reply(me, f"Ann <{ANN}>", "calendar on")  # the third answer of the day: filed unanswered, nothing done
+    assert t.cycle() == [] and t.m.bk.settings_of(ANN) == {"digest": "daily"}
+    t.reply(t.last[(ANN, "lake")], f"Ann <{ANN}>", "me")
+    assert t.cycle() == []
+    assert t.dovecot.messages("INBOX") == []  # handled, not left to come back
+    t.now[0] = T0 + timedelta(days=1)  # the next UTC day
+    t.reply(me, f"Ann <{ANN}>", "calendar on")
+    (answer,) = [m for m in t.cycle() if ".pbem-me@" in m["Message-ID"]]
+    assert _body(answer) == "Your calendar setting is now 'on', for all your games.\n"
