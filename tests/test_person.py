@@ -463,3 +463,21 @@ def test_the_answers_to_a_person_are_limited_per_day(table, monkeypatch):
     t.reply(me, f"Ann <{ANN}>", "calendar on")
     (answer,) = [m for m in t.cycle() if ".pbem-me@" in m["Message-ID"]]
     assert _body(answer) == "Your calendar setting is now 'on', for all your games.\n"
+
+
+def test_a_person_level_vacation_off_leaves_a_games_own_vacation(table):
+    t = table
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "vacation 1d")  # ridge's own, from its limit
+    t.cycle()
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "me")
+    (me,) = t.cycle()
+    t.reply(me, f"Ann <{ANN}>", "vacation off\nvacation 2d")
+    (answer,) = [m for m in t.cycle() if _to(m) == ANN]
+    assert _body(answer).startswith(
+        "You are not on vacation; nothing was changed.\n\nYour vacation has begun in your running games: your "
+        "clock stands still until 2026-11-04 09:00 UTC (2 days). Left in your vacation bank: 5 days. Write "
+        "'vacation off' in reply to this mail when you are back early. It now applies in: lake, pass. On "
+        "vacation there already, unchanged: ridge.\n")
+    ridge = [p for p in t.store.read_data("ridge")["players"] if p["address"] == ANN][0]
+    assert (ridge["vacation_until"], ridge["vacation_used"]) == ("2026-11-03T09:00:00+00:00", 86400)
+    assert t.m.bk.vacation_ledger(ANN)[0]["games"] == ["lake", "pass"]

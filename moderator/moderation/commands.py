@@ -222,7 +222,7 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
             return word("clock", "vacation_none")
         # a person-level vacation (people.py: paid from the bank, not this game's limit) ends here
         # without giving anything back to this game's limit
-        _left_over, news = end_vacation(post, store, record, player, count=not _person_vacation(post, record, player))
+        _left_over, news = end_vacation(post, store, record, player, count=not person_vacation(post, record, player))
         return _joined(word("clock", "vacation_ended", left=_left(limit - player.vacation_used)), news)
     left = max(0, limit - player.vacation_used)
     try:
@@ -241,7 +241,7 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
                    news)
 
 
-def _person_vacation(post: Post, record: GameRecord, player: Player) -> bool:
+def person_vacation(post: Post, record: GameRecord, player: Player) -> bool:
     """Whether ``player``'s vacation under way in ``record`` is a person-level one
     (``moderation.people``): the vacation ledger's entry for this game began when it did."""
     from .deadlines import parse_time

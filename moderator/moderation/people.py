@@ -466,7 +466,7 @@ def _vacation(post: Post, store: GameStore, address: str, arg: str, arrived: dat
               report: CycleReport | None = None) -> str:
     """A person-level ``vacation 5d`` / ``vacation off``: every running game of
     ``address`` (no vacation under way there), paid from the bank."""
-    from .commands import begin_vacation, end_vacation
+    from .commands import begin_vacation, end_vacation, person_vacation
     from .deadlines import parse_duration, parse_time
 
     bk, now = post.bk, post.clock()
@@ -476,17 +476,21 @@ def _vacation(post: Post, store: GameStore, address: str, arg: str, arrived: dat
     if arg in ("off", "end", "over", "back"):
         ended, unused, moved = [], 0, []
         for gid in _running(post, address):
-            with store.lock(gid):
-                record = _load(post, store, gid, arrived, report)
-                player = record.player_by_address(address)
-                until = parse_time(player.vacation_until) if player else None
-                if player is None or until is None or until <= now:
-                    continue
-                left_over, news = end_vacation(post, store, record, player, count=False)
-                unused = max(unused, left_over)
-                ended.append(gid)
-                if news:
-                    moved.append(f"{gid}: {news}")
+            try:
+                with store.lock(gid):
+                    record = _load(post, store, gid, arrived, report)
+                    player = record.player_by_address(address)
+                    until = parse_time(player.vacation_until) if player else None
+                    if player is None or until is None or until <= now or not person_vacation(post, record, player):
+                        continue  # none under way, or a game's own (ended in its own thread)
+                    left_over, news = end_vacation(post, store, record, player, count=False)
+            except (StoreError, OSError) as exc:
+                log.warning("person: game %s not changed: %s", gid, exc)
+                continue
+            unused = max(unused, left_over)
+            ended.append(gid)
+            if news:
+                moved.append(f"{gid}: {news}")
         if not ended:
             return word("clock", "vacation_none")
         bk.add_vacation(address, -unused, ended, now)
@@ -504,20 +508,24 @@ def _vacation(post: Post, store: GameStore, address: str, arg: str, arrived: dat
 
     end = now + timedelta(seconds=seconds)
     for gid in _running(post, address):
-        with store.lock(gid):
-            record = _load(post, store, gid, arrived, report)
-            player = record.player_by_address(address)
-            if player is None or player.name in record.resigned or record.game.phase == "over" \
-                    or record.ended is not None:
-                continue
-            until = parse_time(player.vacation_until)
-            if until is not None and until > now:
-                busy.append(gid)
-                continue
-            news = begin_vacation(post, store, record, player, seconds, count=False)
-            started.append(gid)
-            if news:  # the deadline it moved, in that seat's zone
-                moved.append(f"{gid}: {news}")
+        try:
+            with store.lock(gid):
+                record = _load(post, store, gid, arrived, report)
+                player = record.player_by_address(address)
+                if player is None or player.name in record.resigned or record.game.phase == "over" \
+                        or record.ended is not None:
+                    continue
+                until = parse_time(player.vacation_until)
+                if until is not None and until > now:
+                    busy.append(gid)
+                    continue
+                news = begin_vacation(post, store, record, player, seconds, count=False)
+        except (StoreError, OSError) as exc:  # an unreadable game file: the others go on
+            log.warning("person: game %s not changed: %s", gid, exc)
+            continue
+        started.append(gid)
+        if news:  # the deadline it moved, in that seat's zone
+            moved.append(f"{gid}: {news}")
     if not started:
         return word("person", "vacation_nowhere")
     bk.add_vacation(address, seconds, started, now)
