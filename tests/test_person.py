@@ -196,6 +196,20 @@ def test_one_person_across_three_games_over_imap_and_smtp(table):
     assert "- time zone: Europe/Prague\n" in _body(again) and "- digest: daily\n" in _body(again)
     assert "- in lake your time zone is America/New_York, set in that game's own thread: it wins there\n" \
         in _body(again)
+    # the archive's statistics from these game files: one row per person, never an address
+    import html5lib
+
+    from moderator.archive.site import build_site
+
+    site = t.config.games_dir.parent / "site"
+    build_site(t.store, site)
+    tree = html5lib.parse((site / "stats.html").read_bytes(), namespaceHTMLElements=False)
+    rows = {r[0]: r for r in ([" ".join("".join(td.itertext()).split()) for td in tr.iter("td")]
+                              for tr in tree.iter("tr")) if len(r) == 8}
+    assert sorted(rows) == ["Ann (2)", "Ann also Annie", "Bob", "Cy"]
+    assert rows["Ann also Annie"][1] == "3" and rows["Ann (2)"][1] == "1" and rows["Bob"][1] == "3"
+    assert not any(a in (site / "stats.html").read_text() + (site / "manifest.json").read_text()
+                   for a in (ANN, BOB, ANN2))
     # the operator's `pbem show`: every seat's bank, across the person's games
     from click.testing import CliRunner
 
