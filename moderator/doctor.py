@@ -159,7 +159,7 @@ TEMPLATE_FILES = (
     "welcome.txt", "words/board.txt", "words/clock.txt", "words/events.txt", "words/gm.txt",
     "words/headlines.txt", "words/hidden.txt", "words/illegal.txt", "words/language.txt", "words/layout.txt",
     "words/legal.txt", "words/limits.txt", "words/options.txt", "words/notices.txt", "words/operator.txt", "words/orders.txt",
-    "words/press.txt", "words/seats.txt", "words/signup.txt", "words/threads.txt", "words/proposals.txt",
+    "words/person.txt", "words/press.txt", "words/seats.txt", "words/signup.txt", "words/threads.txt", "words/proposals.txt",
     "words/advance.txt",
     "mail/base.html", "mail/blocks.html", "mail/figures.html", "mail/status.html",
     "mail/text.html", "mail/welcome.html",

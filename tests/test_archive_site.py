@@ -267,12 +267,13 @@ def test_statistics_page(site):
     tree = html5lib.parse((out / "stats.html").read_bytes(), namespaceHTMLElements=False)
     rows = [["".join(td.itertext()).strip() for td in tr.iter("td")] for tr in tree.iter("tr")]
     rows = [r for r in rows if r]
-    # players: name, games, finished, wins, average rank
-    by_name = {r[0]: r for r in rows if len(r) == 5}
+    # people: name, games, finished, wins, average rank, moves in time, missed, median time to move
+    by_name = {r[0]: r for r in rows if len(r) == 8}
     assert set(by_name) == {"Ann", "Bob", "Cy", "Dee", "Eve"}
-    assert by_name["Ann"][1:4] == ["5", "3", "0"]
+    assert by_name["Ann"][1:5] == ["5", "3", "0", "2.33"]  # ranks 2, 3, 2 (behind the imaginary player)
     assert by_name["Cy"][3] == "1" and by_name["Dee"][3] == "1"
-    assert by_name["Eve"][1:] == ["1", "0", "0", "–"]
+    assert by_name["Eve"][1:7] == ["1", "0", "0", "–", "8", "0"]
+    assert not any("@" in "".join(r) for r in rows)  # never an address
     companies = [r for r in rows if len(r) == 3]
     assert len(companies) == 10
     total = sum(len(d["state"]["payouts"]) for d in fixture_data().values())

@@ -219,7 +219,7 @@ LAYERS = [
     "notify seats ballot press",
     "interpret clock create",
     "gm commands",
-    "proposals",
+    "proposals people",
     "decide",
     "act signup",
     "cycle",

@@ -41,6 +41,7 @@ from typing import Any
 
 from ..store.gamefile import GameStore, StoreError, load_board_ref
 from .listing import IMAGINARY, final_dividend, short_time, winners_of
+from .records import seat_rows
 from ..rules.notation import public_order  # noqa: F401 (used by the pages; re-exported)
 
 MANIFEST = "manifest.json"
@@ -316,27 +317,48 @@ def _render_game(env, out: Path, gid: str, data: dict[str, Any], show_addresses:
 
 
 def statistics(games: list[dict[str, Any]]) -> dict[str, Any]:
-    """Statistics across games from their summaries: per player (by name) the
-    games, finished games, wins and average rank (finished games); per company
-    how many dividends it paid (of all paid) and its average value at the end of
-    the finished games."""
+    """Statistics across games from their summaries: per person (an address,
+    ``summary["people"]``, ``records.seat_rows``: shown by the seat name of their
+    latest game, never by address; the other names they played under in
+    ``also``; two people of one name told apart by ``(2)``, ``(3)`` in the order
+    first seen) the games, finished games, wins, average rank (finished games),
+    moves in time, missed moves and median time to move (``records``); per
+    company how many dividends it paid (of all paid) and its average value at
+    the end of the finished games."""
+    import statistics as _stats
+
+    from ..render.when import format_duration
     from ..rules.components import COMPANIES
 
-    players: dict[str, dict[str, Any]] = {}
-    for s in games:
-        for name in s["players"]:
-            players.setdefault(name, {"name": name, "games": 0, "finished": 0, "wins": 0, "ranks": []})
-            players[name]["games"] += 1
-        for place, name, _ in s["standings"]:
-            if name == IMAGINARY or name not in players:
-                continue
-            players[name]["finished"] += 1
-            players[name]["ranks"].append(place)
-            players[name]["wins"] += place == 1
-    prows = []
-    for p in sorted(players.values(), key=lambda p: (-p["wins"], p["name"])):
+    people: dict[str, dict[str, Any]] = {}
+    for s in sorted(games, key=lambda s: (s["created"], s["id"])):  # oldest first: the latest name last
+        for r in s.get("people") or []:
+            p = people.setdefault(r["key"], {"names": [], "games": 0, "finished": 0, "wins": 0, "ranks": [],
+                                             "in_time": 0, "missed": 0, "times": []})
+            for n in r["names"]:
+                if n in p["names"]:
+                    p["names"].remove(n)
+                p["names"].append(n)
+            p["games"] += 1
+            p["finished"] += r["finished"]
+            p["wins"] += r["won"]
+            p["ranks"] += r["ranks"]
+            p["in_time"] += r["in_time"]
+            p["missed"] += r["missed"]
+            p["times"] += r["times"]
+    prows, seen = [], {}
+    for p in people.values():  # first seen first: the (2) goes to the later one
+        name = p["names"][-1]
+        seen[name] = seen.get(name, 0) + 1
+        p["name"] = name if seen[name] == 1 else f"{name} ({seen[name]})"
+        p["also"] = [n for n in p["names"][:-1]]
+    for p in sorted(people.values(), key=lambda p: (-p["wins"], p["name"])):
         avg = sum(p["ranks"]) / len(p["ranks"]) if p["ranks"] else None
-        prows.append({**p, "avg_rank": None if avg is None else f"{avg:.2f}"})
+        median = _stats.median(p["times"]) if p["times"] else None
+        prows.append({"name": p["name"], "also": p["also"], "games": p["games"], "finished": p["finished"],
+                      "wins": p["wins"], "avg_rank": None if avg is None else f"{avg:.2f}",
+                      "in_time": p["in_time"], "missed": p["missed"],
+                      "median": None if median is None else format_duration(int(median))})
     dividends = sum(len(s["paid"]) for s in games)
     finished = [s for s in games if s["phase"] == "over"]
     crows = []
@@ -346,6 +368,30 @@ def statistics(games: list[dict[str, Any]]) -> dict[str, Any]:
         crows.append({"abbr": abbr, "name": company.name, "paid": paid, "dividends": dividends,
                       "avg_value": f"{sum(values) / len(values):.1f}" if values else None})
     return {"players": prows, "companies": crows, "finished": len(finished), "games": len(games)}
+
+
+PERSON_SALT = ".archive-person-key"
+"""The file in the games directory holding the archive's secret for the people's
+keys in its statistics (``records.person_key``); made on the first build."""
+
+
+def person_salt(store: GameStore) -> str:
+    """The archive's secret for the people's keys (``PERSON_SALT`` in the games
+    directory, made when missing: its loss re-renders every game once, the keys
+    change, the statistics stay whole)."""
+    import secrets
+
+    path = Path(store.dir) / PERSON_SALT
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except OSError:
+        text = ""
+    if not text:
+        text = secrets.token_hex(16)
+        from ..store.files import atomic_write
+
+        atomic_write(path, (text + "\n").encode("ascii"))
+    return text
 
 
 def unchanged_bytes(store: GameStore, gid: str, digest: str | None) -> bool:
@@ -372,7 +418,9 @@ def build_site(store: GameStore, out: str | os.PathLike[str], force: bool = Fals
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     env = environment()
-    tdigest = templates_digest(env) + (":addresses" if show_addresses else "")
+    salt = person_salt(store)
+    tdigest = templates_digest(env) + (":addresses" if show_addresses else "") + \
+        ":people:" + hashlib.sha256(salt.encode()).hexdigest()[:8]
     try:
         manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
         if manifest.get("format") != SITE_FORMAT or manifest.get("templates") != tdigest:
@@ -403,8 +451,9 @@ def build_site(store: GameStore, out: str | os.PathLike[str], force: bool = Fals
             report.unchanged.append(gid)
             continue
         try:
-            entries[gid] = {"digest": gf.digest,
-                            "summary": render_game(env, out, gid, gf.data, show_addresses)}
+            summary = render_game(env, out, gid, gf.data, show_addresses)
+            summary["people"] = seat_rows(gf.data, salt)  # per person, keyed without the address
+            entries[gid] = {"digest": gf.digest, "summary": summary}
         except Exception as exc:  # noqa: BLE001 - one broken game must not stop the site
             report.errors.append(f"{gid}: {exc}")
             if prev:

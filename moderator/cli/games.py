@@ -467,12 +467,48 @@ def show(ctx, game, map_file, now):
             click.echo(f"  {pad('', 14)} {notes}")
     if v["standings"]:
         click.echo("Standings: " + g.standings_text())
+    for line in _bank_lines(config, record, _timestamp(now) if now is not None else None):
+        click.echo(line)
     from moderator.render.events import english
 
     for line in english(v["log"][-10:]):
         click.echo(f"  - {line}")
     if map_file is not None:
         click.echo(f"Map written to {map_file}.")
+
+
+def _bank_lines(config, record, now) -> list[str]:
+    """``pbem show``'s line of the seats' vacation banks (``moderation.people.bank``:
+    across each person's games, from their game files and the ledger), [] when
+    there is no bookkeeping database.  ``now``: default the wall clock."""
+    from datetime import datetime, timezone
+
+    from moderator.moderation.people import bank
+    from moderator.render.when import format_duration
+    from moderator.store.bookkeeping import Bookkeeping, BookkeepingError
+    from moderator.store.gamefile import GameStore, StoreError
+
+    try:
+        bk = Bookkeeping.in_spool(config.spool_dir, readonly=True)
+    except BookkeepingError:
+        return []
+    store = GameStore(config.games_dir)
+    now = now or datetime.now(timezone.utc)
+    parts = []
+    with bk:
+        for p in record.players:
+            if not p.address:
+                continue
+            games = []
+            for ref in bk.games_of(p.address):
+                try:
+                    games.append(store.read_data(ref.game_id))
+                except StoreError:
+                    continue
+            b = bank(bk, games, p.address, now)
+            parts.append(f"{p.name} {format_duration(b.left)} left ({format_duration(b.earned)} earned, "
+                         f"{format_duration(b.spent)} spent)")
+    return ["Vacation banks (across each person's games): " + "; ".join(parts)] if parts else []
 
 
 def _paused_line(record) -> str | None:

@@ -45,10 +45,14 @@ def _starts_value(text: str) -> str:
 @click.option("--substitutes", type=click.Choice(["auto", "gm"]), default="auto", show_default=True,
               help="Seats abandoned later: offered to the substitute pool (auto), or only with the game "
                    "master's confirmation (gm).")
+@click.option("--min-reliability", "min_reliability", type=click.FloatRange(0, 1), default=None,
+              metavar="SHARE", help="Refuse a join from someone who made fewer than this share of their "
+                                    "moves in time in their games (e.g. 0.9); someone with no record yet is "
+                                    "admitted.")
 @_setup_options
 @click.pass_context
-def open_(ctx, game, seats, starts, invite, seat_order, expire, substitutes, seed, ruleset, board_path,
-          deadline, on_missed, grace, abandon_after, gm, observers, language, now, **flags):
+def open_(ctx, game, seats, starts, invite, seat_order, expire, substitutes, min_reliability, seed, ruleset,
+          board_path, deadline, on_missed, grace, abandon_after, gm, observers, language, now, **flags):
     """Open GAME for sign-up by mail: anyone (or the invited) sends 'join GAME'
     to the moderator's address and confirms by reply; the game starts as
     --starts says, with everyone's welcome as with `pbem new`."""
@@ -69,6 +73,8 @@ def open_(ctx, game, seats, starts, invite, seat_order, expire, substitutes, see
              "seat_order": seat_order, "expire": _expire_seconds(expire), "substitutes": substitutes,
              "seed": seed, "ruleset": ruleset, "options": options, "board": board_path, "settings": settings,
              "gm": gm, "observers": list(observers)}
+    if min_reliability is not None:
+        setup["min_reliability"] = min_reliability
     moderator = Moderator(_config(ctx, passwords=bool(invited)), **_clock(now))  # invitations are sent now
     try:
         moderator.config.games_dir.mkdir(parents=True, exist_ok=True)  # where the game file comes at the start

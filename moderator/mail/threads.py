@@ -138,3 +138,31 @@ def message_ids(value: str | None) -> list[str]:
         ids = [f"<{w.strip('.')}>" for w in re.split(r"[\s,;]+", "".join(outside)) if _BARE_ID_RE.fullmatch(w)]
     seen: set[str] = set()
     return [x for x in ids if not (x in seen or seen.add(x))]
+
+
+# ------------------------------------------------------------------ the person thread (issue 28)
+_PERSON_RE = re.compile(rf"\.([a-z2-7]{{{TOKEN_LENGTH}}})\.pbem-me@")
+
+
+def person_token(secret: str) -> str:
+    """The token in the Message-IDs of a person's own thread (the answer to
+    ``me`` and to the commands sent in reply to it): as :func:`thread_token`,
+    with the person thread's secret (``Bookkeeping.person_thread``) and no game.
+    Raises ``ValueError`` for an empty secret."""
+    if not secret:
+        raise ValueError("a person token needs a secret")
+    digest = hmac.new(secret.encode(), b"pbem person", hashlib.sha256).digest()
+    return base64.b32encode(digest[:10]).decode("ascii").lower()
+
+
+def person_message_id(token: str, domain: str) -> str:
+    """A fresh Message-ID of a mail in a person's thread:
+    ``'<RANDOM.TOKEN.pbem-me@domain>'`` (no game id: routing,
+    ``moderation/route.py``, reads no game from it)."""
+    rand = base64.b32encode(secrets.token_bytes(8)).decode("ascii").rstrip("=").lower()
+    return f"<{rand}.{token}.pbem-me@{domain}>"
+
+
+def person_tokens_in(message_ids: Iterable[str | None]) -> list[str]:
+    """The person-thread tokens that ``message_ids`` carry (``<...TOKEN.pbem-me@...>``), in order."""
+    return [m.group(1) for m in (_PERSON_RE.search(mid or "") for mid in message_ids) if m]

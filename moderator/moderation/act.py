@@ -370,7 +370,13 @@ def _commands(v: Duplicate | Refuse | Apply | Answer, om: OrderMail, post: Post,
     """Answer the verdict's commands once (keyed ``MID#commands``)."""
     if v.commands:
         votes = tuple(c for c in v.commands if proposals.is_proposal(c))  # proposals.py's, not commands'
-        rest = tuple(c for c in v.commands if c not in votes)
+        rest = tuple(c for c in v.commands if c not in votes and c != "me")
+        if "me" in v.commands:  # the person's answer, across their games (people.py)
+            from . import people
+
+            player = record.player_by_name(v.player)
+            if post.allow(player.address, "me"):
+                people.answer_me(post, store, om, v.commands_key, player.address, held=record, limit_cycle=False)
         if rest:
             commands.answer_commands(post, store, om, v.commands_key, record, record.player_by_name(v.player),
                                      rest, skip_status, rotated)

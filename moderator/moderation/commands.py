@@ -127,6 +127,11 @@ def _answer_one(post: Post, store: GameStore, om: OrderMail, key: str, record: G
     elif cmd == "language" or cmd.startswith("language "):
         before = record.language_of(player)
         text = language_command(store, record, player, cmd[9:])
+        if cmd[9:].strip() and player.language is not None and _valid_language(cmd[9:]):
+            # set in this game's own thread: it wins here over the person's language (people.py)
+            post.bk.set_game_override(player.address, gid, "language", player.language, post.clock())
+            with i18n.speaking(player.language):
+                text = f"{text} {word('person', 'game_only', game_id=gid)}"
         if record.language_of(player) != before:  # every mail of the cycle in the new one
             from .clock import respeak
 
@@ -145,6 +150,17 @@ def _answer_one(post: Post, store: GameStore, om: OrderMail, key: str, record: G
         if changed:
             store.save(record)
         send(text + "\n")
+
+
+def _valid_language(arg: str) -> bool:
+    """Whether ``language ARG`` names a language (``language.check_language``)."""
+    from .language import check_language
+
+    try:
+        check_language(arg.strip())
+    except ValueError:
+        return False
+    return True
 
 
 def _hint(record: GameRecord, player: Player) -> str:
@@ -180,8 +196,11 @@ def _timezone(post: Post, store: GameStore, record: GameRecord, player: Player, 
         return word("clock", "timezone_unknown", zone=zone, near=timezone_nearest(zone))
     player.timezone = name
     store.save(record)
+    # set in this game's own thread: it wins here over the person's zone (moderation/people.py)
+    post.bk.set_game_override(player.address, record.id, "timezone", name, post.clock())
     local = format_when(post.clock(), name)
-    return word("clock", "timezone_set", zone=zone_name(name), local_now=local)
+    return " ".join([word("clock", "timezone_set", zone=zone_name(name), local_now=local),
+                     word("person", "game_only", game_id=record.id)])
 
 
 def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, arg: str) -> str:
@@ -191,28 +210,20 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
     limit or one under way already is refused with what is left, nothing changed."""
     from datetime import timedelta
 
-    from .clock import save_with_notices
-    from .deadlines import (Notice, deadline_news, format_duration, in_force, iso, parse_duration,
-                            parse_time, vacations_over)
+    from .deadlines import format_duration, parse_duration, parse_time
 
     now = post.clock()
     limit = int(record.settings.get("vacation_limit") or 0)
     until = parse_time(player.vacation_until)
     on = until is not None and until > now
     arg = arg.strip().lower()
-    others = [q for q in record.players if q.address and q.name != player.name and q.name not in record.resigned]
     if arg in ("off", "end", "over", "back"):
         if not on:
             return word("clock", "vacation_none")
-        before = in_force(record)
-        player.vacation_used = max(0, player.vacation_used - int((until - now).total_seconds()))
-        player.vacation_until = iso(now)
-        vacations_over(record, now)  # told here: the clock sends no notice of this end
-        save_with_notices(post, store, record, [Notice(q.address, q.name, "vacation_back",
-                                                       {"player": player.name, "news": _news(record, before, q)})
-                                                for q in others], points="vacation", status=False)
-        return _joined(word("clock", "vacation_ended", left=_left(limit - player.vacation_used)),
-                       deadline_news(record, before, player))
+        # a person-level vacation (people.py: paid from the bank, not this game's limit) ends here
+        # without giving anything back to this game's limit
+        _left_over, news = end_vacation(post, store, record, player, count=not person_vacation(post, record, player))
+        return _joined(word("clock", "vacation_ended", left=_left(limit - player.vacation_used)), news)
     left = max(0, limit - player.vacation_used)
     try:
         seconds = parse_duration(arg + "d" if arg.isdigit() else arg)
@@ -224,17 +235,76 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
         return word("clock", "vacation_refused", asked=_left(seconds), left=_left(left),
                     limit=_left(limit), example=format_duration(_whole(left)))
     end = now + timedelta(seconds=seconds)
+    news = begin_vacation(post, store, record, player, seconds)
+    return _joined(word("clock", "vacation_started", days=_left(seconds),
+                        until=format_when(end, player.timezone), left=_left(limit - player.vacation_used)),
+                   news)
+
+
+def person_vacation(post: Post, record: GameRecord, player: Player) -> bool:
+    """Whether ``player``'s vacation under way in ``record`` is a person-level one
+    (``moderation.people``): the vacation ledger's entry for this game began when it did."""
+    from .deadlines import parse_time
+
+    began = parse_time(player.vacation_from)
+    return any(e["seconds"] > 0 and record.id in e["games"] and e["at"] == began
+               for e in post.bk.vacation_ledger(player.address))
+
+
+def _others(record: GameRecord, player: Player) -> list[Player]:
+    """The other players of ``record`` still in the game, who are told of a vacation."""
+    return [q for q in record.players if q.address and q.name != player.name and q.name not in record.resigned]
+
+
+def begin_vacation(post: Post, store: GameStore, record: GameRecord, player: Player, seconds: int,
+                   count: bool = True) -> str:
+    """Stop ``player``'s clock in ``record`` for ``seconds`` from now
+    (``post.clock()``), announce it to the other players (``vacation_announce``)
+    and save; ``count``: add it to the seat's ``vacation_used`` (the game's own
+    limit; a person's vacation is counted in their bank instead,
+    ``moderation.people``).  Returns the news of the player's deadline it moved
+    (``deadlines.deadline_news``, ``""`` for none).  No check here: the caller
+    checked the length and that no vacation is under way."""
+    from datetime import timedelta
+
+    from .clock import save_with_notices
+    from .deadlines import Notice, deadline_news, in_force, iso
+
+    now = post.clock()
+    end = now + timedelta(seconds=seconds)
     before = in_force(record)
     player.vacation_from, player.vacation_until = iso(now), iso(end)
-    player.vacation_used += seconds
+    if count:
+        player.vacation_used += seconds
     save_with_notices(post, store, record, [Notice(q.address, q.name, "vacation_announce",
                                                    {"player": player.name,
                                                     "until": format_when(end, q.timezone, record.language_of(q)),
                                                     "news": _news(record, before, q)}, {"until": iso(end)})
-                                            for q in others], points="vacation", status=False)
-    return _joined(word("clock", "vacation_started", days=_left(seconds),
-                        until=format_when(end, player.timezone), left=_left(limit - player.vacation_used)),
-                   deadline_news(record, before, player))
+                                            for q in _others(record, player)], points="vacation", status=False)
+    return deadline_news(record, before, player)
+
+
+def end_vacation(post: Post, store: GameStore, record: GameRecord, player: Player,
+                 count: bool = True) -> tuple[int, str]:
+    """End ``player``'s vacation under way in ``record`` now, tell the other
+    players (``vacation_back``) and save; ``count``: give the unused seconds
+    back to the seat's ``vacation_used``.  Returns the unused seconds and the
+    news of the player's deadline (as ``begin_vacation``)."""
+    from .clock import save_with_notices
+    from .deadlines import Notice, deadline_news, in_force, iso, parse_time, vacations_over
+
+    now = post.clock()
+    until = parse_time(player.vacation_until)
+    unused = max(0, int((until - now).total_seconds())) if until is not None else 0
+    before = in_force(record)
+    if count:
+        player.vacation_used = max(0, player.vacation_used - unused)
+    player.vacation_until = iso(now)
+    vacations_over(record, now)  # told here: the clock sends no notice of this end
+    save_with_notices(post, store, record, [Notice(q.address, q.name, "vacation_back",
+                                                   {"player": player.name, "news": _news(record, before, q)})
+                                            for q in _others(record, player)], points="vacation", status=False)
+    return unused, deadline_news(record, before, player)
 
 
 def _news(record: GameRecord, before: dict, reader: Player) -> str:

@@ -68,7 +68,7 @@ from ..render.words import word
 from ..store.bookkeeping import Bookkeeping, BookkeepingError
 from ..store.gamefile import GameRecord, GameStore, Player, SavedGame, StoreError
 from ..store.spool import Spool
-from . import clock, create, deadlines, decide, notify, proposals, route, signup, spooled
+from . import clock, create, deadlines, decide, notify, people, proposals, route, signup, spooled
 from .act import act
 from .commands import rules_text
 from .faults import fault
@@ -245,6 +245,7 @@ class Moderator:
         sent (they stay in the spool)."""
         record = create.new_game(self.store, game_id, players, seed, self.clock(), ruleset, options, board_path,
                                  settings, bots, gm=gm, observers=observers, languages=languages)
+        people.seat_defaults(self.bk, record)  # a person-level zone and language apply to new games too
         # written under the game's lock, indexed after it is released (a cycle
         # holds the database while it waits for a game's lock, never the reverse)
         saved = create.welcome(self._post(), GameStore(self.config.games_dir), record)
@@ -406,6 +407,10 @@ class Moderator:
                 return act(decide.bounce_in_game(verdict, record), om, post, self.store, report, record)
         if verdict is not None:
             return act(decide.once(verdict, answered=answered), om, post, self.store, report)
+        done = people.handle(om, key, post, self.store, report,
+                             arrival(self.clock(), arrived, self._last) if self._outage is None else None)
+        if done is not None:  # a reply in the sender's person thread (issue 28)
+            return done
         done = signup.handle(om, key, post, self.store, report,
                              arrival(self.clock(), arrived, self._last))
         if done is not None:  # games, join, leave, a reply to an open game's mail

@@ -111,8 +111,10 @@ def interpret(lines: Iterable[str], board: Board, kinds: Iterable[str] = ()) -> 
     from .seats import seat_command  # resign, digest (the players' seat commands)
     from .ballot import proposal_command  # propose ..., accept, reject (proposals.py)
 
+    from .seats import me_command  # me: the person across games (people.py)
+
     def seat_or_vote(line: str) -> str | None:
-        return seat_command(line) or proposal_command(line)
+        return seat_command(line) or proposal_command(line) or ("me" if me_command(line) else None)
 
     found = [_line_commands(l, seat_or_vote) for l in lines]  # the command check once per line
     commands = tuple(dict.fromkeys(c for cs in found if cs for c in cs))

@@ -35,6 +35,16 @@ _RESIGN_FILLERS = {"i", "from", "this", "the", "game", "sorry", "please", "now",
 sorry."): anything else makes the line no seat command."""
 
 
+_ME = {"me", "yo", "ich", "já", "我"}
+
+
+def me_command(line: str) -> bool:
+    """Whether ``line`` is the command ``me`` (the person's games, settings,
+    vacation bank and record: ``moderation/people.py``), in any language:
+    ``yo``, ``ich``, ``já``, ``我``; case, a ``?`` or ``!`` ignored."""
+    return line.strip(" .!?:;¿¡？！").lower() in _ME
+
+
 def seat_command(line: str) -> str | None:
     """The seat command on ``line`` (one of ``SEAT_COMMANDS``), or None:
     ``digest on``/``digest off``; ``resign``, also in a short sentence ("I resign

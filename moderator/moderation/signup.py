@@ -443,6 +443,11 @@ def _join(out: _Answers, req: Request, now: datetime) -> None:
         if setup.get("invite") and sender not in setup["invite"]:
             out.reply(gid, "title_refused", word("signup", "not_invited", game_id=gid))
             return
+        below = _below_reliability(out.post, sender, setup)
+        if below is not None:  # --min-reliability: the figure and the rule (people with no record are admitted)
+            out.reply(gid, "title_refused", word("person", "below_reliability", game_id=gid, figure=below,
+                                                 minimum=f"{float(setup['min_reliability']):.2f}"))
+            return
         staff = {canonical_address(a) for a in [setup.get("gm") or post_operator(out.post)] +
                  list(setup.get("observers") or []) if a}
         if sender in staff:  # the game master and observers need addresses of their own (create.new_game)
@@ -471,6 +476,30 @@ def _join(out: _Answers, req: Request, now: datetime) -> None:
             bk.add_signup(gid, sender, name, "asked", "join", secret, now, req.language)
         out.reply(gid, "title_confirm", word("signup", "confirm_join", game_id=gid, seat=name),
                   token=thread_token(gid, secret))
+
+
+def _below_reliability(post: Post, address: str, setup: dict[str, Any]) -> str | None:
+    """``address``'s reliability (``archive.records``: moves in time of moves
+    owed, over the game files of its games) as ``0.85`` when the open game's
+    ``min_reliability`` is set and the figure is below it; None when it is not
+    set, the figure is enough, or there is no record yet (no move owed)."""
+    minimum = setup.get("min_reliability")
+    if minimum is None:
+        return None
+    from ..archive.records import person_records
+
+    store = GameStore(post.config.games_dir)
+    games = []
+    for ref in post.bk.games_of(address):
+        try:
+            games.append(store.read_data(ref.game_id))
+        except Exception:  # noqa: BLE001 - an unreadable game file counts for nothing
+            continue
+    figure = (person_records(games).get(canonical_address(address)) or None)
+    value = figure.reliability if figure is not None else None
+    if value is None or value >= float(minimum):
+        return None
+    return f"{value:.2f}"
 
 
 def post_operator(post: Post) -> str | None:
@@ -659,6 +688,9 @@ def start(post: Post, store: GameStore, og: dict[str, Any], now: datetime) -> An
     record = create.new_game(store, gid, [(r["name"], r["address"]) for r in seated], int(setup["seed"]), now,
                              setup["ruleset"], setup.get("options"), setup.get("board"), setup.get("settings"),
                              gm=setup.get("gm"), observers=setup.get("observers") or (), languages=languages)
+    from .people import seat_defaults
+
+    seat_defaults(bk, record)  # the seated people's own time zone and language (person-level settings)
     joined = {r["name"]: r["joined"] for r in seated}
     for p in record.players:
         if p.name in joined:
@@ -801,6 +833,9 @@ def describe(bk: Any, og: dict[str, Any]) -> list[str]:
              f"seat order {setup.get('seat_order', 'joined')}, substitutes {setup.get('substitutes', 'auto')}"]
     if setup.get("invite"):
         lines.append("  invited only: " + ", ".join(setup["invite"]))
+    if setup.get("min_reliability") is not None:
+        lines.append(f"  joins only with a record of at least {float(setup['min_reliability']):.2f} of the "
+                     "moves in time (or no record yet)")
     for r in bk.signups(og["id"]):
         when = (r["joined"] or r["asked"]).isoformat(timespec="minutes")
         lines.append(f"  {r['state']:8} {r['name']} <{r['address']}> {when}"

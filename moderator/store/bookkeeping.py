@@ -40,10 +40,23 @@ table              what
 ``signups``        who asked to join an open game (schema 3): ``game``,
                    ``address``, ``name``, ``state``, ``pending``, ``secret``,
                    ``asked``, ``joined``, in the order asked (``seq``)
+``person_settings`` a person's settings across their games (schema 5):
+                   ``address``, ``key`` (``timezone``, ``language``,
+                   ``digest``, ``calendar``, ``substitute``), ``value``,
+                   ``set_at`` (``moderation/people.py``)
+``game_overrides`` a setting a person set in one game's own thread (schema
+                   5): ``address``, ``game``, ``key``, ``value``: it wins
+                   over the person's in that game
+``vacation_ledger`` the vacation bank's ledger (schema 5): ``address``,
+                   ``at``, ``seconds`` (spent > 0, given back < 0), ``games``
+``person_threads`` the person thread (schema 5): ``address``, ``secret``
+                   (keys the token of its Message-IDs), ``thread``, ``opened``
 =================  ===========================================================
 
-The last three are not rebuilt from the game files: an open game lives here
-until it starts (its game file is written then).  Back the database up with the
+The last three of schema 3 and all of schema 5 are not rebuilt from the game
+files: an open game lives here until it starts (its game file is written
+then); a person's settings, vacation ledger and thread secret live only here
+(the seats' own zone and language are in the game files).  Back the database up with the
 games (docs/operations.md, "Open games").
 
 Times are stored as ISO 8601 text in UTC with microseconds
@@ -211,7 +224,43 @@ CREATE INDEX signups_game ON signups(game, seq);
 CREATE INDEX signups_address ON signups(address);
 """
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [_V1, _V2, _V3]
+_V4 = "-- reserved: the substitute pool (issue 27)\n"
+"""Schema 4: the substitute pool's step (another branch); an empty step here so
+that the person step below is the fifth."""
+
+_V5 = """
+CREATE TABLE person_settings (
+    address TEXT NOT NULL,             -- canonical address
+    key     TEXT NOT NULL,             -- timezone, language, digest, calendar, substitute
+    value   TEXT NOT NULL,
+    set_at  TEXT NOT NULL,             -- UTC ISO
+    PRIMARY KEY (address, key)
+) WITHOUT ROWID;
+CREATE TABLE game_overrides (
+    address TEXT NOT NULL,             -- canonical address
+    game    TEXT NOT NULL,
+    key     TEXT NOT NULL,             -- a setting set in the game's own thread: it wins there
+    value   TEXT NOT NULL,
+    set_at  TEXT NOT NULL,
+    PRIMARY KEY (address, game, key)
+) WITHOUT ROWID;
+CREATE TABLE vacation_ledger (
+    seq     INTEGER PRIMARY KEY,
+    address TEXT NOT NULL,             -- canonical address
+    at      TEXT NOT NULL,             -- when it was spent or given back (UTC ISO)
+    seconds INTEGER NOT NULL,          -- spent (> 0) or given back by 'vacation off' (< 0)
+    games   TEXT NOT NULL              -- JSON list of the game ids whose clock it stopped
+);
+CREATE INDEX vacation_ledger_address ON vacation_ledger(address, seq);
+CREATE TABLE person_threads (
+    address TEXT PRIMARY KEY,          -- canonical address
+    secret  TEXT NOT NULL,             -- keys the token of the person thread's Message-IDs
+    thread  TEXT,                      -- the Message-ID of the first answer (References)
+    opened  TEXT NOT NULL              -- UTC ISO
+);
+"""
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [_V1, _V2, _V3, _V4, _V5]
 """``MIGRATIONS[i]`` brings the schema from version ``i`` to ``i + 1``: an SQL
 script (run statement by statement) or a function of the connection.  Append only;
 never change a released step.  Each runs inside the opening transaction."""
@@ -1130,6 +1179,73 @@ class Bookkeeping:
                                 "ORDER BY address").fetchall()
         return [{"address": r[0], "name": r[1], "language": r[2], "confirmed": _dt(r[3]), "seen": _dt(r[4])}
                 for r in rows]
+
+    # -------------------------------------------------------------- a person across games (schema 5)
+    def setting(self, address: str, key: str) -> str | None:
+        """The person-level setting ``key`` of ``address`` (``person_settings``), or None."""
+        row = self._db.execute("SELECT value FROM person_settings WHERE address = ? AND key = ?",
+                               (_canonical(address), key)).fetchone()
+        return None if row is None else row[0]
+
+    def settings_of(self, address: str) -> dict[str, str]:
+        """Every person-level setting of ``address``: ``{key: value}``."""
+        rows = self._db.execute("SELECT key, value FROM person_settings WHERE address = ? ORDER BY key",
+                                (_canonical(address),)).fetchall()
+        return {k: v for k, v in rows}
+
+    def set_setting(self, address: str, key: str, value: str | None, when: datetime) -> None:
+        """Set (``value`` None: remove) the person-level setting ``key`` of ``address``."""
+        if value is None:
+            self._write("DELETE FROM person_settings WHERE address = ? AND key = ?", (_canonical(address), key))
+        else:
+            self._write("INSERT OR REPLACE INTO person_settings(address, key, value, set_at) VALUES (?, ?, ?, ?)",
+                        (_canonical(address), key, value, _iso(when)))
+
+    def game_override(self, address: str, game_id: str, key: str) -> str | None:
+        """The value of ``key`` that ``address`` set in game ``game_id``'s own thread, or None."""
+        row = self._db.execute("SELECT value FROM game_overrides WHERE address = ? AND game = ? AND key = ?",
+                               (_canonical(address), game_id, key)).fetchone()
+        return None if row is None else row[0]
+
+    def set_game_override(self, address: str, game_id: str, key: str, value: str | None, when: datetime) -> None:
+        """Record that ``address`` set ``key`` to ``value`` in game ``game_id``'s
+        thread (None: forget it, the person's setting applies there again)."""
+        if value is None:
+            self._write("DELETE FROM game_overrides WHERE address = ? AND game = ? AND key = ?",
+                        (_canonical(address), game_id, key))
+        else:
+            self._write("INSERT OR REPLACE INTO game_overrides(address, game, key, value, set_at) "
+                        "VALUES (?, ?, ?, ?, ?)", (_canonical(address), game_id, key, value, _iso(when)))
+
+    def add_vacation(self, address: str, seconds: int, games: Sequence[str], when: datetime) -> None:
+        """Write a line of ``address``'s vacation ledger: ``seconds`` spent (> 0)
+        or given back (< 0) at ``when`` for ``games``."""
+        self._write("INSERT INTO vacation_ledger(address, at, seconds, games) VALUES (?, ?, ?, ?)",
+                    (_canonical(address), _iso(when), int(seconds), json.dumps(list(games))))
+
+    def vacation_ledger(self, address: str) -> list[dict[str, Any]]:
+        """``address``'s vacation ledger, oldest first: ``{at, seconds, games}``."""
+        rows = self._db.execute("SELECT at, seconds, games FROM vacation_ledger WHERE address = ? ORDER BY seq",
+                                (_canonical(address),)).fetchall()
+        return [{"at": _dt(r[0]), "seconds": int(r[1]), "games": json.loads(r[2])} for r in rows]
+
+    def person_thread(self, address: str) -> dict[str, Any] | None:
+        """The person thread of ``address``: ``{address, secret, thread, opened}``, or None."""
+        row = self._db.execute("SELECT address, secret, thread, opened FROM person_threads WHERE address = ?",
+                               (_canonical(address),)).fetchone()
+        return None if row is None else {"address": row[0], "secret": row[1], "thread": row[2],
+                                         "opened": _dt(row[3])}
+
+    def open_person_thread(self, address: str, secret: str, when: datetime) -> dict[str, Any]:
+        """The person thread of ``address``, opened with ``secret`` when it has none."""
+        self._write("INSERT OR IGNORE INTO person_threads(address, secret, thread, opened) VALUES (?, ?, NULL, ?)",
+                    (_canonical(address), secret, _iso(when)))
+        return self.person_thread(address)  # type: ignore[return-value]
+
+    def set_person_thread_id(self, address: str, message_id: str) -> None:
+        """Remember the Message-ID that started ``address``'s person thread (kept once set)."""
+        self._write("UPDATE person_threads SET thread = ? WHERE address = ? AND thread IS NULL",
+                    (message_id, _canonical(address)))
 
     def import_legacy(self, path: str | os.PathLike[str], rename: bool = True) -> bool:
         """Import an old ``moderator.yaml`` (``ModeratorState``) in one transaction:
