@@ -337,7 +337,7 @@ def bar_chart(chart_id: str, title: str, desc: str, label_title: str, bars: Sequ
     label_w = min(max((text_width(b.label, FONT) for b in bars), default=0), 120)
     total_w = max((text_width(number(b.total, decimals), FONT) for b in bars), default=0)
     x0 = label_w + (24 if has_shape else 8)
-    x1 = WIDTH - total_w - 6
+    x1 = WIDTH - total_w * 1.15 - 8  # the total is bold: wider than the estimate
     row_h, gap, top = 20.0, 7.0, 4.0
     height = top + len(bars) * (row_h + gap) + 2
     most = max((b.total for b in bars), default=0) or 1
@@ -358,7 +358,7 @@ def bar_chart(chart_id: str, title: str, desc: str, label_title: str, bars: Sequ
         for p in b.parts:
             w = p * scale
             if w > 0:
-                g.append(f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(max(w - 1.5, 0.8))}" height="{_f(row_h)}" '
+                g.append(f'<rect class="part" x="{_f(x)}" y="{_f(y)}" width="{_f(max(w - 1.5, 0.8))}" height="{_f(row_h)}" '
                          f'fill="{b.colour}" stroke="currentColor" stroke-width="0.8"/>')
                 text = number(p, decimals)
                 if nparts > 1 and text_width(text, SMALL) + 4 <= w - 1.5:
