@@ -68,8 +68,11 @@ def test_nice_ticks_and_spread():
     assert nice_ticks(15) == [0, 5, 10, 15]
     assert nice_ticks(3) == [0, 1, 2, 3]
     assert nice_ticks(0) == [0, 1]
-    # three labels wanted at 10, 11, 50 with a gap of 14: the second pushed to 24
-    assert spread([10, 11, 50], 14, 0, 100) == [10, 24, 50]
+    # three labels wanted at 10, 11, 50 with a gap of 14: the first two centred on 10.5
+    assert spread([10, 11, 50], 14, 0, 100) == [3.5, 17.5, 50]
+    # a group that then reaches the next label takes it in: centred on the mean of three
+    assert spread([40, 41, 42, 55], 10, 0, 200) == [29.5, 39.5, 49.5, 59.5]
+    assert spread([0, 1], 10, 0, 100) == [0, 10]  # not above the top
     # pushed past the bottom (100): shifted up, keeping the gaps
     assert spread([95, 96, 97], 10, 0, 100) == [80, 90, 100]
 

@@ -174,21 +174,31 @@ def nice_ticks(top: float, most: int = 5) -> list[float]:
 
 def spread(wanted: list[float], gap: float, low: float, high: float) -> list[float]:
     """Positions as near ``wanted`` as possible, each at least ``gap`` from the
-    next, within ``[low, high]`` (the labels at the lines' ends, top to bottom)."""
+    next, within ``[low, high]`` (the labels at the lines' ends, top to bottom):
+    labels that would overlap form a group centred on the mean of their wanted
+    positions, groups merging until none overlap (then moved inside the bounds)."""
     order = sorted(range(len(wanted)), key=lambda i: wanted[i])
-    placed = [0.0] * len(wanted)
-    last = -math.inf
+    groups: list[list[int]] = []  # each: the labels of a group, top to bottom
+    tops: list[float] = []
+
+    def top_of(members: list[int]) -> float:
+        mean = sum(wanted[i] for i in members) / len(members)
+        top = mean - (len(members) - 1) * gap / 2
+        return max(low, min(top, high - (len(members) - 1) * gap))
+
     for i in order:
-        y = max(wanted[i], last + gap, low)
-        placed[i] = y
-        last = y
-    over = (placed[order[-1]] - high) if order else 0
-    if over > 0:  # pushed past the bottom: shift up, never above ``low``
-        nxt = math.inf
-        for i in reversed(order):
-            y = min(placed[i] - over, nxt - gap)
-            placed[i] = max(y, low)
-            nxt = placed[i]
+        groups.append([i])
+        tops.append(top_of([i]))
+        while len(groups) > 1 and tops[-2] + len(groups[-2]) * gap > tops[-1]:
+            members = groups.pop(-2) + groups.pop()
+            tops.pop()
+            tops.pop()
+            groups.append(members)
+            tops.append(top_of(members))
+    placed = [0.0] * len(wanted)
+    for members, top in zip(groups, tops):
+        for k, i in enumerate(members):
+            placed[i] = top + k * gap
     return placed
 
 
@@ -239,8 +249,11 @@ def line_chart(chart_id: str, title: str, desc: str, x_title: str, y_title: str,
     top_values = [v for s in series for v in s.values if v is not None]
     ticks = nice_ticks(max(top_values, default=0))
     tick_w = max(text_width(number(t), SMALL) for t in ticks)
-    label_texts = [f"{s.label} {number(_last(s.values), decimals)}" for s in series]
-    label_w = min(max((text_width(t, FONT) for t in label_texts), default=0), 120)
+    ends_text = [number(_last(s.values), decimals) for s in series]
+    label_w = min(max((text_width(f"{s.label} {v}", FONT) for s, v in zip(series, ends_text)), default=0), 120)
+    # the direct label: the name (cut to fit, the table has it whole) and its last value
+    label_texts = [f"{shorten(s.label, label_w - text_width(' ' + v, FONT), FONT)} {v}"
+                   for s, v in zip(series, ends_text)]
     left, right = tick_w + 8, WIDTH - (label_w + 18)
     top, plot_h = 30.0, 190.0
     bottom = top + plot_h
@@ -260,14 +273,21 @@ def line_chart(chart_id: str, title: str, desc: str, x_title: str, y_title: str,
                     f'stroke-opacity="{0.6 if t == 0 else 0.18}" stroke-width="1"/>')
         body.append(f'<text x="{_f(left - 5)}" y="{_f(y + SMALL * 0.35)}" font-size="{SMALL}" '
                     f'text-anchor="end">{number(t)}</text>')
-    every = max(1, math.ceil(n / max(1, int((right - left) // (max(text_width(x, SMALL) for x in x_labels) + 6)))))
-    for i, lab in enumerate(x_labels):  # x ticks, thinned; the last always shown
-        if i % every and i != n - 1:
+    # x ticks: the first (the start) begins at the axis, the others centred on their
+    # point, thinned to every ``every``-th so that they do not touch; the last always
+    step = (right - left) / span
+    widest = max((text_width(x, SMALL) for x in x_labels[1:]), default=0) + 6
+    every = max(1, math.ceil(widest / step)) if n > 1 else 1
+    first_end = left - 2 + text_width(x_labels[0], SMALL) + 4
+    for i, lab in enumerate(x_labels):
+        half = text_width(lab, SMALL) / 2
+        if i and i != n - 1 and (i % every or n - 1 - i < every or xpos(i) - half < first_end):
             continue
-        if i != n - 1 and n - 1 - i < every and i % every == 0 and i:
-            continue  # too near the last
-        body.append(f'<text x="{_f(xpos(i))}" y="{_f(bottom + SMALL + 6)}" font-size="{SMALL}" '
-                    f'text-anchor="middle">{escape(lab)}</text>')
+        if i and i == n - 1 and n > 1 and xpos(i) - half < first_end:
+            continue  # a chart of two points whose start label is wide: the table has it
+        anchor, x = ("start", left - 2) if i == 0 and n > 1 else ("middle", xpos(i))
+        body.append(f'<text x="{_f(x)}" y="{_f(bottom + SMALL + 6)}" font-size="{SMALL}" '
+                    f'text-anchor="{anchor}">{escape(lab)}</text>')
     body.append(f'<text x="{_f((left + right) / 2)}" y="{_f(bottom + 2 * SMALL + 14)}" font-size="{SMALL}" '
                 f'text-anchor="middle">{escape(x_title)}</text>')
     for x, lab in marks:  # the dividends
@@ -293,11 +313,11 @@ def line_chart(chart_id: str, title: str, desc: str, x_title: str, y_title: str,
         g.append("</g>")
         body.append("".join(g))
         ends.append(pts[-1] if pts else (right, bottom))
-    placed = spread([e[1] + FONT * 0.35 for e in ends], FONT + 1, top, height - 4)
+    placed = spread([e[1] + FONT * 0.35 for e in ends], FONT + 1, top, bottom + FONT)
     for s, text, (ex, ey), ly in zip(series, label_texts, ends, placed):
         lx = right + 9
         body.append(f'<text x="{_f(lx)}" y="{_f(ly)}" font-size="{FONT}">'
-                    f'{escape(shorten(text, label_w + 6, FONT))}</text>')
+                    f'{escape(text)}</text>')
         if abs(ly - FONT * 0.35 - ey) > 2:  # moved off its line's end: a leader
             body.append(f'<line x1="{_f(ex + 5)}" y1="{_f(ey)}" x2="{_f(lx - 2)}" y2="{_f(ly - FONT * 0.35)}" '
                         f'stroke="currentColor" stroke-opacity="0.5" stroke-width="0.8"/>')
