@@ -478,3 +478,55 @@ def test_chart_screenshots_light_and_dark(site, tmp_path, page):
                 means[width, scheme] = ImageStat.Stat(grey).mean[0]
     for width in (390, 1280):
         assert means[width, "light"] > 180 and means[width, "dark"] < 90, means
+
+
+@pytest.mark.parametrize("players,ruleset,options,seed", [
+    (2, "first-edition", {}, 11),
+    (3, "second-edition", {"spread_dividends": True}, 12),
+    (4, "first-edition", {"dead_track_redraw": True}, 13),
+    (5, "second-edition", {}, 14),
+])
+def test_charts_of_whole_random_games_agree_with_their_log(tmp_path, players, ruleset, options, seed):
+    """Whole games of random legal play, saved and read back like any game file:
+    the money chart is the running sum of the log's dividend events (DividendPaid:
+    what each investor got), ending at the game's money; the company values never
+    fall (trains are only added), start at 1 + the starting trains and end at the
+    value of the final position; the dividend marks are every dividend, once."""
+    import random
+
+    from moderator.archive.site import chart_data, replay_game
+    from moderator.rules.events import DividendPaid
+    from moderator.store.gamefile import GameRecord, Player
+
+    names = ["Ann", "Bob", "Cy", "Dee", "Eve"][:players]
+    g = Game.new(Board.default(), names, seed, ruleset, options)
+    rec = GameRecord("r", g, [Player(n, f"{n.lower()}@example.org", "abcdefgh") for n in names], "default",
+                     created="2026-11-30T12:00:00+00:00")
+    rng = random.Random(seed)
+    while g.phase != "over":
+        p = g.waiting_for()[0]
+        rec.apply(p, g.random_action(p, rng), None, "2026-11-30T12:00:00+00:00")
+    store = GameStore(tmp_path)
+    store.save(rec)
+    charts = chart_data(replay_game(store.read_data("r")), True)
+    paid = [e for e in g.events if isinstance(e, DividendPaid)]
+    assert [e.number for e in paid] == list(range(1, g.dividends_paid + 1))
+    expected: dict[str, list] = {n: [0] for n in names}
+    for e in paid:
+        got = dict(e.paid)
+        for n in set(got) - set(expected):  # the imaginary player joins at the final dividend
+            expected[n] = [None] * len(expected[names[0]])
+        for n, points in expected.items():
+            points.append((points[-1] or 0) + got.get(n, 0) if n in got or points[-1] is not None else None)
+    assert dict(charts["money"]) == expected
+    assert {n: v[-1] for n, v in expected.items()} == g.money
+    values = dict(charts["values"]["series"])
+    start = Game.new(Board.default(), names, seed, ruleset, options)
+    for c in COMPANIES:
+        assert values[c] == sorted(values[c]), c
+        assert values[c][0] == 1 + COMPANIES[c].trains - start.box[c]
+        assert values[c][-1] == 1 + COMPANIES[c].trains - g.box[c]
+    marked = sorted(n for _, numbers in charts["values"]["marks"] for n in numbers)
+    assert marked == list(range(1, g.dividends_paid + 1))
+    amounts = {c: sum(v) for c, v in charts["dividends"]["bars"]}
+    assert sum(amounts.values()) == sum(g.money.values())
