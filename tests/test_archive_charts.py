@@ -115,6 +115,12 @@ def test_line_chart_svg_data_geometry_and_table():
     assert "Ann 40" in labels and "Bob 20" in labels  # direct labels: the last value
     assert chart.columns == ["After dividend", "Ann", "Bob", "Dividends"]
     assert chart.rows == [["start", "0", "0", ""], ["1", "10", "20", ""], ["2", "40", "–", "D2"]]
+    # a level run keeps its ends only: the same line
+    flat = line_chart("f", "t", "d", "x", "y", ["a", "b", "c", "d", "e"], [Series("K", (2, 2, 2, 5, 5))])
+    svg = strict_tree(page_of(flat.svg)).find(".//svg")
+    pts = [tuple(map(float, p.split(","))) for p in svg.find(".//polyline").get("points").split()]
+    assert len(pts) == 4 and pts[0][1] == pts[1][1] and pts[2][1] == pts[3][1] and pts[1][0] < pts[2][0]
+    assert next(g for g in svg.iter("g") if g.get("class") == "series").get("data-values") == "2 2 2 5 5"
 
 
 def test_bar_chart_parts_scale_and_table():
