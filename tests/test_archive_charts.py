@@ -9,8 +9,9 @@ statistics page, drawn as inline SVG when the site is built.
   board with the rules' formula, 1 + trains) and compared with the SVG's data
   (``data-values``), its geometry and its table; hidden money stays hidden;
 * in headless Chromium at 390 and 1280 px, light and dark: nothing beyond the
-  viewport, every chart's type at least 11 CSS px at 390, the ink readable on
-  the page's background; screenshots in ``tests/artifacts/charts/``.
+  viewport, no label cut at a chart's edge or over another, every chart's type
+  at least 11 CSS px at 390, the ink readable on the page's background (the
+  probe itself checked on a bad chart); screenshots in ``tests/artifacts/charts/``.
 """
 from __future__ import annotations
 
@@ -89,7 +90,7 @@ def test_line_chart_svg_data_geometry_and_table():
                        marks=[(1.5, "D2")], marks_title="Dividends")
     tree = strict_tree(page_of(chart.svg))
     svg = tree.find(".//svg")
-    assert svg.get("role") == "img" and svg.get("viewBox") == f"0 0 {WIDTH} 266"
+    assert svg.get("role") == "img" and svg.get("viewBox") == f"0 0 {WIDTH} 272"
     assert svg.get("width") is None and svg.get("height") is None  # it scales with its column
     assert svg.get("aria-labelledby") == "chart-t-title chart-t-desc"
     assert text(svg.find("title")) == "Money & more" and svg.find("title").get("id") == "chart-t-title"
@@ -97,11 +98,11 @@ def test_line_chart_svg_data_geometry_and_table():
     assert "<script" not in chart.svg and "href" not in chart.svg
     groups = [g for g in svg.iter("g") if g.get("class") == "series"]
     assert [(g.get("data-label"), g.get("data-values")) for g in groups] == [("Ann", "0 10 40"), ("Bob", "0 20 -")]
-    # the y axis runs 0..40 (ticks of 10) over 190 units from y=220 up; x from the
+    # the y axis runs 0..40 (ticks of 10) over 190 units from y=226 up; x from the
     # left edge of the plot to the right one in two equal steps
     ann = [tuple(map(float, p.split(","))) for p in groups[0].find("polyline").get("points").split()]
     ys = [y for _, y in ann]
-    assert ys == pytest.approx([220, 220 - 190 * 10 / 40, 30], abs=0.06)
+    assert ys == pytest.approx([226, 226 - 190 * 10 / 40, 36], abs=0.06)
     xs = [x for x, _ in ann]
     assert xs[1] - xs[0] == pytest.approx(xs[2] - xs[1], abs=0.1)
     bob = [tuple(map(float, p.split(","))) for p in groups[1].find("polyline").get("points").split()]
@@ -393,16 +394,24 @@ function measure(frame) {
     }).map(function (e) { return e.tagName; });
     var bg = w.getComputedStyle(doc.body).backgroundColor;
     r.charts = Array.prototype.map.call(doc.querySelectorAll("svg.chart"), function (svg) {
-      var box = svg.getBoundingClientRect(), sizes = [], outside = 0;
+      var box = svg.getBoundingClientRect(), sizes = [], outside = 0, boxes = [], overlaps = [];
       Array.prototype.forEach.call(svg.querySelectorAll("text"), function (t) {
         sizes.push(parseFloat(w.getComputedStyle(t).fontSize) * svg.getScreenCTM().a);
         var b = t.getBoundingClientRect();
         if (b.left < box.left - 0.5 || b.right > box.right + 0.5) outside += 1;
+        // the glyphs' box (the element's box less the line's leading): no two texts overlap
+        var pad = b.height * 0.18;
+        boxes.forEach(function (o) {
+          if (b.left < o.b.right - 0.5 && o.b.left < b.right - 0.5 &&
+              b.top + pad < o.b.bottom - o.pad && o.b.top + o.pad < b.bottom - pad)
+            overlaps.push(o.t.textContent + " / " + t.textContent);
+        });
+        boxes.push({b: b, pad: pad, t: t});
       });
       var ink = w.getComputedStyle(svg).color;
       var l1 = lum(ink), l2 = lum(bg);
       return {id: svg.getAttribute("data-chart"), width: box.width, right: box.right,
-              minFont: Math.min.apply(null, sizes), textsOutside: outside,
+              minFont: Math.min.apply(null, sizes), textsOutside: outside, overlaps: overlaps,
               contrast: (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05)};
     });
     r.background = bg;
@@ -424,9 +433,12 @@ PAGES = ["stats.html", "games/v1-first-3p-finished/index.html", "games/v1-two-pl
          "games/v1-custom-board-3p/index.html"]
 
 
-def probe(site: Path, width: int, dark: bool, tmp: Path) -> dict:
+def probe(site: Path, width: int, dark: bool, tmp: Path, pages: list[str] = PAGES) -> dict:
+    """Load ``pages`` of ``site`` in frames ``width`` px wide (dark: Chromium's
+    ``--force-dark-mode``, which makes ``prefers-color-scheme: dark`` match) with
+    every ``<details>`` opened; return what the probe measured per page."""
     frames = "".join(f'<iframe data-page="{p}" src="{p}" style="width:{width}px;height:900px;border:0"></iframe>'
-                     for p in PAGES)
+                     for p in pages)
     path = site / f"_charts_probe_{width}_{int(dark)}.html"
     path.write_text(PROBE % {"frames": frames}, encoding="utf-8")
     try:
@@ -440,6 +452,24 @@ def probe(site: Path, width: int, dark: bool, tmp: Path) -> dict:
     import html as _html
 
     return json.loads(_html.unescape(m.group(1)))
+
+
+@needs_chromium
+def test_the_probe_sees_overlaps_small_type_and_overflow(tmp_path):
+    """The check itself: a chart whose two labels overlap, whose type is 8 px and
+    which is wider than the frame is reported so."""
+    d = tmp_path / "control"
+    d.mkdir()
+    (d / "bad.html").write_text(
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>x</title></head><body>'
+        '<svg class="chart" data-chart="bad" viewBox="0 0 500 100" style="width:500px">'
+        '<text x="10" y="50" font-size="8">overlapping</text><text x="14" y="51" font-size="8">labels</text>'
+        '</svg></body></html>', encoding="utf-8")
+    r = probe(d, 390, False, tmp_path, ["bad.html"])["bad.html"]
+    (c,) = r["charts"]
+    assert c["overlaps"] == ["overlapping / labels"]
+    assert c["minFont"] == pytest.approx(8, abs=0.01)
+    assert c["right"] > 390 and r["tooWide"]
 
 
 @needs_chromium
@@ -457,6 +487,7 @@ def test_charts_fit_and_read_in_chromium(site, tmp_path, width, dark):
         for c in r["charts"]:
             assert c["right"] <= width, (page, c)
             assert c["textsOutside"] == 0, (page, c)  # no label cut at the picture's edge
+            assert c["overlaps"] == [], (page, c["id"], c["overlaps"])  # no text over another
             assert c["minFont"] >= (11 if width == 390 else 12), (page, c)
             assert c["minFont"] <= 22, (page, c)  # not a poster on a desktop either
             assert c["contrast"] >= 7, (page, c)

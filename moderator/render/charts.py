@@ -255,7 +255,7 @@ def line_chart(chart_id: str, title: str, desc: str, x_title: str, y_title: str,
     label_texts = [f"{shorten(s.label, label_w - text_width(' ' + v, FONT), FONT)} {v}"
                    for s, v in zip(series, ends_text)]
     left, right = tick_w + 8, WIDTH - (label_w + 18)
-    top, plot_h = 30.0, 190.0
+    top, plot_h = 36.0, 190.0  # above the plot: the unit (y 0.5-16), the marks' labels (y 19.5-32)
     bottom = top + plot_h
     height = bottom + 46
     span = max(n - 1, 1)
@@ -266,7 +266,7 @@ def line_chart(chart_id: str, title: str, desc: str, x_title: str, y_title: str,
     def ypos(v: float) -> float:
         return bottom - plot_h * v / ticks[-1]
 
-    body = [f'<text x="0" y="{_f(top - 14)}" font-size="{SMALL}">{escape(y_title)}</text>']
+    body = [f'<text x="0" y="{_f(top - 23)}" font-size="{SMALL}">{escape(y_title)}</text>']
     for t in ticks:  # grid and y ticks
         y = ypos(t)
         body.append(f'<line x1="{_f(left)}" x2="{_f(right)}" y1="{_f(y)}" y2="{_f(y)}" stroke="currentColor" '
