@@ -567,3 +567,25 @@ def test_charts_of_whole_random_games_agree_with_their_log(tmp_path, players, ru
     assert marked == list(range(1, g.dividends_paid + 1))
     amounts = {c: sum(v) for c, v in charts["dividends"]["bars"]}
     assert sum(amounts.values()) == sum(g.money.values())
+
+
+@needs_chromium
+def test_charts_in_five_languages_fit_at_390(tmp_path):
+    """Each frozen game in another language (Chinese labels are wider, German and
+    Czech words longer), the statistics in Chinese: the same checks at 390 px."""
+    games = tmp_path / "games"
+    shutil.copytree(FIXTURES, games)
+    for path, code in zip(sorted(games.glob("*.yaml")), ("de", "cs", "zh", "es", "zh")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data.setdefault("settings", {})["language"] = code
+        path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    build_site(GameStore(games), tmp_path / "site", index_language="zh")
+    results = probe(tmp_path / "site", 390, False, tmp_path)
+    count = 0
+    for page, r in results.items():
+        assert "error" not in r and r["scrollWidth"] <= 390 and r["tooWide"] == [], (page, r)
+        for c in r["charts"]:
+            assert c["textsOutside"] == 0 and c["overlaps"] == [], (page, c)
+            assert c["minFont"] >= 11, (page, c)
+            count += 1
+    assert count == 4 + 3 * 5
