@@ -116,6 +116,12 @@ def test_line_chart_svg_data_geometry_and_table():
     assert "Ann 40" in labels and "Bob 20" in labels  # direct labels: the last value
     assert chart.columns == ["After dividend", "Ann", "Bob", "Dividends"]
     assert chart.rows == [["start", "0", "0", ""], ["1", "10", "20", ""], ["2", "40", "–", "D2"]]
+    # marks too close for their labels side by side: the second a row lower, inside the plot
+    near = line_chart("n", "t", "d", "x", "y", [str(i) for i in range(30)], [Series("K", tuple(range(30)))],
+                      marks=[(10, "D1"), (10.5, "D2"), (20, "D3")], marks_title="m")
+    rows = [float(g.find("text").get("y")) for g in strict_tree(page_of(near.svg)).iter("g")
+            if g.get("class") == "mark"]
+    assert rows == [32, 36 + 12.5 + 1, 32]
     # a level run keeps its ends only: the same line
     flat = line_chart("f", "t", "d", "x", "y", ["a", "b", "c", "d", "e"], [Series("K", (2, 2, 2, 5, 5))])
     svg = strict_tree(page_of(flat.svg)).find(".//svg")

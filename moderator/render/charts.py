@@ -290,11 +290,16 @@ def line_chart(chart_id: str, title: str, desc: str, x_title: str, y_title: str,
                     f'text-anchor="{anchor}">{escape(lab)}</text>')
     body.append(f'<text x="{_f((left + right) / 2)}" y="{_f(bottom + 2 * SMALL + 14)}" font-size="{SMALL}" '
                 f'text-anchor="middle">{escape(x_title)}</text>')
-    for x, lab in marks:  # the dividends
+    row_end = [-math.inf, -math.inf]  # the right end of the last mark label in each row
+    for x, lab in sorted(marks):  # the dividends; a label that would touch the one before goes a row lower
         xp = xpos(x)
+        half = text_width(lab, SMALL) / 2
+        row = 0 if xp - half > row_end[0] + 2 else 1 if xp - half > row_end[1] + 2 else 0
+        row_end[row] = xp + half
+        ly = top - 4 if row == 0 else top + SMALL + 1
         body.append(f'<g class="mark" data-x="{_f(x)}"><line x1="{_f(xp)}" x2="{_f(xp)}" y1="{_f(top - 2)}" '
                     f'y2="{_f(bottom)}" stroke="currentColor" stroke-opacity="0.55" stroke-dasharray="3 3"/>'
-                    f'<text x="{_f(xp)}" y="{_f(top - 4)}" font-size="{SMALL}" text-anchor="middle">'
+                    f'<text x="{_f(xp)}" y="{_f(ly)}" font-size="{SMALL}" text-anchor="middle">'
                     f'{escape(lab)}</text></g>')
     ends: list[tuple[float, float]] = []
     for s in series:
@@ -313,7 +318,7 @@ def line_chart(chart_id: str, title: str, desc: str, x_title: str, y_title: str,
         g.append("</g>")
         body.append("".join(g))
         ends.append(pts[-1] if pts else (right, bottom))
-    placed = spread([e[1] + FONT * 0.35 for e in ends], FONT + 1, top, bottom + FONT)
+    placed = spread([e[1] + FONT * 0.35 for e in ends], FONT + 1, top + 3, bottom + FONT)
     for s, text, (ex, ey), ly in zip(series, label_texts, ends, placed):
         lx = right + 9
         body.append(f'<text x="{_f(lx)}" y="{_f(ly)}" font-size="{FONT}">'
