@@ -47,7 +47,7 @@ from ..rules.notation import public_order  # noqa: F401 (used by the pages; re-e
 MANIFEST = "manifest.json"
 SITE_FORMAT = 1
 TEMPLATE_NAMES = ("base.html", "index.html", "stats.html", "game.html", "move.html", "titles.html",
-                  "style.css")
+                  "charts.html", "style.css")
 
 
 def environment():
@@ -72,6 +72,9 @@ def environment():
     i18n.install(env)
     env.filters["event"] = event_text
     env.filters["order"] = localize
+    from .charts import GLOBALS
+
+    env.globals.update(GLOBALS)
     return env
 
 
@@ -136,8 +139,10 @@ def replay_game(data: dict[str, Any]) -> dict[str, Any]:
     order: ``number``, ``player``, ``order`` (public), ``received``, ``events``,
     ``dividend`` (the number of a dividend paid by it, or None)) and ``pictures``
     (``(file name, title, move number, Game copy)`` after each dividend and at
-    the end).  Raises StoreError when the history does not apply or does not give
-    the recorded state."""
+    the end) and ``values``: ``companies`` (abbreviations, in order) and ``after``
+    (``(turn, values)`` at the start and after each order: ``Game.turn`` and each
+    company's dividend value, ``Game.value``, in millions).  Raises StoreError when
+    the history does not apply or does not give the recorded state."""
     from ..rules.engine import Game
     from ..rules.events import to_data as event_to_data
     from ..rules.notation import parse_action
@@ -150,12 +155,17 @@ def replay_game(data: dict[str, Any]) -> dict[str, Any]:
     # the final phase decides whether initial investments are public yet
     initial_open = (data.get("state") or {}).get("phase", "initial") != "initial"
     moves, pictures = [], []
+    from ..rules.components import COMPANIES
+
+    companies = tuple(COMPANIES)
+    values = [(0, tuple(game.value(c) for c in companies))]  # (turn, values) at the start and after each order
     for i, h in enumerate(history):
         before, paid = len(game.events), game.dividends_paid
         try:
             game.push(h["player"], parse_action(h["order"]))
         except Exception as exc:  # noqa: BLE001 - a corrupt history
             raise StoreError(f"history entry {i + 1} does not apply: {exc}") from exc
+        values.append((game.turn, tuple(game.value(c) for c in companies)))
         dividend = game.dividends_paid if game.dividends_paid > paid else None
         moves.append({
             "number": i + 1,
@@ -173,7 +183,8 @@ def replay_game(data: dict[str, Any]) -> dict[str, Any]:
         raise StoreError("replaying the history does not give the recorded log")
     pictures.append(("end.png", "At the end" if game.phase == "over" else "Now",
                      len(history), game))
-    return {"game": game, "setup_events": setup_events, "moves": moves, "pictures": pictures}
+    return {"game": game, "setup_events": setup_events, "moves": moves, "pictures": pictures,
+            "values": {"companies": companies, "after": values}}
 
 
 def game_summary(gid: str, data: dict[str, Any], game) -> dict[str, Any]:
@@ -202,6 +213,72 @@ def game_summary(gid: str, data: dict[str, Any], game) -> dict[str, Any]:
 
 def _money_public(game) -> bool:
     return game.phase == "over" or not game.options.get("hidden_money")
+
+
+def chart_data(replayed: dict[str, Any], money_public: bool) -> dict[str, Any]:
+    """The numbers of a game page's charts, from the replay (``replay_game``):
+
+    * ``money``: per player (the imaginary player too, from the dividend it took
+      part in), the money at the start (0) and after each dividend paid: the sums
+      of the payouts' ``totals`` (money comes only from dividends: rules, Company
+      dividends), ``[(name, [money or None, ...])]``; None while the money is hidden
+      (option ``hidden_money``, the game not over) or no dividend was paid;
+    * ``values``: each company's dividend value (``Game.value``: 1 + its trains on
+      the board, in millions) at the start and after each round (the players' orders
+      of one turn each: ``Game.turn`` a multiple of the number of players), the last
+      point at the last order if it ended a round part way: ``turns`` (the turn of
+      each point), ``series`` (``[(abbr, [value, ...])]``) and ``marks``
+      (``[(x, [dividend numbers])]``: where in the rounds, as a fractional point
+      index, the dividends were paid); None before the play phase;
+    * ``dividends``: per company that paid in any dividend (the ten, then UP) the
+      amount it paid at each dividend (its payouts summed over the investors),
+      ``[(abbr, [amount, ...])]``, and ``count``; None while the money is hidden or
+      no dividend was paid.
+    """
+    from ..rules.components import COMPANIES, UP
+
+    game = replayed["game"]
+    payouts = game.payouts
+    out: dict[str, Any] = {"money": None, "values": None, "dividends": None}
+    if payouts and money_public:
+        names = list(game.players) + [n for n in game.money if n not in game.players]
+        series = []
+        for name in names:
+            run, points = 0, [0 if name in game.players else None]
+            for p in payouts:
+                if name in p["holdings"] or name in p["totals"]:
+                    run += p["totals"].get(name, 0)
+                    points.append(run)
+                else:
+                    points.append(None if points[-1] is None else run)
+            series.append((name, points))
+        out["money"] = series
+        bars = []
+        for abbr in [*COMPANIES, UP]:
+            if any(abbr in p["paid"] for p in payouts):
+                bars.append((abbr, [sum(p["paid"].get(abbr, {}).values()) for p in payouts]))
+        out["dividends"] = {"bars": bars, "count": len(payouts)}
+    moves = replayed["moves"]
+    after = replayed["values"]["after"]
+    n = len(game.players)
+    if game.phase != "initial" and game.turn > 0:
+        keep = [0] + [i for i in range(1, len(after)) if after[i][0] % n == 0 and after[i][0] != after[i - 1][0]]
+        if after[keep[-1]][0] != after[-1][0]:
+            keep.append(len(after) - 1)
+        turns = [after[i][0] for i in keep]
+        companies = replayed["values"]["companies"]
+        series = [(abbr, [after[i][1][k] for i in keep]) for k, abbr in enumerate(companies)]
+        marks: dict[float, list[int]] = {}
+        for m in moves:
+            if m["dividend"] is None:
+                continue
+            t = after[m["number"]][0]
+            j = next(j for j, tj in enumerate(turns) if tj >= t)
+            x = float(j) if turns[j] == t else j - 1 + (t - turns[j - 1]) / (turns[j] - turns[j - 1])
+            first = m["dividend"] - sum(1 for e in m["events"] if e.kind in ("dividend_paid", "dividend_hidden")) + 1
+            marks.setdefault(round(x, 3), []).extend(range(first, m["dividend"] + 1))
+        out["values"] = {"turns": turns, "players": n, "series": series, "marks": sorted(marks.items())}
+    return out
 
 
 def game_context(gid: str, data: dict[str, Any], replayed: dict[str, Any],
@@ -244,6 +321,7 @@ def game_context(gid: str, data: dict[str, Any], replayed: dict[str, Any],
         "pictures": [{"file": f, "title": t, "move": m} for f, t, m, _ in replayed["pictures"]],
         "addresses": {p["name"]: p["address"] for p in data.get("players") or []} if show_addresses else {},
         "press": public_press(data, game.phase == "over"),
+        "charts": chart_data(replayed, money_public),
     }
 
 
@@ -324,7 +402,10 @@ def statistics(games: list[dict[str, Any]]) -> dict[str, Any]:
     first seen) the games, finished games, wins, average rank (finished games),
     moves in time, missed moves and median time to move (``records``); per
     company how many dividends it paid (of all paid) and its average value at
-    the end of the finished games."""
+    the end of the finished games (``avg_rank`` and ``avg_value`` as the table
+    writes them, ``avg_rank_value`` and ``avg_value_number`` the numbers the
+    charts draw, None without a finished game); ``dividends``: the dividends
+    paid in all games."""
     import statistics as _stats
 
     from ..render.when import format_duration
@@ -356,8 +437,10 @@ def statistics(games: list[dict[str, Any]]) -> dict[str, Any]:
         avg = sum(p["ranks"]) / len(p["ranks"]) if p["ranks"] else None
         median = _stats.median(p["times"]) if p["times"] else None
         prows.append({"name": p["name"], "also": p["also"], "games": p["games"], "finished": p["finished"],
-                      "wins": p["wins"], "avg_rank": None if avg is None else f"{avg:.2f}",
+                      "wins": p["wins"], "avg_rank": None if avg is None else f"{avg:.2f}", "avg_rank_value": avg,
                       "in_time": p["in_time"], "missed": p["missed"],
+                      "in_time_share": (100 * p["in_time"] / (p["in_time"] + p["missed"])
+                                        if p["in_time"] + p["missed"] else None),
                       "median": None if median is None else format_duration(int(median))})
     dividends = sum(len(s["paid"]) for s in games)
     finished = [s for s in games if s["phase"] == "over"]
@@ -366,8 +449,10 @@ def statistics(games: list[dict[str, Any]]) -> dict[str, Any]:
         paid = sum(abbr in p for s in games for p in s["paid"])
         values = [s["values"].get(abbr, 0) for s in finished]
         crows.append({"abbr": abbr, "name": company.name, "paid": paid, "dividends": dividends,
-                      "avg_value": f"{sum(values) / len(values):.1f}" if values else None})
-    return {"players": prows, "companies": crows, "finished": len(finished), "games": len(games)}
+                      "avg_value": f"{sum(values) / len(values):.1f}" if values else None,
+                      "avg_value_number": sum(values) / len(values) if values else None})
+    return {"players": prows, "companies": crows, "finished": len(finished), "games": len(games),
+            "dividends": dividends}
 
 
 PERSON_SALT = ".archive-person-key"
