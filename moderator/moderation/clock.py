@@ -255,7 +255,9 @@ def _mails(post: Any, record: GameRecord, notices: list[Notice]) -> list[tuple[A
     first line of the text, and the Message-ID carries their token, so a reply
     authenticates), to the game master under a Subject with the title (and
     their token, ``announce.gm_token``); each in the reader's language."""
+    from ..mail.read import canonical_address
     from .announce import gm_token
+    from .calendar import mail_parts
     from .send import thread_of
 
     out = []
@@ -271,9 +273,11 @@ def _mails(post: Any, record: GameRecord, notices: list[Notice]) -> list[tuple[A
                 thread = thread_of(record, record.player_by_name(n.player))
                 root = thread.thread
                 text = word("language", "notice_heading", game_id=record.id, title=title) + "\n\n" + text
+                player = record.player_by_name(n.player)
                 msg = post.message(record.id, n.to, thread.subject, text, in_reply_to=root,
                                    references=[root] if root else [], auto="auto-generated",
-                                   token=thread.token)
+                                   token=thread.token, calendar=mail_parts(post, record, player, again=True)
+                                   if canonical_address(n.to) == canonical_address(player.address) else ())
             else:  # the game master: the token of their secret, so that a reply proves them
                 subject = word("notices", "subject", game_id=record.id, title=title)
                 msg = post.message(record.id, n.to, subject, text, auto="auto-generated", token=gm_token(record))

@@ -1,0 +1,235 @@
+"""Deadlines in the calendar (issue 28): every mail asking for a move carries
+its deadline as an iCalendar event (one ``text/calendar`` part, a stable UID
+per move), carried again with the same UID, a higher SEQUENCE and the new
+time when the deadline moves, cancelled when the move is made; ``calendar
+off`` for those who do not want it.
+
+Timelines through the real Moderator on Maildirs (``test_deadlines.Clocked``),
+each calendar part parsed with ``icalendar``; the times are derived by hand
+from the creation time T0 and the settings."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from email import policy
+from email.parser import BytesParser
+
+import icalendar
+import pytest
+import yaml
+
+from moderator.mail.calendar import DeadlineEvent, to_ical
+from moderator.mail.compose import build_message, flatten, seven_bit
+from moderator.moderation.calendar import calendar_wanted, event_uid, move_number
+from moderator.store.gamefile import GameStore, StoreError
+from test_deadlines import H, T0, Clocked, body, to
+
+DAY = timedelta(days=1)
+ANN, BOB, CY = "ann@example.org", "bob@example.org", "cy@example.net"
+
+
+def calendars(msg):
+    """The ``text/calendar`` parts of ``msg`` as ``(method parameter, parsed
+    Calendar, the part)``, in the order of the mail."""
+    out = []
+    for part in msg.walk():
+        if part.get_content_type() == "text/calendar":
+            out.append((part.get_param("method"), icalendar.Calendar.from_ical(part.get_content()), part))
+    return out
+
+
+def event(cal):
+    events = cal.walk("VEVENT")
+    assert len(events) == 1
+    return events[0]
+
+
+def only(msg):
+    """The one calendar of ``msg``: ``(METHOD, UID, SEQUENCE, DTSTART, STATUS)``."""
+    found = calendars(msg)
+    assert len(found) == 1, [m for m, _, _ in found]
+    method, cal, _ = found[0]
+    assert method == str(cal["METHOD"])
+    ev = event(cal)
+    return (str(cal["METHOD"]), str(ev["UID"]), int(ev["SEQUENCE"]), ev.decoded("DTSTART"), str(ev["STATUS"]))
+
+
+def uid(gid, seat, move):
+    record = type("R", (), {"id": gid})()
+    return event_uid(record, seat, move, "pbem.localhost")
+
+
+def test_the_event_is_rfc_5545_as_icalendar_reads_it():
+    """The builder's VCALENDAR: every property a client needs, in UTC with Z."""
+    ev = DeadlineEvent(method="REQUEST", uid="move-1.x.g.pbem@example.org", sequence=2,
+                       start=datetime(2026, 12, 4, 12, 0, tzinfo=timezone.utc), length=timedelta(minutes=15),
+                       stamp=datetime(2026, 12, 1, 12, 0, 7, 123, tzinfo=timezone.utc),
+                       summary="Union Pacific g: tu turno; ya", description="Línea uno,\ndos",
+                       organizer="pbem@example.org", organizer_name="Moderador", attendee="ann@example.org",
+                       language="es", alarm=timedelta(hours=3))
+    text = to_ical(ev)
+    assert "\r\nDTSTART:20261204T120000Z\r\n" in text
+    assert "\r\nDTSTAMP:20261201T120007Z\r\n" in text
+    assert "\r\nMETHOD:REQUEST\r\n" in text and "\r\nSEQUENCE:2\r\n" in text
+    assert "SUMMARY;LANGUAGE=es:Union Pacific g: tu turno\\; ya" in text
+    assert all(len(line.encode()) <= 75 for line in text.split("\r\n"))
+    cal = icalendar.Calendar.from_ical(text)
+    e = event(cal)
+    assert str(e["SUMMARY"]) == "Union Pacific g: tu turno; ya"
+    assert str(e["DESCRIPTION"]) == "Línea uno,\ndos"
+    assert e.decoded("DURATION") == timedelta(minutes=15)
+    assert str(e["ORGANIZER"]) == "mailto:pbem@example.org" and e["ORGANIZER"].params["CN"] == "Moderador"
+    assert str(e["ATTENDEE"]) == "mailto:ann@example.org" and e["ATTENDEE"].params["RSVP"] == "FALSE"
+    assert str(e["STATUS"]) == "CONFIRMED" and str(e["TRANSP"]) == "TRANSPARENT"
+    (alarm,) = e.walk("VALARM")
+    assert alarm.decoded("TRIGGER") == -timedelta(hours=3)
+    cancel = to_ical(DeadlineEvent(**{**ev.__dict__, "method": "CANCEL", "sequence": 3}))
+    c = icalendar.Calendar.from_ical(cancel)
+    assert str(c["METHOD"]) == "CANCEL" and str(event(c)["STATUS"]) == "CANCELLED"
+    assert not event(c).walk("VALARM")
+    with pytest.raises(ValueError):
+        DeadlineEvent(**{**ev.__dict__, "method": "PUBLISH"})
+    with pytest.raises(ValueError):
+        DeadlineEvent(**{**ev.__dict__, "start": datetime(2026, 12, 4, 12, 0)})
+
+
+def test_the_part_is_the_last_alternative_and_survives_seven_bit():
+    """iMIP: text/calendar with method= inside multipart/alternative, after the
+    HTML; a second object (a cancellation beside a request) is an attachment;
+    re-encoded for a server without 8BITMIME it keeps its method."""
+    ics = to_ical(DeadlineEvent(method="REQUEST", uid="u@x", sequence=0,
+                                start=datetime(2026, 12, 4, 12, 0, tzinfo=timezone.utc),
+                                length=timedelta(minutes=15), stamp=T0, summary="Union Pacific g：轮到你了",
+                                description="中文", organizer="m@x.org", organizer_name="", attendee="a@x.org",
+                                language="zh"))
+    cancel = ics.replace("METHOD:REQUEST", "METHOD:CANCEL")
+    msg = build_message(from_addr="m@x.org", from_name=None, to="a@x.org", subject="s", text="hi",
+                        html="<p>hi</p>", domain="x.org", calendar=[("REQUEST", ics)])
+    assert msg.get_content_type() == "multipart/alternative"
+    kinds = [p.get_content_type() for p in msg.iter_parts()]
+    assert kinds == ["text/plain", "text/html", "text/calendar"]
+    part = msg.get_payload()[2]
+    assert part.get_param("method") == "REQUEST" and part["Content-Transfer-Encoding"] == "8bit"
+    assert part.get_content_disposition() is None
+    assert "MIME-Version" not in part
+    seven_bit(msg)
+    part = msg.get_payload()[2]
+    assert part.get_param("method") == "REQUEST" and part["Content-Transfer-Encoding"] in ("base64", "quoted-printable")
+    again = BytesParser(policy=policy.default).parsebytes(flatten(msg))
+    assert [(m, str(event(c)["SUMMARY"])) for m, c, _ in calendars(again)] == [("REQUEST", "Union Pacific g：轮到你了")]
+
+    both = build_message(from_addr="m@x.org", from_name=None, to="a@x.org", subject="s", text="hi",
+                         html="<p>hi</p>", domain="x.org", calendar=[("REQUEST", ics), ("CANCEL", cancel)])
+    assert both.get_content_type() == "multipart/mixed"
+    alt, attached = both.get_payload()
+    assert alt.get_content_type() == "multipart/alternative" and alt.get_payload()[2].get_param("method") == "REQUEST"
+    assert attached.get_param("method") == "CANCEL" and attached.get_filename() == "cancel.ics"
+    assert attached.get_content_disposition() == "attachment"
+
+
+def test_a_timeline_of_requests_moves_and_cancellations(tmp_path):
+    """Three players, a 72-hour deadline.  The welcome mails ask for the
+    initial investment: each carries the event of move 1 at T0+72h, SEQUENCE
+    0.  Cy's vacation of 5 days at T0+2h moves Cy's deadline by the 5 days
+    after the wait's start: same UID, SEQUENCE 1, DTSTART T0+72h+5d-... (the
+    vacation counts from T0+2h: T0+72h+5d).  Ann's investment at T0+3h: her
+    next mail cancels her event (SEQUENCE 1); Bob's and Cy's status mails
+    carry theirs unchanged."""
+    h = Clocked(tmp_path, settings={"deadline": 72 * 3600})
+    gid = h.gid
+    h.run(T0)
+    welcome = h.sent()
+    due = T0 + 72 * H  # 2026-12-04 12:00 UTC
+    for address, seat in ((ANN, "Ann"), (BOB, "Bob"), (CY, "Cy")):
+        (mail,) = to(welcome, address)
+        assert only(mail) == ("REQUEST", uid(gid, seat, 1), 0, due, "CONFIRMED")
+        cal = calendars(mail)[0][1]
+        ev = event(cal)
+        assert str(ev["SUMMARY"]) == f"Union Pacific {gid}: your move"
+        assert "Your move is due by 2026-12-04 12:00 UTC." in str(ev["DESCRIPTION"])
+        assert str(ev["ATTENDEE"]) == f"mailto:{address}"  # their own address only
+        assert ev.decoded("DTSTAMP") == T0
+    assert uid(gid, "Ann", 1) == uid(gid, "Ann", 1) != uid(gid, "Bob", 1) != uid(gid, "Ann", 2)
+
+    h.mail("Cy", "vacation 5d")
+    h.run(T0 + 2 * H)
+    mails = h.sent()
+    (cy,) = to(mails, CY)
+    assert only(cy) == ("REQUEST", uid(gid, "Cy", 1), 1, due + 5 * DAY, "CONFIRMED")
+    assert "Your move is due by 2026-12-09 12:00 UTC." in str(event(calendars(cy)[0][1])["DESCRIPTION"])
+    (ann,) = to(mails, ANN)  # told of Cy's vacation: her own event as it was
+    assert only(ann) == ("REQUEST", uid(gid, "Ann", 1), 0, due, "CONFIRMED")
+    assert h.load().calendar["Cy"] == {"move": 1, "due": "2026-12-09T12:00:00+00:00", "sequence": 1,
+                                       "open": True, "high": 1}
+
+    h.move("Ann")
+    h.run(T0 + 3 * H)
+    mails = h.sent()
+    (ann,) = to(mails, ANN)
+    assert only(ann) == ("CANCEL", uid(gid, "Ann", 1), 1, due, "CANCELLED")
+    assert only(to(mails, BOB)[0]) == ("REQUEST", uid(gid, "Bob", 1), 0, due, "CONFIRMED")
+    assert only(to(mails, CY)[0]) == ("REQUEST", uid(gid, "Cy", 1), 1, due + 5 * DAY, "CONFIRMED")
+
+    # Ann is not on move: a later mail to her carries nothing; Bob says calendar off
+    h.mail("Ann", "status")
+    h.mail("Bob", "calendar off")
+    h.run(T0 + 4 * H)
+    mails = h.sent()
+    assert calendars(to(mails, ANN)[0]) == []
+    (bob,) = to(mails, BOB)
+    assert "Calendar off: your mails carry no calendar event" in body(bob)
+    assert only(bob) == ("CANCEL", uid(gid, "Bob", 1), 1, due, "CANCELLED")
+    record = h.load()
+    assert record.calendar_off == ["Bob"] and not calendar_wanted(record, "Bob")
+    h.mail("Bob", "status")
+    h.run(T0 + 5 * H)
+    assert calendars(to(h.sent(), BOB)[0]) == []
+
+    # calendar on again: the same move's event comes back above every SEQUENCE sent
+    h.mail("Bob", "calendar on")
+    h.run(T0 + 6 * H)
+    (bob,) = to(h.sent(), BOB)
+    assert "Calendar on:" in body(bob)
+    assert only(bob) == ("REQUEST", uid(gid, "Bob", 1), 2, due, "CONFIRMED")
+    assert move_number(h.load(), "Bob") == 1 and move_number(h.load(), "Ann") == 2
+
+
+def test_no_deadline_no_event_and_the_file_keeps_no_key(tmp_path):
+    """A game without a deadline: no calendar part in any mail, and the game
+    file has neither calendar key (a save writes them only when not empty)."""
+    h = Clocked(tmp_path, settings={"deadline": None})
+    h.run(T0)
+    mails = h.sent()
+    assert len(mails) == 3 and all(calendars(m) == [] for m in mails)
+    data = GameStore(h.config.games_dir).read_data(h.gid)
+    assert "calendar" not in data and "calendar_off" not in data
+
+
+def test_a_spanish_player_reads_the_event_in_spanish(tmp_path):
+    h = Clocked(tmp_path, settings={"deadline": 72 * 3600, "language": "es"})
+    h.run(T0)
+    (ann,) = to(h.sent(), ANN)
+    cal = calendars(ann)[0][1]
+    ev = event(cal)
+    assert str(ev["SUMMARY"]) == f"Union Pacific {h.gid}: te toca jugar"
+    assert ev["SUMMARY"].params["LANGUAGE"] == "es"
+    assert "Tienes hasta el" in str(ev["DESCRIPTION"]) and "\"ayuda\"" in str(ev["DESCRIPTION"])
+    h.mail("Ann", "calendario desactivar")
+    h.run(T0 + H)
+    (ann,) = to(h.sent(), ANN)
+    assert "Calendario desactivado" in body(ann)
+    assert only(ann)[0] == "CANCEL"
+    assert h.load().calendar_off == ["Ann"]
+
+
+def test_a_malformed_calendar_key_is_refused_by_the_store(tmp_path):
+    h = Clocked(tmp_path, settings={"deadline": 72 * 3600})
+    store = GameStore(h.config.games_dir)
+    path = store.path(h.gid)
+    data = yaml.safe_load(path.read_text())
+    assert data["calendar"]["Ann"]["move"] == 1  # the welcome mails' events, recorded at the creation
+    for key, value, problem in (("calendar", {"Ann": {"move": "one", "sequence": 0}}, "calendar must map"),
+                                ("calendar", ["Ann"], "calendar must map"),
+                                ("calendar_off", "Ann", "calendar_off must be a list")):
+        path.write_text(yaml.safe_dump({**data, key: value}, sort_keys=False))
+        with pytest.raises(StoreError, match=problem):
+            store.load(h.gid)
