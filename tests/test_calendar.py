@@ -233,3 +233,70 @@ def test_a_malformed_calendar_key_is_refused_by_the_store(tmp_path):
         path.write_text(yaml.safe_dump({**data, key: value}, sort_keys=False))
         with pytest.raises(StoreError, match=problem):
             store.load(h.gid)
+
+
+def test_over_imap_and_smtp_the_event_moves_and_is_cancelled(tmp_path, dovecot, smtp_sink, monkeypatch):
+    """The real path: orders read from the private Dovecot, mails sent to the
+    aiosmtpd sink and parsed from the bytes it received.  The welcome mail
+    asks Cy for move 1 by T0+72h (SEQUENCE 0); Cy's vacation moves it by 5
+    days (the answer: same UID, SEQUENCE 1, DTSTART T0+72h+5d); Ann's
+    investment cancels hers."""
+    import random
+
+    from moderator.config import load_config
+    from moderator.moderation.cycle import Moderator
+    from moderator.players.heuristic import choose
+    from email.message import EmailMessage
+    from email.utils import make_msgid
+
+    monkeypatch.setenv("CAL_IMAP_PASSWORD", dovecot.password)
+    cfg = tmp_path / "pbem.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "moderator": {"address": "moderator@up.example", "name": "UP moderator"},
+        "games_dir": "games",
+        "imap": {"host": dovecot.host, "port": dovecot.port, "security": "none",
+                 "username": dovecot.username, "password_env": "CAL_IMAP_PASSWORD"},
+        "smtp": {"host": smtp_sink.host, "port": smtp_sink.port, "security": "none"},
+    }))
+    config = load_config(cfg)
+    clock = [T0]
+    moderator = Moderator(config, clock=lambda: clock[0])
+    moderator.create_game("cal", [("Ann", ANN), ("Bob", BOB), ("Cy", CY)], seed=7,
+                          settings={"deadline": 72 * 3600})
+    store = GameStore(config.games_dir)
+    seen = [0]
+
+    def cycle(at):
+        clock[0] = at
+        report = moderator.run_cycle()
+        assert report.ok, report.errors
+        new = smtp_sink.messages[seen[0]:]
+        seen[0] += len(new)
+        return {m.message["To"].addresses[0].addr_spec: m.message for m in new}
+
+    def reply(name, address, answered, text, at):
+        msg = EmailMessage(policy=policy.default)
+        msg["From"], msg["To"] = address, "moderator@up.example"
+        msg["Subject"] = "Re: " + str(answered["Subject"])
+        msg["Message-ID"] = make_msgid(domain="example.org")
+        msg["In-Reply-To"] = msg["References"] = str(answered["Message-ID"])
+        msg.set_content(text + "\n")
+        dovecot.append(msg.as_bytes(), msg_time=at)
+
+    welcome = cycle(T0)
+    due = T0 + 72 * H
+    assert only(welcome[CY]) == ("REQUEST", event_uid(store.load("cal"), "Cy", 1, "up.example"), 0, due, "CONFIRMED")
+    assert str(event(calendars(welcome[CY])[0][1])["ORGANIZER"]) == "mailto:moderator@up.example"
+
+    reply("Cy", CY, welcome[CY], "vacation 5d", T0 + H)
+    mails = cycle(T0 + 2 * H)
+    record = store.load("cal")
+    assert only(mails[CY]) == ("REQUEST", event_uid(record, "Cy", 1, "up.example"), 1, due + 5 * DAY, "CONFIRMED")
+
+    rec = store.load("cal")
+    order = str(choose(rec.game, "Ann", random.Random(1))).replace("; ", "\n")
+    reply("Ann", ANN, welcome[ANN], order, T0 + 2 * H + timedelta(minutes=30))
+    mails = cycle(T0 + 3 * H)
+    assert only(mails[ANN]) == ("CANCEL", event_uid(record, "Ann", 1, "up.example"), 1, due, "CANCELLED")
+    assert only(mails[BOB])[:3] == ("REQUEST", event_uid(record, "Bob", 1, "up.example"), 0)
+    assert dovecot.messages("INBOX") == []
