@@ -300,3 +300,43 @@ def test_over_imap_and_smtp_the_event_moves_and_is_cancelled(tmp_path, dovecot, 
     assert only(mails[ANN]) == ("CANCEL", event_uid(record, "Ann", 1, "up.example"), 1, due, "CANCELLED")
     assert only(mails[BOB])[:3] == ("REQUEST", event_uid(record, "Bob", 1, "up.example"), 0)
     assert dovecot.messages("INBOX") == []
+
+
+@pytest.mark.parametrize("with_param", [True, False])
+def test_a_calendars_accept_is_not_answered(tmp_path, with_param):
+    """A player's calendar may mail back an iTIP REPLY ("Accepted: ...") to
+    the event's ORGANIZER, the moderator: machine mail, set aside unanswered,
+    the game unchanged; the method read from the Content-Type or, without
+    it, from the VCALENDAR's METHOD line."""
+    from email.message import EmailMessage
+    from email.utils import make_msgid
+
+    from test_deadlines import deliver
+
+    h = Clocked(tmp_path, settings={"deadline": 72 * 3600})
+    h.run(T0)
+    welcome = to(h.sent(), ANN)[0]
+    before = h.load().to_data()
+    reply = event(calendars(welcome)[0][1])
+    cal = icalendar.Calendar()
+    cal.add("prodid", "-//Google Inc//Google Calendar 70.9054//EN")
+    cal.add("version", "2.0")
+    cal.add("method", "REPLY")
+    ev = icalendar.Event()
+    for key in ("UID", "SEQUENCE", "DTSTART", "DTSTAMP", "ORGANIZER"):
+        ev[key] = reply[key]
+    ev.add("attendee", "mailto:" + ANN, parameters={"PARTSTAT": "ACCEPTED"})
+    cal.add_component(ev)
+    msg = EmailMessage(policy=policy.default)
+    msg["From"], msg["To"] = ANN, h.config.moderator_address
+    msg["Subject"] = f"Accepted: Union Pacific {h.gid}: your move @ Fri Dec 4, 2026 12pm (UTC)"
+    msg["Message-ID"] = make_msgid(domain="example.org")
+    msg.set_content("Ann has accepted this invitation.\n")
+    msg.add_attachment(cal.to_ical().decode(), subtype="calendar", filename="invite.ics",
+                       params={"method": "REPLY"} if with_param else {})
+    deliver(h.inbox, msg.as_bytes(), T0 + H)
+    h.run(T0 + 2 * H)
+    assert h.sent() == []
+    after = h.load().to_data()
+    assert after == before
+
