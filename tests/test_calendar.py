@@ -340,3 +340,100 @@ def test_a_calendars_accept_is_not_answered(tmp_path, with_param):
     after = h.load().to_data()
     assert after == before
 
+
+
+def test_the_game_masters_commands_move_and_cancel_the_event(tmp_path):
+    """``extend``, ``deadline none``, ``deadline 48h``, ``pause``, ``resume``
+    (``pbem gm``): each notice to a player carries their event as the command
+    left it.  Derived by hand: the wait started at T0 with 72 hours; ``extend
+    Ann 24h`` moves Ann's alone (T0+96h, SEQUENCE 1), Bob's notice carries his
+    unchanged (T0+72h, SEQUENCE 0); ``deadline none`` cancels both (SEQUENCE
+    one higher); ``deadline 48h`` at T0+3h asks again with the same UIDs above
+    every SEQUENCE sent (Bob: 2, Ann: 3), both at T0+3h+48h (the new deadline
+    counts from the command); ``pause`` cancels again; ``resume`` asks again
+    at the deadline in force."""
+    h = Clocked(tmp_path, settings={"deadline": 72 * 3600})
+    gid = h.gid
+    h.run(T0)
+    h.sent()
+    h.now = T0 + H
+    h.mod.manage(gid, "extend Ann 24h")
+    mails = h.sent()
+    assert only(to(mails, ANN)[0]) == ("REQUEST", uid(gid, "Ann", 1), 1, T0 + 96 * H, "CONFIRMED")
+    assert only(to(mails, BOB)[0]) == ("REQUEST", uid(gid, "Bob", 1), 0, T0 + 72 * H, "CONFIRMED")
+    h.now = T0 + 2 * H
+    h.mod.manage(gid, "deadline none")
+    mails = h.sent()
+    assert only(to(mails, ANN)[0]) == ("CANCEL", uid(gid, "Ann", 1), 2, T0 + 96 * H, "CANCELLED")
+    assert only(to(mails, BOB)[0]) == ("CANCEL", uid(gid, "Bob", 1), 1, T0 + 72 * H, "CANCELLED")
+    h.now = T0 + 3 * H
+    h.mod.manage(gid, "deadline 48h")
+    mails = h.sent()
+    # the new deadline counts from the command (T0+3h): both at T0+51h, the extension gone
+    assert only(to(mails, BOB)[0]) == ("REQUEST", uid(gid, "Bob", 1), 2, T0 + 51 * H, "CONFIRMED")
+    assert only(to(mails, ANN)[0]) == ("REQUEST", uid(gid, "Ann", 1), 3, T0 + 51 * H, "CONFIRMED")
+    h.now = T0 + 4 * H
+    h.mod.manage(gid, "pause")
+    mails = h.sent()
+    assert only(to(mails, BOB)[0]) == ("CANCEL", uid(gid, "Bob", 1), 3, T0 + 51 * H, "CANCELLED")
+    h.now = T0 + 5 * H
+    h.mod.manage(gid, "resume")
+    mails = h.sent()
+    method, bob_uid, sequence, start, _ = only(to(mails, BOB)[0])
+    assert (method, bob_uid, sequence) == ("REQUEST", uid(gid, "Bob", 1), 4)
+    assert start == T0 + 52 * H  # the hour of the pause added to T0+51h
+
+
+def test_the_built_in_players_move_cancels_and_the_next_move_is_asked(tmp_path):
+    """Nobody invests by the deadline (T0+72h; cycles every 6 hours, the
+    last at T0+78h): the built-in player moves for all three; each status mail cancels move 1's event, and the one to the
+    player then on move asks for move 2 in the same mail (the request the
+    alternative, the cancellation attached beside it), due 72 hours from the
+    cycle that asks (the wait starts when the mail asking for it goes)."""
+    h = Clocked(tmp_path, settings={"deadline": 72 * 3600})
+    gid = h.gid
+    h.run(T0)
+    for hours in range(6, 72, 6):  # cycles every 6 hours: no outage moves the deadline
+        h.run(T0 + hours * H)
+    h.sent()  # the reminders
+    at = T0 + 78 * H
+    h.run(at)
+    mails = h.sent()
+    record = h.load()
+    assert [e.get("by") for e in record.history] == ["bot"] * 3
+    on_move = record.game.waiting_for()
+    assert len(on_move) == 1
+    for seat, address in (("Ann", ANN), ("Bob", BOB), ("Cy", CY)):
+        (mail,) = to(mails, address)
+        found = calendars(mail)
+        if seat in on_move:
+            assert mail.get_content_type() == "multipart/mixed"
+            assert [m for m, _, _ in found] == ["REQUEST", "CANCEL"]
+            request, cancel = (event(c) for _, c, _ in found)
+            assert (str(request["UID"]), int(request["SEQUENCE"])) == (uid(gid, seat, 2), 0)
+            assert request.decoded("DTSTART") == at + 72 * H
+            assert found[1][2].get_filename() == "cancel.ics"
+        else:
+            assert [m for m, _, _ in found] == ["CANCEL"]
+            cancel = event(found[0][1])
+        assert (str(cancel["UID"]), int(cancel["SEQUENCE"]), str(cancel["STATUS"])) == \
+            (uid(gid, seat, 1), 1, "CANCELLED")
+
+
+def test_after_a_missed_deadline_with_policy_wait_no_event_runs(tmp_path):
+    """``on_missed: wait``: once the deadline passed the game waits without an
+    end; the reminder at once cancels the event (and no later mail asks)."""
+    h = Clocked(tmp_path, players=[("Ann", ANN), ("Bob", BOB)],
+                settings={"deadline": 72 * 3600, "on_missed": "wait"})
+    h.run(T0)
+    for hours in range(6, 72, 6):
+        h.run(T0 + hours * H)
+    h.sent()
+    h.run(T0 + 78 * H)
+    mails = h.sent()
+    for seat, address in (("Ann", ANN), ("Bob", BOB)):
+        sent = [only(m) for m in to(mails, address)]
+        assert sent == [("CANCEL", uid(h.gid, seat, 1), 1, T0 + 72 * H, "CANCELLED")]
+    h.mail("Ann", "status")
+    h.run(T0 + 79 * H)
+    assert calendars(to(h.sent(), ANN)[0]) == []
