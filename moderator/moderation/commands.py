@@ -119,7 +119,10 @@ def _answer_one(post: Post, store: GameStore, om: OrderMail, key: str, record: G
                     up_may_start=ruleset_of(record.game.ruleset).up_may_start, press_rule=press_rule(record),
                     **help_context(record)))
     elif cmd == "status" and not skip_status:
+        sent = copy.deepcopy(record.calendar)
         post.put(status_mail(post, record, player, [], in_reply_to=om.message_id), answers=key)
+        if record.calendar != sent:  # the deadline event it carries (moderation/calendar.py), recorded
+            store.save(record)
     elif cmd == "history":
         send(_history_text(record, player))
     elif cmd == "legal":
