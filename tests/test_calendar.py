@@ -437,3 +437,24 @@ def test_after_a_missed_deadline_with_policy_wait_no_event_runs(tmp_path):
     h.mail("Ann", "status")
     h.run(T0 + 79 * H)
     assert calendars(to(h.sent(), ANN)[0]) == []
+
+
+def test_an_undo_asks_for_the_move_again_above_its_cancellation(tmp_path):
+    """Ann invests (her event of move 1 cancelled, SEQUENCE 1); the game
+    master's ``undo 1`` takes it back: she is asked for move 1 again, the
+    same UID with SEQUENCE 2 (above the cancellation, so a calendar takes
+    it), a whole deadline after the undo."""
+    h = Clocked(tmp_path, settings={"deadline": 72 * 3600})
+    h.run(T0)
+    h.sent()
+    h.move("Ann")
+    h.run(T0 + H)
+    assert only(to(h.sent(), ANN)[0])[:3] == ("CANCEL", uid(h.gid, "Ann", 1), 1)
+    h.now = T0 + 2 * H
+    h.mod.manage(h.gid, "undo 1")
+    mails = to(h.sent(), ANN)
+    assert mails and all(calendars(m) for m in mails)
+    method, ann_uid, sequence, start, status = only(mails[-1])
+    assert (method, ann_uid, sequence, status) == ("REQUEST", uid(h.gid, "Ann", 1), 2, "CONFIRMED")
+    assert start == T0 + 74 * H  # the undo at T0+2h gives the move a whole deadline
+    assert h.load().calendar["Ann"]["high"] == 2

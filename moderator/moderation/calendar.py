@@ -119,7 +119,7 @@ def calendar_parts(record: GameRecord, player: Player, *, stamp: datetime, organ
                 # a new move starts at 0; a move taken back and asked again goes on above all sent
                 high = int(sent.get("high") or 0) if sent is not None else 0
                 first = 0 if sent is None or move > sent["move"] else high + 1
-                sent = {"move": move, "due": iso(when), "sequence": first, "open": True}
+                sent = {"move": move, "due": iso(when), "sequence": first, "open": True, "high": max(high, first)}
             sent["high"] = max(int(sent.get("high") or 0), sent["sequence"])
             record.calendar[player.name] = sent
             out.insert(0, ("REQUEST", _ical(record, player, "REQUEST", sent, stamp, organizer, organizer_name,
