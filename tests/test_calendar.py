@@ -458,3 +458,19 @@ def test_an_undo_asks_for_the_move_again_above_its_cancellation(tmp_path):
     assert (method, ann_uid, sequence, status) == ("REQUEST", uid(h.gid, "Ann", 1), 2, "CONFIRMED")
     assert start == T0 + 74 * H  # the undo at T0+2h gives the move a whole deadline
     assert h.load().calendar["Ann"]["high"] == 2
+
+
+def test_a_resignation_cancels_the_event_in_its_answer(tmp_path):
+    """``resign`` then ``resign confirm``: the seat goes to the built-in player
+    and its player gets no more status mail, so the answer to the
+    confirmation carries the cancellation of their event."""
+    h = Clocked(tmp_path, settings={"deadline": 72 * 3600})
+    h.run(T0)
+    h.sent()
+    h.mail("Cy", "resign")
+    h.run(T0 + H)
+    assert only(to(h.sent(), CY)[0])[:3] == ("REQUEST", uid(h.gid, "Cy", 1), 0)  # asked, not yet gone
+    h.mail("Cy", "resign confirm")
+    h.run(T0 + 2 * H)
+    (answer,) = [m for m in to(h.sent(), CY) if "You resigned." in body(m)]
+    assert only(answer) == ("CANCEL", uid(h.gid, "Cy", 1), 1, T0 + 72 * H, "CANCELLED")
