@@ -214,7 +214,7 @@ def test_no_import_circle_in_moderator():
 # each imports only modules of the rows before its own.
 LAYERS = [
     "faults report verdict spooled language deadlines route",
-    "send authenticate advance",
+    "send authenticate advance calendar",
     "observers announce inbox",
     "notify seats ballot press",
     "interpret clock create",

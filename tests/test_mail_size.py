@@ -35,10 +35,12 @@ def late(tmp_path_factory):
 def costs(msg: EmailMessage) -> dict[str, int]:
     """Bytes of ``msg`` as sent (CRLF lines, ``policy.SMTP``): ``total``; per part
     as encoded in the message (``picture``, ``html``, ``text``) and as decoded
-    (``picture_png``, ``html_utf8``, ``text_utf8``); ``headers``: the rest (the
-    headers and the MIME structure)."""
+    (``picture_png``, ``html_utf8``, ``text_utf8``), and the deadline's event
+    (``calendar``, ``calendar_utf8``; 0 in a mail without one: issue 28);
+    ``headers``: the rest (the headers and the MIME structure)."""
     out = {"total": len(msg.as_bytes(policy=policy.SMTP))}
-    names = {"image/png": "picture", "text/html": "html", "text/plain": "text"}
+    out.update(calendar=0, calendar_utf8=0)
+    names = {"image/png": "picture", "text/html": "html", "text/plain": "text", "text/calendar": "calendar"}
     for part in msg.walk():
         if part.is_multipart():
             continue
@@ -49,7 +51,7 @@ def costs(msg: EmailMessage) -> dict[str, int]:
         content = part.get_content()
         out[name + ("_png" if name == "picture" else "_utf8")] = len(
             content if isinstance(content, bytes) else content.encode("utf-8"))
-    out["headers"] = out["total"] - out["picture"] - out["html"] - out["text"]
+    out["headers"] = out["total"] - out["picture"] - out["html"] - out["text"] - out["calendar"]
     return out
 
 
@@ -58,12 +60,15 @@ def test_what_each_part_costs_and_the_budget_without_the_picture(late):
     figures = {lang: costs(m) for lang, m in sorted(mails.items())}
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "mail-size.json").write_text(json.dumps(figures, indent=1), encoding="utf-8")
-    print("\nstatus mail bytes (late game)  total  picture (png)  html (utf-8)  text (utf-8)  headers")
+    print("\nstatus mail bytes (late game)  total  picture (png)  html (utf-8)  text (utf-8)  calendar (utf-8)"
+          "  headers")
     for lang, c in figures.items():
         print(f"  {lang}  {c['total']:6d}  {c['picture']:6d} ({c['picture_png']:6d})  {c['html']:6d} "
-              f"({c['html_utf8']:6d})  {c['text']:6d} ({c['text_utf8']:6d})  {c['headers']:5d}")
+              f"({c['html_utf8']:6d})  {c['text']:6d} ({c['text_utf8']:6d})  {c['calendar']:5d} "
+              f"({c['calendar_utf8']:5d})  {c['headers']:5d}")
     for lang, c in figures.items():
         assert c["headers"] > 300 and c["picture"] > c["picture_png"], (lang, c)  # the parts add up
+        assert 500 < c["calendar"] < 1500, (lang, c)  # the on-move mail carries its deadline's event
         assert c["total"] - c["picture"] <= WITHOUT_PICTURE, (lang, c)
         # the text parts go as their UTF-8 bytes (8bit, RFC 6152): the encoding costs
         # only the CRLF line ends

@@ -112,7 +112,7 @@ def test_one_person_across_three_games_over_imap_and_smtp(table):
         "Your settings for all your games:\n"
         "- time zone: not set (each game's own, else UTC)\n"
         "- language: not set (each game's own)\n"
-        "- digest: off\n- calendar: off\n- substitute: off\n\n"
+        "- digest: off\n- calendar: on\n- substitute: off\n\n"
         "Vacation bank: 7 days left (7 days earned, 0 days spent). You start with 7 days and earn one day "
         "for every 8 days of play, at most 30 days in all.\n\n"
         "Record: games played 3, finished 0, won 0; average rank -; moves in time 1, missed 0; "

@@ -16,6 +16,7 @@ from email.parser import BytesParser
 from email.utils import make_msgid
 import mailbox
 
+import icalendar
 import pytest
 
 from moderator.config import Config, SmtpConfig
@@ -425,6 +426,16 @@ def test_an_smtp_outage_stops_the_players_clock_until_their_mail_goes_out(tmp_pa
         assert mod.run_cycle().ok
         assert sorted(m.rcpt_tos[0] for m in back.messages if m.rcpt_tos[0] != "op@example.org") == \
             ["ann@example.org", "bob@example.org"]
+        # Bob's held status mail was made anew as his deadline moved: as it finally goes, its
+        # text and its calendar event say the deadline in force then, T0+12h+34h (issue 28)
+        [held] = [m.message for m in back.messages if m.rcpt_tos == ("bob@example.org",)]
+        assert "Your move is due by 2026-12-03 10:00 UTC." in " ".join(
+            held.get_body(("plain",)).get_content().split())
+        [part] = [p for p in held.walk() if p.get_content_type() == "text/calendar"]
+        event = icalendar.Calendar.from_ical(part.get_content()).walk("VEVENT")[0]
+        assert event.decoded("DTSTART") == NOW + 46 * H and part.get_param("method") == "REQUEST"
+        sequence = int(event["SEQUENCE"])
+        assert sequence >= 1
         now[0] = NOW + 36 * H + timedelta(minutes=5)
         assert mod.run_cycle().ok
         rec = store.load("ridge")
@@ -437,6 +448,10 @@ def test_an_smtp_outage_stops_the_players_clock_until_their_mail_goes_out(tmp_pa
         assert ("The moderator's mail to you was held up for 1 day, 10 hours: its mail server would not send "
                 "more for a while (a sending limit) or could not be reached. That time does not count against "
                 "you, so your deadline moved. Your move is due by 2026-12-03 10:00 UTC.") in text
+        # the notice's event: the same deadline, so the same SEQUENCE
+        [part] = [p for p in told.message.walk() if p.get_content_type() == "text/calendar"]
+        event = icalendar.Calendar.from_ical(part.get_content()).walk("VEVENT")[0]
+        assert (event.decoded("DTSTART"), int(event["SEQUENCE"])) == (NOW + 46 * H, sequence)
         now[0] = NOW + 46 * H - timedelta(seconds=1)
         mod.run_cycle()
         assert len(store.load("ridge").history) == 1

@@ -66,7 +66,11 @@ def seven_bit(msg: EmailMessage) -> EmailMessage:
             continue
         text = part.get_content().replace("\r\n", "\n")  # an 8bit part read from CRLF bytes keeps them
         subtype = part.get_content_subtype()
-        MIMEPart.set_content(part, text, subtype=subtype, charset="utf-8", cte=_cte_7bit(text))
+        # the Content-Type's own parameters (a text/calendar part's ``method``) and the disposition kept
+        params = {k: v for k, v in part.get_params(failobj=[])[1:] if k.lower() != "charset"}
+        disposition, filename = part.get_content_disposition(), part.get_filename()
+        MIMEPart.set_content(part, text, subtype=subtype, charset="utf-8", cte=_cte_7bit(text),
+                             params=params, disposition=disposition, filename=filename)
     return msg
 
 
@@ -125,6 +129,7 @@ def build_message(
     auto_submitted: str = "auto-generated",
     domain: str,
     date: datetime | None = None,
+    calendar: Sequence[tuple[str, str]] = (),
 ) -> EmailMessage:
     """A ready-to-send message.
 
@@ -150,6 +155,14 @@ def build_message(
       OOF, AutoReply`` is set too, which keeps Exchange's out-of-office replies away.
     * ``domain``: the right-hand side of our Message-ID (``make_msgid(domain=...)``).
     * ``date``: the Date (default: now, UTC).
+    * ``calendar``: iCalendar objects ``(iTIP method, VCALENDAR text)``
+      (``moderator.mail.calendar.to_ical``; docs/operations.md, "Deadlines in
+      the calendar"): the first is the last alternative of the
+      ``multipart/alternative`` (iMIP, RFC 6047: ``text/calendar; method=...;
+      charset=utf-8``, what Gmail, Outlook, Apple Mail and Thunderbird show
+      as an invitation), any further one an attachment ``cancel.ics`` beside
+      it (then the message is ``multipart/mixed``): a second object cannot
+      share the alternative (a client shows one alternative only).
 
     Raises ``ValueError`` for an empty ``from_addr``, ``to`` or ``domain``, a
     ``from_addr`` that is no ``local@domain`` (``email.errors.InvalidHeaderDefect``,
@@ -204,6 +217,17 @@ def build_message(
                 # on a text/html part, add_related makes it multipart/related
                 html_part.add_related(png, maintype="image", subtype="png", cid=cid,
                                       disposition="inline")
+    if calendar:
+        method, ics = calendar[0]
+        if not msg.is_multipart():
+            msg.make_alternative(boundary=_boundary())
+        msg.add_alternative(ics, subtype="calendar", charset="utf-8", cte=_cte(ics), params={"method": method})
+        if len(calendar) > 1:
+            msg.make_mixed(boundary=_boundary())
+            for method, ics in calendar[1:]:
+                msg.add_attachment(ics, subtype="calendar", charset="utf-8", cte=_cte(ics),
+                                   params={"method": method}, filename="cancel.ics")
+    if msg.is_multipart():
         for part in msg.walk():
             if part is not msg:
                 del part["MIME-Version"]  # belongs to the top level only

@@ -824,7 +824,8 @@ class OrderMail:
       auto-replied'``, ``'Precedence: bulk'``, ``'List-Id'``, ``'empty Return-Path'``,
       ``'sender MAILER-DAEMON'``, ``'sender no-reply'``, ``'delivery status
       notification'``, ``'disposition notification'``, ``'out-of-office subject'``,
-      ``'our own address'`` ...), or None for a person's mail.
+      ``'our own address'``, ``'calendar reply'`` (a calendar's iTIP answer to the
+      deadline event, RFC 5546 ``REPLY``...) ...), or None for a person's mail.
     * ``bounce``: for a delivery-status report, the canonical address that failed
       (Original-Recipient, else Final-Recipient, of the first failed recipient;
       else the first of X-Failed-Recipients).
@@ -1038,6 +1039,29 @@ def _own_parts(part: Message):
                 yield from _own_parts(sub)
 
 
+_ITIP_ANSWERS = ("REPLY", "COUNTER", "REFRESH", "DECLINECOUNTER")
+"""The iTIP methods (RFC 5546) by which a calendar answers an event it was
+sent: what a player's calendar mails back for the deadline event of a move
+(docs/operations.md, "Deadlines in the calendar")."""
+
+
+def _itip_answer(part: Message) -> bool:
+    """Whether ``part`` is a ``text/calendar`` part of an iTIP answer
+    (``_ITIP_ANSWERS``): its ``method`` parameter, else the ``METHOD`` line of
+    its VCALENDAR (some clients leave the parameter out)."""
+    if part.get_content_type() != "text/calendar":
+        return False
+    method = str(part.get_param("method") or "").strip().upper()
+    if not method:
+        try:
+            body = part.get_payload(decode=True) or b""
+        except Exception:  # noqa: BLE001 - a broken part is no answer
+            return False
+        found = re.search(rb"^METHOD:([A-Za-z-]+)\s*$", body[:4096], re.M)
+        method = found.group(1).decode("ascii").upper() if found else ""
+    return method in _ITIP_ANSWERS
+
+
 def _dsn_bounce(msg: Message) -> str | None:
     """The first failed recipient of a multipart/report delivery-status mail."""
     for part in _own_parts(msg):
@@ -1069,6 +1093,8 @@ def _machine_reason(msg: Message, sender: str, subject: str, own: str) -> str | 
         return "delivery status notification"
     if report == "disposition-notification" or "message/disposition-notification" in types:
         return "disposition notification"
+    if "text/calendar" in types and any(_itip_answer(p) for p in _own_parts(msg)):
+        return "calendar reply"
     if own and sender == own:
         return "our own address"
     auto = _header(msg, "Auto-Submitted")

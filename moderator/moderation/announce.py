@@ -36,13 +36,17 @@ def _said(text: Say) -> str:
 def _to_player(post: Post, record: GameRecord, player: Player, title: str, text: str,
                answers: str | None = None) -> None:
     """A notice to ``player`` in their thread (one Subject per game and player; the
-    title is the text's first line), in the language in force."""
+    title is the text's first line), in the language in force, with the deadline
+    event of their move (``calendar.mail_parts``: the command may have moved it;
+    ``record.calendar`` is saved with the command)."""
+    from .calendar import mail_parts
+
     thread = thread_of(record, player)
     text = word("language", "notice_heading", game_id=record.id, title=title) + "\n\n" + \
         text.partition("\n")[2].lstrip("\n")
     post.put(post.message(record.id, player.address, thread.subject, text, in_reply_to=thread.thread,
                           references=[thread.thread] if thread.thread else [], auto="auto-generated",
-                          token=thread.token),
+                          token=thread.token, calendar=mail_parts(post, record, player)),
              kind="gm", game=record.id, player=player.name, answers=answers)
 
 

@@ -99,6 +99,10 @@ def run_clock(post: Any, store: Any, report: Any, now: datetime, outage_since: d
                     entry = held.get(gid)
                     if entry is not None:
                         waited = extend_for_held_mail(record, entry, now)
+                        if waited.changed and not entry.get("delivered"):
+                            # the held status mails tell the deadline as it is when they go
+                            renew_held(post, record, [n for n in record.game.waiting_for()
+                                                      if n in set(entry.get("players") or [])])
                         if entry.get("delivered"):
                             del held[gid]
                         post.bk.set_mail_held(held)
@@ -146,6 +150,41 @@ def _owed(record: GameRecord) -> datetime | None:
         if at is not None:
             times.append(at if p.bot else at + extra)
     return min(times) if times else None
+
+
+def renew_held(post: Any, record: GameRecord, names: list[str]) -> list[str]:
+    """The unsent status mails of the players ``names`` of ``record``'s game
+    made anew (``notify.restatus``: the same events and news, with the
+    clock notices spooled alone to them) from the game as it is now, after
+    the deadline moved for the time their mail waited in the spool
+    (``extend_for_held_mail``): so the mail that finally goes says the
+    deadline in force then, in its text and its calendar event (a higher
+    SEQUENCE, the new DTSTART; ``calendar.calendar_parts``).  Each new mail
+    names the old ones in ``replaces`` and is spooled before they are
+    removed (``respeak``'s order).  Mails whose sending is under way are left
+    as they are.  Returns the names of the new entries."""
+    from . import notify, spooled
+
+    view = spooled.view(post.spool)
+    stale = view.stale_status(record.id)
+    pending = view.pending_notices(record.id)
+    mails: list[tuple[Any, dict[str, Any]]] = []
+    gone: list[tuple[str, dict[str, Any]]] = []
+    for name in names:
+        older = stale.get(name, [])
+        if not older:
+            continue
+        built = notify.restatus(post, record, record.player_by_name(name), older, pending.get(name, []))
+        if built is None:
+            continue  # entries spooled by an older version: sent as they are
+        mails.append(built)
+        gone += older + pending.get(name, [])
+    if not mails:
+        return []
+    names_new = post.spool.add_many(mails, post.clock())
+    for entry, _ in gone:
+        post.spool.remove(entry)
+    return names_new
 
 
 def catch_up(post: Any, store: Any, record: GameRecord, when: datetime, report: Any) -> bool:
@@ -255,7 +294,9 @@ def _mails(post: Any, record: GameRecord, notices: list[Notice]) -> list[tuple[A
     first line of the text, and the Message-ID carries their token, so a reply
     authenticates), to the game master under a Subject with the title (and
     their token, ``announce.gm_token``); each in the reader's language."""
+    from ..mail.read import canonical_address
     from .announce import gm_token
+    from .calendar import mail_parts
     from .send import thread_of
 
     out = []
@@ -271,9 +312,11 @@ def _mails(post: Any, record: GameRecord, notices: list[Notice]) -> list[tuple[A
                 thread = thread_of(record, record.player_by_name(n.player))
                 root = thread.thread
                 text = word("language", "notice_heading", game_id=record.id, title=title) + "\n\n" + text
+                player = record.player_by_name(n.player)
                 msg = post.message(record.id, n.to, thread.subject, text, in_reply_to=root,
                                    references=[root] if root else [], auto="auto-generated",
-                                   token=thread.token)
+                                   token=thread.token, calendar=mail_parts(post, record, player)
+                                   if canonical_address(n.to) == canonical_address(player.address) else ())
             else:  # the game master: the token of their secret, so that a reply proves them
                 subject = word("notices", "subject", game_id=record.id, title=title)
                 msg = post.message(record.id, n.to, subject, text, auto="auto-generated", token=gm_token(record))

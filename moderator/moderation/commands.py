@@ -13,6 +13,7 @@ answered once even when its order was applied in an interrupted cycle.
 """
 from __future__ import annotations
 
+import copy
 from typing import Callable
 
 from .. import i18n
@@ -79,9 +80,16 @@ def answer_commands(post: Post, store: GameStore, om: OrderMail, key: str, recor
         rotate_secret(store, record, player)
 
     def send(text: str) -> None:
+        # the deadline event of the player's move: a command (vacation, calendar) may have changed it
+        from .calendar import mail_parts
+
         thread = thread_of(record, player)
+        sent = copy.deepcopy(record.calendar)
+        parts = mail_parts(post, record, player)
         post.put(post.answer(om, gid, player.address, thread.subject, text, token=thread.token,
-                             thread=thread.thread), answers=key)
+                             thread=thread.thread, calendar=parts), answers=key)
+        if record.calendar != sent:  # after the mail is spooled: a lost save only repeats the event
+            store.save(record)
 
     # "resign confirm" in the mail that says "resign" does not count (a later
     # mail confirms, once the warning is read): one answer, to "resign"
@@ -111,7 +119,10 @@ def _answer_one(post: Post, store: GameStore, om: OrderMail, key: str, record: G
                     up_may_start=ruleset_of(record.game.ruleset).up_may_start, press_rule=press_rule(record),
                     **help_context(record)))
     elif cmd == "status" and not skip_status:
+        sent = copy.deepcopy(record.calendar)
         post.put(status_mail(post, record, player, [], in_reply_to=om.message_id), answers=key)
+        if record.calendar != sent:  # the deadline event it carries (moderation/calendar.py), recorded
+            store.save(record)
     elif cmd == "history":
         send(_history_text(record, player))
     elif cmd == "legal":

@@ -425,10 +425,11 @@ def _replace(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     before = in_force(record)
     if seat.name in record.game.waiting_for():
         record.clock = default_clock(ctx.at)  # the newcomer gets a whole deadline
-    for names in (record.resigned, record.digest):
+    for names in (record.resigned, record.digest, record.calendar_off):
         if seat.name in names:
             names.remove(seat.name)
     record.resigning.pop(seat.name, None)
+    record.calendar.pop(seat.name, None)  # the newcomer's calendar starts afresh (moderation/calendar.py)
     entry.update(player=seat.name, name=name, address=address, old_address=old, command=_named(cmd, seat))
 
     def event() -> str:

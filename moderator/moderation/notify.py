@@ -34,7 +34,7 @@ log = logging.getLogger("pbem")
 def status_mail(post: Post, record: GameRecord, player: Player, events: list[str],
                 in_reply_to: str | None = None, template: str = "status.txt",
                 drawn: list[tuple[str, bool]] = (), boards: dict[str, list[str]] | None = None,
-                news: list[dict] = ()) -> EmailMessage:
+                news: list[dict] = (), again: bool = False) -> EmailMessage:
     """The status mail (or with ``template="welcome.txt"`` the welcome mail) to
     ``player``: their view of ``record``'s game only, with ``events``, the post's
     outage notice and their bounce note.  It answers ``in_reply_to`` if given, else
@@ -51,9 +51,13 @@ def status_mail(post: Post, record: GameRecord, player: Player, events: list[str
     status mails of one position (``status_text``).  ``news``: the moderator's
     own notices to ``player`` of the same cycle that this mail carries instead
     of mails of their own (``Notice.to_data``: the built-in player's move and
-    why, a reminder, a moved deadline), worded first under WHAT HAPPENED."""
+    why, a reminder, a moved deadline), worded first under WHAT HAPPENED.
+    The mail carries the deadline of ``player``'s move as a calendar event, or
+    the cancellation of the one sent before (``calendar.calendar_parts``; it
+    records what it gives in ``record.calendar``); ``again``: the mail replaces
+    unsent status mails to ``player`` (their cancellation is carried again)."""
     with i18n.speaking(record.language_of(player)):
-        return _status_mail(post, record, player, events, in_reply_to, template, drawn, boards, news)
+        return _status_mail(post, record, player, events, in_reply_to, template, drawn, boards, news, again)
 
 
 _REFUSED = re.compile(r"refused by the mail server(?: with code (\d{3}))?")
@@ -151,8 +155,9 @@ def news_lines(player: Player, news: list[dict] | tuple) -> list[str]:
 
 
 def _status_mail(post: Post, record: GameRecord, player: Player, events: list[str],
-                 in_reply_to: str | None, template: str, drawn, boards, news=()) -> EmailMessage:
+                 in_reply_to: str | None, template: str, drawn, boards, news=(), again=False) -> EmailMessage:
     from ..render.board_map import mail_map  # Pillow: only where a map is drawn
+    from .calendar import mail_parts
 
     text, html_template, ctx = status_text(
         record, player, events, notice=post.notice_text(),
@@ -168,6 +173,7 @@ def _status_mail(post: Post, record: GameRecord, player: Player, events: list[st
         images=[(make_msgid(idstring=f"map.{record.id}", domain=post.domain)[1:-1],
                  mail_map(record.game), word("layout", "map_alt"))],
         html_template=html_template, html_context=ctx,
+        calendar=mail_parts(post, record, player, again=again),
     )
 
 
@@ -328,7 +334,7 @@ def restatus(post: Post, record: GameRecord, player: Player, older: list[tuple[s
     drawn = [(share, swapped) for at, who, share, swapped in record.game.stack_draws()
              if who == player.name and start <= at < end]
     msg = status_mail(post, record, player, record.game.events[start:end], _answered_by(post, older[-1][0]),
-                      drawn=drawn, news=told)
+                      drawn=drawn, news=told, again=True)
     meta = {**older[-1][1], "log_from": start, "log_to": end, "replaces": [n for n, _ in [*older, *notices]]}
     meta.pop("news", None)
     meta.pop("batch", None)
@@ -403,7 +409,7 @@ def _status_batch(post: Post, record: GameRecord, events: list[str], news: list 
             meta["news"] = told
         drawn = [(share, swapped) for at, who, share, swapped in draws if who == p.name and at >= start]
         batch.append((status_mail(post, record, p, mine, record.reply_to.get(p.name), drawn=drawn,
-                                  boards=boards, news=told), meta))
+                                  boards=boards, news=told, again=bool(older)), meta))
         replaced += older + notices
     watching = view.stale_observer(record.id)
     for address in record.observers:

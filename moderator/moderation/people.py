@@ -56,7 +56,7 @@ SETTING_KEYS = ("timezone", "language", "digest", "calendar", "substitute")
 """The person-level settings (``person_settings`` keys)."""
 CHOICES = {"digest": ("daily", "off"), "calendar": ("on", "off"), "substitute": ("on", "off")}
 """The values of the settings that are only stored (other features read them)."""
-DEFAULTS = {"digest": "off", "calendar": "off", "substitute": "off"}
+DEFAULTS = {"digest": "off", "calendar": "on", "substitute": "off"}
 """What a stored-only setting is when never set."""
 
 BANK_START = 7 * 86400

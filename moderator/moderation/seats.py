@@ -1,5 +1,6 @@
 """The players' seat commands: ``resign`` then, in a later mail, ``resign
-confirm`` within a day (``RESIGN_WINDOW``); ``digest on`` / ``digest off``.
+confirm`` within a day (``RESIGN_WINDOW``); ``digest on`` / ``digest off``;
+``calendar on`` / ``calendar off`` (issue 28: the deadline event in the mails).
 Each is a line of its own, like ``help`` (``seat_command`` reads it, for
 ``interpret``); ``seat_answer`` carries it out.  Below ``interpret`` and
 ``gm``; above ``announce`` and ``observers``.
@@ -21,7 +22,7 @@ from .observers import drop_unsent_status
 from .send import Post
 
 
-SEAT_COMMANDS = ("resign", "resign confirm", "digest on", "digest off")
+SEAT_COMMANDS = ("resign", "resign confirm", "digest on", "digest off", "calendar on", "calendar off")
 """The players' seat commands (``seat_command``)."""
 
 
@@ -47,7 +48,7 @@ def me_command(line: str) -> bool:
 
 def seat_command(line: str) -> str | None:
     """The seat command on ``line`` (one of ``SEAT_COMMANDS``), or None:
-    ``digest on``/``digest off``; ``resign``, also in a short sentence ("I resign
+    ``digest on``/``digest off``, ``calendar on``/``calendar off``; ``resign``, also in a short sentence ("I resign
     from this game, sorry."); ``resign confirm`` when such a line says
     ``confirm`` ("Resign, confirmed.", "yes, I confirm: resign").  In the words of
     the language in force too (``Resumen desactivar``, ``Ich gebe auf``, ``认输``;
@@ -57,7 +58,7 @@ def seat_command(line: str) -> str | None:
     words = re.findall(r"[a-z]+", english(line).lower())
     if not words or len(words) > 8:
         return None
-    if words in (["digest", "on"], ["digest", "off"]):
+    if words in (["digest", "on"], ["digest", "off"], ["calendar", "on"], ["calendar", "off"]):
         return " ".join(words)
     if "resign" not in words or any(w not in _RESIGN_FILLERS and w != "resign" for w in words):
         return None
@@ -88,6 +89,16 @@ def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player
             record.digest.remove(name)
         store.save(record)
         return word("gm", "digest_title"), word("gm", "digest", on=on)
+    if cmd == "calendar on" or cmd == "calendar off":
+        # the mails carry the deadline's event or not (``calendar.calendar_wanted``); an
+        # event sent before is cancelled by the next mail (``calendar.calendar_parts``)
+        on = cmd == "calendar on"
+        if on and name in record.calendar_off:
+            record.calendar_off.remove(name)
+        elif not on and name not in record.calendar_off:
+            record.calendar_off.append(name)
+        store.save(record)
+        return word("gm", "calendar_title"), word("gm", "calendar", on=on)
     if cmd == "resign":
         record.resigning[name] = now.isoformat(timespec="seconds")
         post.resign_asked.add((record.id, name))

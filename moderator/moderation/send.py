@@ -119,7 +119,8 @@ class Post:
                 in_reply_to: str | None = None, references: Iterable[str] = (),
                 auto: str = "auto-replied", images: Sequence[tuple[str, bytes, str]] = (),
                 token: str | None = None, html_template: str = "mail/text.html",
-                html_context: dict[str, Any] | None = None, from_name: str | None = None) -> EmailMessage:
+                html_context: dict[str, Any] | None = None, from_name: str | None = None,
+                calendar: Sequence[tuple[str, str]] = ()) -> EmailMessage:
         """A mail from the moderator (text and its HTML alternative; RFC 3834
         ``Auto-Submitted: auto`` value ``auto``).  A game's mails get Message-IDs
         ``<...pbem.GAME@domain>`` so that replies route back to the game; a mail to
@@ -130,7 +131,9 @@ class Post:
         The HTML part is ``html_template`` (``templates/mail/``; by default the
         text laid out) rendered by ``render.to_html`` with ``html_context``.
         ``from_name``: the From display name instead of ``config.moderator_name``
-        (a relayed message: the seat's name; the address stays the moderator's)."""
+        (a relayed message: the seat's name; the address stays the moderator's).
+        ``calendar``: the mail's iCalendar objects ``(method, text)``
+        (``moderation.calendar.calendar_parts``; ``build_message``)."""
         plain = text.replace(MAP_HERE + "\n", "").replace(MAP_HERE, "")
         figures = [(cid, alt, min(_png_width(png), MAX_IMAGE_WIDTH)) for cid, png, alt in images]
         html = to_html(text, figures, html_template, **(html_context or {}))
@@ -139,7 +142,7 @@ class Post:
             to=to, subject=subject, text=plain, html=html,
             images=[(cid, png) for cid, png, _ in images],
             in_reply_to=in_reply_to, references=[r for r in references if r],
-            auto_submitted=auto, domain=self.domain,
+            auto_submitted=auto, domain=self.domain, calendar=calendar,
         )
         if game_id:
             del msg["Message-ID"]  # then stored last, as msg["Message-ID"] = ... would
@@ -147,16 +150,17 @@ class Post:
         return msg
 
     def answer(self, om: OrderMail, game_id: str | None, to: str, subject: str, text: str,
-               token: str | None = None, thread: str | None = None) -> EmailMessage:
+               token: str | None = None, thread: str | None = None,
+               calendar: Sequence[tuple[str, str]] = ()) -> EmailMessage:
         """A mail to ``to`` answering ``om`` (In-Reply-To and References, RFC 5322
         section 3.6.4); ``thread``: the Message-ID that starts the player's thread
         (``GameRecord.threads``), put first in References when ``om`` lost it;
-        ``token``: as for ``message``."""
+        ``token``, ``calendar``: as for ``message``."""
         refs = [r for r in om.references if r]
         if thread and thread not in refs:
             refs.insert(0, thread)
         return self.message(game_id, to, subject, text, in_reply_to=om.message_id, references=refs,
-                            token=token)
+                            token=token, calendar=calendar)
 
     def put(self, msg: EmailMessage, kind: str = "reply", answers: str | None = None,
             game: str | None = None, player: str | None = None, events: list[str] | None = None,

@@ -22,7 +22,7 @@ accents).  Each entry maps a class to ``{English word: [words of the language]}`
   ``invest``, ``discard``, ``pass``, ``start``, ``redraw``);
 - ``commands``: mail commands (``help``, ``status``, ``history``, ``rules``,
   ``legal``, ``hint``, ``timezone``, ``vacation``, ``resign``, ``confirm``,
-  ``digest``, ``language``, ``on``/``off`` for ``digest on``, and ``days``/``hours``
+  ``digest``, ``calendar``, ``language``, ``on``/``off`` for ``digest on`` and ``calendar off``, and ``days``/``hours``
   for ``vacation 5 days``);
 - ``cards``: track cards (``plain``, ``black``, ``white``, ``black-white``,
   ``joker``) and ``as`` (``joker as white``);
@@ -64,7 +64,7 @@ CANONICAL: dict[str, dict[str, str]] = {
         # commands
         "help": "ayuda", "status": "estado", "history": "historial", "rules": "reglas",
         "legal": "jugadas", "hint": "consejo", "timezone": "zona", "vacation": "vacaciones",
-        "resign": "abandonar", "confirm": "confirmar", "digest": "resumen",
+        "resign": "abandonar", "confirm": "confirmar", "digest": "resumen", "calendar": "calendario",
         "language": "idioma", "on": "activar", "off": "desactivar",
     },
     "de": {
@@ -76,7 +76,7 @@ CANONICAL: dict[str, dict[str, str]] = {
         "joker": "Joker", "as": "als", "for": "gegen",
         "help": "Hilfe", "status": "Stand", "history": "Verlauf", "rules": "Regeln",
         "legal": "Züge", "hint": "Tipp", "timezone": "Zeitzone", "vacation": "Urlaub",
-        "resign": "aufgeben", "confirm": "bestätigen", "digest": "Sammelmail",
+        "resign": "aufgeben", "confirm": "bestätigen", "digest": "Sammelmail", "calendar": "Kalender",
         "language": "Sprache", "on": "einschalten", "off": "ausschalten",
     },
     "cs": {
@@ -88,7 +88,7 @@ CANONICAL: dict[str, dict[str, str]] = {
         "joker": "žolík", "as": "jako", "for": "za",
         "help": "nápověda", "status": "stav", "history": "historie", "rules": "pravidla",
         "legal": "tahy", "hint": "rada", "timezone": "pásmo", "vacation": "dovolená",
-        "resign": "vzdávám", "confirm": "potvrdit", "digest": "souhrn",
+        "resign": "vzdávám", "confirm": "potvrdit", "digest": "souhrn", "calendar": "kalendář",
         "language": "jazyk", "on": "zapnout", "off": "vypnout",
     },
     "zh": {
@@ -100,7 +100,7 @@ CANONICAL: dict[str, dict[str, str]] = {
         "joker": "百搭", "as": "当作", "for": "换成",
         "help": "帮助", "status": "状态", "history": "历史", "rules": "规则",
         "legal": "合法", "hint": "提示", "timezone": "时区", "vacation": "休假",
-        "resign": "认输", "confirm": "确认", "digest": "摘要",
+        "resign": "认输", "confirm": "确认", "digest": "摘要", "calendar": "日历",
         "language": "语言", "on": "开", "off": "关",
     },
 }
@@ -194,6 +194,7 @@ WORDS: dict[str, dict[str, object]] = {
             "resign": ["abandonar", "abandono", "me rindo", "rendirse", "retirarse", "me retiro"],
             "confirm": ["confirmar", "confirmo", "confirma", "confirmado", "confirmada"],
             "digest": ["resumen", "resumenes"],
+            "calendar": ["calendario", "agenda"],
             "language": ["idioma", "lengua"],
             "on": ["activar", "activo", "activado"],
             "off": ["desactivar", "desactivo", "desactivado", "fin", "vuelvo", "he vuelto"],
@@ -264,6 +265,7 @@ WORDS: dict[str, dict[str, object]] = {
             "resign": ["aufgeben", "gebe auf", "ich gebe auf"],
             "confirm": ["bestatigen", "bestatige", "bestatigt"],
             "digest": ["sammelmail", "zusammenfassung"],
+            "calendar": ["kalender", "terminkalender"],
             "language": ["sprache"],
             "on": ["einschalten", "anschalten", "aktivieren"],
             "off": ["aus", "ausschalten", "deaktivieren", "ende", "zuruck"],
@@ -338,6 +340,7 @@ WORDS: dict[str, dict[str, object]] = {
             "resign": ["vzdavam", "vzdat", "vzdat se", "vzdavam se"],
             "confirm": ["potvrdit", "potvrzuji", "potvrzuju", "potvrzuji to", "potvrzeno"],
             "digest": ["souhrn"],
+            "calendar": ["kalendář"],
             "language": ["jazyk"],
             "on": ["zapnout", "zapnuto"], "off": ["vypnout", "vypnuto", "konec"],
             "days": ["dni", "dny", "dnu"], "hours": ["hodin", "hodiny", "hodina", "hod"],
@@ -400,7 +403,7 @@ WORDS: dict[str, dict[str, object]] = {
             "legal": ["合法", "合法行动", "可行"], "hint": ["提示", "建议"],
             "timezone": ["时区"], "vacation": ["休假", "度假", "请假"],
             "resign": ["认输", "投降", "退出"], "confirm": ["确认", "已确认"],
-            "digest": ["摘要", "汇总"], "language": ["语言"],
+            "digest": ["摘要", "汇总"], "calendar": ["日历", "日程"], "language": ["语言"],
             "on": ["开", "打开", "开启"], "off": ["关", "关闭", "结束"],
             "days": ["天"], "hours": ["小时"],
         },

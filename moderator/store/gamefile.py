@@ -356,6 +356,12 @@ class GameRecord:
     # rules engine never sees them), and the seats the game master muted
     press: list[dict[str, Any]] = field(default_factory=list)
     muted: list[str] = field(default_factory=list)
+    # deadlines in the calendar (issue 28, docs/game-file.md "Format 6: deadlines in the
+    # calendar"; moderation/calendar.py): the seats that said ``calendar off``, and per
+    # seat the last deadline event its mails carried ({move, due, sequence, open, high});
+    # each key absent while empty
+    calendar_off: list[str] = field(default_factory=list)
+    calendar: dict[str, dict[str, Any]] = field(default_factory=dict)
     # how it was loaded (not part of the file): the sha256 of the bytes read, and
     # whether the history was replayed and compared with ``state`` (False when a
     # trusted digest let ``GameStore.load`` skip the comparison); None/False for a
@@ -508,6 +514,8 @@ class GameRecord:
             **({"signup": dict(self.signup)} if self.signup else {}),
             **({"press": [dict(e) for e in self.press]} if self.press else {}),
             **({"muted": list(self.muted)} if self.muted else {}),
+            **({"calendar_off": list(self.calendar_off)} if self.calendar_off else {}),
+            **({"calendar": copy.deepcopy(self.calendar)} if self.calendar else {}),
             "history": list(map(dict, self.history)),
             "log": self._log_data(),
             "state": g.to_dict(),
@@ -1023,6 +1031,7 @@ class GameStore:
             **_advance(data),
             signup=dict(data["signup"]) if isinstance(data.get("signup"), dict) else None,
             **_press(data),
+            **_calendar(data),
             source_digest=gf.digest,
             checked=checked,
             # the mappings of a trusted file are those its events were made from
@@ -1522,6 +1531,24 @@ def _press(data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(muted, list) or not all(isinstance(n, str) for n in muted):
         raise StoreError(f"muted must be a list of seat names, not {muted!r}")
     return {"press": copy.deepcopy(press), "muted": list(muted)}
+
+
+def _calendar(data: dict[str, Any]) -> dict[str, Any]:
+    """The calendar keys of a game file (``calendar_off``: a list of seat names;
+    ``calendar``: seat name -> the last deadline event sent, a mapping with
+    ``move`` and ``sequence`` whole numbers; docs/game-file.md "Format 6:
+    deadlines in the calendar") as ``GameRecord`` fields; absent (every file
+    before issue 28) means none.  Raises StoreError for a key of the wrong shape."""
+    off = data.get("calendar_off") or []
+    if not isinstance(off, list) or not all(isinstance(n, str) for n in off):
+        raise StoreError(f"calendar_off must be a list of seat names, not {off!r}")
+    sent = data.get("calendar") or {}
+    if not isinstance(sent, dict) or not all(
+            isinstance(k, str) and isinstance(v, dict)
+            and all(isinstance(v.get(n), int) and not isinstance(v.get(n), bool) for n in ("move", "sequence"))
+            for k, v in sent.items()):
+        raise StoreError(f"calendar must map seat names to mappings with move and sequence, not {sent!r}")
+    return {"calendar_off": list(off), "calendar": copy.deepcopy(sent)}
 
 
 def _mail_batch(data: dict[str, Any]) -> int:
