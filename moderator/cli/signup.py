@@ -42,9 +42,6 @@ def _starts_value(text: str) -> str:
               help="Turn order: as the players joined, or shuffled by the game's seed.")
 @click.option("--expire", default="30d", show_default=True, metavar="DURATION",
               help="An open game not started this long after opening is closed and its players told.")
-@click.option("--substitutes", type=click.Choice(["auto", "gm"]), default="auto", show_default=True,
-              help="Seats abandoned later: offered to the substitute pool (auto), or only with the game "
-                   "master's confirmation (gm).")
 @_setup_options
 @click.pass_context
 def open_(ctx, game, seats, starts, invite, seat_order, expire, substitutes, seed, ruleset, board_path,

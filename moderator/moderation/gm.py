@@ -41,7 +41,7 @@ from ..rules.engine import Game
 from ..rules.notation import parse_action, public_order
 from ..store.gamefile import GameRecord, GameStore, Player, default_clock, new_secret
 from ..config import Config
-from . import faults
+from . import faults, vacancy
 from .deadlines import deadline_news, format_duration, game_master_address, in_force, parse_duration, parse_time
 from ..render.when import format_duration as spoken_duration, number
 from ..render.orders import localize
@@ -427,6 +427,7 @@ def _replace(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
             names.remove(seat.name)
     record.resigning.pop(seat.name, None)
     entry.update(player=seat.name, name=name, address=address, old_address=old, command=_named(cmd, seat))
+    vacancy.refill(post.bk, record.id, seat.name)  # a vacancy's offers to the pool stop (moderation/pool.py)
 
     def event() -> str:
         return word("gm", "replaced", seat=seat.name, newcomer=name)
@@ -625,6 +626,8 @@ def _eject(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
         record.resigned.append(seat.name)  # like a resignation: no more mail but the result
     record.resigning.pop(seat.name, None)
     entry.update(player=seat.name, command=_named(cmd, seat))
+    # the substitute pool is offered the seat (moderation/pool.py), unless the game's policy is none
+    vacancy.vacate(ctx.post.bk, record, seat.name, "ejected", datetime.fromisoformat(ctx.at))
     def text() -> str:
         return word("gm", "ejected", player=seat.name)
 

@@ -321,7 +321,7 @@ class _Answers:
     def reply(self, game_id: str | None, title: str, text: str, token: str | None = None) -> bool:
         """Spool one answer to the sender of the mail; False when a limit held it back."""
         to = canonical_address(self.om.sender)
-        if not _within_limits(self.post, to, title):
+        if not within_limits(self.post, to, title):
             return False
         with i18n.speaking(self.language):
             subject = word("notices", "subject", game_id=game_id, title=word("signup", title, game_id=game_id))
@@ -336,7 +336,11 @@ class _Answers:
         return True
 
 
-def _within_limits(post: Post, to: str, what: str) -> bool:
+def within_limits(post: Post, to: str, what: str) -> bool:
+    """Whether one more answer of sign-up or pool mail (``what``, for the log)
+    may go to ``to``: within ``PER_ADDRESS_PER_DAY`` of that address and
+    ``ALL_PER_DAY`` in all this UTC day (``Post.daily``, counted when True) and
+    the per-cycle limit of replies (``Post.allow``)."""
     if not post.daily(f"signup:{to}", PER_ADDRESS_PER_DAY):
         log.warning("sign-up: the daily limit of answers to %s is reached; not answering %r", to, what)
         return False
@@ -630,8 +634,10 @@ def _games(out: _Answers, now: datetime) -> None:
         for g in listing:
             g["deadline"] = format_duration(g["deadline"]) if g["deadline"] else word("signup", "no_deadline")
             g["when"], g["expires"] = _worded(g["when"]), _worded(g["expires"])
-        out.reply(None, "title_games", word("signup", "games", games=listing, running=running,
-                                            address=out.post.config.moderator_address))
+        text = word("signup", "games", games=listing, running=running, address=out.post.config.moderator_address)
+        pool = bk.pool_of(out.om.sender)  # the substitute pool (moderation/pool.py)
+        text += "\n\n" + (word("pool", "in_pool", games=pool) if pool else word("pool", "not_in_pool"))
+        out.reply(None, "title_games", text)
 
 
 # ------------------------------------------------------------------ the start, the clock
