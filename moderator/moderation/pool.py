@@ -354,7 +354,7 @@ def _take(out: _Out, store: GameStore, offer: dict[str, Any], req: Request | Non
                 bk.set_offer(o["seq"], state="lost")
             name = _newcomer_name(bk, record, offer)
             with i18n.speaking(i18n.DEFAULT):  # the game master reads English
-                text = word("pool", "gm_ask", game_id=gid, seat=seat.name, name=name,
+                text = word("pool", "gm_ask", game_id=gid, seat=seat.name, newcomer=name,
                             until=format_when(v["round_ends"] or now))
                 subject = word("notices", "subject", game_id=gid, title=word("pool", "title_gm_ask"))
                 out.post.put(out.post.message(gid, gm_address, subject,
