@@ -960,10 +960,10 @@ def _memory_rest(state, now: datetime) -> list[Check]:
 
 def check_open_games(config: Config, now: datetime) -> list[Check]:
     """The games open for sign-up and the registry of people (the bookkeeping
-    database's schema 3, read-only; ``moderation/signup.py``): one NOTE per open
+    database's schema 3 and 4, read-only; ``moderation/signup.py``): one NOTE per open
     game (seats taken, waiting list, start rule, expiry; FAIL for one past its
     expiry by more than an hour, which a running cycle would have closed) and
-    the number of registered people.  Nothing when there is no database or it
+    the number of registered people; the substitute pool (``_check_pool``).  Nothing when there is no database or it
     cannot be read (``check_state`` says so)."""
     db = Path(config.spool_dir) / DB_NAME
     if not db.exists():

@@ -156,7 +156,8 @@ def cancel(ctx, game, now):
 @signup.command()
 @click.pass_context
 def people(ctx):
-    """The registry: every address confirmed by a reply, its name and games."""
+    """The registry: every address confirmed by a reply, its name, games and
+    substitute pool (the games it volunteers for, 'all'; when it last took a seat)."""
     from moderator.store.bookkeeping import Bookkeeping, BookkeepingError
 
     try:
@@ -166,7 +167,10 @@ def people(ctx):
     with bk:
         rows = bk.people()
         for p in rows:
+            person = bk.person(p["address"])
+            pool = ", ".join("all" if g == "*" else g for g in person["pool"]) or "-"
+            used = f" (last took a seat {person['used'].isoformat(timespec='minutes')})" if person["used"] else ""
             click.echo(f"{p['address']}  {p['name']}  since {p['confirmed'].isoformat(timespec='minutes')}  "
-                       f"games: {', '.join(bk.person_games(p['address'])) or '-'}")
+                       f"games: {', '.join(person['games']) or '-'}  substitute pool: {pool}{used}")
     if not rows:
         click.echo("No one has confirmed a sign-up yet.")
