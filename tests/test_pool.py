@@ -235,6 +235,32 @@ def test_a_resignation_is_offered_and_a_policy_of_none_is_not(tmp_path):
     assert not [m for m in lobby.cycle() if to(m) == "zoe@example.net"]
 
 
+def test_a_take_that_is_no_pool_mail_is_routed_as_any(tmp_path):
+    """'take stack' (a draw) from anyone, and 'take ridge' from a player of ridge, are no pool mail;
+    'take ridge' from a stranger without an offer is refused by the pool."""
+    from moderator.mail.read import read_mail
+
+    lobby = Lobby(tmp_path)
+    new_game(lobby)
+    post = lobby.mod._post()
+    report = pool.CycleReport()
+    store = lobby.mod.store
+
+    def mail(sender, text):
+        msg = EmailMessage(policy=policy.default)
+        msg["From"], msg["To"], msg["Subject"] = sender, lobby.config.moderator_address, "x"
+        msg["Message-ID"] = make_msgid()
+        msg.set_content(text + "\n")
+        return read_mail(msg.as_bytes(), own_address=lobby.config.moderator_address)
+
+    assert pool.handle(mail("zoe@example.net", "take stack"), "k1", post, store, report, T0) is None
+    assert pool.handle(mail("ann@example.org", "take ridge"), "k2", post, store, report, T0) is None
+    assert pool.handle(mail("ann@example.org", "take"), "k3", post, store, report, T0) is None
+    assert pool.handle(mail("zoe@example.net", "take ridge"), "k4", post, store, report, T0) == "processed"
+    (refusal,) = [e for e in post.spool.entries() if e.meta.get("kind") == "signup"]
+    assert lobby.mod.bk.answered("k4") and not lobby.mod.bk.answered("k1")
+
+
 def test_the_doctor_names_the_pool(tmp_path):
     from moderator.doctor import check_open_games
 

@@ -222,11 +222,15 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
         if req is None or req.kind in ("approve", "veto"):
             return None
         if req.kind == "take":
+            # a 'take' that is no reply to an offer: the pool's only when it names a game of the
+            # games index the sender does not play (or, bare, when the sender holds an offer);
+            # 'take stack' and a player's line in their own game are routed as any order
             offered = [o for o in bk.offers_of(sender) if o["state"] == "offered"]
             if req.game is None and not offered:
                 return None
-            if req.game is not None and any(g.game_id.lower() == req.game.lower() for g in bk.games_of(sender)):
-                return None  # a player's line in their own game: routed as any order
+            if req.game is not None and (req.game.lower() not in {g.lower() for g in bk.game_ids()}
+                                         or any(g.game_id.lower() == req.game.lower() for g in bk.games_of(sender))):
+                return None
     out = _Out(post, om, _language(bk, req, sender))
     with bk.transaction():
         if confirming and hit is None:

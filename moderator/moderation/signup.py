@@ -506,6 +506,10 @@ def _confirm(out: _Answers, gid: str, now: datetime, store: GameStore) -> None:
     bk, sender = out.post.bk, canonical_address(out.om.sender)
     og = bk.open_game(gid)
     tokens = set(tokens_in(out.om.thread_refs, gid))
+    gm_secret = og["setup"].get("gm_secret")
+    if gm_secret and thread_token(gid, gm_secret) in tokens \
+            and sender == canonical_address(og["setup"].get("gm") or post_operator(out.post) or ""):
+        return _gm_extend(out, og, now)
     mine = [r for r in bk.signups(gid, HOLDING) if r["address"] == sender and r["pending"]
             and thread_token(gid, r["secret"]) in tokens]
     said = [l for l, k in zip(out.om.lines, out.om.kinds or ["text"] * len(out.om.lines)) if k == "text"]
@@ -549,6 +553,64 @@ def _confirm(out: _Answers, gid: str, now: datetime, store: GameStore) -> None:
             row = {**row, "state": "waiting"}
             out.reply(gid, "title_waiting", word("signup", "waiting", game_id=gid, seat=row["name"],
                                                  place=_place(bk, gid, row)))
+
+
+def read_extend(line: str) -> tuple[str, str | None, int | None]:
+    """The game master's answer to "too few players: extend or cancel", the
+    first line of text of their reply: ``("cancel", None, None)``, or
+    ``("extend", STARTS, EXPIRE)`` of ``extend full|DATE [expire DURATION]``
+    (``STARTS`` ``"full"`` or the ISO 8601 date as written, None when only the
+    expiry changes: ``extend expire 14d``; ``EXPIRE`` seconds or None).
+    ValueError with a sentence for anything else."""
+    from .deadlines import parse_duration
+
+    words = [w.strip(".,;!") for w in line.split()]
+    words = [w for w in words if w]
+    head = words[0].lower() if words else ""
+    if head == "cancel" and len(words) == 1:
+        return "cancel", None, None
+    if head != "extend" or len(words) < 2:
+        raise ValueError("the reply says neither 'extend ...' nor 'cancel'")
+    rest, starts, expire = words[1:], None, None
+    if rest and rest[0].lower() != "expire":
+        starts = "full" if rest[0].lower() == "full" else rest[0]
+        if starts != "full":
+            try:
+                _when(starts)
+            except ValueError:
+                raise ValueError(f"{starts!r} is no date (write it as 2026-12-20 or 2026-12-20T18:00)") from None
+        rest = rest[1:]
+    if rest:
+        if rest[0].lower() != "expire" or len(rest) != 2:
+            raise ValueError("after the start, only 'expire DURATION' (e.g. expire 14d) may follow")
+        expire = parse_duration(rest[1])
+    return "extend", starts, expire
+
+
+def _gm_extend(out: _Answers, og: dict[str, Any], now: datetime) -> None:
+    """The game master's reply to "too few players: extend or cancel"
+    (authenticated: their address and the token of ``setup.gm_secret``):
+    ``extend`` as ``pbem signup extend`` (``extend``), ``cancel`` as ``pbem
+    signup cancel`` (``cancel``: everyone told, the game master too); a
+    refusal says what would be legal, nothing changed."""
+    gid = og["id"]
+    out.language = i18n.DEFAULT  # the game master reads English
+    said = [l for l, k in zip(out.om.lines, out.om.kinds or ["text"] * len(out.om.lines)) if k == "text" and l.strip()]
+    with i18n.speaking(i18n.DEFAULT):
+        try:
+            what, starts, expire = read_extend(said[0] if said else "")
+            if og["state"] not in OPEN_STATES:
+                raise ValueError(f"the game is {og['state']} already")
+            if what == "cancel":
+                cancel(out.post, gid, now)  # tells everyone, the game master too
+                return
+            done = extend(out.post.bk, gid, starts, expire, now)
+        except ValueError as exc:
+            out.reply(gid, "title_extend", word("signup", "gm_extend_refused", game_id=gid, problem=str(exc)))
+            return
+        setup = done["setup"]
+        out.reply(gid, "title_extend", word("signup", "gm_extended", game_id=gid, starts=_starts(setup),
+                                            when=_worded(_start_time(setup)), expires=_worded(done["expires"])))
 
 
 def _place(bk: Any, gid: str, row: dict[str, Any]) -> int:
@@ -741,7 +803,8 @@ def run_clock(post: Post, store: GameStore, now: datetime, report: CycleReport) 
                     lang = r["language"] or _game_language(og)
                     with i18n.speaking(lang):
                         text = word("signup", "offer_lapsed", game_id=gid)
-                    _notice(post, gid, r["address"], lang, "title_closed", text)
+                    # the game stays open: the offer lapsed and the seat goes to the next in line
+                    _notice(post, gid, r["address"], lang, "title_offer_lapsed", text)
                     offer_next(post, og, now)
             if now >= og["expires"]:
                 close(post, og, now, "expired")
@@ -753,13 +816,16 @@ def run_clock(post: Post, store: GameStore, now: datetime, report: CycleReport) 
                 if taken >= low:
                     start_or_tell(post, store, og, now)
                 else:
-                    bk.set_open_game(gid, state="extend")
+                    # the game master may answer by a reply: its token keys this secret (``_gm_extend``)
+                    secret = secrets.token_hex(8)
+                    bk.set_open_game(gid, state="extend", setup={**setup, "gm_secret": secret})
                     gm = canonical_address(setup.get("gm") or post.config.operator or "")
                     if gm:
                         with i18n.speaking(i18n.DEFAULT):
                             text = word("signup", "gm_extend", game_id=gid, taken=taken, low=low,
                                         expires=_worded(og["expires"]))
-                        _notice(post, None, gm, i18n.DEFAULT, "title_extend", text)
+                            text += "\n\n" + word("signup", "gm_extend_by_mail", game_id=gid)
+                        _notice(post, gid, gm, i18n.DEFAULT, "title_extend", text, token=thread_token(gid, secret))
                 report.signups += 1
 
 
