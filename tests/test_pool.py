@@ -131,7 +131,8 @@ def test_refusals_list_what_is_legal(tmp_path):
     assert "Nothing of the substitute pool waits for a confirmation from this address" in body(forged)
     lobby.send("zoe@example.net", "no thanks", reply_to=conf)
     (guided,) = lobby.cycle()
-    assert "To confirm, reply to the moderator's mail with just the word 'confirm'." in body(guided)
+    assert "To confirm, reply to the moderator's mail with just the word 'confirm'. Nothing was changed in the " \
+        "substitute pool." in body(guided)
     assert lobby.mod.bk.pool_addresses() == [] and lobby.mod.bk.person("zoe@example.net") is None
     lobby.send("zoe@example.net", "", reply_to=conf)  # an empty reply confirms
     (done,) = lobby.cycle()

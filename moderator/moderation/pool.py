@@ -293,7 +293,7 @@ def _confirm(out: _Out, ask: dict[str, Any] | None, now: datetime) -> None:
             return
         said = _text_lines(out.om)
         if said and not confirms(said[0]):
-            out.reply(None, "title_pool", word("signup", "reply_confirm", game_id=POOL_THREAD))
+            out.reply(None, "title_pool", word("pool", "reply_confirm"))
             return
         bk.pool_ask_done(out.to)
         bk.register_person(out.to, ask["name"], now, ask["language"])
