@@ -605,10 +605,12 @@ def seat_holders(record: GameRecord) -> dict[str, list[tuple[str, int, int]]]:
 
 def holders_lines(record: GameRecord) -> list[str]:
     """``pbem replay``'s lines (English, for the operator) naming who played
-    which moves of each seat that changed hands (``seat_holders``)."""
+    which moves of each seat that changed hands (a ``replace`` in ``gm_log``:
+    the game master's or the substitute pool's; ``seat_holders``)."""
+    replaced = {str(e.get("player")) for e in record.gm_log if str(e.get("command", "")).startswith("replace ")}
     lines = []
     for seat, runs in seat_holders(record).items():
-        if len(runs) > 1:
+        if seat in replaced and runs:
             lines.append(f"  seat {seat}: " + "; ".join(
                 f"moves {a}-{b} by {who}" if a != b else f"move {a} by {who}" for who, a, b in runs))
     return lines
