@@ -56,7 +56,7 @@ from .announce import gm_token
 from .deadlines import game_master_address
 from .report import CycleReport
 from .send import Post
-from .signup import OPEN_STATES, check_name, confirms, default_name, suggest_name, within_limits
+from .signup import OPEN_STATES, check_name, confirms, default_name, forget_unsaved, suggest_name, within_limits
 from .vacancy import policy, refill
 
 log = logging.getLogger("pbem")
@@ -232,6 +232,21 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
                                          or any(g.game_id.lower() == req.game.lower() for g in bk.games_of(sender))):
                 return None
     out = _Out(post, om, _language(bk, req, sender))
+    forget_unsaved(post, store, key)  # mails of a handling a crash rolled back: answered once
+    tags, post.tags = post.tags, {**post.tags, "signup_mail": key}
+    try:
+        _handle(out, store, req, hit, confirming, ask, key, now)
+    finally:
+        post.tags = tags
+    report.signups += 1
+    return "processed"
+
+
+def _handle(out: _Out, store: GameStore, req: Request | None, hit: tuple[str, dict[str, Any]] | None,
+            confirming: bool, ask: dict[str, Any] | None, key: str, now: datetime) -> None:
+    """``handle``'s work, in a savepoint of the mail's transaction, the mail
+    recorded as answered at its end."""
+    bk = out.post.bk
     with bk.transaction():
         if confirming and hit is None:
             _confirm(out, ask, now)
@@ -247,8 +262,6 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
         else:
             _ask(out, req, now)
         bk.mark_answered(key, None, now)
-    report.signups += 1
-    return "processed"
 
 
 def _ask(out: _Out, req: Request, now: datetime) -> None:

@@ -378,7 +378,7 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
         return None  # a player's 'confirm' or 'yes' in a running game's thread (resign confirm)
     language = (req.language if req and req.language else None) or _language_of(bk, om.sender)
     out = _Answers(post, om, key, language)
-    _forget_unsaved(post, store, key)
+    forget_unsaved(post, store, key)
     tags, post.tags = post.tags, {**post.tags, "signup_mail": key}
     try:
         with bk.transaction():  # a savepoint: an error undoes this mail's sign-up changes
@@ -398,7 +398,7 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
     return "processed"
 
 
-def _forget_unsaved(post: Post, store: GameStore, key: str) -> None:
+def forget_unsaved(post: Post, store: GameStore, key: str) -> None:
     """Remove the mails spooled for sign-up mail ``key`` by an earlier handling
     whose bookkeeping transaction a crash rolled back (tagged ``signup_mail``;
     the cycle sends only after every mail's commit, so none was sent): the mail
