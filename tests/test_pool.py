@@ -29,7 +29,7 @@ def confirm_pool(lobby, address, line="substitute on all", name=None):
     """``address`` sends ``line`` and confirms by reply; returns the answer to the confirmation."""
     lobby.send(address, line, name=name)
     (conf,) = [m for m in lobby.cycle() if to(m) == address]
-    assert "reply to this mail with the word 'confirm'" in body(conf) or "'confirmar'" in body(conf)
+    assert any(f"'{w}'" in body(conf) for w in ("confirm", "confirmar", "bestätigen")), body(conf)
     lobby.send(address, "confirm", reply_to=conf)
     (done,) = [m for m in lobby.cycle() if to(m) == address]
     return done
@@ -260,6 +260,26 @@ def test_a_take_that_is_no_pool_mail_is_routed_as_any(tmp_path):
     assert pool.handle(mail("zoe@example.net", "take ridge"), "k4", post, store, report, T0) == "processed"
     (refusal,) = [e for e in post.spool.entries() if e.meta.get("kind") == "signup"]
     assert lobby.mod.bk.answered("k4") and not lobby.mod.bk.answered("k1")
+
+
+def test_a_volunteer_gets_the_offer_and_the_welcome_in_their_language(tmp_path):
+    lobby = Lobby(tmp_path)
+    new_game(lobby)
+    done = confirm_pool(lobby, "greta@example.de", "ersatz an alle", name="Greta")
+    assert "Du bist im Ersatzspieler-Pool aller Partien." in body(done)
+    lobby.mod.manage("ridge", "eject Ann")
+    (offer,) = [m for m in lobby.cycle() if to(m) == "greta@example.de"]
+    assert "Der Platz Ann in der Partie ridge von Union Pacific braucht einen neuen Spieler: die Spielleitung " \
+        "hat ihn seinem Spieler genommen." in body(offer)
+    assert "Die Stellung jetzt, wie alle sie sehen:" in body(offer)
+    lobby.now += H
+    lobby.send("greta@example.de", "nehmen ridge", reply_to=offer)
+    mails = [m for m in lobby.cycle() if to(m) == "greta@example.de"]
+    record = GameStore(lobby.config.games_dir).load("ridge")
+    ann = record.player_by_name("Ann")
+    assert ann.address == "greta@example.de" and ann.language == "de"
+    (welcome,) = [m for m in mails if ann.secret in body(m)]
+    assert "Dein Geheimcode für diese Partie" in body(welcome)
 
 
 def test_the_doctor_names_the_pool(tmp_path):

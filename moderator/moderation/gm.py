@@ -359,6 +359,9 @@ class Context:
     names word the command's notices to players (``undone``, ``ended``,
     ``paused``, ``resumed``, ``deadline_set`` and their titles): ``gm``, or
     ``proposals`` for a proposal the players agreed on (``proposals.py``)."""
+    newcomer_language: str | None = None
+    """``replace``: the newcomer's own language (a code of ``i18n.LANGUAGES``;
+    None: the game's), as the substitute pool knows it (``moderation/pool.py``)."""
     voiced: dict[str, Any] = field(default_factory=dict)
     """The values the macros of a ``voice`` other than ``gm`` take besides the
     game master's (``proposals``: ``proposer``, ``number``, ``length``)."""
@@ -417,7 +420,8 @@ def _replace(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     old = seat.address
     seat.address, seat.secret = address, new_secret()
     # a human again: the seat's clock starts afresh (not the built-in player's, not abandoned)
-    seat.bot, seat.abandoned, seat.missed, seat.timezone, seat.language = False, False, 0, None, None
+    seat.bot, seat.abandoned, seat.missed, seat.timezone = False, False, 0, None
+    seat.language = ctx.newcomer_language if ctx.newcomer_language != record.language else None
     seat.vacation_used, seat.vacation_from, seat.vacation_until = 0, None, None
     before = in_force(record)
     if seat.name in record.game.waiting_for():

@@ -410,13 +410,15 @@ def _newcomer_name(bk: Any, record: GameRecord, offer: dict[str, Any], own: bool
 def _seat_taker(post: Post, store: GameStore, record: GameRecord, offer: dict[str, Any], by: str, key: str,
                 now: datetime) -> str | None:
     """The game master's ``replace`` of the offer's seat by its volunteer
-    (``gm.execute``: saved, the welcome and the notices spooled; ``gm_log``
+    (``gm.execute``: saved, the welcome in the volunteer's language and the
+    notices spooled; ``gm_log``
     names ``by``), the offer ``taken``, the vacancy ``filled``, the volunteer
     ``used`` at ``now``.  Returns None, or the refusal's text when ``replace``
     refuses (the game unchanged)."""
     name = _newcomer_name(post.bk, record, offer)
     cmd = gm_.GmCommand("replace", (offer["seat"], name, offer["address"]))
-    ctx = gm_.Context(post, store, record, by, now.isoformat(timespec="seconds"), key, 0)
+    ctx = gm_.Context(post, store, record, by, now.isoformat(timespec="seconds"), key, 0,
+                      newcomer_language=(post.bk.person(offer["address"]) or {}).get("language"))
     try:
         gm_.execute(ctx, cmd)
     except gm_.GmRefusal as exc:
