@@ -318,3 +318,23 @@ def test_pbem_new_keeps_the_substitutes_setting(tmp_path):
     with pytest.raises(ValueError, match="substitutes is 'maybe'; choose auto, gm or none"):
         create.new_game(store, "forest", [("Ann", "a@x.org"), ("Bob", "b@x.org")], 1, T0,
                         settings={"substitutes": "maybe"})
+
+
+def test_pbem_signup_people_shows_the_pool(tmp_path):
+    cfg = tmp_path / "pbem.yaml"
+    cfg.write_text("moderator:\n  address: moderator@up.example\ngames_dir: games\n"
+                   "maildir:\n  inbox: mail/inbox\n  outbox: mail/outbox\nspool_dir: spool\n")
+    (tmp_path / "games").mkdir()
+    (tmp_path / "spool").mkdir()
+    with Bookkeeping.in_spool(tmp_path / "spool") as bk:
+        bk.register_person("ann@example.org", "Ann", T0)
+        bk.register_person("zoe@example.net", "Zoë", T0 + H)
+        bk.pool_join("zoe@example.net", "ridge", T0 + H)
+        bk.pool_join("zoe@example.net", "plains", T0 + H)
+        bk.mark_used("zoe@example.net", T0 + D)
+    r = CliRunner().invoke(pbem.main, ["--config", str(cfg), "signup", "people"])
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines() == [
+        "ann@example.org  Ann  since 2026-12-01T12:00+00:00  games: -  substitute pool: -",
+        "zoe@example.net  Zoë  since 2026-12-01T13:00+00:00  games: -  substitute pool: plains, ridge "
+        "(last took a seat 2026-12-02T12:00+00:00)"]
