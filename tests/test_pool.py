@@ -280,6 +280,11 @@ def test_a_volunteer_gets_the_offer_and_the_welcome_in_their_language(tmp_path):
     assert ann.address == "greta@example.de" and ann.language == "de"
     (welcome,) = [m for m in mails if ann.secret in body(m)]
     assert "Dein Geheimcode für diese Partie" in body(welcome)
+    # her later mail in the offer's thread is a player's mail of the game, not a take told the seat is taken
+    lobby.now += H
+    lobby.send("greta@example.de", "nehmen ridge", reply_to=offer)
+    later = [m for m in lobby.cycle() if to(m) == "greta@example.de"]
+    assert later and not any("schon vergeben" in body(m) for m in later)
 
 
 def test_the_doctor_names_the_pool(tmp_path):

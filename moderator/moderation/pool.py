@@ -218,6 +218,8 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
     hit = _offer_hit(bk, om)
     ask = bk.pool_asked(sender)
     confirming = bool(tokens_in(om.thread_refs, POOL_THREAD)) and not store.exists(POOL_THREAD)
+    if hit is not None and hit[0] == "offer" and hit[1]["state"] == "taken" and hit[1]["address"] == sender:
+        return None  # the newcomer writing in the offer's thread: a player's mail of the game
     if hit is None and not confirming:
         if req is None or req.kind in ("approve", "veto"):
             return None
