@@ -343,3 +343,17 @@ def test_pbem_signup_people_shows_the_pool(tmp_path):
         "ann@example.org  Ann  since 2026-12-01T12:00+00:00  games: -  substitute pool: -",
         "zoe@example.net  Zoë  since 2026-12-01T13:00+00:00  games: -  substitute pool: plains, ridge "
         "(last took a seat 2026-12-02T12:00+00:00)"]
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(max_size=60), max_size=4))
+def test_any_text_is_read_without_a_crash(lines):
+    got = pool.read_request(lines)
+    assert got is None or got.kind in ("on", "off", "usage", "take", "approve", "veto")
+    try:
+        signup.read_extend(lines[0] if lines else "")
+    except ValueError:
+        pass
