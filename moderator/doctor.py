@@ -98,7 +98,7 @@ SECTIONS = {
     "spool": "The spool", "spool/failed": "The spool", "bounced addresses": "Bounced addresses",
     "cycle lock": "The cycle lock", "disk space": "Disk space",
     "last successful cycle": "The last successful cycle", "moderator state": "The bookkeeping database",
-    "open game": "Open games", "registry": "Open games",
+    "open game": "Open games", "registry": "Open games", "substitute pool": "Substitute pool",
     "IMAP folders": "Mail servers", "IMAP IDLE": "Mail servers",
     "OAuth2": "Mail providers", "sender": "Mail providers", "daily sending limit": "Mail providers",
     "SMTP sending limit": "Outgoing mail",
@@ -159,7 +159,7 @@ TEMPLATE_FILES = (
     "welcome.txt", "words/board.txt", "words/clock.txt", "words/events.txt", "words/gm.txt",
     "words/headlines.txt", "words/hidden.txt", "words/illegal.txt", "words/language.txt", "words/layout.txt",
     "words/legal.txt", "words/limits.txt", "words/options.txt", "words/notices.txt", "words/operator.txt", "words/orders.txt",
-    "words/person.txt", "words/press.txt", "words/seats.txt", "words/signup.txt", "words/threads.txt", "words/proposals.txt",
+    "words/person.txt", "words/press.txt", "words/seats.txt", "words/signup.txt", "words/pool.txt", "words/threads.txt", "words/proposals.txt",
     "words/advance.txt",
     "mail/base.html", "mail/blocks.html", "mail/figures.html", "mail/status.html",
     "mail/text.html", "mail/welcome.html",
@@ -960,10 +960,10 @@ def _memory_rest(state, now: datetime) -> list[Check]:
 
 def check_open_games(config: Config, now: datetime) -> list[Check]:
     """The games open for sign-up and the registry of people (the bookkeeping
-    database's schema 3, read-only; ``moderation/signup.py``): one NOTE per open
+    database's schema 3 and 4, read-only; ``moderation/signup.py``): one NOTE per open
     game (seats taken, waiting list, start rule, expiry; FAIL for one past its
     expiry by more than an hour, which a running cycle would have closed) and
-    the number of registered people.  Nothing when there is no database or it
+    the number of registered people; the substitute pool (``_check_pool``).  Nothing when there is no database or it
     cannot be read (``check_state`` says so)."""
     db = Path(config.spool_dir) / DB_NAME
     if not db.exists():
@@ -984,9 +984,36 @@ def check_open_games(config: Config, now: datetime) -> list[Check]:
             people = bk.people()
             if people or out:
                 out.append(Check(NOTE, "registry", f"{len(people)} address(es) confirmed by a reply"))
+            out += _check_pool(bk, now)
             return out
     except (BookkeepingError, sqlite3.Error):
         return []
+
+
+def _check_pool(bk: Bookkeeping, now: datetime) -> list[Check]:
+    """The substitute pool (schema 4, ``moderation/pool.py``): a NOTE with the
+    volunteers and the seats waiting for a substitute; FAIL for a round of
+    offers lapsed more than an hour ago (a running cycle would have sent the
+    next round); FAIL for a volunteer not in the registry (the pool holds only
+    addresses confirmed by a reply)."""
+    out = []
+    members = bk.pool_addresses()
+    registered = {p["address"] for p in bk.people()}
+    strays = [a for a in members if a not in registered]
+    open_ = bk.vacancies(("open", "gm"))
+    if members or open_:
+        out.append(Check(NOTE, "substitute pool", f"{len(members)} volunteer(s); {len(open_)} seat(s) waiting "
+                                                  "for a substitute"
+                         + "".join(f"; {v['game']} {v['seat']} ({v['state']}, round {v['round']})" for v in open_)))
+    if strays:
+        out.append(Check(FAIL, "substitute pool", f"{len(strays)} volunteer(s) not in the registry of people: "
+                                                  "the database was changed by hand"))
+    late = [v for v in open_ if v["state"] == "open" and v["round_ends"] is not None
+            and (now - v["round_ends"]).total_seconds() > 3600]
+    if late:
+        out.append(Check(FAIL, "substitute pool", "the offers of " + ", ".join(f"{v['game']} {v['seat']}" for v in late)
+                         + " lapsed over an hour ago and no next round went: is `pbem run` running?"))
+    return out
 
 
 # ---------------------------------------------------------------- the report

@@ -194,7 +194,9 @@ def _owed_by_hand() -> list[Counter]:
     c4 += [x for a in (ann, bob, cy) for x in heads("wait", a, overdue)]
     # the seat abandoned and the automatic move: lines of each player's one status mail
     c4 += [(GM, "Game bot: Ann missed 2 moves in a row, and the seat is marked abandoned. The built-in player "
-                "keeps the seat meanwhile; please find a replacement player.")]
+                "keeps the seat meanwhile; the seat is offered to the substitute pool, and you are told when a "
+                "volunteer takes it (or, with substitutes gm, asked to approve them). To give it to someone "
+                "yourself, send 'replace Ann NAME=ADDRESS'.")]
     c4 += heads("bot", ann, "Bob to move (turn 2)") + heads("bot", bob, "your turn (turn 2)") + \
         heads("bot", cy, "Bob to move (turn 2)")
     return [Counter(c) for c in (c1, c2, c3, c4)]

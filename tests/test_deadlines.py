@@ -231,7 +231,7 @@ def test_silent_player_is_reminded_then_the_bot_moves_until_abandoned(tmp_path):
     assert cy.abandoned and cy.bot and cy.missed == 3
     # to the game master with the token of their secret, so that their reply is a
     # game master's mail; no secret in the Subject
-    assert [str(m["Subject"]) for m in gm_mails] == ["Union Pacific ridge: find a replacement for Cy"]
+    assert [str(m["Subject"]) for m in gm_mails] == ["Union Pacific ridge: Cy's seat is offered to the substitute pool"]
     token = thread_token("ridge", rec.game_master["secret"])
     assert f".{token}.pbem.ridge@" in str(gm_mails[0]["Message-ID"])
     assert "Cy missed 3 moves in a row, and the seat is marked abandoned" in body(gm_mails[0])
@@ -372,7 +372,7 @@ def test_policy_wait_tells_the_game_master_and_reminds_daily(tmp_path):
     assert rec.game.phase == "play" and rec.history[-1]["by"] == "bot"
     mails = h.sent()
     assert [str(m["Subject"]) for m in to(mails, "gm@example.org")] == [
-        "Union Pacific ridge: find a replacement for Bob"]
+        "Union Pacific ridge: Bob's seat is offered to the substitute pool"]
     [ann] = to(mails, "ann@example.org")  # one mail: the status mail, which tells the abandoned seat
     assert first_line(ann) == "Union Pacific, game ridge: your turn (turn 1) | Union Pacific ridge (Ann)"
     assert ("  - Bob missed 2 moves in a row: the seat is abandoned. The built-in player plays it until the "

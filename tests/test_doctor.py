@@ -192,7 +192,7 @@ def test_installation_checked(maildir_config):
     code, out = doctor(maildir_config)
     assert code == 0, out
     templates = line(out, "OK    templates: ")
-    assert "the 42 templates load from " in templates and "pbem is " in templates
+    assert "the 43 templates load from " in templates and "pbem is " in templates
     assert "North America (pbem): 44 cities" in line(out, "OK    default board: ")
 
 

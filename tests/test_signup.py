@@ -92,8 +92,7 @@ def join_and_confirm(lobby, address, line, name=None):
     return lobby.cycle()
 
 
-def test_schema_3_has_the_registry(tmp_path):
-    assert SCHEMA_VERSION >= 3
+def test_the_schema_has_the_registry(tmp_path):
     with Bookkeeping(tmp_path / "pbem.sqlite3") as bk:
         assert bk.schema_version == SCHEMA_VERSION
         assert bk.people() == []
@@ -208,6 +207,8 @@ def test_waiting_list_leave_offer_and_lapse(tmp_path):
     lobby.now += D
     lapsed, offer2 = lobby.cycle()
     assert to(lapsed) == "cy@example.net" and "was not confirmed in time" in body(lapsed)
+    # titled as what happened (the game is not closed: the seat went to the next in line)
+    assert str(lapsed["Subject"]) == "Union Pacific ridge: the seat's offer lapsed"
     assert to(offer2) == "dee@example.net"
     lobby.send("dee@example.net", "yes", reply_to=offer2)
     (seated,) = lobby.cycle()
@@ -241,6 +242,46 @@ def test_start_date_short_of_seats_asks_the_gm_then_expires(tmp_path):
     lobby.send("bob@example.org", "join ridge")
     (no,) = lobby.cycle()
     assert "No game 'ridge' is open for sign-up." in body(no)
+
+
+def test_the_game_master_answers_extend_or_cancel_by_mail(tmp_path):
+    assert signup.read_extend("extend full") == ("extend", "full", None)
+    assert signup.read_extend("Extend 2026-12-20T18:00 expire 14d.") == ("extend", "2026-12-20T18:00", 14 * 86400)
+    assert signup.read_extend("extend expire 3d") == ("extend", None, 3 * 86400)
+    assert signup.read_extend("cancel") == ("cancel", None, None)
+    for bad in ("extend", "extend soon", "extend full please", "cancel it now", "yes"):
+        with pytest.raises(ValueError):
+            signup.read_extend(bad)
+    lobby = Lobby(tmp_path)
+    lobby.open(seats=[3, 4], starts=(T0 + 2 * D).isoformat(), expire=5 * 86400)
+    join_and_confirm(lobby, "ann@example.org", "join ridge as Ann")
+    lobby.now = T0 + 2 * D
+    (ask,) = lobby.cycle()
+    assert "Or reply to this mail with 'extend DATE'" in body(ask)
+    # a reply from another address is no answer of the game master's; a bad one is refused
+    lobby.send("mallory@example.com", "cancel", reply_to=ask)
+    lobby.send("gm@example.org", "extend next week", reply_to=ask)
+    forged, refused = lobby.cycle()
+    assert to(forged) == "mallory@example.com" and "Nothing of game ridge waits" in body(forged)
+    assert to(refused) == "gm@example.org"
+    assert "Nothing was changed in game ridge: 'next' is no date" in body(refused)
+    assert lobby.mod.bk.open_game("ridge")["state"] == "extend"
+    # extend full, closing 10 days from now
+    lobby.now = T0 + 2 * D + H
+    lobby.send("gm@example.org", "extend full expire 10d", reply_to=ask)
+    (done,) = lobby.cycle()
+    og = lobby.mod.bk.open_game("ridge")
+    assert og["state"] == "open" and og["setup"]["starts"] == "full"
+    assert og["expires"] == T0 + 12 * D + H
+    assert "Game ridge takes sign-ups again: it starts when all its seats are taken, and closes unstarted at " \
+        "2026-12-13 13:00 UTC." in body(done)
+    # later the game master cancels it by the same thread: Ann and the game master are told
+    lobby.now = T0 + 4 * D
+    lobby.send("gm@example.org", "cancel", reply_to=ask)
+    mails = lobby.cycle()
+    assert sorted(to(m) for m in mails) == ["ann@example.org", "gm@example.org"]
+    assert all("was cancelled by its game master" in body(m) for m in mails)
+    assert lobby.mod.bk.open_game("ridge")["state"] == "cancelled"
 
 
 def test_forged_confirmation_and_invitations(tmp_path):

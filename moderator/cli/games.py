@@ -73,6 +73,10 @@ def _setup_options(command):
         click.option("--abandon-after", type=click.IntRange(min=1), default=3, show_default=True,
                      help="Missed moves in a row after which the seat is abandoned (the built-in "
                           "player keeps it; the game master is asked for a replacement)."),
+        click.option("--substitutes", type=click.Choice(["auto", "gm", "none"]), default="auto", show_default=True,
+                     help="A seat abandoned, ejected or resigned: offered to the substitute pool, the first "
+                          "volunteer to reply takes it (auto), or the game master approves them (gm); none: "
+                          "the game master finds a replacement (replace)."),
         click.option("--gm", "gm", default=None, metavar="ADDRESS",
                      help="The game master's address (default: the configuration's operator)."),
         click.option("--language", "language", default="en", show_default=True, metavar="CODE",
@@ -131,7 +135,7 @@ def _setup_values(ruleset, deadline, on_missed, grace, abandon_after, language, 
 @_setup_options
 @click.pass_context
 def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed, grace, abandon_after, gm,
-        observers, language, player_languages, now, **flags):
+        observers, language, player_languages, now, substitutes, **flags):
     """Create GAME and mail every player a welcome with their secret and hand."""
     from moderator.mail.transport import TransportError
     from moderator.moderation.cycle import Moderator, Unsent
@@ -140,6 +144,7 @@ def new(ctx, game, players, seed, ruleset, board_path, bots, deadline, on_missed
     parsed = [_parse_player(p) for p in players]
     settings, options, seed = _setup_values(ruleset, deadline, on_missed, grace, abandon_after, language, seed,
                                             flags)
+    settings["substitutes"] = substitutes  # kept in the game file when not auto (format 6)
     languages = {}
     for item in player_languages:
         name, sep, code = item.partition("=")
@@ -326,10 +331,19 @@ def replay(ctx, game):
     for e in record.gm_log:
         # a resignation and a mail of refused press are the player's (gm_log keeps both)
         who = "player" if e.get("command") in ("resign", "press") else "game master"
-        if str(e.get("by", "")).startswith("proposal "):
+        if e.get("by") == "substitute pool":
+            who = "substitute pool"  # a volunteer's take (moderation/pool.py)
+        elif str(e.get("by", "")).startswith("proposal "):
             who = "players"  # a proposal every player asked accepted (moderation/proposals.py)
         click.echo(f"  {who}: {e.get('at', '?')} {e.get('by', '?')}: {e.get('command', '?')}"
                    + (f" ({e['reason']})" if e.get("reason") else ""))
+    from moderator.moderation.pool import holders_lines
+
+    held = holders_lines(record)  # who played which moves of a seat that changed hands
+    if held:
+        click.echo("Seats that changed hands:")
+        for line in held:
+            click.echo(line)
     if record.ended:
         by = str(record.ended.get("by") or "")
         click.echo(f"Ended by the players ({by}) at {record.ended.get('at')}." if by.startswith("proposal ")

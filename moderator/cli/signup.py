@@ -42,9 +42,6 @@ def _starts_value(text: str) -> str:
               help="Turn order: as the players joined, or shuffled by the game's seed.")
 @click.option("--expire", default="30d", show_default=True, metavar="DURATION",
               help="An open game not started this long after opening is closed and its players told.")
-@click.option("--substitutes", type=click.Choice(["auto", "gm"]), default="auto", show_default=True,
-              help="Seats abandoned later: offered to the substitute pool (auto), or only with the game "
-                   "master's confirmation (gm).")
 @click.option("--min-reliability", "min_reliability", type=click.FloatRange(0, 1), default=None,
               metavar="SHARE", help="Refuse a join from someone who made fewer than this share of their "
                                     "moves in time in their games (e.g. 0.9); someone with no record yet is "
@@ -165,7 +162,8 @@ def cancel(ctx, game, now):
 @signup.command()
 @click.pass_context
 def people(ctx):
-    """The registry: every address confirmed by a reply, its name and games."""
+    """The registry: every address confirmed by a reply, its name, games and
+    substitute pool (the games it volunteers for, 'all'; when it last took a seat)."""
     from moderator.store.bookkeeping import Bookkeeping, BookkeepingError
 
     try:
@@ -175,7 +173,10 @@ def people(ctx):
     with bk:
         rows = bk.people()
         for p in rows:
+            person = bk.person(p["address"])
+            pool = ", ".join("all" if g == "*" else g for g in person["pool"]) or "-"
+            used = f" (last took a seat {person['used'].isoformat(timespec='minutes')})" if person["used"] else ""
             click.echo(f"{p['address']}  {p['name']}  since {p['confirmed'].isoformat(timespec='minutes')}  "
-                       f"games: {', '.join(bk.person_games(p['address'])) or '-'}")
+                       f"games: {', '.join(person['games']) or '-'}  substitute pool: {pool}{used}")
     if not rows:
         click.echo("No one has confirmed a sign-up yet.")

@@ -19,7 +19,7 @@ from typing import Any
 from .. import i18n
 from ..render.words import word
 from ..store.gamefile import GameRecord
-from . import advance, faults
+from . import advance, faults, vacancy
 from .deadlines import (Notice, Tick, _one_per_reader, changed_notices, due, extend_for_held_mail, grace,
                         in_force, iso, next_event, parse_time, shift_for_outage, tick)
 
@@ -110,7 +110,9 @@ def run_clock(post: Any, store: Any, report: Any, now: datetime, outage_since: d
                             log.info("game %s: its mails waited in the spool (the SMTP server's limit or "
                                      "an outage): the deadline moved by %s s in all", gid, entry.get("shifted"))
                 advance.begin(record)
+                abandoned = _abandoned(record)
                 done = tick(record, now, post.config, advance.play_queued)
+                _vacate_abandoned(post, record, abandoned, now)
                 faults.fault("clock-tick")
                 done.notices[:0] = waited.notices
                 if done.changed or shifted or waited.changed or done.notices:
@@ -132,6 +134,18 @@ def run_clock(post: Any, store: Any, report: Any, now: datetime, outage_since: d
             log.exception("game %s: the clock failed", gid)
             report.errors.append(f"game {gid}: the clock failed: {exc!r}")
             post.tell_operator(word("notices", "alert_game_error", game=gid, problem=repr(exc)))
+
+
+def _abandoned(record: GameRecord) -> set[str]:
+    """The names of ``record``'s abandoned seats (``Player.abandoned``)."""
+    return {p.name for p in record.players if p.abandoned}
+
+
+def _vacate_abandoned(post: Any, record: GameRecord, before: set[str], when: datetime) -> None:
+    """Record a vacancy for the substitute pool (``vacancy.vacate``) of each
+    seat ``tick`` abandoned at ``when`` (abandoned now, not in ``before``)."""
+    for name in sorted(_abandoned(record) - before):
+        vacancy.vacate(post.bk, record, name, "abandoned", when)
 
 
 def _owed(record: GameRecord) -> datetime | None:
@@ -208,7 +222,9 @@ def catch_up(post: Any, store: Any, record: GameRecord, when: datetime, report: 
         at = _owed(record)
         if at is None or at > when:
             break
+        abandoned = _abandoned(record)
         done = tick(record, at, post.config, advance.play_queued)
+        _vacate_abandoned(post, record, abandoned, at)
         notices += done.notices
         moves += done.moves
         changed = changed or done.changed

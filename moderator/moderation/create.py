@@ -25,7 +25,9 @@ def new_game(store: GameStore, game_id: str, players: list[tuple[str, str]], see
     order; no address, ``Player.bot``), dealt with ``seed``; not yet saved.
     ``settings``: the clock settings (``default_settings()`` and these keys:
     ``deadline`` seconds or None, ``on_missed`` ``bot``/``wait``, ``abandon_after``,
-    ``grace`` seconds after a deadline an order is still taken, default 0);
+    ``grace`` seconds after a deadline an order is still taken, default 0;
+    ``substitutes`` ``auto``/``gm``/``none``, who takes an abandoned seat,
+    ``moderation/pool.py``, kept only when not ``auto``);
     the wait for the initial investments starts at ``created``.  ``gm``: the game
     master's address (None: the operator's, ``config.operator``); they get a
     secret of their own.  ``observers``: addresses that get the public status mails.
@@ -37,7 +39,7 @@ def new_game(store: GameStore, game_id: str, players: list[tuple[str, str]], see
     Raises ValueError for a bad id, an existing game (also one whose id differs
     only in case), 1 or 7+ seats, no human player, a duplicate name or address
     (players, observers and the game master alike), an unknown ruleset or option,
-    bad clock settings, an unknown language (the message names the five) or a
+    bad clock settings or substitutes, an unknown language (the message names the five) or a
     player's language for a name not in the game, or a board file that does not
     validate."""
     from ..rules.board import check_board
@@ -61,6 +63,11 @@ def new_game(store: GameStore, game_id: str, players: list[tuple[str, str]], see
     grace = clock_settings.get("grace", 0)
     if not isinstance(grace, int) or isinstance(grace, bool) or grace < 0:
         raise ValueError("grace must be a whole number of seconds, 0 or more")
+    substitutes = clock_settings.pop("substitutes", None) or "auto"  # format 6: written only when not auto
+    if substitutes not in ("auto", "gm", "none"):
+        raise ValueError(f"substitutes is {substitutes!r}; choose auto, gm or none")
+    if substitutes != "auto":
+        clock_settings["substitutes"] = substitutes
     clock_settings["language"] = check_language(str(clock_settings.get("language") or DEFAULT_LANGUAGE))
     if "press" in clock_settings or "press_archive" in clock_settings:  # the press rule (moderation/press.py)
         from .press import check_press_settings

@@ -20,7 +20,9 @@ Data flows one way, one stage a module::
    (auto-replies, lists, RFC 3834) is ignored, a bounce (RFC 3464) recorded;
    an unreadable or too large mail is refused, if the sender plays at all;
    sign-up mail (``games``, ``join``, ``leave``, a reply to an open game's
-   mail) is carried out by ``signup.handle`` and goes no further;
+   mail) is carried out by ``signup.handle`` and goes no further, the
+   substitute pool's (``substitute on|off``, ``take``, the game master's
+   ``approve``/``veto``) by ``pool.handle``;
 4. ``route.route``: its game (Subject tag, else In-Reply-To/References naming
    one of our mails, else the sender's only running game, from the games
    index); no such game: ``decide.no_game``;
@@ -41,7 +43,8 @@ Data flows one way, one stage a module::
    ``proposals.run_due``: the players' proposals whose answers were due fail
    (or are carried out, every seat that still votes having accepted), and an
    agreed pause whose days are over ends;
-   then the open games' clock (``signup.run_clock``: starts, expiries, lapsed offers);
+   then the open games' clock (``signup.run_clock``: starts, expiries, lapsed offers),
+   the substitute pool's (``pool.run_clock``: the offers of abandoned seats);
 9. ``notify.notify_all`` spools, for each game the index still says owes mail
    (a command's events, an earlier cycle that crashed), every player one
    status mail (their own view only), ``send.Post.flush`` sends what the
@@ -68,7 +71,7 @@ from ..render.words import word
 from ..store.bookkeeping import Bookkeeping, BookkeepingError
 from ..store.gamefile import GameRecord, GameStore, Player, SavedGame, StoreError
 from ..store.spool import Spool
-from . import clock, create, deadlines, decide, notify, people, proposals, route, signup, spooled
+from . import clock, create, deadlines, decide, notify, people, pool, proposals, route, signup, spooled
 from .act import act
 from .commands import rules_text
 from .faults import fault
@@ -367,6 +370,7 @@ class Moderator:
                 clock.run_clock(post, self.store, report, clock_time(self.clock(), report), outage_since)
                 proposals.run_due(post, self.store, report, clock_time(self.clock(), report))
                 signup.run_clock(post, self.store, clock_time(self.clock(), report), report)
+                pool.run_clock(post, self.store, clock_time(self.clock(), report), report)
                 notify.notify_all(post, self.store, report)
                 post.flush(report, self._cycle_outbox())
                 # successful: mail came in and went out (a broken game file or a
@@ -414,6 +418,9 @@ class Moderator:
         done = signup.handle(om, key, post, self.store, report,
                              arrival(self.clock(), arrived, self._last))
         if done is not None:  # games, join, leave, a reply to an open game's mail
+            return done
+        done = pool.handle(om, key, post, self.store, report, arrival(self.clock(), arrived, self._last))
+        if done is not None:  # substitute on|off, take, the game master's approve|veto
             return done
         game_id = route.route(om, self.store, self.bk)
         if game_id is not None and not self.store.exists(game_id) and game_id in self.bk.missing_games():

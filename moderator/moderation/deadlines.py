@@ -521,8 +521,12 @@ def tick(record: GameRecord, now: datetime, config: Config,
                     out.notices.append(Notice(q.address, q.name, "abandoned",
                                               {"player": p.name, "missed": p.missed}))
                 if gm:
+                    # offered to the substitute pool unless the game's policy is none (moderation/vacancy.py)
+                    pool = (record.settings.get("substitutes")
+                            or (record.signup or {}).get("substitutes") or "auto") != "none"
                     out.notices.append(Notice(gm, None, "gm_abandoned",
-                                              {"player": p.name, "missed": p.missed, "game_id": record.id}))
+                                              {"player": p.name, "missed": p.missed, "game_id": record.id,
+                                               "pool": pool}))
             elif record.settings.get("on_missed", "bot") == "wait":
                 waits.append((p, when))
                 if gm:

@@ -41,7 +41,7 @@ from ..rules.engine import Game
 from ..rules.notation import parse_action, public_order
 from ..store.gamefile import GameRecord, GameStore, Player, default_clock, new_secret
 from ..config import Config
-from . import faults
+from . import faults, vacancy
 from .deadlines import deadline_news, format_duration, game_master_address, in_force, parse_duration, parse_time
 from ..render.when import format_duration as spoken_duration, number
 from ..render.orders import localize
@@ -362,6 +362,9 @@ class Context:
     names word the command's notices to players (``undone``, ``ended``,
     ``paused``, ``resumed``, ``deadline_set`` and their titles): ``gm``, or
     ``proposals`` for a proposal the players agreed on (``proposals.py``)."""
+    newcomer_language: str | None = None
+    """``replace``: the newcomer's own language (a code of ``i18n.LANGUAGES``;
+    None: the game's), as the substitute pool knows it (``moderation/pool.py``)."""
     voiced: dict[str, Any] = field(default_factory=dict)
     """The values the macros of a ``voice`` other than ``gm`` take besides the
     game master's (``proposals``: ``proposer``, ``number``, ``length``)."""
@@ -420,7 +423,8 @@ def _replace(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     old = seat.address
     seat.address, seat.secret = address, new_secret()
     # a human again: the seat's clock starts afresh (not the built-in player's, not abandoned)
-    seat.bot, seat.abandoned, seat.missed, seat.timezone, seat.language = False, False, 0, None, None
+    seat.bot, seat.abandoned, seat.missed, seat.timezone = False, False, 0, None
+    seat.language = ctx.newcomer_language if ctx.newcomer_language != record.language else None
     seat.vacation_used, seat.vacation_from, seat.vacation_until = 0, None, None
     before = in_force(record)
     if seat.name in record.game.waiting_for():
@@ -431,6 +435,7 @@ def _replace(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     record.resigning.pop(seat.name, None)
     record.calendar.pop(seat.name, None)  # the newcomer's calendar starts afresh (moderation/calendar.py)
     entry.update(player=seat.name, name=name, address=address, old_address=old, command=_named(cmd, seat))
+    vacancy.refill(post.bk, record.id, seat.name)  # a vacancy's offers to the pool stop (moderation/pool.py)
 
     def event() -> str:
         return word("gm", "replaced", seat=seat.name, newcomer=name)
@@ -639,6 +644,8 @@ def _eject(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
         record.resigned.append(seat.name)  # like a resignation: no more mail but the result
     record.resigning.pop(seat.name, None)
     entry.update(player=seat.name, command=_named(cmd, seat))
+    # the substitute pool is offered the seat (moderation/pool.py), unless the game's policy is none
+    vacancy.vacate(ctx.post.bk, record, seat.name, "ejected", datetime.fromisoformat(ctx.at))
     def text() -> str:
         return word("gm", "ejected", player=seat.name)
 

@@ -206,7 +206,10 @@ def me_text(post: Post, address: str, games: list[dict[str, Any]], now: datetime
     lang = settings.get("language")
     lines.append("- " + word("person", "setting_language", language=i18n.LANGUAGES.get(lang, "") if lang else ""))
     for key in ("digest", "calendar", "substitute"):
-        lines.append("- " + word("person", f"setting_{key}", value=settings.get(key, DEFAULTS[key])))
+        value = settings.get(key, DEFAULTS[key])
+        if key == "substitute":  # what the pool holds (also 'substitute on' sent to the moderator)
+            value = "on" if bk.pool_of(address) else "off"
+        lines.append("- " + word("person", f"setting_{key}", value=value))
     overrides = _overrides(bk, address, games)
     for gid, key, value in overrides:
         shown = zone_name(value) if key == "timezone" else i18n.LANGUAGES.get(value, value)
@@ -383,6 +386,11 @@ def apply(post: Post, store: GameStore, address: str, cmd: str, arrived: datetim
         if value not in CHOICES[name]:
             return word("person", "choice_bad", key=name, asked=arg, choices=" | ".join(CHOICES[name]))
         bk.set_setting(address, name, value, now)
+        if name == "substitute":  # the substitute pool (moderation/pool.py): this thread confirmed the address
+            if value == "on":
+                bk.pool_join(address, "*", now)
+            else:
+                bk.pool_leave(address)
         return word("person", f"{name}_set", value=value)
     if name == "timezone":
         from ..orders.names import timezone_nearest

@@ -20,6 +20,7 @@ from .announce import gm_token, tell_everyone
 from .deadlines import game_master_address
 from .observers import drop_unsent_status
 from .send import Post
+from .vacancy import vacate
 
 
 SEAT_COMMANDS = ("resign", "resign confirm", "digest on", "digest off", "calendar on", "calendar off")
@@ -125,6 +126,7 @@ def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player
         record.digest.remove(name)
     record.gm_log.append({"by": canonical_address(player.address), "at": now.isoformat(timespec="seconds"),
                           "command": "resign", "player": name})
+    vacate(post.bk, record, name, "resigned", now)  # offered to the substitute pool (moderation/pool.py)
     store.save(record)
     drop_unsent_status(post, record, name)
     tell_everyone(post, record, lambda: word("gm", "resigned_title", seat=name),

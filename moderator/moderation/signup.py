@@ -321,7 +321,7 @@ class _Answers:
     def reply(self, game_id: str | None, title: str, text: str, token: str | None = None) -> bool:
         """Spool one answer to the sender of the mail; False when a limit held it back."""
         to = canonical_address(self.om.sender)
-        if not _within_limits(self.post, to, title):
+        if not within_limits(self.post, to, title):
             return False
         with i18n.speaking(self.language):
             subject = word("notices", "subject", game_id=game_id, title=word("signup", title, game_id=game_id))
@@ -336,7 +336,11 @@ class _Answers:
         return True
 
 
-def _within_limits(post: Post, to: str, what: str) -> bool:
+def within_limits(post: Post, to: str, what: str) -> bool:
+    """Whether one more answer of sign-up or pool mail (``what``, for the log)
+    may go to ``to``: within ``PER_ADDRESS_PER_DAY`` of that address and
+    ``ALL_PER_DAY`` in all this UTC day (``Post.daily``, counted when True) and
+    the per-cycle limit of replies (``Post.allow``)."""
     if not post.daily(f"signup:{to}", PER_ADDRESS_PER_DAY):
         log.warning("sign-up: the daily limit of answers to %s is reached; not answering %r", to, what)
         return False
@@ -374,7 +378,7 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
         return None  # a player's 'confirm' or 'yes' in a running game's thread (resign confirm)
     language = (req.language if req and req.language else None) or _language_of(bk, om.sender)
     out = _Answers(post, om, key, language)
-    _forget_unsaved(post, store, key)
+    forget_unsaved(post, store, key)
     tags, post.tags = post.tags, {**post.tags, "signup_mail": key}
     try:
         with bk.transaction():  # a savepoint: an error undoes this mail's sign-up changes
@@ -394,7 +398,7 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
     return "processed"
 
 
-def _forget_unsaved(post: Post, store: GameStore, key: str) -> None:
+def forget_unsaved(post: Post, store: GameStore, key: str) -> None:
     """Remove the mails spooled for sign-up mail ``key`` by an earlier handling
     whose bookkeeping transaction a crash rolled back (tagged ``signup_mail``;
     the cycle sends only after every mail's commit, so none was sent): the mail
@@ -531,6 +535,10 @@ def _confirm(out: _Answers, gid: str, now: datetime, store: GameStore) -> None:
     bk, sender = out.post.bk, canonical_address(out.om.sender)
     og = bk.open_game(gid)
     tokens = set(tokens_in(out.om.thread_refs, gid))
+    gm_secret = og["setup"].get("gm_secret")
+    if gm_secret and thread_token(gid, gm_secret) in tokens \
+            and sender == canonical_address(og["setup"].get("gm") or post_operator(out.post) or ""):
+        return _gm_extend(out, og, now)
     mine = [r for r in bk.signups(gid, HOLDING) if r["address"] == sender and r["pending"]
             and thread_token(gid, r["secret"]) in tokens]
     said = [l for l, k in zip(out.om.lines, out.om.kinds or ["text"] * len(out.om.lines)) if k == "text"]
@@ -574,6 +582,64 @@ def _confirm(out: _Answers, gid: str, now: datetime, store: GameStore) -> None:
             row = {**row, "state": "waiting"}
             out.reply(gid, "title_waiting", word("signup", "waiting", game_id=gid, seat=row["name"],
                                                  place=_place(bk, gid, row)))
+
+
+def read_extend(line: str) -> tuple[str, str | None, int | None]:
+    """The game master's answer to "too few players: extend or cancel", the
+    first line of text of their reply: ``("cancel", None, None)``, or
+    ``("extend", STARTS, EXPIRE)`` of ``extend full|DATE [expire DURATION]``
+    (``STARTS`` ``"full"`` or the ISO 8601 date as written, None when only the
+    expiry changes: ``extend expire 14d``; ``EXPIRE`` seconds or None).
+    ValueError with a sentence for anything else."""
+    from .deadlines import parse_duration
+
+    words = [w.strip(".,;!") for w in line.split()]
+    words = [w for w in words if w]
+    head = words[0].lower() if words else ""
+    if head == "cancel" and len(words) == 1:
+        return "cancel", None, None
+    if head != "extend" or len(words) < 2:
+        raise ValueError("the reply says neither 'extend ...' nor 'cancel'")
+    rest, starts, expire = words[1:], None, None
+    if rest and rest[0].lower() != "expire":
+        starts = "full" if rest[0].lower() == "full" else rest[0]
+        if starts != "full":
+            try:
+                _when(starts)
+            except ValueError:
+                raise ValueError(f"{starts!r} is no date (write it as 2026-12-20 or 2026-12-20T18:00)") from None
+        rest = rest[1:]
+    if rest:
+        if rest[0].lower() != "expire" or len(rest) != 2:
+            raise ValueError("after the start, only 'expire DURATION' (e.g. expire 14d) may follow")
+        expire = parse_duration(rest[1])
+    return "extend", starts, expire
+
+
+def _gm_extend(out: _Answers, og: dict[str, Any], now: datetime) -> None:
+    """The game master's reply to "too few players: extend or cancel"
+    (authenticated: their address and the token of ``setup.gm_secret``):
+    ``extend`` as ``pbem signup extend`` (``extend``), ``cancel`` as ``pbem
+    signup cancel`` (``cancel``: everyone told, the game master too); a
+    refusal says what would be legal, nothing changed."""
+    gid = og["id"]
+    out.language = i18n.DEFAULT  # the game master reads English
+    said = [l for l, k in zip(out.om.lines, out.om.kinds or ["text"] * len(out.om.lines)) if k == "text" and l.strip()]
+    with i18n.speaking(i18n.DEFAULT):
+        try:
+            what, starts, expire = read_extend(said[0] if said else "")
+            if og["state"] not in OPEN_STATES:
+                raise ValueError(f"the game is {og['state']} already")
+            if what == "cancel":
+                cancel(out.post, gid, now)  # tells everyone, the game master too
+                return
+            done = extend(out.post.bk, gid, starts, expire, now)
+        except ValueError as exc:
+            out.reply(gid, "title_extend", word("signup", "gm_extend_refused", game_id=gid, problem=str(exc)))
+            return
+        setup = done["setup"]
+        out.reply(gid, "title_extend", word("signup", "gm_extended", game_id=gid, starts=_starts(setup),
+                                            when=_worded(_start_time(setup)), expires=_worded(done["expires"])))
 
 
 def _place(bk: Any, gid: str, row: dict[str, Any]) -> int:
@@ -659,8 +725,10 @@ def _games(out: _Answers, now: datetime) -> None:
         for g in listing:
             g["deadline"] = format_duration(g["deadline"]) if g["deadline"] else word("signup", "no_deadline")
             g["when"], g["expires"] = _worded(g["when"]), _worded(g["expires"])
-        out.reply(None, "title_games", word("signup", "games", games=listing, running=running,
-                                            address=out.post.config.moderator_address))
+        text = word("signup", "games", games=listing, running=running, address=out.post.config.moderator_address)
+        pool = bk.pool_of(out.om.sender)  # the substitute pool (moderation/pool.py)
+        text += "\n\n" + (word("pool", "in_pool", games=pool) if pool else word("pool", "not_in_pool"))
+        out.reply(None, "title_games", text)
 
 
 # ------------------------------------------------------------------ the start, the clock
@@ -767,7 +835,8 @@ def run_clock(post: Post, store: GameStore, now: datetime, report: CycleReport) 
                     lang = r["language"] or _game_language(og)
                     with i18n.speaking(lang):
                         text = word("signup", "offer_lapsed", game_id=gid)
-                    _notice(post, gid, r["address"], lang, "title_closed", text)
+                    # the game stays open: the offer lapsed and the seat goes to the next in line
+                    _notice(post, gid, r["address"], lang, "title_offer_lapsed", text)
                     offer_next(post, og, now)
             if now >= og["expires"]:
                 close(post, og, now, "expired")
@@ -779,13 +848,16 @@ def run_clock(post: Post, store: GameStore, now: datetime, report: CycleReport) 
                 if taken >= low:
                     start_or_tell(post, store, og, now)
                 else:
-                    bk.set_open_game(gid, state="extend")
+                    # the game master may answer by a reply: its token keys this secret (``_gm_extend``)
+                    secret = secrets.token_hex(8)
+                    bk.set_open_game(gid, state="extend", setup={**setup, "gm_secret": secret})
                     gm = canonical_address(setup.get("gm") or post.config.operator or "")
                     if gm:
                         with i18n.speaking(i18n.DEFAULT):
                             text = word("signup", "gm_extend", game_id=gid, taken=taken, low=low,
                                         expires=_worded(og["expires"]))
-                        _notice(post, None, gm, i18n.DEFAULT, "title_extend", text)
+                            text += "\n\n" + word("signup", "gm_extend_by_mail", game_id=gid)
+                        _notice(post, gid, gm, i18n.DEFAULT, "title_extend", text, token=thread_token(gid, secret))
                 report.signups += 1
 
 

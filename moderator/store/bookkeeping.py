@@ -40,6 +40,15 @@ table              what
 ``signups``        who asked to join an open game (schema 3): ``game``,
                    ``address``, ``name``, ``state``, ``pending``, ``secret``,
                    ``asked``, ``joined``, in the order asked (``seq``)
+``pool``           the substitute pool (schema 4): ``address``, ``game`` (an
+                   id or ``*``), ``since``; ``people.used`` is when a person
+                   last took a seat from it
+``pool_asks``      ``substitute on|off`` waiting for the confirmation by reply
+``vacancies``      abandoned seats offered to the pool: ``game``, ``seat``,
+                   ``why``, ``state``, ``round``, ``round_ends``
+``offers``         each offer of a vacancy to a volunteer: ``game``, ``seat``,
+                   ``address``, ``round``, ``state``, ``secret``,
+                   ``gm_secret``, ``sent``, ``expires``
 ``person_settings`` a person's settings across their games (schema 5):
                    ``address``, ``key`` (``timezone``, ``language``,
                    ``digest``, ``calendar``, ``substitute``), ``value``,
@@ -53,10 +62,11 @@ table              what
                    (keys the token of its Message-IDs), ``thread``, ``opened``
 =================  ===========================================================
 
-The last three of schema 3 and all of schema 5 are not rebuilt from the game
-files: an open game lives here until it starts (its game file is written
-then); a person's settings, vacation ledger and thread secret live only here
-(the seats' own zone and language are in the game files).  Back the database up with the
+The open-game, people and pool tables (schemas 3 and 4) and all of schema 5 are
+not rebuilt from the game files: an open game lives here until it starts (its
+game file is written then); a person's settings, vacation ledger and thread
+secret, and the substitute pool, live only here (the seats' own zone and
+language are in the game files).  Back the database up with the
 games (docs/operations.md, "Open games").
 
 Times are stored as ISO 8601 text in UTC with microseconds
@@ -224,9 +234,49 @@ CREATE INDEX signups_game ON signups(game, seq);
 CREATE INDEX signups_address ON signups(address);
 """
 
-_V4 = "-- reserved: the substitute pool (issue 27)\n"
-"""Schema 4: the substitute pool's step (another branch); an empty step here so
-that the person step below is the fifth."""
+_V4 = """
+ALTER TABLE people ADD COLUMN used TEXT;   -- when they last took a seat from the substitute pool (UTC ISO)
+CREATE TABLE pool (
+    address TEXT NOT NULL,             -- canonical address of a person of the registry
+    game    TEXT NOT NULL,             -- a game id, or '*': every game
+    since   TEXT NOT NULL,             -- when the membership was confirmed (UTC ISO)
+    PRIMARY KEY (address, game)
+) WITHOUT ROWID;
+CREATE TABLE pool_asks (
+    address  TEXT PRIMARY KEY,         -- canonical: 'substitute on|off' waiting for the reply
+    what     TEXT NOT NULL,            -- on, off
+    game     TEXT,                     -- on: a game id or '*'
+    name     TEXT NOT NULL,            -- the display name the registry gets
+    secret   TEXT NOT NULL,            -- keys the token in the confirmation's Message-ID
+    asked    TEXT NOT NULL,
+    language TEXT
+);
+CREATE TABLE vacancies (
+    game       TEXT NOT NULL,
+    seat       TEXT NOT NULL,          -- the seat name (the built-in player keeps it meanwhile)
+    why        TEXT NOT NULL,          -- abandoned, ejected, resigned
+    state      TEXT NOT NULL,          -- open, gm (a taker waits for the game master), filled, closed
+    opened     TEXT NOT NULL,
+    round      INTEGER NOT NULL,       -- rounds of offers sent
+    round_ends TEXT,                   -- when the offers of the last round lapse (UTC ISO)
+    PRIMARY KEY (game, seat)
+) WITHOUT ROWID;
+CREATE TABLE offers (
+    seq      INTEGER PRIMARY KEY,
+    game     TEXT NOT NULL,
+    seat     TEXT NOT NULL,
+    address  TEXT NOT NULL,            -- canonical: the volunteer offered the seat
+    round    INTEGER NOT NULL,
+    state    TEXT NOT NULL,            -- offered, gm (taken, the game master asked), taken, vetoed,
+                                       --   lapsed, lost (the seat went to another)
+    secret   TEXT NOT NULL,            -- keys the token of the offer's Message-ID
+    gm_secret TEXT,                    -- keys the token of the game master's question
+    sent     TEXT NOT NULL,
+    expires  TEXT NOT NULL
+);
+CREATE INDEX offers_game ON offers(game, seat);
+CREATE INDEX offers_address ON offers(address);
+"""
 
 _V5 = """
 CREATE TABLE person_settings (
@@ -1156,15 +1206,18 @@ class Bookkeeping:
 
     def person(self, address: str) -> dict[str, Any] | None:
         """The registry's entry of ``address``: ``{address, name, language,
-        confirmed, seen, games}`` (``games``: the ids of the open games they
-        signed up for and the running or ended games they play, from
-        ``signups`` and the games index), or None."""
-        row = self._db.execute("SELECT address, name, language, confirmed, seen FROM people WHERE address = ?",
-                               (_canonical(address),)).fetchone()
+        confirmed, seen, games, pool, used}`` (``games``: the ids of the open
+        games they signed up for and the running or ended games they play, from
+        ``signups`` and the games index; ``pool``: the games they volunteer for
+        as a substitute, ``*`` for every game, schema 4; ``used``: when they last
+        took a seat from the pool, or None), or None."""
+        row = self._db.execute("SELECT address, name, language, confirmed, seen, used FROM people "
+                               "WHERE address = ?", (_canonical(address),)).fetchone()
         if row is None:
             return None
         return {"address": row[0], "name": row[1], "language": row[2], "confirmed": _dt(row[3]),
-                "seen": _dt(row[4]), "games": self.person_games(row[0])}
+                "seen": _dt(row[4]), "games": self.person_games(row[0]), "pool": self.pool_of(row[0]),
+                "used": _dt(row[5])}
 
     def person_games(self, address: str) -> list[str]:
         """The games of ``address``: open games it holds a seat or waiting place
@@ -1179,6 +1232,146 @@ class Bookkeeping:
                                 "ORDER BY address").fetchall()
         return [{"address": r[0], "name": r[1], "language": r[2], "confirmed": _dt(r[3]), "seen": _dt(r[4])}
                 for r in rows]
+
+    # -------------------------------------------------------------- the substitute pool (schema 4)
+    def pool_of(self, address: str) -> list[str]:
+        """The games ``address`` volunteers for as a substitute (ids, ``*``: every
+        game), sorted; [] when not in the pool."""
+        rows = self._db.execute("SELECT game FROM pool WHERE address = ? ORDER BY game",
+                                (_canonical(address),)).fetchall()
+        return [r[0] for r in rows]
+
+    def pool_addresses(self) -> list[str]:
+        """Every address of the substitute pool, sorted."""
+        return [r[0] for r in self._db.execute("SELECT DISTINCT address FROM pool ORDER BY address").fetchall()]
+
+    def pool_join(self, address: str, game: str, when: datetime) -> None:
+        """Put ``address`` in the pool for ``game`` (an id, or ``*``); ``*``
+        replaces the single games (it holds them)."""
+        address = _canonical(address)
+        if game == "*":
+            self._write("DELETE FROM pool WHERE address = ?", (address,))
+        elif "*" in self.pool_of(address):
+            return
+        self._write("INSERT OR IGNORE INTO pool(address, game, since) VALUES (?, ?, ?)", (address, game, _iso(when)))
+
+    def pool_leave(self, address: str) -> int:
+        """Take ``address`` out of the pool (every game); returns how many rows went."""
+        return self._write("DELETE FROM pool WHERE address = ?", (_canonical(address),)).rowcount
+
+    def volunteers(self, game: str) -> list[dict[str, Any]]:
+        """The pool's volunteers for ``game`` (for it or ``*``): ``{address, name,
+        language, used}`` (``used``: when they last took a seat, None: never),
+        the longest unused first (never used first), then by address."""
+        rows = self._db.execute(
+            "SELECT DISTINCT p.address, p.name, p.language, p.used FROM pool q JOIN people p ON p.address = q.address "
+            "WHERE q.game IN (?, '*') ORDER BY p.used IS NOT NULL, p.used, p.address", (game,)).fetchall()
+        return [{"address": r[0], "name": r[1], "language": r[2], "used": _dt(r[3])} for r in rows]
+
+    def mark_used(self, address: str, when: datetime) -> None:
+        """Note that ``address`` took a seat from the pool at ``when`` (``people.used``)."""
+        self._write("UPDATE people SET used = ? WHERE address = ?", (_iso(when), _canonical(address)))
+
+    def pool_ask(self, address: str, what: str, game: str | None, name: str, secret: str, when: datetime,
+                 language: str | None) -> None:
+        """Record ``substitute on|off`` (``what``) of ``address`` waiting for its
+        confirmation (one per address: a new one replaces the old)."""
+        self._write("INSERT OR REPLACE INTO pool_asks(address, what, game, name, secret, asked, language) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (_canonical(address), what, game, name, secret, _iso(when), language))
+
+    def pool_asked(self, address: str) -> dict[str, Any] | None:
+        """The pool request of ``address`` waiting for its confirmation
+        (``{address, what, game, name, secret, asked, language}``), or None."""
+        r = self._db.execute("SELECT address, what, game, name, secret, asked, language FROM pool_asks "
+                             "WHERE address = ?", (_canonical(address),)).fetchone()
+        return None if r is None else {"address": r[0], "what": r[1], "game": r[2], "name": r[3], "secret": r[4],
+                                       "asked": _dt(r[5]), "language": r[6]}
+
+    def pool_ask_done(self, address: str) -> None:
+        """Drop the waiting pool request of ``address``."""
+        self._write("DELETE FROM pool_asks WHERE address = ?", (_canonical(address),))
+
+    _VACANCY = "game, seat, why, state, opened, round, round_ends"
+
+    def _vacancy_row(self, r: Sequence[Any]) -> dict[str, Any]:
+        return {"game": r[0], "seat": r[1], "why": r[2], "state": r[3], "opened": _dt(r[4]), "round": r[5],
+                "round_ends": _dt(r[6])}
+
+    def add_vacancy(self, game: str, seat: str, why: str, when: datetime) -> bool:
+        """Record that seat ``seat`` of ``game`` needs a substitute (``why``:
+        ``abandoned``, ``ejected``, ``resigned``), state ``open``, no round yet;
+        a vacancy of that seat already open is kept (False)."""
+        old = self.vacancy(game, seat)
+        if old is not None and old["state"] in ("open", "gm"):
+            return False
+        self._write("INSERT OR REPLACE INTO vacancies(game, seat, why, state, opened, round, round_ends) "
+                    "VALUES (?, ?, ?, 'open', ?, 0, NULL)", (game, seat, why, _iso(when)))
+        return True
+
+    def vacancy(self, game: str, seat: str) -> dict[str, Any] | None:
+        """The vacancy of seat ``seat`` in ``game`` (``{game, seat, why, state,
+        opened, round, round_ends}``), or None."""
+        r = self._db.execute(f"SELECT {self._VACANCY} FROM vacancies WHERE game = ? AND seat = ?",
+                             (game, seat)).fetchone()
+        return None if r is None else self._vacancy_row(r)
+
+    def vacancies(self, states: Sequence[str] = ("open",)) -> list[dict[str, Any]]:
+        """The vacancies in ``states``, oldest first."""
+        marks = ",".join("?" * len(states))
+        rows = self._db.execute(f"SELECT {self._VACANCY} FROM vacancies WHERE state IN ({marks}) "
+                                "ORDER BY opened, game, seat", tuple(states)).fetchall()
+        return [self._vacancy_row(r) for r in rows]
+
+    def set_vacancy(self, game: str, seat: str, *, state: str | None = None, round: int | None = None,
+                    round_ends: datetime | None = None) -> None:
+        """Change the vacancy's ``state``, ``round`` or ``round_ends``."""
+        if state is not None:
+            self._write("UPDATE vacancies SET state = ? WHERE game = ? AND seat = ?", (state, game, seat))
+        if round is not None:
+            self._write("UPDATE vacancies SET round = ? WHERE game = ? AND seat = ?", (round, game, seat))
+        if round_ends is not None:
+            self._write("UPDATE vacancies SET round_ends = ? WHERE game = ? AND seat = ?",
+                        (_iso(round_ends), game, seat))
+
+    _OFFER = "seq, game, seat, address, round, state, secret, gm_secret, sent, expires"
+
+    def _offer_row(self, r: Sequence[Any]) -> dict[str, Any]:
+        d = dict(zip([k.strip() for k in self._OFFER.split(",")], r))
+        d["sent"], d["expires"] = _dt(d["sent"]), _dt(d["expires"])
+        return d
+
+    def add_offer(self, game: str, seat: str, address: str, round: int, secret: str, sent: datetime,
+                  expires: datetime) -> int:
+        """Record an offer of seat ``seat`` of ``game`` to ``address`` (state
+        ``offered``) lapsing at ``expires``; returns its ``seq``."""
+        cur = self._write("INSERT INTO offers(game, seat, address, round, state, secret, sent, expires) "
+                          "VALUES (?, ?, ?, ?, 'offered', ?, ?, ?)",
+                          (game, seat, _canonical(address), round, secret, _iso(sent), _iso(expires)))
+        return int(cur.lastrowid)
+
+    def offers(self, game: str, seat: str | None = None, states: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The offers of ``game`` (of one ``seat`` when given; only ``states``
+        when given): ``{seq, game, seat, address, round, state, secret,
+        gm_secret, sent, expires}``, in the order sent."""
+        sql, args = f"SELECT {self._OFFER} FROM offers WHERE game = ?", [game]
+        if seat is not None:
+            sql, args = sql + " AND seat = ?", args + [seat]
+        found = [self._offer_row(r) for r in self._db.execute(sql + " ORDER BY seq", args).fetchall()]
+        return [o for o in found if states is None or o["state"] in states]
+
+    def offers_of(self, address: str) -> list[dict[str, Any]]:
+        """Every offer made to ``address`` (as ``offers``), in the order sent."""
+        rows = self._db.execute(f"SELECT {self._OFFER} FROM offers WHERE address = ? ORDER BY seq",
+                                (_canonical(address),)).fetchall()
+        return [self._offer_row(r) for r in rows]
+
+    def set_offer(self, seq: int, *, state: str | None = None, gm_secret: str | None = None) -> None:
+        """Change offer ``seq``'s ``state`` or ``gm_secret``."""
+        if state is not None:
+            self._write("UPDATE offers SET state = ? WHERE seq = ?", (state, seq))
+        if gm_secret is not None:
+            self._write("UPDATE offers SET gm_secret = ? WHERE seq = ?", (gm_secret, seq))
 
     # -------------------------------------------------------------- a person across games (schema 5)
     def setting(self, address: str, key: str) -> str | None:
