@@ -219,7 +219,7 @@ def test_install_mode(mode, tmp_path, build_tools):
     assert len(list((at / "mail" / "outbox" / "new").iterdir())) == 2
     assert "Game g1: phase initial" in w.run(pbem, "show", "g1", cwd=at).stdout
     doctor = w.run(pbem, "doctor", cwd=at).stdout
-    assert re.search(rf"^OK    templates: the 42 templates load from .*; pbem is {words}", doctor, re.M), doctor
+    assert re.search(rf"^OK    templates: the 43 templates load from .*; pbem is {words}", doctor, re.M), doctor
     assert "OK    default board: North America" in doctor and doctor.rstrip().endswith("All checks passed.")
     if mode == "user":
         out = w.run(pbem, "demo", "--dir", "d", cwd=at, timeout=300).stdout
