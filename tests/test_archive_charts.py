@@ -308,16 +308,18 @@ def test_every_chart_has_a_title_a_description_and_a_table(site):
             assert text(chart["fig"].find("figcaption")).startswith(text(svg.find("title")))
             assert chart["rows"] and all(len(r) == len(chart["head"]) for r in chart["rows"])
             seen += 1
-    assert seen == 4 + 3 * 5  # the statistics' four, three on each game's page
+    assert seen == 5 + 3 * 5  # the statistics' five, three on each game's page
 
 
 def test_statistics_charts_are_the_tables_numbers(site):
     tree = strict_tree((site / "stats.html").read_text(encoding="utf-8"))
     main_rows = [[text(td) for td in tr.iter("td")] for tr in tree.iter("tr")]
-    players = {r[0]: r for r in main_rows if len(r) == 5}
+    players = {r[0]: r for r in main_rows if len(r) == 8}  # one row per person (records)
     companies = {r[0].split()[0]: r for r in main_rows if len(r) == 3}
     charts = figures(site / "stats.html")
-    assert set(charts) == {"wins", "ranks", "paid", "values"}
+    assert set(charts) == {"wins", "ranks", "in-time", "paid", "values"}
+    owed = {n: (int(r[5]), int(r[6])) for n, r in players.items()}
+    assert charts["in-time"]["data"] == {n: [f"{100 * a / (a + b):.0f}"] for n, (a, b) in owed.items() if a + b}
     assert charts["wins"]["data"] == {n: [r[3]] for n, r in players.items()}
     assert charts["ranks"]["data"] == {n: [r[4]] for n, r in players.items() if r[4] != "–"}
     assert charts["paid"]["data"] == {c: [r[1].split()[0]] for c, r in companies.items()}
