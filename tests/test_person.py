@@ -297,10 +297,12 @@ def test_statistics_tell_two_anns_apart_and_keep_one_persons_two_names():
     rows = {p["name"]: p for p in statistics(summaries)["players"]}
     # ann@a.example played as Ann (a, c) and Annie (b): one person, under her latest game's name (c: Ann)
     assert rows["Ann"] == {"name": "Ann", "also": ["Annie"], "games": 3, "finished": 2, "wins": 1,
-                           "avg_rank": "1.50", "in_time": 4, "missed": 0, "median": "4 hours, 30 minutes"}
+                           "avg_rank": "1.50", "avg_rank_value": 1.5, "in_time": 4, "missed": 0,
+                           "in_time_share": 100.0, "median": "4 hours, 30 minutes"}
     # ann@c.example, another Ann, first seen later: told apart
     assert rows["Ann (2)"] == {"name": "Ann (2)", "also": [], "games": 1, "finished": 0, "wins": 0,
-                               "avg_rank": None, "in_time": 1, "missed": 0, "median": "1 hour"}
+                               "avg_rank": None, "avg_rank_value": None, "in_time": 1, "missed": 0,
+                               "in_time_share": 100.0, "median": "1 hour"}
     assert rows["Bob"]["wins"] == 2 and rows["Bob"]["missed"] == 1
     assert set(rows) == {"Ann", "Ann (2)", "Bob"}
     # the manifest keeps keys, never addresses; the key needs the archive's secret
