@@ -116,6 +116,19 @@ EXPECTED = {
         money={"Ann": 0, "Bob": 0, "Jana": 0, "Dee": 0}, winners=[],
         bot_moves=0, bots=[], language="en", languages=[None, None, None, None],
     ),
+    # format 6: the substitute pool, the deadlines in the calendar (tests/fixtures/make_v6_games.py)
+    "v6-substitute-gm-calendar": dict(
+        players=["Ann", "Bob", "Cy"], ruleset="first-edition", options=NO_OPTIONS_V2, board="default",
+        phase="play", history=12, turn=9, dividends_paid=0,
+        money={"Ann": 0, "Bob": 0, "Cy": 0}, winners=[],
+        bot_moves=0, bots=[], language="en", languages=[None, None, None],
+    ),
+    "v6-no-substitutes-finished": dict(
+        players=["Ann", "Bella", "Bert"], ruleset="first-edition", options=NO_OPTIONS_V2, board="default",
+        phase="over", history=100, turn=97, dividends_paid=4,
+        money={"Ann": 168, "Bert": 155, "Bella": 152}, winners=["Ann"],
+        bot_moves=66, bots=["Bella", "Bert"], language="en", languages=[None, None, None],
+    ),
 }
 
 # format 5's own keys, as the files hold them (what a load must keep)
@@ -161,6 +174,48 @@ def test_format_5_keys_load_and_save_unchanged(gid, tmp_path):
     again = yaml.safe_load((tmp_path / src.name).read_text(encoding="utf-8"))
     original = yaml.safe_load(src.read_text(encoding="utf-8"))
     for key in ("signup", "press", "muted", "proposals", "queued", "standing", "players", "settings", "history"):
+        assert again.get(key) == original.get(key), key
+
+
+# format 6's own keys, as the files hold them
+V6_KEYS = {
+    "v6-substitute-gm-calendar": dict(
+        substitutes="gm", calendar_off=["Bob"],
+        calendar={"Ann": (5, "2026-12-04T05:00:00+00:00", 0, True), "Bob": (3, "2026-12-03T20:00:00+00:00", 1, False),
+                  "Cy": (4, "2026-12-04T04:00:00+00:00", 1, False)},
+        replaced=("Cy", "Walt", "walt@pool.example", "cy@example.net"),
+    ),
+    "v6-no-substitutes-finished": dict(
+        substitutes="none", calendar_off=[], calendar={"Ann": (34, "2026-12-03T22:00:00+00:00", 1, False)},
+        replaced=None,
+    ),
+}
+
+
+@pytest.mark.parametrize("gid", sorted(V6_KEYS))
+def test_format_6_keys_load_and_save_unchanged(gid, tmp_path):
+    """The substitute pool's setting, the calendar's keys and the take-over's
+    record survive a load (with full replay) and a save."""
+    facts = V6_KEYS[gid]
+    src = FIXTURES / "v6" / f"{gid}.yaml"
+    record = GameStore(src.parent).load(gid, check=True)
+    assert record.settings.get("substitutes", "auto") == facts["substitutes"]
+    assert record.calendar_off == facts["calendar_off"]
+    assert {n: (e["move"], e["due"], e["sequence"], e["open"]) for n, e in record.calendar.items()} == \
+        facts["calendar"]
+    took = [e for e in record.gm_log if e["command"].startswith("replace ")]
+    if facts["replaced"] is None:
+        assert took == []
+    else:
+        (entry,) = took
+        assert (entry["player"], entry["name"], entry["address"], entry["old_address"]) == facts["replaced"]
+        assert record.player_by_name(entry["player"]).address == entry["address"]
+    shutil.copy(src, tmp_path / src.name)
+    store = GameStore(tmp_path)
+    store.save(store.load(gid))
+    again = yaml.safe_load((tmp_path / src.name).read_text(encoding="utf-8"))
+    original = yaml.safe_load(src.read_text(encoding="utf-8"))
+    for key in ("calendar_off", "calendar", "gm_log", "players", "settings", "history"):
         assert again.get(key) == original.get(key), key
 
 
@@ -251,8 +306,12 @@ def test_pbem_replay_loads_each_fixture(path, cli_home):
     n = EXPECTED[gid]["history"]
     first, *rest = result.output.splitlines()
     assert first == f"Game {gid}: {n} orders replayed; the state matches the file."
-    # then one line per game-master (or agreed) command of gm_log
-    assert len(rest) == len(yaml.safe_load(path.read_text(encoding="utf-8")).get("gm_log") or [])
+    # then one line per game-master (or agreed) command of gm_log, and who played a seat that changed hands
+    gm_log = yaml.safe_load(path.read_text(encoding="utf-8")).get("gm_log") or []
+    changed = [e for e in gm_log if e["command"].startswith("replace ")]
+    assert len(rest) == len(gm_log) + (1 + len({e["player"] for e in changed}) if changed else 0)
+    if gid == "v6-substitute-gm-calendar":
+        assert rest[-2:] == ["Seats that changed hands:", "  seat Cy: moves 1-2 by Cy; moves 3-4 by Walt"]
     assert (games / path.name).read_bytes() == before  # replay never rewrites a file
 
     result = CliRunner().invoke(pbem.main, ["--config", str(config), "rules", gid])

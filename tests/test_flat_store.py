@@ -421,3 +421,24 @@ def test_snapshot_is_not_written_for_data_the_parse_would_not_give_back(tmp_path
     text, texts = store._dump_reusing(saved.path, data, saved.digest)
     assert not texts["plain"]
     assert gamefile._plain(rec.to_data()) and not gamefile._plain({"a": {(1, 2): 3}})
+
+
+def test_a_snapshot_of_an_older_formats_file_is_parsed_and_migrated(tmp_path, monkeypatch):
+    """A snapshot written by the pbem before an upgrade (its mapping of format 5,
+    here made by a store whose FORMAT is 5) is not handed out as a mapping of the
+    current format: the file is parsed and migrated, and the next save writes the
+    current format."""
+    monkeypatch.setattr(gamefile, "FORMAT", 5)
+    saved = GameStore(tmp_path).write(record(9, 30))
+    assert parsed(saved.path)["format"] == 5
+    assert gamefile.read_snapshot(GameStore(tmp_path).snapshot_path("g").read_bytes())[1]["format"] == 5
+    monkeypatch.setattr(gamefile, "FORMAT", 6)
+    calls = []
+    real = yaml.load
+    monkeypatch.setattr(gamefile.yaml, "load", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    store = GameStore(tmp_path)
+    rec = store.load("g", trusted_digest=saved.digest)
+    assert calls == [1]  # the snapshot was not used
+    assert rec.to_data()["format"] == 6
+    store.write(rec)
+    assert parsed(saved.path)["format"] == 6

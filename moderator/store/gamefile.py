@@ -2,7 +2,7 @@
 
 A game file holds everything needed to replay and check the game::
 
-    format: 5
+    format: 6
     game: ridge
     created: '2026-11-29T14:02:11+00:00'
     board: default                 # or the whole board mapping for a custom board
@@ -78,7 +78,7 @@ from ..rules.history import History
 from ..rules.notation import parse_action
 from .files import atomic_write, fsync_dir  # noqa: F401 - re-exported: their old import path
 
-FORMAT = 5
+FORMAT = 6
 """The format version this pbem writes and the newest it reads (the ``format`` key)."""
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
@@ -204,7 +204,20 @@ def _v4_to_v5(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-MIGRATIONS: dict[int, Migration] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
+def _v5_to_v6(data: dict[str, Any]) -> dict[str, Any]:
+    """Format 5 → 6: nothing to convert.  Format 6 adds keys a format-5 file has
+    none of, each optional with its default when absent: the substitute pool's
+    ``settings.substitutes`` (``auto`` when absent; a game opened for sign-up
+    without it reads ``signup.substitutes``) and the deadlines in the calendar
+    (``calendar_off``, ``calendar``).  The number was raised so that a pbem
+    reading format 5 at most refuses a format-6 file instead of loading it and
+    dropping those keys at its next save (a game master's ``--substitutes
+    none`` would become ``auto``; the calendar's SEQUENCE would start again
+    below what the players' calendars hold, and they would ignore the update)."""
+    return data
+
+
+MIGRATIONS: dict[int, Migration] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}
 """``{N: function}``: the function turns the mapping of a format-N game file into
 the mapping of format N+1 (it may change the given mapping and return it; ``migrate``
 then sets ``format`` to N+1).  A format change raises ``FORMAT``, adds the step
@@ -931,8 +944,9 @@ class GameStore:
             digest = hashlib.sha256(raw).hexdigest()
             if trusted_digest is not None and digest == trusted_digest:
                 data = self._snapshot(game_id, digest, raw)
-                if data is not None:  # a fresh mapping from JSON: no copy needed
+                if data is not None and data.get("format") == FORMAT:  # a fresh mapping: no copy needed
                     return GameFile(game_id, data, digest, FileStamp.of(st))
+                # a snapshot of a file of an older format (written before an upgrade): parsed and migrated
             data = yaml.load(raw.decode("utf-8"), Loader=SafeLoader)
         except FileNotFoundError as exc:
             raise StoreError(f"no game {game_id!r} (no file {path})") from exc
