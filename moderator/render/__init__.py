@@ -29,7 +29,24 @@ from ..rules.components import COMPANIES, UP
 from ..rules.engine import Game
 from ..rules.options import IMAGINARY, ruleset as ruleset_of
 
-templates.FILTERS.update(event=event_text, order=localize)  # the filters the environments word with
+
+
+def position_key(view: dict[str, Any], you: dict[str, Any] | None = None) -> tuple:
+    """The key (``{% shared %}``, ``templates.SharedExtension``) of the position
+    as a status mail shows it below the reader's hand (players, companies,
+    shares, track deck, dividends: ``templates/position.txt``,
+    ``mail/status.html``): ``view`` (``Game.view``) without the reader's own
+    part ``you`` and the log (``log``), which those parts never read; with the
+    reader's name and money when the view hides the players' money (option
+    hidden_money: the reader's row shows their own), else None there.  The
+    same for every reader of one position in a game without hidden money."""
+    public = {k: v for k, v in view.items() if k not in ("you", "log")}
+    hidden = any(p.get("money") is None for p in view.get("players", ()))
+    mine = (you.get("name"), you.get("money")) if hidden and you else None
+    return public, mine
+
+
+templates.FILTERS.update(event=event_text, order=localize, position_key=position_key)  # the filters the environments word with
 
 
 _HEADING = re.compile(r"^[^\W\d_][\w ,'()/&:.=*-]*(?:[^\W\d_]|[):])$")
