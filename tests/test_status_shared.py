@@ -64,6 +64,9 @@ def test_a_shared_part_is_rendered_once_per_key_and_language():
     assert calls == ["en", "en", "de"]
     again = env.from_string("<{% shared key %}{{ count() }}{% endshared %}>")  # a template parsed anew
     assert again.render(key=1, count=count) == "<4>"
+    assert tpl.render(key=None, count=count) == "<5>"  # None: nothing shared, nothing kept
+    assert tpl.render(key=None, count=count) == "<6>"
+    assert len(templates._SHARED) == 4
 
 
 def test_the_cache_keeps_at_most_its_size():

@@ -46,7 +46,7 @@ def position_key(view: dict[str, Any], you: dict[str, Any] | None = None) -> tup
     return public, mine
 
 
-templates.FILTERS.update(event=event_text, order=localize, position_key=position_key)  # the filters the environments word with
+templates.FILTERS.update(event=event_text, order=localize)  # the filters the environments word with
 
 
 _HEADING = re.compile(r"^[^\W\d_][\w ,'()/&:.=*-]*(?:[^\W\d_]|[):])$")
@@ -302,14 +302,16 @@ def status_context(record: Any, player: str, events: list[str]) -> dict[str, Any
     two-player game is over: the imaginary third player took the display, the
     stack and the UP pile, rules: Two players) and ``up_may_start`` (the ruleset
     lets the UP share be the initial investment); ``bot_seats``: the names of the
-    seats the built-in player plays (``Player.bot``), listed below the players."""
+    seats the built-in player plays (``Player.bot``), listed below the players;
+    ``shared_position``: the key of the position below the hand
+    (``shared_position``)."""
     game: Game = record.game
     view = game.view(player)
     me = record.player_by_name(player)
     hand = list(view["you"]["shares"])
     if view["you"]["initial_choice"] in hand:
         hand.remove(view["you"]["initial_choice"])  # set aside, revealed with the others
-    return {
+    ctx = {
         "game_id": record.id,
         "view": view,
         "hand_after_choice": hand,
@@ -328,6 +330,21 @@ def status_context(record: Any, player: str, events: list[str]) -> dict[str, Any
         "invested": invested_counts(view),
         "bot_seats": [p.name for p in record.players if p.bot],
     }
+    ctx["shared_position"] = shared_position(ctx)
+    return ctx
+
+
+def shared_position(ctx: dict[str, Any]) -> str:
+    """The key (a text: ``repr``) by which a status mail's context ``ctx``
+    (``status_context``) shares its position below the hand with the other
+    status mails of the same position and language (``{% shared %}`` in
+    ``templates/position.txt`` and ``mail/status.html``): everything those
+    parts read, ``position_key`` of the view and ``bot_seats``,
+    ``imaginary_took``, ``dividends`` (as the reader may see them),
+    ``invested`` and ``colours``.  Made once per mail: the three parts of a
+    mail that share it read it as it is."""
+    return repr((position_key(ctx["view"], ctx["you"]), ctx["bot_seats"], ctx["imaginary_took"],
+                 ctx["dividends"], ctx["invested"], ctx["colours"]))
 
 
 def company_colours() -> dict[str, str]:

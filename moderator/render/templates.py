@@ -107,8 +107,9 @@ class SharedExtension(Extension):
     rendered once and its output reused by every later render of the same
     template site (template, line, and the parse: a template edited and
     loaded again starts anew) in the same language with an equal key
-    (``repr`` of the key's values: plain data only; a value without a
-    ``repr`` of its own never repeats, so it only defeats the sharing).  The
+    (a text as it is, other values by their ``repr``: plain data only; a
+    value without a ``repr`` of its own never repeats, so it only defeats
+    the sharing; None: the part is rendered every time, nothing kept).  The
     key must hold everything the part reads besides the language, its
     templates and the filters (which word only by the language); ``set``
     inside the part stays inside it.  A status mail's position (players,
@@ -126,7 +127,9 @@ class SharedExtension(Extension):
         return nodes.CallBlock(self.call_method("_shared", [site, key]), [], [], body).set_lineno(lineno)
 
     def _shared(self, site: str, key: Any, caller: Callable[[], str]) -> str:
-        slot = (site, i18n.current(), repr(key))
+        if key is None:  # nothing to share by: rendered as if the tag were not there
+            return caller()
+        slot = (site, i18n.current(), key if isinstance(key, str) else repr(key))
         out = _SHARED.get(slot)
         if out is None:
             out = caller()
