@@ -370,9 +370,14 @@ class ProcWatch:
 
     def cpu(self) -> float:
         """utime + stime of the process and of its children it has waited for
-        (the archive site's builds, ``SiteSchedule``), in seconds."""
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rpartition(")")[2].split()
-        return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        (the archive site's builds, ``SiteSchedule``), in seconds; the last
+        value read once the process is gone (the figures are still printed)."""
+        try:
+            fields = Path(f"/proc/{self.pid}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            return getattr(self, "_last_cpu", 0.0)
+        self._last_cpu = sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        return self._last_cpu
 
     def _sample(self) -> None:
         while not self._stop.wait(1.0):
@@ -563,7 +568,8 @@ def run(args) -> dict:
                         next_stray += srng.expovariate(rate / 10)
                     time.sleep(0.005)
                 # drain this rate's orders (bounded) before the next rate
-                drain = time.time() + max(60.0, args.phase)
+                # at most 5 minutes: an order a 30-minute phase leaves unanswered would hold the run as long again
+                drain = time.time() + max(60.0, min(args.phase, 300.0))
                 while injector.in_flight and time.time() < drain and proc.poll() is None:
                     injector.follow()
                     time.sleep(0.05)
@@ -579,6 +585,8 @@ def run(args) -> dict:
                               max=max(lat))
                 else:
                     ph.update(p50=float("inf"), p90=float("inf"), p99=float("inf"), max=float("inf"))
+                for gid, o in injector.in_flight.items():  # named, so that a lost answer can be looked for
+                    print(f"# still in flight after the drain: game {gid}, {o.player}, {o.message_id}", flush=True)
                 if len(lat) < len(mine):  # still waiting after the drain: saturated
                     ph["p99"] = ph["max"] = float("inf")
                 phases.append(ph)

@@ -143,10 +143,8 @@ class Post:
             images=[(cid, png) for cid, png, _ in images],
             in_reply_to=in_reply_to, references=[r for r in references if r],
             auto_submitted=auto, domain=self.domain, calendar=calendar,
+            message_id=new_message_id(game_id, token, self.domain) if game_id else None,  # stored last
         )
-        if game_id:
-            del msg["Message-ID"]  # then stored last, as msg["Message-ID"] = ... would
-            msg.set_raw(*msg.policy.header_store_parse("Message-ID", new_message_id(game_id, token, self.domain)))
         return msg
 
     def answer(self, om: OrderMail, game_id: str | None, to: str, subject: str, text: str,

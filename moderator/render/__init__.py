@@ -29,6 +29,23 @@ from ..rules.components import COMPANIES, UP
 from ..rules.engine import Game
 from ..rules.options import IMAGINARY, ruleset as ruleset_of
 
+
+
+def position_key(view: dict[str, Any], you: dict[str, Any] | None = None) -> tuple:
+    """The key (``{% shared %}``, ``templates.SharedExtension``) of the position
+    as a status mail shows it below the reader's hand (players, companies,
+    shares, track deck, dividends: ``templates/position.txt``,
+    ``mail/status.html``): ``view`` (``Game.view``) without the reader's own
+    part ``you`` and the log (``log``), which those parts never read; with the
+    reader's name and money when the view hides the players' money (option
+    hidden_money: the reader's row shows their own), else None there.  The
+    same for every reader of one position in a game without hidden money."""
+    public = {k: v for k, v in view.items() if k not in ("you", "log")}
+    hidden = any(p.get("money") is None for p in view.get("players", ()))
+    mine = (you.get("name"), you.get("money")) if hidden and you else None
+    return public, mine
+
+
 templates.FILTERS.update(event=event_text, order=localize)  # the filters the environments word with
 
 
@@ -285,14 +302,16 @@ def status_context(record: Any, player: str, events: list[str]) -> dict[str, Any
     two-player game is over: the imaginary third player took the display, the
     stack and the UP pile, rules: Two players) and ``up_may_start`` (the ruleset
     lets the UP share be the initial investment); ``bot_seats``: the names of the
-    seats the built-in player plays (``Player.bot``), listed below the players."""
+    seats the built-in player plays (``Player.bot``), listed below the players;
+    ``shared_position``: the key of the position below the hand
+    (``shared_position``)."""
     game: Game = record.game
     view = game.view(player)
     me = record.player_by_name(player)
     hand = list(view["you"]["shares"])
     if view["you"]["initial_choice"] in hand:
         hand.remove(view["you"]["initial_choice"])  # set aside, revealed with the others
-    return {
+    ctx = {
         "game_id": record.id,
         "view": view,
         "hand_after_choice": hand,
@@ -311,6 +330,21 @@ def status_context(record: Any, player: str, events: list[str]) -> dict[str, Any
         "invested": invested_counts(view),
         "bot_seats": [p.name for p in record.players if p.bot],
     }
+    ctx["shared_position"] = shared_position(ctx)
+    return ctx
+
+
+def shared_position(ctx: dict[str, Any]) -> str:
+    """The key (a text: ``repr``) by which a status mail's context ``ctx``
+    (``status_context``) shares its position below the hand with the other
+    status mails of the same position and language (``{% shared %}`` in
+    ``templates/position.txt`` and ``mail/status.html``): everything those
+    parts read, ``position_key`` of the view and ``bot_seats``,
+    ``imaginary_took``, ``dividends`` (as the reader may see them),
+    ``invested`` and ``colours``.  Made once per mail: the three parts of a
+    mail that share it read it as it is."""
+    return repr((position_key(ctx["view"], ctx["you"]), ctx["bot_seats"], ctx["imaginary_took"],
+                 ctx["dividends"], ctx["invested"], ctx["colours"]))
 
 
 def company_colours() -> dict[str, str]:

@@ -12,12 +12,15 @@ imported, which is before any module of ``render/`` runs); ``card`` and
 from __future__ import annotations
 
 import importlib.resources
+import itertools
 import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
 import jinja2
+from jinja2 import nodes
+from jinja2.ext import Extension
 
 try:
     from importlib.resources.abc import Traversable
@@ -90,6 +93,57 @@ def template_loader() -> jinja2.BaseLoader:
     return jinja2.ChoiceLoader([_loader(d) for d in dirs])
 
 
+SHARED_CACHE = 64
+"""How many rendered fragments (``SharedExtension``, a few KB each) the process
+keeps: a cycle renders one game's status mails in a row, each of its
+fragments once per language (two a template, two templates a mail)."""
+
+_SHARED: dict[tuple[str, str, str], Any] = {}
+_PARSES = itertools.count()  # a template parsed anew (edited, reloaded) never meets the old one's parts
+
+
+class SharedExtension(Extension):
+    """The tag ``{% shared KEY, ... %}...{% endshared %}``: the part between
+    rendered once and its output reused by every later render of the same
+    template site (template, line, and the parse: a template edited and
+    loaded again starts anew) in the same language with an equal key
+    (a text as it is, other values by their ``repr``: plain data only; a
+    value without a ``repr`` of its own never repeats, so it only defeats
+    the sharing; None: the part is rendered every time, nothing kept).  The
+    key must hold everything the part reads besides the language, its
+    templates and the filters (which word only by the language); ``set``
+    inside the part stays inside it.  A status mail's position (players,
+    companies, shares, dividends) is the same for every reader of one
+    language (``position_key``), and rendering it was most of the mail's text
+    and HTML parts.  The last ``SHARED_CACHE`` outputs are kept."""
+
+    tags = {"shared"}
+
+    def parse(self, parser: Any) -> nodes.Node:
+        lineno = next(parser.stream).lineno
+        key = parser.parse_tuple()
+        body = parser.parse_statements(("name:endshared",), drop_needle=True)
+        site = nodes.Const(f"{parser.name}:{lineno}:{next(_PARSES)}")
+        return nodes.CallBlock(self.call_method("_shared", [site, key]), [], [], body).set_lineno(lineno)
+
+    def _shared(self, site: str, key: Any, caller: Callable[[], str]) -> str:
+        if key is None:  # nothing to share by: rendered as if the tag were not there
+            return caller()
+        slot = (site, i18n.current(), key if isinstance(key, str) else repr(key))
+        out = _SHARED.get(slot)
+        if out is None:
+            out = caller()
+            _SHARED[slot] = out
+            while len(_SHARED) > SHARED_CACHE:
+                del _SHARED[next(iter(_SHARED))]
+        return out
+
+
+def _extensions() -> list[Any]:
+    """The extensions of both mail environments: ``{% trans %}``, ``{% shared %}``."""
+    return ["jinja2.ext.i18n", SharedExtension]
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     """The Jinja environment (plain text: no autoescape; undefined variables fail;
@@ -101,7 +155,7 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        extensions=["jinja2.ext.i18n"],
+        extensions=_extensions(),
     )
     i18n.install(env)
     env.filters.update(FILTERS)  # event, order
@@ -145,7 +199,7 @@ def html_environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
-        extensions=["jinja2.ext.i18n"],
+        extensions=_extensions(),
     )
     i18n.install(env)
     env.filters.update(FILTERS)  # event, order
