@@ -497,3 +497,27 @@ def test_a_person_level_vacation_off_leaves_a_games_own_vacation(table):
     ridge = [p for p in t.store.read_data("ridge")["players"] if p["address"] == ANN][0]
     assert (ridge["vacation_until"], ridge["vacation_used"]) == ("2026-11-03T09:00:00+00:00", 86400)
     assert t.m.bk.vacation_ledger(ANN)[0]["games"] == ["lake", "pass"]
+
+
+def test_a_seat_that_changed_hands_credits_each_move_to_who_made_it():
+    """The frozen format-6 game where the substitute pool gave Cy's seat to Walt
+    (``gm_log``: ``replace Cy Walt=walt@pool.example``, old address
+    cy@example.net): Cy's first two moves are cy@example.net's, the next two
+    Walt's, as ``pbem replay`` says ("seat Cy: moves 1-2 by Cy; moves 3-4 by
+    Walt"); each played the game, Walt under his own name (a new user's check:
+    every move of the seat was Walt's, shown as "Cy")."""
+    from pathlib import Path
+
+    import yaml
+
+    from moderator.archive.records import person_records
+
+    path = Path(__file__).parent / "fixtures" / "games" / "v6" / "v6-substitute-gm-calendar.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    seat_moves = [h for h in data["history"] if h["player"] == "Cy"]
+    assert len(seat_moves) == 4 and all(h.get("by") != "bot" for h in seat_moves)
+    recs = person_records([data])
+    assert set(recs) == {"ann@example.org", "bob@example.org", "cy@example.net", "walt@pool.example"}
+    walt, cy = recs["walt@pool.example"], recs["cy@example.net"]
+    assert (walt.names, walt.played, walt.in_time, walt.missed) == (["Walt"], 1, 2, 0)
+    assert (cy.names, cy.played, cy.in_time, cy.missed) == (["Cy"], 1, 2, 0)

@@ -123,6 +123,7 @@ def person_records(games: Iterable[dict[str, Any]]) -> dict[str, Record]:
         players = [p for p in data.get("players") or [] if isinstance(p, dict)]
         seat_of = {str(p.get("name")): _canonical(str(p.get("address") or "")) for p in players
                    if p.get("address")}
+        changes = _hands(data)  # seats that changed hands (the game master's replace, the substitute pool)
         state = data.get("state") or {}
         over = state.get("phase") == "over"
         ranks = _ranks(state.get("money") or {}) if over else {}
@@ -131,8 +132,16 @@ def person_records(games: Iterable[dict[str, Any]]) -> dict[str, Record]:
             if not addr:
                 continue
             rec = out.setdefault(addr, Record(addr))
-            if str(p["name"]) not in rec.names:
-                rec.names.append(str(p["name"]))
+            shown = changes[str(p["name"])][-1][2] if changes.get(str(p["name"])) else str(p["name"])
+            if shown not in rec.names:
+                rec.names.append(shown)
+        for seat, steps in changes.items():  # the earlier holders of a seat played this game too
+            for _at, addr, shown in steps[:-1]:
+                rec = out.setdefault(addr, Record(addr))
+                if shown not in rec.names:
+                    rec.names.append(shown)
+                if addr not in seat_of.values():
+                    rec.played += 1
         for addr in dict.fromkeys(seat_of.values()):
             rec = out[addr]
             rec.played += 1
@@ -159,6 +168,8 @@ def person_records(games: Iterable[dict[str, Any]]) -> dict[str, Record]:
                 request = previous
             previous = arrived or previous
             addr = seat_of.get(name)
+            if name in changes:  # the address that held the seat when the move was made
+                addr = _holder(changes[name], _time(h.get("received")) or arrived)
             if addr is None:
                 continue
             rec = out[addr]
@@ -169,6 +180,35 @@ def person_records(games: Iterable[dict[str, Any]]) -> dict[str, Record]:
             if request is not None and arrived is not None and arrived >= request:
                 rec.times.append((arrived - request).total_seconds())
     return out
+
+
+def _hands(data: dict[str, Any]) -> dict[str, list[tuple[datetime | None, str, str]]]:
+    """The seats of a game file that changed hands (``gm_log`` entries of
+    ``replace``, the game master's or the substitute pool's), each as its
+    holders in turn: ``[(from when (None: the start), canonical address, the
+    name shown)]``; the first holder is the replaced entry's ``old_address``
+    under the seat's name, each newcomer under the ``name`` they were given."""
+    out: dict[str, list[tuple[datetime | None, str, str]]] = {}
+    for e in data.get("gm_log") or []:
+        if not isinstance(e, dict) or not str(e.get("command") or "").startswith("replace "):
+            continue
+        seat, new, old = e.get("player"), e.get("address"), e.get("old_address")
+        if not seat or not new:
+            continue
+        steps = out.setdefault(str(seat), [])
+        if not steps and old:
+            steps.append((None, _canonical(str(old)), str(seat)))
+        steps.append((_time(e.get("at")), _canonical(str(new)), str(e.get("name") or seat)))
+    return out
+
+
+def _holder(steps: list[tuple[datetime | None, str, str]], when: datetime | None) -> str | None:
+    """The address of ``steps`` (``_hands``) that held the seat at ``when``."""
+    holder = None
+    for at, addr, _shown in steps:
+        if at is None or when is None or at <= when:
+            holder = addr
+    return holder
 
 
 def reliability(record: Record | None) -> float | None:
