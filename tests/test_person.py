@@ -521,3 +521,14 @@ def test_a_seat_that_changed_hands_credits_each_move_to_who_made_it():
     walt, cy = recs["walt@pool.example"], recs["cy@example.net"]
     assert (walt.names, walt.played, walt.in_time, walt.missed) == (["Walt"], 1, 2, 0)
     assert (cy.names, cy.played, cy.in_time, cy.missed) == (["Cy"], 1, 2, 0)
+
+
+def test_a_median_under_a_minute_is_said_in_seconds():
+    """The demo's built-in players answer at once: the statistics said "0 days"."""
+    from moderator import i18n
+    from moderator.archive.site import _median_words
+
+    assert (_median_words(0), _median_words(42.9), _median_words(4.5 * 3600)) == \
+        ("0 seconds", "42 seconds", "4 hours, 30 minutes")
+    with i18n.speaking("de"):
+        assert _median_words(42) == "42 Sekunden"

@@ -441,7 +441,7 @@ def statistics(games: list[dict[str, Any]]) -> dict[str, Any]:
                       "in_time": p["in_time"], "missed": p["missed"],
                       "in_time_share": (100 * p["in_time"] / (p["in_time"] + p["missed"])
                                         if p["in_time"] + p["missed"] else None),
-                      "median": None if median is None else format_duration(int(median))})
+                      "median": None if median is None else _median_words(median)})
     dividends = sum(len(s["paid"]) for s in games)
     finished = [s for s in games if s["phase"] == "over"]
     crows = []
@@ -453,6 +453,20 @@ def statistics(games: list[dict[str, Any]]) -> dict[str, Any]:
                       "avg_value_number": sum(values) / len(values) if values else None})
     return {"players": prows, "companies": crows, "finished": len(finished), "games": len(games),
             "dividends": dividends}
+
+
+def _median_words(seconds: float) -> str:
+    """A median time to move in the reader's words: ``format_duration``'s two
+    largest units, or the seconds under a minute (a demo's built-in players
+    answer at once: "0 days" read wrongly; a new user's check)."""
+    from babel.units import format_unit
+
+    from .. import i18n
+    from ..render.when import format_duration
+
+    if seconds >= 60:
+        return format_duration(int(seconds))
+    return format_unit(int(seconds), "duration-second", length="long", locale=i18n.LOCALES[i18n.current()])
 
 
 PERSON_SALT = ".archive-person-key"
