@@ -357,3 +357,16 @@ def test_any_text_is_read_without_a_crash(lines):
         signup.read_extend(lines[0] if lines else "")
     except ValueError:
         pass
+
+
+def test_pool_mails_name_no_game_without_a_stray_space(tmp_path):
+    """A mail of the pool that names no game: "Union Pacific: ...", not
+    "Union Pacific : ..." (a new user's check)."""
+    lobby = Lobby(tmp_path)
+    new_game(lobby)
+    lobby.send("zoe@example.net", "substitute on all")
+    (conf,) = lobby.cycle()
+    lobby.send("zoe@example.net", "substitute please")
+    (usage,) = lobby.cycle()
+    subjects = [str(conf["Subject"]), str(usage["Subject"])]
+    assert all(s.startswith("Union Pacific: ") for s in subjects), subjects

@@ -158,6 +158,8 @@ class _Out:
         with i18n.speaking(self.language):
             subject = " ".join(word("notices", "subject", game_id=None if token else game_id,
                                     title=word("pool", title)).split())
+            # no game named: "Union Pacific: ...", not "Union Pacific : ..." (a new user's check)
+            subject = subject.replace(" :", ":").replace(" ：", "：")
         if token is not None:
             msg = self.post.message(game_id, self.to, subject, text + "\n", in_reply_to=self.om.message_id,
                                     references=self.om.references, token=token)
