@@ -370,3 +370,31 @@ def test_pool_mails_name_no_game_without_a_stray_space(tmp_path):
     (usage,) = lobby.cycle()
     subjects = [str(conf["Subject"]), str(usage["Subject"])]
     assert all(s.startswith("Union Pacific: ") for s in subjects), subjects
+
+
+def test_substitute_on_below_other_lines_of_a_players_mail_is_done_and_answered(tmp_path):
+    """Bob writes in his game's thread 'calendar off' then 'substitute on all':
+    the game answers the first, and the pool takes him in at once (his game's
+    thread token and registered address confirm the address) and says so; a
+    stranger's same lines in no game's thread change nothing (a new user's
+    check: the line was dropped without a word)."""
+    lobby = Lobby(tmp_path)
+    record = new_game(lobby)
+    bob = record.player_by_name("Bob")
+    lobby.send("bob@example.org", "calendar off\nsubstitute on all",
+               subject=f"Re: [pbem:ridge:{bob.secret}] Union Pacific ridge")
+    mails = [m for m in lobby.cycle() if to(m) == "bob@example.org"]
+    (answer,) = [m for m in mails if "substitute pool" in body(m)]
+    assert body(answer) == "You are in the substitute pool of every game. Send 'substitute off' to leave it.\n"
+    assert lobby.mod.bk.pool_of("bob@example.org") == ["*"]
+    assert lobby.mod.bk.person("bob@example.org")["name"] == "Bob"
+    assert GameStore(lobby.config.games_dir).load("ridge").calendar_off == ["Bob"]
+    lobby.send("bob@example.org", "calendar on\nsubstitute off",
+               subject=f"Re: [pbem:ridge:{bob.secret}] Union Pacific ridge")
+    mails = [m for m in lobby.cycle() if to(m) == "bob@example.org"]
+    assert lobby.mod.bk.pool_of("bob@example.org") == []
+    assert any("substitute pool" in body(m) for m in mails)
+    # a wrong secret: not authenticated, not done
+    lobby.send("bob@example.org", "status\nsubstitute on all", subject="Re: [pbem:ridge:wrongwrong] Union Pacific ridge")
+    lobby.cycle()
+    assert lobby.mod.bk.pool_of("bob@example.org") == []

@@ -456,12 +456,16 @@ class Moderator:
                         before = decide.in_game(om, key, record, answered=answered, gm_address=gm_address,
                                                 arrived=when)
                     verdict = verdict if isinstance(before, Refuse) else before
-                with i18n.speaking(switched):
-                    return act(decide.once(verdict, answered=answered), om, post, self.store, report, record)
+                language = switched
+            else:
+                with i18n.speaking(language):
+                    verdict = decide.in_game(om, key, record, answered=answered, gm_address=gm_address,
+                                             arrived=when)
             with i18n.speaking(language):
-                verdict = decide.in_game(om, key, record, answered=answered, gm_address=gm_address,
-                                         arrived=when)
-                return act(decide.once(verdict, answered=answered), om, post, self.store, report, record)
+                done = act(decide.once(verdict, answered=answered), om, post, self.store, report, record)
+            # 'substitute on|off' below other lines of a player's mail (pool.handle reads the first)
+            pool.seat_lines(post, om, record, getattr(verdict, "player", None), key, when)
+            return done
 
 
 def clock_time(now: datetime, report: CycleReport) -> datetime:

@@ -297,6 +297,58 @@ def _ask(out: _Out, req: Request, now: datetime) -> None:
         out.reply(POOL_THREAD, "title_confirm", text, token=thread_token(POOL_THREAD, secret))
 
 
+def seat_lines(post: Post, om: OrderMail, record: GameRecord, player: str | None, key: str,
+               now: datetime) -> bool:
+    """``substitute on [all|GAME]`` / ``substitute off`` on a line of a mail of
+    ``player`` (authenticated in ``record``'s game: the verdict named them) that
+    ``handle`` left to the game (it reads a mail's first line only: here the
+    line came below others, "timezone ...", "calendar off"): done at once, the
+    game's thread and the registered address confirming the address, and
+    answered (a new user's check: the line was dropped without a word).  Once
+    per mail (``KEY#pool``).  Returns whether a line was done."""
+    if om.machine or player is None:
+        return False
+    bk = post.bk
+    if bk.answered(f"{key}#pool"):
+        return False
+    reqs = [r for r in (read_request([line]) for line in om.lines) if r is not None and r.kind in ("on", "off")]
+    if not reqs:
+        return False
+    try:
+        seat = record.player_by_name(player)
+    except KeyError:
+        return False
+    if not seat.address or canonical_address(seat.address) != canonical_address(om.sender):
+        return False
+    out = _Out(post, om, record.language_of(seat))
+    req = reqs[-1]
+    with bk.transaction(), i18n.speaking(out.language):
+        game = req.game
+        if req.kind == "on" and game != "*":
+            running = {gid.lower(): gid for gid in bk.game_ids()
+                       if (bk.game(gid) and bk.game(gid).phase not in (None, "over"))}
+            running.update({og["id"].lower(): og["id"] for og in bk.open_games(OPEN_STATES)})
+            if game.lower() not in running:
+                asked = game if len(game) <= 40 else game[:39] + "…"
+                out.reply(None, "title_pool", word("pool", "no_such_game", asked=asked,
+                                                   games=sorted(running.values())))
+                bk.mark_answered(f"{key}#pool", record.id, now)
+                return True
+            game = running[game.lower()]
+        if bk.person(out.to) is None:
+            bk.register_person(out.to, seat.name, now, out.language)
+        if req.kind == "on":
+            bk.pool_join(out.to, game, now)
+            out.reply(None, "title_pool", word("pool", "in_pool", games=bk.pool_of(out.to)))
+        elif bk.pool_of(out.to):
+            bk.pool_leave(out.to)
+            out.reply(None, "title_pool", word("pool", "pool_off"))
+        else:
+            out.reply(None, "title_pool", word("pool", "not_in_pool"))
+        bk.mark_answered(f"{key}#pool", record.id, now)
+    return True
+
+
 def _confirm(out: _Out, ask: dict[str, Any] | None, now: datetime) -> None:
     """A reply to a pool confirmation mail: the sender's request is done when
     the reply carries its token and says yes (or nothing)."""
