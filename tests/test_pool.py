@@ -280,6 +280,10 @@ def test_a_volunteer_gets_the_offer_and_the_welcome_in_their_language(tmp_path):
     assert ann.address == "greta@example.de" and ann.language == "de"
     (welcome,) = [m for m in mails if ann.secret in body(m)]
     assert "Dein Geheimcode für diese Partie" in body(welcome)
+    # the pool took the seat, not the game master (a new user's check: "Der Spielleiter hat ... gegeben")
+    assert "Greta aus dem Ersatzspieler-Pool hat den Platz von Ann übernommen; der Platz behält in der " \
+        "Partie den Namen Ann." in " ".join(body(welcome).split())
+    assert "Spielleiter hat den Platz" not in body(welcome)
     # her later mail in the offer's thread is a player's mail of the game, not a take told the seat is taken
     lobby.now += H
     lobby.send("greta@example.de", "nehmen ridge", reply_to=offer)

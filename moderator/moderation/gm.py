@@ -437,8 +437,8 @@ def _replace(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     entry.update(player=seat.name, name=name, address=address, old_address=old, command=_named(cmd, seat))
     vacancy.refill(post.bk, record.id, seat.name)  # a vacancy's offers to the pool stop (moderation/pool.py)
 
-    def event() -> str:
-        return word("gm", "replaced", seat=seat.name, newcomer=name)
+    def event() -> str:  # the pool's take-over says so (voice pool), not "the game master gave"
+        return ctx.word("replaced", seat=seat.name, newcomer=name)
 
     for e in post.spool.stale_status(record.id, seat.name):
         post.spool.remove(e.name)

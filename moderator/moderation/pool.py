@@ -474,7 +474,8 @@ def _seat_taker(post: Post, store: GameStore, record: GameRecord, offer: dict[st
     name = _newcomer_name(post.bk, record, offer)
     cmd = gm_.GmCommand("replace", (offer["seat"], name, offer["address"]))
     ctx = gm_.Context(post, store, record, by, now.isoformat(timespec="seconds"), key, 0,
-                      newcomer_language=(post.bk.person(offer["address"]) or {}).get("language"))
+                      newcomer_language=(post.bk.person(offer["address"]) or {}).get("language"),
+                      voice="pool", voiced={"approved": by != BY_POOL})
     try:
         gm_.execute(ctx, cmd)
     except gm_.GmRefusal as exc:
