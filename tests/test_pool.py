@@ -284,11 +284,17 @@ def test_a_volunteer_gets_the_offer_and_the_welcome_in_their_language(tmp_path):
     assert "Greta aus dem Ersatzspieler-Pool hat den Platz von Ann übernommen; der Platz behält in der " \
         "Partie den Namen Ann." in " ".join(body(welcome).split())
     assert "Spielleiter hat den Platz" not in body(welcome)
-    # her later mail in the offer's thread is a player's mail of the game, not a take told the seat is taken
+    # her 'take' again in the offer's thread: told the seat is hers, not that it is taken, nor
+    # refused for a missing secret (a new user's check); her other mail there is the game's
     lobby.now += H
     lobby.send("greta@example.de", "nehmen ridge", reply_to=offer)
+    (later,) = [m for m in lobby.cycle() if to(m) == "greta@example.de"]
+    assert "Der Platz Ann in der Partie ridge gehört dir schon." in body(later)
+    assert "schon vergeben" not in body(later)
+    lobby.now += H
+    lobby.send("greta@example.de", "status", reply_to=offer)
     later = [m for m in lobby.cycle() if to(m) == "greta@example.de"]
-    assert later and not any("schon vergeben" in body(m) for m in later)
+    assert later and not any("gehört dir schon" in body(m) for m in later)
 
 
 def test_the_doctor_names_the_pool(tmp_path):

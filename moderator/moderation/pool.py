@@ -221,6 +221,15 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
     ask = bk.pool_asked(sender)
     confirming = bool(tokens_in(om.thread_refs, POOL_THREAD)) and not store.exists(POOL_THREAD)
     if hit is not None and hit[0] == "offer" and hit[1]["state"] == "taken" and hit[1]["address"] == sender:
+        if req is not None and req.kind == "take" and not bk.answered(key):
+            # 'take' again from the one who has the seat: told so, not refused for a missing secret
+            out = _Out(post, om, _language(bk, req, sender))
+            with bk.transaction(), i18n.speaking(out.language):
+                out.reply(hit[1]["game"], "title_pool", word("pool", "yours_already", game_id=hit[1]["game"],
+                                                             seat=hit[1]["seat"]))
+                bk.mark_answered(key, hit[1]["game"], now)
+            report.signups += 1
+            return "processed"
         return None  # the newcomer writing in the offer's thread: a player's mail of the game
     if hit is None and not confirming:
         if req is None or req.kind in ("approve", "veto"):
