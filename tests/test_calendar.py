@@ -178,6 +178,9 @@ def test_a_timeline_of_requests_moves_and_cancellations(tmp_path):
     (bob,) = to(mails, BOB)
     assert "Calendar off: your mails carry no calendar event" in body(bob)
     assert only(bob) == ("CANCEL", uid(gid, "Bob", 1), 1, due, "CANCELLED")
+    assert str(event(calendars(bob)[0][1])["DESCRIPTION"]) == (
+        f"This deadline of game {gid} no longer applies: your move was made, no deadline runs for it now, "
+        "or you turned the calendar off.")
     record = h.load()
     assert record.calendar_off == ["Bob"] and not calendar_wanted(record, "Bob")
     h.mail("Bob", "status")
