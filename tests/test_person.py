@@ -126,6 +126,14 @@ def test_one_person_across_three_games_over_imap_and_smtp(table):
     # Ann had never signed up (games of `pbem new`): registered by her 'me'
     assert t.m.bk.person(ANN)["name"] == "Ann"
     # the person thread: a time zone for every game; a bad value refused, nothing changed
+    t.reply(me, f"Ann <{ANN}>", "timezon Europe/Madrid\nblah blah")  # a typo gets the nearest command
+    (answer,) = t.cycle()
+    assert _body(answer) == (
+        "'timezon Europe/Madrid' is no command of your person thread; nothing was changed for it. Write one of: "
+        "me, timezone ZONE, language CODE, digest daily|off, calendar on|off, substitute on|off, vacation 5d|off. "
+        "Did you mean 'timezone'?\n\n"
+        "'blah blah' is no command of your person thread; nothing was changed for it. Write one of: "
+        "me, timezone ZONE, language CODE, digest daily|off, calendar on|off, substitute on|off, vacation 5d|off.\n")
     t.reply(me, f"Ann <{ANN}>", "timezone Europe/Prague\ndigest daily\ncalendar maybe")
     (answer,) = t.cycle()
     assert _body(answer) == (

@@ -354,6 +354,9 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
                 cmd = person_command(line, language)
                 if cmd is None:
                     answers.append(word("person", "unknown_line", line=line[:60]))
+                    near = _nearest_command(line)
+                    if near:  # 'timezon Europe/Madrid': the command it is nearest (a new user's check)
+                        answers[-1] += " " + word("person", "did_you_mean", command=near)
                     continue
                 if cmd == "me":
                     wants_me = True
@@ -371,6 +374,22 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
             _send(post, om, key, address, text.rstrip("\n") + "\n")
     report.commands += 1
     return "processed"
+
+
+PERSON_COMMANDS = ("me", "timezone", "language", "digest", "calendar", "substitute", "vacation")
+"""The commands of the person thread, as the guide writes them."""
+
+
+def _nearest_command(line: str) -> str | None:
+    """The person thread's command nearest the first word of ``line`` (difflib,
+    ratio 0.75: ``timezon`` -> ``timezone``, ``vacaton`` -> ``vacation``), or None."""
+    import difflib
+
+    words = line.split()
+    if not words:
+        return None
+    found = difflib.get_close_matches(words[0].lower().strip(".,:;!?"), PERSON_COMMANDS, n=1, cutoff=0.75)
+    return found[0] if found else None
 
 
 def apply(post: Post, store: GameStore, address: str, cmd: str, arrived: datetime | None = None,
