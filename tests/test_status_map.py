@@ -77,8 +77,12 @@ def start_all(t: Table) -> list[EmailMessage]:
 def the_map(msg: EmailMessage) -> tuple[str, str, bytes, str]:
     """(html, cid, png bytes, plain text) of a mail with one inline map, checking
     its structure on the way."""
+    if msg.get_content_type() == "multipart/mixed":  # a calendar cancellation attached beside (issue 28)
+        msg, *attached = list(msg.iter_parts())
+        assert [a.get_content_type() for a in attached] == ["text/calendar"] * len(attached)
     assert msg.get_content_type() == "multipart/alternative"
-    plain, related = list(msg.iter_parts())
+    plain, related, *calendar = list(msg.iter_parts())  # the deadline's event: the last alternative
+    assert [c.get_content_type() for c in calendar] in ([], ["text/calendar"])
     assert plain.get_content_type() == "text/plain"
     assert related.get_content_type() == "multipart/related"
     html_part, image = list(related.iter_parts())
