@@ -404,6 +404,11 @@ def test_substitute_on_below_other_lines_of_a_players_mail_is_done_and_answered(
     mails = [m for m in lobby.cycle() if to(m) == "bob@example.org"]
     assert lobby.mod.bk.pool_of("bob@example.org") == []
     assert any("substitute pool" in body(m) for m in mails)
+    lobby.send("bob@example.org", "status\nsubstitute on nowhere",
+               subject=f"Re: [pbem:ridge:{bob.secret}] Union Pacific ridge")
+    mails = [m for m in lobby.cycle() if to(m) == "bob@example.org"]
+    assert any("There is no running or open game 'nowhere'." in body(m) for m in mails)
+    assert lobby.mod.bk.pool_of("bob@example.org") == []
     # a wrong secret: not authenticated, not done
     lobby.send("bob@example.org", "status\nsubstitute on all", subject="Re: [pbem:ridge:wrongwrong] Union Pacific ridge")
     lobby.cycle()

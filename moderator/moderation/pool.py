@@ -277,6 +277,21 @@ def _handle(out: _Out, store: GameStore, req: Request | None, hit: tuple[str, di
         bk.mark_answered(key, None, now)
 
 
+def _pool_game(out: _Out, asked: str) -> str | None:
+    """The id of the running or open game ``asked`` names (any case) for
+    ``substitute on GAME``, or None after answering with those that run or
+    are open (in the language in force)."""
+    bk = out.post.bk
+    running = {gid.lower(): gid for gid in bk.game_ids()
+               if (bk.game(gid) and bk.game(gid).phase not in (None, "over"))}
+    running.update({og["id"].lower(): og["id"] for og in bk.open_games(OPEN_STATES)})
+    if asked.lower() not in running:
+        shown = asked if len(asked) <= 40 else asked[:39] + "…"
+        out.reply(None, "title_pool", word("pool", "no_such_game", asked=shown, games=sorted(running.values())))
+        return None
+    return running[asked.lower()]
+
+
 def _ask(out: _Out, req: Request, now: datetime) -> None:
     """``substitute on GAME|all`` or ``substitute off``: the confirmation mail
     (a game that does not run and is not open: a refusal listing those that
@@ -285,14 +300,9 @@ def _ask(out: _Out, req: Request, now: datetime) -> None:
     game = req.game
     with i18n.speaking(out.language):
         if req.kind == "on" and game != "*":
-            running = {gid.lower(): gid for gid in bk.game_ids()
-                       if (bk.game(gid) and bk.game(gid).phase not in (None, "over"))}
-            running.update({og["id"].lower(): og["id"] for og in bk.open_games(OPEN_STATES)})
-            if game.lower() not in running:
-                asked = game if len(game) <= 40 else game[:39] + "…"
-                out.reply(None, "title_pool", word("pool", "no_such_game", asked=asked, games=sorted(running.values())))
+            game = _pool_game(out, game)
+            if game is None:
                 return
-            game = running[game.lower()]
         if req.kind == "off" and not bk.pool_of(out.to):
             out.reply(None, "title_pool", word("pool", "not_in_pool"))
             return
@@ -334,16 +344,10 @@ def seat_lines(post: Post, om: OrderMail, record: GameRecord, player: str | None
     with bk.transaction(), i18n.speaking(out.language):
         game = req.game
         if req.kind == "on" and game != "*":
-            running = {gid.lower(): gid for gid in bk.game_ids()
-                       if (bk.game(gid) and bk.game(gid).phase not in (None, "over"))}
-            running.update({og["id"].lower(): og["id"] for og in bk.open_games(OPEN_STATES)})
-            if game.lower() not in running:
-                asked = game if len(game) <= 40 else game[:39] + "…"
-                out.reply(None, "title_pool", word("pool", "no_such_game", asked=asked,
-                                                   games=sorted(running.values())))
+            game = _pool_game(out, game)
+            if game is None:
                 bk.mark_answered(f"{key}#pool", record.id, now)
                 return True
-            game = running[game.lower()]
         if bk.person(out.to) is None:
             bk.register_person(out.to, seat.name, now, out.language)
         if req.kind == "on":
