@@ -403,12 +403,18 @@ def _status_batch(post: Post, record: GameRecord, events: list[str], news: list 
                 told.append(n.to_data())
                 if taken is not None:
                     taken.add(id(n))
+        # the order mail this answers: this batch's, else that of an unsent mail it replaces (the
+        # built-in player moved after the order in the same cycle: the answer still replies to it)
+        answers_mail = record.reply_to.get(p.name) or next(
+            (m["in_reply_to"] for _, m in reversed(older) if m.get("in_reply_to")), None)
         meta = {"kind": "status", "game": record.id, "player": p.name, "events": _meta_events(mine), "answers": None,
                 "log_from": start, "log_to": end, "replaces": [name for name, _ in older + notices]}
+        if answers_mail:
+            meta["in_reply_to"] = answers_mail
         if told:
             meta["news"] = told
         drawn = [(share, swapped) for at, who, share, swapped in draws if who == p.name and at >= start]
-        batch.append((status_mail(post, record, p, mine, record.reply_to.get(p.name), drawn=drawn,
+        batch.append((status_mail(post, record, p, mine, answers_mail, drawn=drawn,
                                   boards=boards, news=told, again=bool(older)), meta))
         replaced += older + notices
     watching = view.stale_observer(record.id)
