@@ -218,7 +218,7 @@ LAYERS = [
     "observers announce inbox",
     "notify seats ballot press",
     "interpret clock create",
-    "gm commands",
+    "gm commands privacy",
     "proposals people",
     "decide",
     "act signup",

@@ -69,6 +69,22 @@ def archive(ctx, out, force):
     sys.exit(0 if _archive(ctx, out, force) else 1)
 
 
+def _person_export(ctx, address):
+    """The JSON of ``pbem export ADDRESS`` (``privacy.export_data``)."""
+    from datetime import datetime, timezone
+
+    from moderator.moderation.privacy import export_data, export_json
+    from moderator.store.bookkeeping import Bookkeeping, BookkeepingError
+    from moderator.store.gamefile import GameStore
+
+    config = _config(ctx, passwords=False)
+    try:
+        with Bookkeeping.in_spool(config.spool_dir) as bk:
+            return export_json(export_data(bk, GameStore(config.games_dir), address, datetime.now(timezone.utc)))
+    except BookkeepingError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
 @click.command()
 @click.argument("game")
 @click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
@@ -80,10 +96,18 @@ def archive(ctx, out, force):
 def export(ctx, game, fmt, with_secrets, out):
     """Print GAME as one self-contained file in the game-file format
     (docs/game-file.md); without --with-secrets, addresses, secrets and every
-    hidden card are removed (see docs/archive.md)."""
+    hidden card are removed (see docs/archive.md).  Given an ADDRESS (it has an
+    @): that person's own data across games as JSON (docs/operations.md)."""
     from moderator.archive.export import dump, export_data
     from moderator.store.gamefile import GameStore, StoreError
 
+    if "@" in game:  # an ADDRESS: that person's data across games (moderation/privacy.py)
+        text = _person_export(ctx, game)
+        if out is None:
+            click.echo(text, nl=False)
+        else:
+            Path(out).write_text(text, encoding="utf-8")
+        return
     store = GameStore(_config(ctx, passwords=False).games_dir)
     try:
         store.load(game)  # a file whose history does not give its state is not exported

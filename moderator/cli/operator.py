@@ -158,13 +158,46 @@ def restore(ctx, game):
 
 @click.command()
 @click.argument("game")
+@click.option("--yes", is_flag=True, help="With an ADDRESS: forget it (without it, only say what would go).")
 @click.pass_context
-def forget(ctx, game):
-    """Forget GAME, whose file was removed on purpose (its mail then goes to no game)."""
+def forget(ctx, game, yes):
+    """Forget GAME, whose file was removed on purpose (its mail then goes to no
+    game); or, given an ADDRESS (it has an @), forget that person everywhere:
+    registry, game files (a neutral seat name), bookkeeping, spool (with --yes;
+    docs/operations.md, "A person's own data")."""
+    if "@" in game:
+        _forget_person(ctx, game, yes)
+        return
     from moderator.admin import forget as drop
 
     _admin(lambda: drop(_config(ctx, passwords=False), game))
     click.echo(f"Game {game} forgotten: mail for it is now mail for no game.")
+
+
+def _forget_person(ctx, address, yes):
+    from moderator.mail.read import canonical_address
+    from moderator.moderation.cycle import Moderator, Unsent
+    from moderator.moderation.privacy import export_data
+
+    config = _config(ctx)
+    address = canonical_address(address)
+    m = Moderator(config)
+    try:
+        data = export_data(m.bk, m.store, address, m.clock())
+        seats = ", ".join(f"{s['seat']} in {s['game']}" for s in data["seats"]) or "no seat"
+        if not yes:
+            click.echo(f"{address}: {seats}; registered: {'yes' if data['name'] else 'no'}. Nothing changed; "
+                       f"`pbem forget {address} --yes` forgets them.")
+            return
+        try:
+            games = _admin(lambda: m.forget_person(address))
+        except Unsent as exc:
+            click.echo(f"{address} forgotten; the notices to the other players wait in the spool: {exc}")
+            return
+        click.echo(f"{address} forgotten: {seats} now have neutral names; games rewritten: "
+                   f"{', '.join(games) or 'none'}. Nothing was mailed to the address.")
+    finally:
+        m.close()
 
 
 @click.command()

@@ -370,7 +370,19 @@ def _commands(v: Duplicate | Refuse | Apply | Answer, om: OrderMail, post: Post,
     """Answer the verdict's commands once (keyed ``MID#commands``)."""
     if v.commands:
         votes = tuple(c for c in v.commands if proposals.is_proposal(c))  # proposals.py's, not commands'
-        rest = tuple(c for c in v.commands if c not in votes and c != "me")
+        rest = tuple(c for c in v.commands if c not in votes and c not in ("me", "export me", "forget me"))
+        for own in ("export me", "forget me"):  # the person's own data, across their games (privacy.py)
+            if own in v.commands:
+                from . import privacy
+
+                player = record.player_by_name(v.player)
+                language = record.language_of(player)
+                if own == "export me":
+                    privacy.answer_export(post, store, om, v.commands_key, player.address, held=record,
+                                          language=post.bk.setting(player.address, "language") or language)
+                else:
+                    privacy.ask_forget(post, om, v.commands_key, player.address,
+                                       language=post.bk.setting(player.address, "language") or language)
         if "me" in v.commands:  # the person's answer, across their games (people.py)
             from . import people
 

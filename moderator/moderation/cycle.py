@@ -71,7 +71,7 @@ from ..render.words import word
 from ..store.bookkeeping import Bookkeeping, BookkeepingError
 from ..store.gamefile import GameRecord, GameStore, Player, SavedGame, StoreError
 from ..store.spool import Spool
-from . import clock, create, deadlines, decide, notify, people, pool, proposals, route, signup, spooled
+from . import clock, create, deadlines, decide, notify, people, pool, privacy, proposals, route, signup, spooled
 from .act import act
 from .commands import rules_text
 from .faults import fault
@@ -283,6 +283,30 @@ class Moderator:
         if report.errors:
             raise Unsent("; ".join(report.errors), report)
 
+    def forget_person(self, address: str) -> list[str]:
+        """``pbem forget ADDRESS``: forget ``address`` as a confirmed ``forget
+        me`` does (``privacy.forget``: game files, bookkeeping, spool; the other
+        players of running games told), under the cycle lock, without mailing
+        the address; the mails to the others are sent now (``Unsent`` when they
+        could not be: they stay in the spool), then the database is vacuumed.
+        Returns the ids of the games changed.  Raises ``filelock.Timeout`` when a
+        cycle runs for more than a minute, OSError, BookkeepingError."""
+        lock = FileLock(str(self.spool.dir / "cycle.lock"))
+        lock.acquire(timeout=60)
+        report = CycleReport()
+        try:
+            post = self._post()
+            sync_index(self.bk, self.store)
+            with self.bk.transaction():
+                games = privacy.forget(post, self.store, address)
+            post.flush(report, self._outbox)
+            privacy.finish(post)
+        finally:
+            lock.release()
+        if report.errors:
+            raise Unsent("; ".join(report.errors), report)
+        return games
+
     def manage(self, game_id: str, line: str, by: str | None = None) -> str:
         """Carry out the game-master command ``line`` (``gm.parse_gm``: ``undo 2
         force reason``, ``replace Ann Dora=dora@example.org`` ...) on game
@@ -373,6 +397,7 @@ class Moderator:
                 pool.run_clock(post, self.store, clock_time(self.clock(), report), report)
                 notify.notify_all(post, self.store, report)
                 post.flush(report, self._cycle_outbox())
+                privacy.finish(post)  # people forgotten in this cycle: purged again, the database vacuumed
                 # successful: mail came in and went out (a broken game file or a
                 # bounce makes the cycle fail, but is no outage of the moderator)
                 if report.inbox_ok and bk.smtp_failing_since() is None:

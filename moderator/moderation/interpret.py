@@ -111,10 +111,11 @@ def interpret(lines: Iterable[str], board: Board, kinds: Iterable[str] = ()) -> 
     from .seats import seat_command  # resign, digest (the players' seat commands)
     from .ballot import proposal_command  # propose ..., accept, reject (proposals.py)
 
-    from .seats import me_command  # me: the person across games (people.py)
+    from .seats import me_command, privacy_command  # me, export me, forget me: the person (people.py, privacy.py)
 
     def seat_or_vote(line: str) -> str | None:
-        return seat_command(line) or proposal_command(line) or ("me" if me_command(line) else None)
+        return seat_command(line) or proposal_command(line) or ("me" if me_command(line) else None) \
+            or privacy_command(line)
 
     found = [_line_commands(l, seat_or_vote) for l in lines]  # the command check once per line
     commands = tuple(dict.fromkeys(c for cs in found if cs for c in cs))

@@ -313,9 +313,12 @@ def person_command(line: str, language: str | None = None) -> str | None:
     on|off``, ``substitute on|off`` (any value as written: a wrong one is
     answered)."""
     from ..orders.parser import command, english
+    from .seats import privacy_command
 
     if me_command(line):
         return "me"
+    if privacy_command(line):
+        return privacy_command(line)
     found = command(line, language)
     if found and found.startswith(("timezone ", "vacation ", "language ")):
         return found
@@ -335,7 +338,12 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
     that game), so that a vacation never lands on a move already overdue; None
     (an outage ending): not caught up.  Returns ``"processed"``, or None when it
     is no person-thread mail (routed as any other)."""
+    from . import privacy
+
     bk = post.bk
+    done = privacy.handle_reply(om, key, post, store, report)
+    if done is not None:  # a reply to the question of 'forget me'
+        return done
     if not is_person_mail(om, bk):
         return None
     if post.answered(key):
@@ -361,6 +369,14 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
                 if cmd == "me":
                     wants_me = True
                     continue
+                if cmd in ("export me", "forget me"):  # each its own mail (privacy.py)
+                    from . import privacy
+
+                    if cmd == "export me":
+                        privacy.answer_export(post, store, om, f"{key}#export", address, language=language)
+                    else:
+                        privacy.ask_forget(post, om, f"{key}#forget", address, language=language)
+                    continue
                 answers.append(apply(post, store, address, cmd, arrived, report))
                 language = person_language(bk, address)  # 'language de': what follows in German
             if not lines:
@@ -371,12 +387,15 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
                 now = post.clock()
                 games = _games_data(post, store, address)
                 text = (text + "\n\n" if text else "") + me_text(post, address, games, now)
-            _send(post, om, key, address, text.rstrip("\n") + "\n")
+            if text:
+                _send(post, om, key, address, text.rstrip("\n") + "\n")
+            else:  # only 'export me' / 'forget me': their own mails went
+                bk.mark_answered(key, None, post.clock())
     report.commands += 1
     return "processed"
 
 
-PERSON_COMMANDS = ("me", "timezone", "language", "digest", "calendar", "substitute", "vacation")
+PERSON_COMMANDS = ("me", "timezone", "language", "digest", "calendar", "substitute", "vacation", "export", "forget")
 """The commands of the person thread, as the guide writes them."""
 
 

@@ -47,6 +47,19 @@ def me_command(line: str) -> bool:
     return line.strip(" .!?:;¿¡？！").lower() in _ME
 
 
+def privacy_command(line: str) -> str | None:
+    """``"export me"`` or ``"forget me"`` (a person's own data:
+    ``moderation/privacy.py``) when ``line`` is one, in any language; else None."""
+    text = " ".join(line.strip(" .!?:;¿¡？！").lower().split())
+    return _PRIVACY.get(text)
+
+
+_PRIVACY = {**{w: "export me" for w in ("export me", "export my data", "exportar mis datos", "exportarme",
+                                        "meine daten exportieren", "exportovat moje data", "导出我的数据")},
+            **{w: "forget me" for w in ("forget me", "olvídame", "olvidame", "vergiss mich", "zapomeň mě",
+                                        "zapomen me", "忘记我")}}
+
+
 def seat_command(line: str) -> str | None:
     """The seat command on ``line`` (one of ``SEAT_COMMANDS``), or None:
     ``digest on``/``digest off``, ``calendar on``/``calendar off``; ``resign``, also in a short sentence ("I resign

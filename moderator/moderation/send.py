@@ -110,6 +110,9 @@ class Post:
         """How many mails ``put`` spooled (``gm.execute``: whether a command spooled any)."""
         self.domain = config.moderator_address.rpartition("@")[2] or "pbem.localhost"
         self._replies: dict[str, int] = {}
+        self.forgotten: list[tuple[str, list[str]]] = []
+        """``(address, names)`` of the people forgotten in this cycle
+        (``privacy.forget``): ``privacy.finish`` purges and vacuums after sending."""
 
     def notice_text(self) -> str:
         """The note for every status mail (``notice``) in the language in force."""
