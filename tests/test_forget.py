@@ -214,3 +214,12 @@ def test_the_operators_export_and_forget(table):
 
     for gid in ("ridge", "lake", "pass"):
         GameStore(t.config.games_dir).load(gid)
+
+
+def test_the_confirmation_words_are_those_of_the_sign_up():
+    from moderator.moderation import privacy, signup
+
+    lines = ["confirm", "Yes, please", "I confirm", "ja", "确认", "no", "no, keep me", "nein danke", "ok", "",
+             "please do not", "potvrzuji", "well maybe later yes"]
+    assert [privacy._confirms(x) for x in lines] == [signup.confirms(x) for x in lines]
+    assert privacy._YES == set(signup.WORDS["confirm"])

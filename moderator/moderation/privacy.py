@@ -263,6 +263,21 @@ def _asked(bk: Any, address: str) -> tuple[str, datetime] | None:
         return None
 
 
+_YES = {"confirm", "confirmed", "yes", "ok", "confirmar", "confirmo", "sí", "si", "bestätigen", "bestatigen",
+        "bestaetigen", "ja", "potvrdit", "potvrzuji", "ano", "确认", "是"}
+_NO = {"no", "not", "don't", "dont", "never", "nein", "nicht", "kein", "ne", "nikoli", "nunca", "不", "不要", "别"}
+
+
+def _confirms(line: str) -> bool:
+    """Whether a reply's first line of text says yes, as ``signup.confirms``
+    reads it (the same words; that module sits above this one): a word of
+    ``_YES`` among its first four words and none of ``_NO``."""
+    words = [i18n.fold(w).strip(".!,:;") for w in line.split()]
+    if any(w in {i18n.fold(n) for n in _NO} for w in words):
+        return False
+    return any(w in {i18n.fold(y) for y in _YES} for w in words[:4])
+
+
 def is_forget_reply(om: OrderMail, bk: Any) -> bool:
     """Whether ``om`` replies to the ``forget me`` question sent to its sender:
     one of its In-Reply-To/References carries the token of the secret kept for
@@ -279,13 +294,11 @@ def is_forget_reply(om: OrderMail, bk: Any) -> bool:
 
 def handle_reply(om: OrderMail, key: str, post: Post, store: GameStore, report: Any) -> str | None:
     """Carry out a reply to the ``forget me`` question (``is_forget_reply``):
-    its first line of text confirms (``signup.confirms``; no text at all
+    its first line of text confirms (``_confirms``, as ``signup.confirms``; no text at all
     confirms too) within ``FORGET_WINDOW``: ``forget`` and the last answer;
     another reply, or a late one: answered that nothing was removed, the
     question dropped.  Returns ``"processed"``, or None when ``om`` is no such
     reply (routed as any other)."""
-    from .signup import confirms
-
     bk = post.bk
     if not is_forget_reply(om, bk):
         return None
@@ -298,7 +311,7 @@ def handle_reply(om: OrderMail, key: str, post: Post, store: GameStore, report: 
     language = bk.setting(address, "language") or (bk.person(address) or {}).get("language")
     with bk.transaction():
         bk.set_setting(address, FORGET_KEY, None, now)
-        if now - asked > FORGET_WINDOW or (lines and not confirms(lines[0])):
+        if now - asked > FORGET_WINDOW or (lines and not _confirms(lines[0])):
             if post.allow(address, "forget me"):
                 with i18n.speaking(language or i18n.DEFAULT):
                     text = word("person", "forget_too_late" if now - asked > FORGET_WINDOW
