@@ -91,7 +91,7 @@ def test_export_me_then_forget_me_over_imap_and_smtp(table):
     assert [(s["game"], s["seat"], s["phase"], s["ended"]) for s in data["seats"]] == [
         ("lake", BJN, "initial", False), ("pass", BJN, "initial", True), ("ridge", BJN, "initial", False)]
     lake, _, ridge = data["seats"]
-    assert ridge["orders"] == []  # Ann moves first there: his 'start BNL' was refused
+    assert ridge["orders"] == []  # his 'start BNL' was not applied
     assert lake["orders"] == [{"order": "start UP", "received": "2026-11-02T10:00:00+00:00",
                                "arrived": "2026-11-02T10:00:00+00:00"}]
     assert (ridge["joined"], ridge["left"]) == ("2026-11-02T09:00:00+00:00", None)
@@ -114,6 +114,9 @@ def test_export_me_then_forget_me_over_imap_and_smtp(table):
     t.reply(forged, f"{BJN} <{BJ}>", "confirm")
     t.cycle()
     assert t.m.bk.person(BJ) is not None and t.store.read_data("ridge")["players"][1]["address"] == BJ
+    # a volunteer of the substitute pool, for every game
+    t.m.bk.register_person("dan@e.example", "Dan", t.now[0])
+    t.m.bk.pool_join("dan@e.example", "*", t.now[0])
     # the confirmation
     t.now[0] = T0 + timedelta(hours=4)
     t.reply(question, f"{BJN} <{BJ}>", "confirm")
@@ -128,6 +131,9 @@ def test_export_me_then_forget_me_over_imap_and_smtp(table):
         any(_to(m) == ANN and "Player 2 is vacant" in _body(m) for m in mails)
     assert any(_to(m) == "cy@d.example" and "Player 1 is vacant" in _body(m) for m in mails)
     assert not any(BJ in m.as_string() or BJN in _body(m) for m in mails if _to(m) != BJ)
+    offers = sorted(str(m["Subject"]) for m in mails if _to(m) == "dan@e.example")
+    assert len(offers) == 2 and "lake" in offers[0] and "ridge" in offers[1], offers
+    assert [(o["seat"], o["address"]) for o in t.m.bk.offers("ridge")] == [("Player 2", "dan@e.example")]
     # no trace anywhere: game files, snapshots, spool, the database and its -wal
     t.m.close()
     assert _traces(t, BJ, BJN) == []
@@ -141,7 +147,7 @@ def test_export_me_then_forget_me_over_imap_and_smtp(table):
     ridge = store.load("ridge")
     seat = ridge.player_by_name("Player 2")
     assert (seat.address or None, seat.bot, "Player 2" in ridge.resigned) == (None, True, True)
-    assert [h["player"] for h in ridge.history] == ["Player 2"]
+    assert [(h["player"], h.get("by")) for h in ridge.history] == [("Player 2", "bot")]  # at once: a choice
     assert "Player 1" in store.load("lake").resigned
     assert not store.load("pass").player_by_name("Player 2").address
     from moderator.store.bookkeeping import Bookkeeping
@@ -150,10 +156,15 @@ def test_export_me_then_forget_me_over_imap_and_smtp(table):
         assert bk.person(BJ) is None and bk.games_of(BJ) == [] and bk.settings_of(BJ) == {}
         assert sorted((v["game"], v["seat"], v["state"]) for v in bk.vacancies(("open",))) == [
             ("lake", "Player 1", "open"), ("ridge", "Player 2", "open")]
-    # a later mail from the address is a stranger's: it plays in no game
+    # the running game goes on: Ann's start, then the built-in player's for the vacant seat
     from moderator.moderation.cycle import Moderator
 
     t.m = Moderator(t.config, clock=lambda: t.now[0])
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "start UP")
+    t.cycle()
+    ridge = GameStore(t.config.games_dir).load("ridge")
+    assert [(h["player"], h.get("by")) for h in ridge.history] == [("Player 2", "bot"), ("Ann", None)]
+    # a later mail from the address is a stranger's: it plays in no game
     t.reply(t.last[(BJ, "ridge")], f"{BJN} <{BJ}>", "status")
     t.cycle()
     assert t.m.bk.person(BJ) is None and t.m.bk.games_of(BJ) == []
@@ -223,3 +234,43 @@ def test_the_confirmation_words_are_those_of_the_sign_up():
              "please do not", "potvrzuji", "well maybe later yes"]
     assert [privacy._confirms(x) for x in lines] == [signup.confirms(x) for x in lines]
     assert privacy._YES == set(signup.WORDS["confirm"])
+
+
+def test_a_game_file_without_the_person_still_replays(tmp_path):
+    """The frozen format-6 game whose seat Cy went from cy@example.net to Walt
+    (walt@pool.example) by the pool, with press added: forgetting Walt renames
+    the seat Player 3 everywhere, drops the press he sent, keeps the press to
+    him with the name replaced, and the file replays and compares in full."""
+    from pathlib import Path
+
+    import yaml
+
+    from moderator.moderation.privacy import scrub_game
+    from moderator.store.gamefile import GameStore, _dump
+
+    path = Path(__file__).parent / "fixtures" / "games" / "v6" / "v6-substitute-gm-calendar.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["game"] = "g"
+    data["press"] = [
+        {"key": "<a@x>", "from": "Cy", "to": "all", "at": "2026-12-01T20:00:00+00:00", "text": "I am Cy."},
+        {"key": "<b@x>", "from": "Ann", "to": ["Cy"], "at": "2026-12-01T21:00:00+00:00",
+         "text": "Cy, write to walt@pool.example? Cyan is no name.", "mids": {"Cy": "<m1@x>"}}]
+    out, names = scrub_game(data, "walt@pool.example")
+    assert names == {"Cy": "Player 3"}
+    assert [p["name"] for p in out["players"]] == ["Ann", "Bob", "Player 3"]
+    assert (out["players"][2]["address"], out["players"][2]["secret"] != data["players"][2]["secret"]) == (None, True)
+    assert out["press"] == [{"key": "<b@x>", "from": "Ann", "to": ["Player 3"], "at": "2026-12-01T21:00:00+00:00",
+                             "text": "Player 3, write to [forgotten]? Cyan is no name.",
+                             "mids": {"Player 3": "<m1@x>"}}]
+    assert out["gm_log"][1]["command"] == "replace Player 3 Player 3=[forgotten]"  # Walt's name too
+    assert out["gm_log"][1]["name"] == "Player 3"
+    assert out["gm_log"][1]["address"] == "[forgotten]" and out["gm_log"][1]["old_address"] == "cy@example.net"
+    assert [h["player"] for h in out["history"]].count("Player 3") == 4
+    assert all("message_id" not in h for h in out["history"] if h["player"] == "Player 3")
+    assert set(out["threads"]) == {"Ann", "Bob", "Player 3"} and "Player 3" in out["calendar"]
+    text = _dump(out)
+    assert "walt" not in text.lower() and "Cy:" not in text and "- Cy" not in text
+    store = GameStore(tmp_path)
+    (tmp_path / "g.yaml").write_text(text, encoding="utf-8")
+    record = store.load("g")  # replayed and compared in full: the state and log agree
+    assert record.checked and [p.name for p in record.players] == ["Ann", "Bob", "Player 3"]

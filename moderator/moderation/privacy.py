@@ -392,9 +392,15 @@ def scrub_game(data: dict[str, Any], address: str) -> tuple[dict[str, Any], dict
     names of their seats (see the module's docstring), and the renames done
     (``neutral_names``).  ``data`` itself is not changed."""
     names = neutral_names(data, address)
+    told = dict(names)  # the names they chose: their seats', and each taken over by a 'replace' (gm_log)
+    for e in data.get("gm_log") or []:
+        if isinstance(e, dict) and e.get("name") and e.get("address") \
+                and canonical_address(str(e["address"])) == address:
+            told.setdefault(str(e["name"]), names.get(str(e.get("player")), FORGOTTEN))
     address_re = re.compile(re.escape(address), re.IGNORECASE)
-    name_re = re.compile(r"(?<!\w)(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-                         + r")(?!\w)", re.IGNORECASE) if names else None
+    # a whole word, and no part of an address or a dotted name ("cy@example.net", "cy.smith")
+    name_re = re.compile(r"(?<![\w@.+-])(" + "|".join(re.escape(n) for n in sorted(told, key=len, reverse=True))
+                         + r")(?![\w@]|[.+-]\w)", re.IGNORECASE) if told else None
     out: dict[str, Any] = {}
     for key, value in data.items():
         if key in _KEEP:
@@ -410,9 +416,9 @@ def scrub_game(data: dict[str, Any], address: str) -> tuple[dict[str, Any], dict
             out[key] = entries
         elif key == "press":
             kept = [m for m in value or [] if m.get("from") not in names]  # the press they sent: removed
-            out[key] = _scrub(_rename(kept, names), address_re, name_re, names)
+            out[key] = _scrub(_rename(kept, names), address_re, name_re, told)
         elif key in ("gm_log", "signup"):
-            out[key] = _scrub(_rename(value, names), address_re, name_re, names)
+            out[key] = _scrub(_rename(value, told), address_re, name_re, told)
         elif key == "players":
             seats = []
             for p in value or []:
@@ -521,6 +527,7 @@ def forget(post: Post, store: GameStore, address: str) -> list[str]:
         names |= set(renamed)
     purge_bookkeeping(post.bk, address, names)
     purge_spool(post, address, names)
+    purge_leftovers(store, post.spool.dir, address)
     post.forgotten.append((address, sorted(names)))
     if failed:
         post.tell_operator(f"forget: the game files {', '.join(failed)} could not be rewritten without a "
@@ -600,6 +607,51 @@ def purge_spool(post: Post, address: str, names: set[str] | list[str] = (), keep
                     meta_path.unlink(missing_ok=True)
                 n += 1
     return n
+
+
+def purge_leftovers(store: GameStore, spool_dir: Any, address: str) -> int:
+    """The other files pbem writes that can hold ``address``: a temporary file
+    of an interrupted atomic write (``.NAME.*.tmp``) in the games directory or
+    the spool holding it is removed; the old state ``moderator.yaml.migrated``
+    (kept for a downgrade) is rewritten without it (its bounces and alerts
+    naming it, ``answered`` untouched).  Returns how many files changed."""
+    import yaml
+    from pathlib import Path
+
+    n = 0
+    needle = address.encode()
+    for d in (Path(store.dir), Path(spool_dir)):
+        for tmp in d.glob(".*.tmp") if d.is_dir() else ():
+            try:
+                if needle in tmp.read_bytes().lower():
+                    tmp.unlink()
+                    n += 1
+            except OSError:
+                continue
+    legacy = Path(spool_dir) / "moderator.yaml.migrated"
+    try:
+        raw = legacy.read_bytes()
+    except OSError:
+        return n
+    if needle not in raw.lower():
+        return n
+    try:
+        data = yaml.safe_load(raw.decode("utf-8")) or {}
+    except (yaml.YAMLError, UnicodeDecodeError):
+        data = {}
+    if isinstance(data, dict):
+        for key in ("bounces", "alerts"):
+            if isinstance(data.get(key), dict):
+                data[key] = {k: v for k, v in data[key].items() if address not in str(k).lower()
+                             and address not in str(v).lower()}
+        text = yaml.safe_dump(_strip(data, address, set()), sort_keys=True, allow_unicode=True)
+    else:
+        text = ""
+    if address in text.lower():  # somewhere no key says: the file goes (it was imported long ago)
+        legacy.unlink()
+    else:
+        atomic_write(legacy, text.encode("utf-8"))
+    return n + 1
 
 
 def vacuum(bk: Any) -> None:
