@@ -19,6 +19,8 @@
     pbem bounces list|clear [ADDRESS] addresses whose mail was refused
     pbem player set-address GAME NAME ADDRESS
     pbem forget GAME                  forget a game whose file was removed on purpose
+    pbem forget ADDRESS [--yes]       forget a person everywhere (game files, registry, spool)
+    pbem export ADDRESS               a person's own data across games, as JSON
     pbem restore GAME                 put GAME's handled and ignored mails back into the inbox
     pbem repair GAME --from-history [--yes]   rebuild state and log from the history
     pbem [--log-level LEVEL] [--log-file FILE] COMMAND ...
