@@ -134,7 +134,9 @@ def test_export_me_then_forget_me_over_imap_and_smtp(table):
     offers = sorted(str(m["Subject"]) for m in mails if _to(m) == "dan@e.example")
     assert len(offers) == 2 and "lake" in offers[0] and "ridge" in offers[1], offers
     assert [(o["seat"], o["address"]) for o in t.m.bk.offers("ridge")] == [("Player 2", "dan@e.example")]
-    # no trace anywhere: game files, snapshots, spool, the database and its -wal
+    # no trace anywhere: game files, snapshots, spool, the database and its -wal (open, and closed)
+    assert (t.config.spool_dir / "pbem.sqlite3-wal").exists()
+    assert _traces(t, BJ, BJN) == []
     t.m.close()
     assert _traces(t, BJ, BJN) == []
     # the finished game still replays; the running ones go on with the vacant seat offered
@@ -274,3 +276,20 @@ def test_a_game_file_without_the_person_still_replays(tmp_path):
     (tmp_path / "g.yaml").write_text(text, encoding="utf-8")
     record = store.load("g")  # replayed and compared in full: the state and log agree
     assert record.checked and [p.name for p in record.players] == ["Ann", "Bob", "Player 3"]
+
+
+def test_export_me_in_the_person_thread_in_german(table):
+    """In the person thread, in the person's language: the export alone (no
+    empty answer beside it), its words in German."""
+    t = table
+    t.reply(t.last[(BJ, "ridge")], f"{BJN} <{BJ}>", "me")
+    (me,) = t.cycle()
+    t.reply(me, f"{BJN} <{BJ}>", "language de")
+    t.cycle()
+    t.reply(me, f"{BJN} <{BJ}>", "export me")
+    (mail,) = t.cycle()
+    assert mail["Subject"] == "pbem: deine Daten" and me["Message-ID"] in str(mail["References"])
+    assert _body(mail).startswith("Im Anhang sind deine Daten aus all deinen Partien")
+    (part,) = mail.iter_attachments()
+    data = json.loads(part.get_content())
+    assert data["settings"] == {"language": "de"} and len(data["seats"]) == 3

@@ -78,8 +78,9 @@ def _person_export(ctx, address):
     from moderator.store.gamefile import GameStore
 
     config = _config(ctx, passwords=False)
+    exists = (config.spool_dir / "pbem.sqlite3").exists()
     try:
-        with Bookkeeping.in_spool(config.spool_dir) as bk:
+        with Bookkeeping.in_spool(config.spool_dir, readonly=exists, legacy=None) as bk:
             return export_json(export_data(bk, GameStore(config.games_dir), address, datetime.now(timezone.utc)))
     except BookkeepingError as exc:
         raise click.ClickException(str(exc)) from None

@@ -544,7 +544,8 @@ def purge_bookkeeping(bk: Any, address: str, names: set[str] | list[str] = ()) -
     tables with an ``address`` column, ``daily_counts`` and ``alerts`` naming it,
     ``meta`` values and open games' setups holding it), with ``PRAGMA
     secure_delete=ON`` (deleted content is overwritten).  ``names``: their
-    display names, taken out of ``mail_held``.  Returns the rows deleted."""
+    display names, taken out of ``mail_held`` and the alerts.  An answered
+    key (a Message-ID) holding the address goes too.  Returns the rows deleted."""
     db = bk._db
     db.execute("PRAGMA secure_delete = ON")
     n = 0
@@ -552,6 +553,8 @@ def purge_bookkeeping(bk: Any, address: str, names: set[str] | list[str] = ()) -
         for table in _TABLES:
             n += db.execute(f"DELETE FROM {table} WHERE address = ? COLLATE NOCASE", (address,)).rowcount
         n += db.execute("DELETE FROM daily_counts WHERE instr(lower(name), ?) > 0", (address,)).rowcount
+        # the identity of a mail of theirs, where their mail program put the address into its Message-ID
+        n += db.execute("DELETE FROM answered WHERE instr(lower(key), ?) > 0", (address,)).rowcount
         n += db.execute("DELETE FROM alerts WHERE instr(lower(text), ?) > 0", (address,)).rowcount
         for name in names:
             n += db.execute("DELETE FROM alerts WHERE instr(text, ?) > 0", (name,)).rowcount
