@@ -293,3 +293,28 @@ def test_export_me_in_the_person_thread_in_german(table):
     (part,) = mail.iter_attachments()
     data = json.loads(part.get_content())
     assert data["settings"] == {"language": "de"} and len(data["seats"]) == 3
+
+
+def test_a_game_played_to_its_end_without_the_person_still_replays(tmp_path):
+    """The frozen format-6 game played to the end (phase over): Ann forgotten,
+    the seat is Player 1 in every entry and the file replays in full."""
+    from pathlib import Path
+
+    import yaml
+
+    from moderator.moderation.privacy import scrub_game
+    from moderator.store.gamefile import GameStore, _dump
+
+    path = Path(__file__).parent / "fixtures" / "games" / "v6" / "v6-no-substitutes-finished.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["game"] = "f"
+    before = sum(1 for h in data["history"] if h["player"] == "Ann")
+    out, names = scrub_game(data, "ANN@example.org")
+    assert names == {"Ann": "Player 1"} and out["state"]["phase"] == "over"
+    assert sum(1 for h in out["history"] if h["player"] == "Player 1") == before > 0
+    text = _dump(out)
+    assert "ann@example.org" not in text.lower() and "Ann" not in text
+    (tmp_path / "f.yaml").write_text(text, encoding="utf-8")
+    record = GameStore(tmp_path).load("f")
+    assert record.checked and record.game.phase == "over"
+    assert [p.name for p in record.players] == ["Player 1", "Bella", "Bert"]

@@ -340,6 +340,7 @@ def neutral_names(data: dict[str, Any], address: str) -> dict[str, str]:
     """``{old seat name: neutral name}`` of the seats of ``address`` in a game
     file's mapping: ``Player N``, N the seat's place (1-based); a name another
     seat holds gets a letter (``Player 2b``)."""
+    address = canonical_address(address)
     players = data.get("players") or []
     taken = {str(p.get("name")) for p in players}
     out = {}
@@ -388,9 +389,10 @@ def _scrub(value: Any, address_re: re.Pattern[str], name_re: re.Pattern[str] | N
 
 
 def scrub_game(data: dict[str, Any], address: str) -> tuple[dict[str, Any], dict[str, str]]:
-    """The game file mapping ``data`` without ``address`` (canonical) and the
+    """The game file mapping ``data`` without ``address`` (any case) and the
     names of their seats (see the module's docstring), and the renames done
     (``neutral_names``).  ``data`` itself is not changed."""
+    address = canonical_address(address)
     names = neutral_names(data, address)
     told = dict(names)  # the names they chose: their seats', and each taken over by a 'replace' (gm_log)
     for e in data.get("gm_log") or []:
