@@ -318,3 +318,20 @@ def test_a_game_played_to_its_end_without_the_person_still_replays(tmp_path):
     record = GameStore(tmp_path).load("f")
     assert record.checked and record.game.phase == "over"
     assert [p.name for p in record.players] == ["Player 1", "Bella", "Bert"]
+
+
+def test_a_forgotten_game_master_or_observer():
+    from pathlib import Path
+
+    import yaml
+
+    from moderator.moderation.privacy import scrub_game
+
+    path = Path(__file__).parent / "fixtures" / "games" / "v6" / "v6-substitute-gm-calendar.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["observers"] = ["Obs@example.org", "other@example.org"]
+    out, names = scrub_game(data, "gm@example.org")
+    assert names == {} and out["game_master"] == {"address": None, "secret": None}
+    assert out["gm_log"][1]["by"] == "[forgotten]" and out["players"] == data["players"]
+    out, _ = scrub_game(data, "obs@example.org")
+    assert out["observers"] == ["other@example.org"] and out["game_master"] == data["game_master"]

@@ -215,7 +215,7 @@ def answer_export(post: Post, store: GameStore, om: OrderMail, key: str, address
     if not _within(post, address, "export me"):
         return
     games = []
-    for gid in store.ids():
+    for gid in [g.game_id for g in post.bk.games_of(address)]:  # the games index: their games only
         if held is not None and gid == held.id:
             games.append(held.to_data())
             continue
@@ -441,13 +441,14 @@ def scrub_game(data: dict[str, Any], address: str) -> tuple[dict[str, Any], dict
     return out, names
 
 
-def _rewrite(post: Post, store: GameStore, gid: str, address: str) -> tuple[dict[str, str], bool]:
+def _rewrite(post: Post, store: GameStore, gid: str, address: str) -> tuple[dict[str, str], bool, bool]:
     """Rewrite game ``gid``'s file without ``address`` (hold its lock): resign
     their seats of a running game first, then ``scrub_game``, written
     atomically, replayed and compared in full (else the old bytes are put
     back and StoreError raised), saved once more through the store (index,
-    digest) and its snapshot deleted.  Returns the renames and whether the
-    game was running."""
+    digest) and its snapshot deleted.  Returns the renames, whether the game
+    was running and whether the file was rewritten (not when it does not name
+    the address)."""
     from . import notify
 
     record = notify.load(post, store, gid)
@@ -455,7 +456,7 @@ def _rewrite(post: Post, store: GameStore, gid: str, address: str) -> tuple[dict
     if not own:
         data = record.to_data()
         if address not in json.dumps(data, ensure_ascii=False).lower():
-            return {}, False
+            return {}, False, False
     running = record.game.phase != "over" and record.ended is None
     now = post.clock()
     for p in own:
@@ -495,7 +496,7 @@ def _rewrite(post: Post, store: GameStore, gid: str, address: str) -> tuple[dict
                                           token=gm_token(fresh)), kind="gm", game=gid)
         else:
             _rename_vacancy(post.bk, gid, old_name, new_name)
-    return names, running
+    return names, running, True
 
 
 def _rename_vacancy(bk: Any, gid: str, old: str, new: str) -> None:
@@ -519,12 +520,12 @@ def forget(post: Post, store: GameStore, address: str) -> list[str]:
     for gid in store.ids():
         try:
             with store.lock(gid):
-                renamed, _ = _rewrite(post, store, gid, address)
+                renamed, _, written = _rewrite(post, store, gid, address)
         except (StoreError, OSError) as exc:
             log.error("forget: game %s not rewritten: %s", gid, exc)
             failed.append(gid)
             continue
-        if renamed or gid in [g.game_id for g in post.bk.games_of(address)]:
+        if written:
             changed.append(gid)
         names |= set(renamed)
     purge_bookkeeping(post.bk, address, names)
