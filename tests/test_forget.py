@@ -12,7 +12,7 @@ from email.header import Header
 import pytest
 from click.testing import CliRunner
 
-from test_person import ANN, BOB, T0, Table, _body, _to  # noqa: F401 - the three-games table
+from test_person import ANN, T0, Table, _body, _to  # the table of test_person.py, with Bjørn
 
 BJ, BJN = "bjorn@b.example", "Bjørn"  # a name that no Message-ID, token or digest can hold
 

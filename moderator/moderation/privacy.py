@@ -67,7 +67,6 @@ from ..store.gamefile import GameStore, StoreError, _dump
 from .announce import gm_token, tell_everyone
 from .deadlines import game_master_address
 from .observers import drop_unsent_status
-from .seats import privacy_command  # noqa: F401 - the command's reader, for callers here
 from .send import Post
 from .vacancy import vacate
 
