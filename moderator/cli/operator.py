@@ -189,8 +189,12 @@ def _forget_person(ctx, address, yes):
             click.echo(f"{address}: {seats}; registered: {'yes' if data['name'] else 'no'}. Nothing changed; "
                        f"`pbem forget {address} --yes` forgets them.")
             return
+        from filelock import Timeout
+
         try:
             games = _admin(lambda: m.forget_person(address))
+        except Timeout:
+            raise click.ClickException(f"a cycle holds {config.spool_dir / 'cycle.lock'}; try again later") from None
         except Unsent as exc:
             click.echo(f"{address} forgotten; the notices to the other players wait in the spool: {exc}")
             return
