@@ -174,6 +174,11 @@ def forget(ctx, game, yes):
     click.echo(f"Game {game} forgotten: mail for it is now mail for no game.")
 
 
+def _raise(exc):
+    """Raise ``exc`` again (for ``_admin`` to word it)."""
+    raise exc
+
+
 def _forget_person(ctx, address, yes):
     from moderator.mail.read import canonical_address
     from moderator.moderation.cycle import Moderator, Unsent
@@ -191,13 +196,15 @@ def _forget_person(ctx, address, yes):
             return
         from filelock import Timeout
 
-        try:
-            games = _admin(lambda: m.forget_person(address))
-        except Timeout:
-            raise click.ClickException(f"a cycle holds {config.spool_dir / 'cycle.lock'}; try again later") from None
+        try:  # Unsent first: the person is forgotten, only the notices wait (``_admin`` would make it an error)
+            games = m.forget_person(address)
         except Unsent as exc:
             click.echo(f"{address} forgotten; the notices to the other players wait in the spool: {exc}")
             return
+        except Timeout:
+            raise click.ClickException(f"a cycle holds {config.spool_dir / 'cycle.lock'}; try again later") from None
+        except Exception as exc:  # noqa: BLE001 - worded as the other operator commands word theirs
+            games = _admin(lambda: _raise(exc))
         click.echo(f"{address} forgotten: {seats} now have neutral names; games rewritten: "
                    f"{', '.join(games) or 'none'}. Nothing was mailed to the address.")
     finally:
