@@ -334,6 +334,7 @@ class Spool:
         result = SendResult()
         due = [e for e in self.entries()
                if (only is None or e.name in only)
+               and not e.meta.get("digest")  # held for the reader's daily digest (moderation/digest.py)
                and (ignore_backoff or not e.meta.get("next_try")
                     or datetime.fromisoformat(e.meta["next_try"]) <= now)]
         loaded = []
