@@ -378,6 +378,47 @@ def test_a_crash_in_the_digest_stage_loses_nothing_and_doubles_nothing(day, monk
     assert _told(t) == _expected(t)  # each event told once, none lost
 
 
+def test_a_kill_after_news_are_held_before_the_game_is_saved(day, monkeypatch):
+    """The held status mail is spooled, then the process dies before the game
+    file is saved: the next process drops it (``notify.sweep``), applies the
+    order mail again and holds its news anew: one digest, each event once."""
+    t = day
+    real_holds, real_save = digest_mod.holds, GameStore.save
+    armed = {"on": False, "done": False}
+
+    def holds(*args, **kwargs):
+        held = real_holds(*args, **kwargs)
+        if held and not armed["done"]:
+            armed["on"] = True
+        return held
+
+    def save(self, record, *args, **kwargs):
+        if armed["on"] and not armed["done"]:
+            armed["done"] = True
+            raise Crash("killed after the held mail was spooled, before the save")
+        return real_save(self, record, *args, **kwargs)
+
+    monkeypatch.setattr(digest_mod, "holds", holds)
+    monkeypatch.setattr(GameStore, "save", save)
+    when = START
+    with pytest.raises(Crash):
+        while when < START.replace(hour=21):
+            step(t, when)
+            when += timedelta(minutes=30)
+    monkeypatch.setattr(digest_mod, "holds", real_holds)
+    monkeypatch.setattr(GameStore, "save", real_save)
+    t.m.close()
+    t.m = Moderator(t.config, clock=lambda: t.now[0])  # the next process
+    when += timedelta(minutes=10)
+    while when < START.replace(hour=21):
+        step(t, when)
+        when += timedelta(minutes=30)
+    settle(t, START.replace(hour=21))
+    step(t, START.replace(hour=22), frozen=GAMES)
+    assert len(t.digests) == 1
+    assert _told(t) == _expected(t)
+
+
 def test_the_game_threads_digest_command_wins_in_that_game(day):
     t = day
     t.reply(t.last[(ANN, "lake")], f"Ann <{ANN}>", "digest off")

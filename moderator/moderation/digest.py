@@ -58,6 +58,7 @@ from ..render.events import event_text
 from ..render.when import format_when, zone_name
 from ..render.words import word
 from ..store.gamefile import GameRecord, GameStore, Player, StoreError
+from . import faults
 from .deadlines import due
 from .report import CycleReport
 from .send import Post
@@ -231,7 +232,8 @@ def run(post: Post, store: GameStore, report: CycleReport, after_mark: Any = Non
     status mails (see the module for the order of the writes); held mails of
     a game whose digest no longer applies (``daily_hour`` None) are released.
     ``after_mark``, ``after_spool``: fault points (tests) after the day is
-    committed and after the digest is spooled.  Returns how many digests were
+    committed and after the digest is spooled (``faults.fault``:
+    ``digest-marked``, ``digest-spooled``).  Returns how many digests were
     spooled.  A game file that cannot be read keeps its held mails for the
     next cycle (``report.errors``)."""
     bk, now = post.bk, post.clock()
@@ -278,10 +280,12 @@ def run(post: Post, store: GameStore, report: CycleReport, after_mark: Any = Non
         msg = digest_mail(post, address, parts, zone, hour, language)
         with bk.transaction():
             bk.set_digest_day(address, day, now)
+        faults.fault("digest-marked")  # the day committed, the digest not spooled
         if after_mark is not None:
             after_mark()
         post.spool.add_many([(msg, {"kind": "digest", "game": None, "player": None, "events": [],
                                     "answers": None, "person": address, "replaces": names})], now)
+        faults.fault("digest-spooled")  # the digest spooled, the held mails not yet removed
         if after_spool is not None:
             after_spool()
         for name in names:
