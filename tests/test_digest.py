@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 import pbem
 from moderator.config import load_config
+from moderator.doctor import check_spool
 from moderator.moderation import digest as digest_mod
 from moderator.moderation.cycle import Moderator
 from moderator.moderation.digest import due_now, hour_of, parse_hour
@@ -186,6 +187,8 @@ def test_one_digest_a_day_at_her_hour_across_dst_each_event_once(day):
     assert t.digests == []  # none before 18:00 New York
     held = digest_mod.held(t.m.spool)[ANN]
     assert all(e.meta["kind"] == "status" for e in held)
+    (line,) = [c for c in check_spool(t.config, t.now[0]) if c.subject == "spool"]
+    assert line.status == "OK" and f"; {len(held)} held for a daily digest (sent with it" in line.text
     events_day = sum(len(t.store.load(g).game.events) - t.start_log[g] for g in GAMES)
     assert events_day >= 20, events_day
     # 22:00 UTC = 18:00 EDT: the digest, once (nobody plays in this cycle)
@@ -195,6 +198,8 @@ def test_one_digest_a_day_at_her_hour_across_dst_each_event_once(day):
     assert msg["Subject"] == DIGEST_SUBJECT and _to(msg) == ANN
     assert ".pbem-me@up.example>" in str(msg["Message-ID"])  # in her person thread: 'digest off' by reply
     text = _body(msg)
+    html = msg.get_body(preferencelist=("html",)).get_content()  # text and HTML, as every mail
+    assert "lake (as Ann):" in html and ANN not in html and BOB not in html
     assert text.startswith("The news of your games where no move of yours is due, once a day after 18:00 "
                            "(America/New_York). A move of yours still comes at once, in its game's own mail, "
                            "with your hand.\n\n")
