@@ -14,8 +14,11 @@ the person, across all their games:
     set in every running game of theirs, except in a game where the same
     command was sent in that game's own thread (``Bookkeeping.game_override``:
     the game wins there); the answer says where it now applies;
-``digest daily|off``, ``calendar on|off``, ``substitute on|off``
+``digest daily [HOUR]|off``, ``calendar on|off``, ``substitute on|off``
     stored (``person_setting``: other features read them) and echoed;
+    ``digest daily 7`` holds the mails that ask nothing of the person for one
+    digest a day at 07:00 in their zone (default 18:00; ``moderation/digest.py``),
+    ``digest off`` sends the held ones at once;
 ``vacation 5d`` / ``vacation off``
     stops (restarts) the clock in every running game of theirs, announced to
     the other players as a game's own ``vacation`` is, paid from the vacation
