@@ -102,7 +102,7 @@ for _command in (games.new, games.run, games.replay, games.gm, games.rules, game
                  signup.open_, signup.signup,
                  archive.list_, archive.archive, archive.export, mail.auth,
                  operator.doctor, operator.spool, operator.bounces, operator.player, operator.restore,
-                 operator.forget, operator.repair):
+                 operator.forget, operator.repair, operator.unsubscribe):
     main.add_command(_command)
 
 

@@ -215,6 +215,23 @@ def bounced_seats(config: Config) -> dict[str, str]:
         return bk.bounced_seats()
 
 
+def unsubscribe(config: Config, token: str, now: datetime | None = None) -> str:
+    """``pbem unsubscribe TOKEN``: carry out a List-Unsubscribe token as its
+    mail would (``moderation.unsubscribe.apply_token``; the operator's RFC 8058
+    one-click web hook calls it), under the cycle lock.  Returns ``digest`` or
+    ``pool`` (what was turned off); KeyError for an unknown token (nothing
+    changed).  No address is printed or returned."""
+    from .moderation.unsubscribe import apply_token
+    from .store.spool import Spool
+
+    when = now or datetime.now(timezone.utc)
+    with cycle_lock(config), Bookkeeping.in_spool(config.spool_dir) as bk, bk.transaction():
+        owner = apply_token(bk, Spool(config.spool_dir), token.strip(), when)
+    if owner is None:
+        raise KeyError("unknown unsubscribe token: nothing changed")
+    return owner[1]
+
+
 def bounces_clear(config: Config, address: str | None = None) -> list[str]:
     """Forget the bounce of ``address`` (every bounce when None); returns the
     addresses forgotten.  KeyError when ``address`` has none."""

@@ -216,6 +216,11 @@ class Config:
     archive_show_addresses: bool = False  # archive.show_addresses: players' addresses on the archive site
     archive_language: str = "en"  # archive.language: the language of the archive's index and statistics
     oauth: OAuthSettings | None = None  # the oauth section (auth: oauth2 servers use it)
+    unsubscribe_url: str | None = None
+    """The HTTPS address of the operator's one-click unsubscribe hook (RFC 8058):
+    digests and pool offers then carry ``<URL?t=TOKEN>`` and
+    ``List-Unsubscribe-Post``; the hook calls ``pbem unsubscribe TOKEN``.
+    None: the ``mailto`` URI only (``mail/unsubscribe.py``)."""
 
     @property
     def moderator(self) -> Address:
@@ -487,7 +492,7 @@ def _build(data: Any, path: Path) -> Config:
     top = _Reader(path, data, "")
     top.check_keys(("moderator", "games_dir", "imap", "smtp", "maildir", "spool_dir",
                     "operator", "outage_after", "max_size", "max_replies_per_sender", "archive",
-                    "oauth"))
+                    "oauth", "unsubscribe_url"))
     oauth = _oauth(path, top.data["oauth"]) if top.data.get("oauth") is not None else None
 
     address, name = DEFAULT_ADDRESS, DEFAULT_NAME
@@ -511,6 +516,14 @@ def _build(data: Any, path: Path) -> Config:
     outage_after = top.number("outage_after", 86400)
     max_size = int(top.number("max_size", 256 * 1024))
     max_replies = int(top.number("max_replies_per_sender", 10))
+    unsubscribe_url = top.text("unsubscribe_url", None)
+    if unsubscribe_url is not None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(unsubscribe_url)
+        if parts.scheme != "https" or not parts.netloc or parts.fragment:
+            raise top.error("unsubscribe_url", f"must be an https:// URL without a #fragment (RFC 8058 "
+                                               f"one-click unsubscribe), not {unsubscribe_url!r}")
 
     imap = None
     if top.data.get("imap") is not None:
@@ -607,4 +620,5 @@ def _build(data: Any, path: Path) -> Config:
         archive_show_addresses=show_addresses,
         archive_language=archive_language,
         oauth=oauth,
+        unsubscribe_url=unsubscribe_url,
     )

@@ -701,8 +701,12 @@ def check_spool(config: Config, now: datetime) -> list[Check]:
     if not emls:
         out.append(Check(OK, "spool", f"{d}: no mail waiting to be sent"))
     else:
-        oldest = _parse_time(metas[0].get("created"))
+        held = [e for e, m in zip(emls, metas) if m.get("digest")]  # waiting for a daily digest
+        due = [m for m in metas if not m.get("digest")]
+        oldest = _parse_time(due[0].get("created")) if due else None
         age = f", the oldest spooled {_ago((now - oldest).total_seconds())} ago" if oldest else ""
+        if held:
+            age += f"; {len(held)} held for a daily digest (sent with it, moderation/digest.py)"
         retry = [(e, m) for e, m in zip(emls, metas) if m.get("attempts")]
         sending = [e for e, m in zip(emls, metas) if m.get("sending")]
         status = OK

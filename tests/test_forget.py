@@ -335,3 +335,23 @@ def test_a_forgotten_game_master_or_observer():
     assert out["gm_log"][1]["by"] == "[forgotten]" and out["players"] == data["players"]
     out, _ = scrub_game(data, "obs@example.org")
     assert out["observers"] == ["other@example.org"] and out["game_master"] == data["game_master"]
+
+
+def test_the_purge_reaches_every_table_with_an_address_also_the_digests(tmp_path):
+    """Every bookkeeping table with an ``address`` column is purged, the schema 6
+    tables of the digest and List-Unsubscribe among them (read from the schema,
+    not from a list a later table could miss)."""
+    from moderator.moderation.privacy import _address_tables, purge_bookkeeping
+    from moderator.store.bookkeeping import Bookkeeping
+
+    with Bookkeeping(tmp_path / "pbem.sqlite3", clock=lambda: T0) as bk:
+        tables = _address_tables(bk._db)
+        assert {"people", "person_settings", "unsubscribe_tokens", "digests"} <= set(tables)
+        bk.unsubscribe_token("bjorn@b.example", "digest", T0)
+        bk.unsubscribe_token("ann@a.example", "pool", T0)
+        bk.set_digest_day("bjorn@b.example", "2026-12-01", T0)
+        purge_bookkeeping(bk, "bjorn@b.example")
+        db = bk._db
+        assert db.execute("SELECT count(*) FROM unsubscribe_tokens WHERE address = 'bjorn@b.example'").fetchone() == (0,)
+        assert db.execute("SELECT count(*) FROM digests").fetchone() == (0,)
+        assert db.execute("SELECT address, kind FROM unsubscribe_tokens").fetchall() == [("ann@a.example", "pool")]

@@ -215,8 +215,8 @@ def test_no_import_circle_in_moderator():
 LAYERS = [
     "faults report verdict spooled language deadlines route vacancy",
     "send authenticate advance calendar",
-    "observers announce inbox",
-    "notify seats ballot press",
+    "observers announce inbox digest",
+    "notify seats ballot press unsubscribe",
     "interpret clock create",
     "gm commands privacy",
     "proposals people",

@@ -138,7 +138,9 @@ def test_one_person_across_three_games_over_imap_and_smtp(table):
     (answer,) = t.cycle()
     assert _body(answer) == (
         "Your time zone is now Europe/Prague (it is 2026-11-02 13:00 CET there). It now applies in: lake, pass, "
-        "ridge.\n\nYour digest setting is now 'daily', for all your games.\n\n"
+        "ridge.\n\nYour digest setting is now 'daily', for all your games. One digest a day comes at the first "
+        "cycle after 18:00 in your time zone (Europe/Prague), with the news of the games where no move of yours "
+        "is due; your moves still come at once.\n\n"
         "'maybe' is no value of calendar; nothing was changed. Write calendar on | off.\n")
     assert me["Message-ID"] in str(answer["References"]).split()  # in her person thread
     assert t.m.bk.settings_of(ANN) == {"timezone": "Europe/Prague", "digest": "daily"}
@@ -370,7 +372,7 @@ def test_a_schema_3_database_migrates_to_the_person_tables(tmp_path):
     db.commit()
     db.close()
     with bkmod.Bookkeeping(path, legacy=None) as bk:
-        assert bk.schema_version == bkmod.SCHEMA_VERSION == 5
+        assert bk.schema_version == bkmod.SCHEMA_VERSION == 6
         assert bk.person("ann@a.example")["language"] == "de"
         assert bk.settings_of("ann@a.example") == {} and bk.vacation_ledger("ann@a.example") == []
         when = datetime(2026, 12, 1, tzinfo=timezone.utc)

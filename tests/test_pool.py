@@ -93,7 +93,7 @@ def test_a_frozen_schema_3_database_migrates_keeping_its_people(tmp_path):
     with pytest.raises(Exception, match="open it read-write to migrate"):
         Bookkeeping(path, readonly=True, legacy=None)
     with Bookkeeping(path, legacy=None) as bk:
-        assert bk.schema_version == SCHEMA_VERSION == 5
+        assert bk.schema_version == SCHEMA_VERSION == 6
         ann = bk.person("ann@example.org")
         assert (ann["name"], ann["language"], ann["pool"], ann["used"]) == ("Ann", "es", [], None)
         bk.pool_join("ann@example.org", "ridge", T0)

@@ -1,5 +1,5 @@
 """``pbem doctor``, ``spool``, ``bounces``, ``player set-address``, ``restore``,
-``forget``, ``repair``: the operator's commands instead of hand edits
+``forget``, ``repair``, ``unsubscribe``: the operator's commands instead of hand edits
 (``moderator/admin.py``, ``moderator/doctor.py``)."""
 from __future__ import annotations
 
@@ -117,6 +117,22 @@ def bounces_clear(ctx, address):
 
     gone = _admin(lambda: clear(_config(ctx, passwords=False), address))
     click.echo(f"Forgot {len(gone)} bounce(s)" + (f": {', '.join(gone)}" if gone else "") + ".")
+
+
+@click.command("unsubscribe")
+@click.argument("token")
+@click.option("--now", "now", default=None, metavar="TIMESTAMP",
+              help="As if it were TIMESTAMP (ISO 8601; UTC when no offset).")
+@click.pass_context
+def unsubscribe(ctx, token, now):
+    """Carry out the List-Unsubscribe TOKEN of a digest or pool offer (what the
+    mail `unsubscribe TOKEN` does): for the one-click web hook (RFC 8058)."""
+    from moderator.admin import unsubscribe as apply
+
+    kind = _admin(lambda: apply(_config(ctx, passwords=False), token,
+                                _timestamp(now) if now is not None else None))
+    click.echo("The daily digest of the token's owner is off." if kind == "digest"
+               else "The token's owner is out of the substitute pool.")
 
 
 @click.group()

@@ -47,8 +47,11 @@ Data flows one way, one stage a module::
    the substitute pool's (``pool.run_clock``: the offers of abandoned seats);
 9. ``notify.notify_all`` spools, for each game the index still says owes mail
    (a command's events, an earlier cycle that crashed), every player one
-   status mail (their own view only), ``send.Post.flush`` sends what the
-   spool holds.
+   status mail (their own view only; to a reader of the daily digest the
+   mails that ask nothing of them are held: ``digest.holds``), ``digest.run``
+   spools the daily digests due now, ``send.Post.flush`` sends what the
+   spool holds (not the held mails).  A mail saying ``unsubscribe TOKEN``
+   (a List-Unsubscribe URI) is carried out first of all (``unsubscribe.handle``).
 
 Game creation is ``create.py``; crash points for the tests are ``faults.py``.
 """
@@ -71,7 +74,8 @@ from ..render.words import word
 from ..store.bookkeeping import Bookkeeping, BookkeepingError
 from ..store.gamefile import GameRecord, GameStore, Player, SavedGame, StoreError
 from ..store.spool import Spool
-from . import clock, create, deadlines, decide, notify, people, pool, privacy, proposals, route, signup, spooled
+from . import clock, create, deadlines, decide, digest, notify, people, pool, privacy, proposals, route, signup, \
+    spooled, unsubscribe
 from .act import act
 from .commands import rules_text
 from .faults import fault
@@ -396,6 +400,7 @@ class Moderator:
                 signup.run_clock(post, self.store, clock_time(self.clock(), report), report)
                 pool.run_clock(post, self.store, clock_time(self.clock(), report), report)
                 notify.notify_all(post, self.store, report)
+                digest.run(post, self.store, report)  # the daily digests due now (issue 28)
                 post.flush(report, self._cycle_outbox())
                 privacy.finish(post)  # people forgotten in this cycle: purged again, the database vacuumed
                 # successful: mail came in and went out (a broken game file or a
@@ -429,6 +434,9 @@ class Moderator:
         def answered(k: str) -> bool:  # as ``post.answered``, the spool's metas read once
             return self.bk.answered(k) or spool.answers(k)
 
+        done = unsubscribe.handle(om, key, post, report, answered)
+        if done is not None:  # 'unsubscribe TOKEN': a digest's or pool offer's List-Unsubscribe (issue 28)
+            return done
         verdict = decide.screen(om, key, max_size=self.max_size, answered=answered, plays=plays)
         if isinstance(verdict, RecordBounce) and verdict.game_id and self.store.exists(verdict.game_id):
             with self.store.lock(verdict.game_id):  # matched to the player by the token it quotes

@@ -26,7 +26,9 @@ def fault(point: str) -> None:
     the game not saved); a sign-up mail (``signup.handle``) ``signup-spooled``
     (its answers spooled, its bookkeeping not committed); a player's press
     (``press.relay``) ``press-spooled`` (the relayed mails and the answer spooled, the
-    game not saved).  Without the variable this does nothing."""
+    game not saved); the daily digest (``digest.run``) ``digest-marked`` (its
+    day committed, the digest not spooled) and ``digest-spooled`` (spooled, the
+    held mails not yet removed).  Without the variable this does nothing."""
     spec = os.environ.get("PBEM_FAULT")
     if not spec:
         return

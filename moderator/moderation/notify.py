@@ -338,6 +338,7 @@ def restatus(post: Post, record: GameRecord, player: Player, older: list[tuple[s
     meta = {**older[-1][1], "log_from": start, "log_to": end, "replaces": [n for n, _ in [*older, *notices]]}
     meta.pop("news", None)
     meta.pop("batch", None)
+    meta.pop("digest", None)  # it carries a notice to them: at once (moderation/digest.py)
     if told:
         meta["news"] = told
     return msg, meta
@@ -368,6 +369,7 @@ def _status_batch(post: Post, record: GameRecord, events: list[str], news: list 
     ``(mails [(msg, meta)], the stale entries they replace [(name, meta)], the
     log length they tell up to)``.  ``news``: the batch's notices to players;
     the ``id`` of each one a status mail takes in is added to ``taken``."""
+    from .digest import holds
     from .observers import observer_mail, receives_status
 
     end = len(record.game.events)
@@ -413,6 +415,8 @@ def _status_batch(post: Post, record: GameRecord, events: list[str], news: list 
             meta["in_reply_to"] = answers_mail
         if told:
             meta["news"] = told
+        if holds(post.bk, record, p, answers_mail, told):  # for their daily digest (issue 28)
+            meta["digest"] = canonical_address(p.address)
         drawn = [(share, swapped) for at, who, share, swapped in draws if who == p.name and at >= start]
         batch.append((status_mail(post, record, p, mine, answers_mail, drawn=drawn,
                                   boards=boards, news=told, again=bool(older)), meta))

@@ -14,8 +14,11 @@ the person, across all their games:
     set in every running game of theirs, except in a game where the same
     command was sent in that game's own thread (``Bookkeeping.game_override``:
     the game wins there); the answer says where it now applies;
-``digest daily|off``, ``calendar on|off``, ``substitute on|off``
+``digest daily [HOUR]|off``, ``calendar on|off``, ``substitute on|off``
     stored (``person_setting``: other features read them) and echoed;
+    ``digest daily 7`` holds the mails that ask nothing of the person for one
+    digest a day at 07:00 in their zone (default 18:00; ``moderation/digest.py``),
+    ``digest off`` sends the held ones at once;
 ``vacation 5d`` / ``vacation off``
     stops (restarts) the clock in every running game of theirs, announced to
     the other players as a game's own ``vacation`` is, paid from the vacation
@@ -325,6 +328,8 @@ def person_command(line: str, language: str | None = None) -> str | None:
     words = english(line, language).lower().strip(" .!").split()
     if len(words) == 2 and words[0] in CHOICES:
         return f"{words[0]} {words[1]}"
+    if len(words) == 3 and words[0] == "digest":  # digest daily 18: the hour in their zone
+        return " ".join(words)
     return None
 
 
@@ -419,6 +424,8 @@ def apply(post: Post, store: GameStore, address: str, cmd: str, arrived: datetim
     refused with what is legal, nothing changed."""
     bk, now = post.bk, post.clock()
     name, _, arg = cmd.partition(" ")
+    if name == "digest":
+        return _digest(post, address, arg, now)
     if name in CHOICES:
         value = arg.strip().lower()
         if value not in CHOICES[name]:
@@ -456,6 +463,28 @@ def apply(post: Post, store: GameStore, address: str, cmd: str, arrived: datetim
     if name == "vacation":
         return _vacation(post, store, address, arg, arrived, report)
     return word("person", "unknown_line", line=cmd)
+
+
+def _digest(post: Post, address: str, arg: str, now: datetime) -> str:
+    """The person-level ``digest daily [HOUR]`` / ``digest off``
+    (``moderation/digest.py``): stored as ``daily`` or ``daily H``; ``off``
+    sends the held status mails with this cycle's mails."""
+    from .digest import DEFAULT_HOUR, parse_hour, release
+
+    parts = arg.strip().lower().split()
+    if parts == ["off"]:
+        post.bk.set_setting(address, "digest", "off", now)
+        release(post.spool, address)
+        return word("person", "digest_set", value="off")
+    hour = DEFAULT_HOUR if parts == ["daily"] else (
+        parse_hour(parts[1]) if len(parts) == 2 and parts[0] == "daily" else None)
+    if hour is None:
+        return word("person", "choice_bad", key="digest", asked=arg, choices="daily | daily 7 | off")
+    value = "daily" if len(parts) == 1 else f"daily {hour}"
+    post.bk.set_setting(address, "digest", value, now)
+    zone = post.bk.setting(address, "timezone")
+    return " ".join([word("person", "digest_set", value=value),
+                     word("person", "digest_when", hour=f"{hour:02d}:00", zone=zone_name(zone) if zone else "")])
 
 
 def _running(post: Post, address: str) -> list[str]:

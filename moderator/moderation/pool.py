@@ -553,12 +553,19 @@ def _gm_reply(out: _Out, gid: str, text: str) -> None:
 
 
 def _notice(post: Post, gid: str, to: str, language: str, title: str, text: Any,
-            token: str | None = None, tail: str = "") -> None:
+            token: str | None = None, tail: str = "", unsubscribe: bool = False) -> None:
     """A notice of the pool's own to ``to`` in ``language``: ``text()`` worded
-    then, ``tail`` after it."""
+    then, ``tail`` after it.  ``unsubscribe``: a take-over offer, with
+    ``List-Unsubscribe`` (RFC 2369/8058, ``mail/unsubscribe.py``) whose token
+    (kind ``pool``) takes ``to`` out of the pool."""
+    from ..mail.unsubscribe import add_headers
+
     with i18n.speaking(language):
         subject = " ".join(word("notices", "subject", game_id=gid, title=word("pool", title)).split())
         msg = post.message(gid, to, subject, text() + tail + "\n", token=token, auto="auto-generated")
+    if unsubscribe:
+        add_headers(msg, post.config.moderator_address, post.bk.unsubscribe_token(to, "pool", post.clock()),
+                    post.config.unsubscribe_url)
     post.put(msg, kind="signup", game=gid)
 
 
@@ -628,7 +635,7 @@ def offer_round(post: Post, record: GameRecord, v: dict[str, Any], now: datetime
         _notice(post, record.id, p["address"], lang, "title_offer",
                 lambda: word("pool", "offer", game_id=record.id, seat=v["seat"], why=v["why"],
                              until=format_when(ends), gm=policy(record) == "gm"),
-                token=thread_token(record.id, secret), tail="\n\n" + position)
+                token=thread_token(record.id, secret), tail="\n\n" + position, unsubscribe=True)
     bk.set_vacancy(record.id, v["seat"], round=v["round"] + 1, round_ends=ends)
     if pick:
         log.info("game %s: seat %s offered to %d volunteer(s) of the substitute pool (round %d)",

@@ -537,8 +537,14 @@ def forget(post: Post, store: GameStore, address: str) -> list[str]:
     return sorted(changed)
 
 
-_TABLES = ("people", "signups", "pool", "pool_asks", "offers", "person_settings", "game_overrides",
-           "vacation_ledger", "person_threads", "bounces", "game_players")
+def _address_tables(db: Any) -> list[str]:
+    """The bookkeeping's tables with an ``address`` column (``people``,
+    ``signups``, ``pool``, ``pool_asks``, ``offers``, ``person_settings``,
+    ``game_overrides``, ``vacation_ledger``, ``person_threads``, ``bounces``,
+    ``game_players``, ``unsubscribe_tokens``, ``digests``, ...), read from the
+    schema itself so that a table a later schema adds is purged too."""
+    names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    return [t for t in names if any(c[1] == "address" for c in db.execute(f"PRAGMA table_info('{t}')"))]
 
 
 def purge_bookkeeping(bk: Any, address: str, names: set[str] | list[str] = ()) -> int:
@@ -552,7 +558,7 @@ def purge_bookkeeping(bk: Any, address: str, names: set[str] | list[str] = ()) -
     db.execute("PRAGMA secure_delete = ON")
     n = 0
     with bk.transaction():
-        for table in _TABLES:
+        for table in _address_tables(db):
             n += db.execute(f"DELETE FROM {table} WHERE address = ? COLLATE NOCASE", (address,)).rowcount
         n += db.execute("DELETE FROM daily_counts WHERE instr(lower(name), ?) > 0", (address,)).rowcount
         # the identity of a mail of theirs, where their mail program put the address into its Message-ID

@@ -102,6 +102,11 @@ def seat_answer(post: Post, store: GameStore, record: GameRecord, player: Player
         elif not on and name in record.digest:
             record.digest.remove(name)
         store.save(record)
+        if player.address:  # the game's own setting wins over the person's daily digest here
+            from .digest import release
+
+            post.bk.set_game_override(player.address, record.id, "digest", "on" if on else "off", now)
+            release(post.spool, player.address, record.id)
         return word("gm", "digest_title"), word("gm", "digest", on=on)
     if cmd == "calendar on" or cmd == "calendar off":
         # the mails carry the deadline's event or not (``calendar.calendar_wanted``); an

@@ -58,6 +58,11 @@ table              what
                    over the person's in that game
 ``vacation_ledger`` the vacation bank's ledger (schema 5): ``address``,
                    ``at``, ``seconds`` (spent > 0, given back < 0), ``games``
+``unsubscribe_tokens`` the List-Unsubscribe tokens (schema 6): ``token``,
+                   ``address``, ``kind`` (``digest`` or ``pool``), ``created``
+                   (``moderation/unsubscribe.py``)
+``digests``        the local day of each person's last daily digest (schema
+                   6): ``address``, ``day``, ``sent_at`` (``moderation/digest.py``)
 ``person_threads`` the person thread (schema 5): ``address``, ``secret``
                    (keys the token of its Message-IDs), ``thread``, ``opened``
 =================  ===========================================================
@@ -310,7 +315,22 @@ CREATE TABLE person_threads (
 );
 """
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [_V1, _V2, _V3, _V4, _V5]
+_V6 = """
+CREATE TABLE unsubscribe_tokens (
+    token   TEXT PRIMARY KEY,          -- secrets.token_urlsafe: the List-Unsubscribe URI's
+    address TEXT NOT NULL,             -- canonical address
+    kind    TEXT NOT NULL,             -- digest (the daily digest) or pool (the substitute pool's offers)
+    created TEXT NOT NULL,             -- UTC ISO
+    UNIQUE (address, kind)
+);
+CREATE TABLE digests (
+    address TEXT PRIMARY KEY,          -- canonical address
+    day     TEXT NOT NULL,             -- the local date (the person's zone) of the last digest
+    sent_at TEXT NOT NULL              -- UTC ISO
+) WITHOUT ROWID;
+"""
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [_V1, _V2, _V3, _V4, _V5, _V6]
 """``MIGRATIONS[i]`` brings the schema from version ``i`` to ``i + 1``: an SQL
 script (run statement by statement) or a function of the connection.  Append only;
 never change a released step.  Each runs inside the opening transaction."""
@@ -1421,6 +1441,41 @@ class Bookkeeping:
         rows = self._db.execute("SELECT at, seconds, games FROM vacation_ledger WHERE address = ? ORDER BY seq",
                                 (_canonical(address),)).fetchall()
         return [{"at": _dt(r[0]), "seconds": int(r[1]), "games": json.loads(r[2])} for r in rows]
+
+    # -------------------------------------------------------------- digest and List-Unsubscribe (schema 6)
+    def unsubscribe_token(self, address: str, kind: str, when: datetime) -> str:
+        """The List-Unsubscribe token of ``address`` for ``kind`` (``digest``,
+        ``pool``): made (``secrets.token_urlsafe(18)``, 24 characters of
+        ``[A-Za-z0-9_-]``, 144 random bits) and stored the first time, the same
+        one after.  RFC 2369, RFC 8058."""
+        import secrets
+
+        row = self._db.execute("SELECT token FROM unsubscribe_tokens WHERE address = ? AND kind = ?",
+                               (_canonical(address), kind)).fetchone()
+        if row is not None:
+            return row[0]
+        token = secrets.token_urlsafe(18)
+        self._write("INSERT INTO unsubscribe_tokens(token, address, kind, created) VALUES (?, ?, ?, ?)",
+                    (token, _canonical(address), kind, _iso(when)))
+        return token
+
+    def unsubscribe_owner(self, token: str) -> tuple[str, str] | None:
+        """``(address, kind)`` of List-Unsubscribe ``token``, or None for a token
+        never given."""
+        row = self._db.execute("SELECT address, kind FROM unsubscribe_tokens WHERE token = ?",
+                               (token,)).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def digest_day(self, address: str) -> str | None:
+        """The local date (ISO ``YYYY-MM-DD``, the person's zone) of the last
+        daily digest to ``address``, or None."""
+        row = self._db.execute("SELECT day FROM digests WHERE address = ?", (_canonical(address),)).fetchone()
+        return None if row is None else row[0]
+
+    def set_digest_day(self, address: str, day: str, when: datetime) -> None:
+        """Record that ``address``'s daily digest of local date ``day`` went to the spool at ``when``."""
+        self._write("INSERT OR REPLACE INTO digests(address, day, sent_at) VALUES (?, ?, ?)",
+                    (_canonical(address), day, _iso(when)))
 
     def person_thread(self, address: str) -> dict[str, Any] | None:
         """The person thread of ``address``: ``{address, secret, thread, opened}``, or None."""

@@ -42,6 +42,10 @@ the recipient (``5.1.1``, ``5.2.1``, ...) moves it to ``failed/`` and reports
 it as a bounce; another permanent refusal moves it to ``failed/`` without a
 bounce (``SendResult.refused``).
 
+A status mail held for its reader's daily digest (``meta["digest"]``, the
+reader's address: ``moderation/digest.py``) is never sent by ``send_due``; the
+digest names it in ``replaces``, or ``digest.release`` clears the mark.
+
 Merging stale status mails is crash-safe: the newer entry names the entries it
 ``replaces`` and is written before they are removed; an entry named by another's
 ``replaces`` is dropped unsent.
@@ -334,6 +338,7 @@ class Spool:
         result = SendResult()
         due = [e for e in self.entries()
                if (only is None or e.name in only)
+               and not e.meta.get("digest")  # held for the reader's daily digest (moderation/digest.py)
                and (ignore_backoff or not e.meta.get("next_try")
                     or datetime.fromisoformat(e.meta["next_try"]) <= now)]
         loaded = []
