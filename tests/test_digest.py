@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from pathlib import Path
 from datetime import datetime, timedelta, timezone
 from email import policy
 from email.message import EmailMessage
@@ -496,3 +497,46 @@ def test_a_pool_offer_carries_list_unsubscribe_and_its_token_leaves_the_pool(tmp
                             "to the moderator to join again.\n")
     assert not lobby.mod.bk.pool_of("zoe@example.net")
     assert lobby.mod.bk.setting("zoe@example.net", "substitute") == "off"
+
+
+_HELP_PERSON_LINES = {
+    "me": "me          one mail with all your games, the moves due, your\n                  settings, vacation bank and record; a reply to it with\n                  one of the commands above applies to all your games",
+    "digest daily 18": "digest daily 18\n                  in a reply to \"me\": one mail a day, at 18:00 your\n                  time, with the news of your games; your moves still\n                  come at once (digest off: every mail again)",
+    "export me": "export me   a mail with your data across your games, as a file",
+    "forget me": "forget me   your address and name removed everywhere (you are\n                  asked to confirm first)",
+}
+
+
+@pytest.mark.parametrize("language", ["en", "es", "de", "cs", "zh"])
+def test_the_guides_person_commands_are_understood_as_written(language):
+    """The mailed guide (templates/help.txt) shows ``me``, ``digest daily 18``,
+    ``export me`` and ``forget me`` in each language; the command as a
+    translation writes it (before its explanation) is read as that command in
+    the person thread (``people.person_command``), the digest's word for
+    ``daily`` too (``resumen diario``, ``Sammelmail täglich``, ``souhrn denně``,
+    ``摘要 每天``)."""
+    import re
+
+    from moderator import i18n
+    from moderator.moderation.people import person_command
+
+    tr = i18n.translations(language)
+    for expected, msgid in _HELP_PERSON_LINES.items():
+        text = tr.gettext(msgid)
+        assert language == "en" or text != msgid, (language, expected)
+        written = re.split(r" {2,}|\n", text, maxsplit=1)[0]
+        assert person_command(written, language) == expected, (language, written)
+        help_text = (Path(__file__).resolve().parents[1] / "templates" / "help.txt").read_text("utf-8")
+        assert msgid in help_text
+
+
+@pytest.mark.parametrize("line,language,expected", [
+    ("resumen diario 7", "es", "digest daily 7"), ("Resumen diario", "es", "digest daily"),
+    ("Sammelmail täglich", "de", "digest daily"), ("zusammenfassung taglich 20", "de", "digest daily 20"),
+    ("souhrn denně 6", "cs", "digest daily 6"), ("摘要 每日", "zh", "digest daily"),
+    ("resumen desactivar", "es", "digest off"), ("digest daily", "es", "digest daily"),
+])
+def test_digest_daily_in_every_language(line, language, expected):
+    from moderator.moderation.people import person_command
+
+    assert person_command(line, language) == expected
