@@ -153,6 +153,32 @@ def _ical(record: GameRecord, player: Player, method: str, sent: dict, stamp: da
         attendee=player.address, language=i18n.current(), alarm=ALARM_BEFORE))
 
 
+def cancel_sent(record: GameRecord, player: Player, *, stamp: datetime, organizer: str, organizer_name: str,
+                domain: str) -> list[tuple[str, str]]:
+    """The cancellation ``[("CANCEL", VCALENDAR text)]`` of the event last
+    sent to ``player`` when it is still open, whatever is in force now, for a
+    mail to the seat's player as they are now (their address, zone and
+    language) before the seat changes hands (``gm replace``, the substitute
+    pool's take-over: the old player's calendar would keep the deadline of a
+    move no longer theirs).  Marks it closed with ``SEQUENCE`` one higher in
+    ``record.calendar`` and keeps the seat's highest ``SEQUENCE`` there, so that
+    the newcomer's event of the same move (same UID) goes above it (RFC 5546
+    section 2.1.4).  ``[]`` when no event is open."""
+    sent = record.calendar.get(player.name)
+    if not player.address or sent is None or not sent.get("open"):
+        return []
+    sent.update(open=False, sequence=sent["sequence"] + 1)
+    sent["high"] = max(int(sent.get("high") or 0), sent["sequence"])
+    with i18n.speaking(record.language_of(player)):
+        return [("CANCEL", _ical(record, player, "CANCEL", sent, stamp, organizer, organizer_name, domain))]
+
+
+def mail_cancel(post: Any, record: GameRecord, player: Player) -> list[tuple[str, str]]:
+    """``cancel_sent`` for a mail of ``post`` (as ``mail_parts``)."""
+    return cancel_sent(record, player, stamp=post.clock(), organizer=post.config.moderator_address,
+                       organizer_name=post.config.moderator_name, domain=post.domain)
+
+
 def mail_parts(post: Any, record: GameRecord, player: Player, again: bool = False) -> list[tuple[str, str]]:
     """``calendar_parts`` for a mail of ``post`` (``send.Post``: its clock
     gives DTSTAMP, its configuration the ORGANIZER, its domain the UIDs's, its

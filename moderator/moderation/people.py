@@ -255,16 +255,20 @@ def _within(post: Post, to: str, what: str) -> bool:
     return post.allow(to, what)
 
 
-def _send(post: Post, om: OrderMail, key: str, address: str, text: str) -> None:
+def _send(post: Post, om: OrderMail, key: str, address: str, text: str,
+          calendar: list[tuple[str, str]] | None = None) -> None:
     """Spool ``text`` to ``address`` in their person thread (opened here when
-    it is not yet), answering ``om`` (the mail ``key``)."""
+    it is not yet), answering ``om`` (the mail ``key``); ``calendar``: the
+    deadline events the answer carries (``_events``: a person-level vacation
+    moved the deadlines of several games)."""
     now = post.clock()
     thread = post.bk.open_person_thread(address, secrets.token_hex(8), now)
     subject = " ".join(word("person", "subject").split())
     refs = [r for r in om.references if r]
     if thread["thread"] and thread["thread"] not in refs:
         refs.insert(0, thread["thread"])
-    msg = post.message(None, address, subject, text, in_reply_to=om.message_id, references=refs)
+    msg = post.message(None, address, subject, text, in_reply_to=om.message_id, references=refs,
+                       calendar=calendar or ())
     mid = person_message_id(person_token(thread["secret"]), post.domain)
     del msg["Message-ID"]
     msg.set_raw(*msg.policy.header_store_parse("Message-ID", mid))
@@ -348,6 +352,7 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
             bk.mark_answered(key, None, post.clock())
             return "processed"
         answers: list[str] = []
+        events: list[tuple[str, str]] = []  # the deadline events the commands moved, one per game
         wants_me = False
         with i18n.speaking(language):
             for line in lines:
@@ -361,7 +366,7 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
                 if cmd == "me":
                     wants_me = True
                     continue
-                answers.append(apply(post, store, address, cmd, arrived, report))
+                answers.append(apply(post, store, address, cmd, arrived, report, events))
                 language = person_language(bk, address)  # 'language de': what follows in German
             if not lines:
                 answers.append(word("person", "unknown_line", line=""))
@@ -371,7 +376,7 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
                 now = post.clock()
                 games = _games_data(post, store, address)
                 text = (text + "\n\n" if text else "") + me_text(post, address, games, now)
-            _send(post, om, key, address, text.rstrip("\n") + "\n")
+            _send(post, om, key, address, text.rstrip("\n") + "\n", _one_per_event(events))
     report.commands += 1
     return "processed"
 
@@ -393,11 +398,13 @@ def _nearest_command(line: str) -> str | None:
 
 
 def apply(post: Post, store: GameStore, address: str, cmd: str, arrived: datetime | None = None,
-          report: CycleReport | None = None) -> str:
+          report: CycleReport | None = None, events: list[tuple[str, str]] | None = None) -> str:
     """Carry out the person-level command ``cmd`` (``person_command``) of
     ``address`` in all their running games; returns the answer (the language in
     force), which says where the setting now applies.  A wrong value is
-    refused with what is legal, nothing changed."""
+    refused with what is legal, nothing changed.  ``events``: where a
+    ``vacation`` adds the deadline events of the games whose deadline it
+    moved (``_events``), for the answer to carry."""
     bk, now = post.bk, post.clock()
     name, _, arg = cmd.partition(" ")
     if name in CHOICES:
@@ -435,8 +442,34 @@ def apply(post: Post, store: GameStore, address: str, cmd: str, arrived: datetim
         with i18n.speaking(code):
             return _where(word("person", "language_set", language=i18n.LANGUAGES[code]), applied, kept)
     if name == "vacation":
-        return _vacation(post, store, address, arg, arrived, report)
+        return _vacation(post, store, address, arg, arrived, report, events)
     return word("person", "unknown_line", line=cmd)
+
+
+def _events(post: Post, store: GameStore, record: GameRecord, player: Any,
+            events: list[tuple[str, str]] | None) -> None:
+    """Add to ``events`` the deadline events (``calendar.mail_parts``) of
+    ``player``'s move in ``record`` after a person-level command changed it
+    (the same UID, ``SEQUENCE`` one higher, the new DTSTART), and save
+    ``record.calendar``: the person's answer carries them, as a game's own
+    answer does (a breaker's check: the calendar kept the old deadlines)."""
+    if events is None:
+        return
+    import copy
+
+    from .calendar import mail_parts
+
+    sent = copy.deepcopy(record.calendar)
+    parts = mail_parts(post, record, player)
+    if record.calendar != sent:  # only what changed: an event unchanged is in the calendar already
+        events.extend(parts)
+        store.save(record)
+
+
+def _one_per_event(events: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``events`` with the requests first (the first is the mail's
+    alternative, ``mail.compose.build_message``; the others attached)."""
+    return [e for e in events if e[0] == "REQUEST"] + [e for e in events if e[0] != "REQUEST"]
 
 
 def _running(post: Post, address: str) -> list[str]:
@@ -490,7 +523,7 @@ def _where(text: str, applied: list[str], kept: list[str]) -> str:
 
 
 def _vacation(post: Post, store: GameStore, address: str, arg: str, arrived: datetime | None = None,
-              report: CycleReport | None = None) -> str:
+              report: CycleReport | None = None, events: list[tuple[str, str]] | None = None) -> str:
     """A person-level ``vacation 5d`` / ``vacation off``: every running game of
     ``address`` (no vacation under way there), paid from the bank."""
     from .commands import begin_vacation, end_vacation, person_vacation
@@ -511,6 +544,7 @@ def _vacation(post: Post, store: GameStore, address: str, arg: str, arrived: dat
                     if player is None or until is None or until <= now or not person_vacation(post, record, player):
                         continue  # none under way, or a game's own (ended in its own thread)
                     left_over, news = end_vacation(post, store, record, player, count=False)
+                    _events(post, store, record, player, events)
             except (StoreError, OSError) as exc:
                 log.warning("person: game %s not changed: %s", gid, exc)
                 continue
@@ -547,6 +581,7 @@ def _vacation(post: Post, store: GameStore, address: str, arg: str, arrived: dat
                     busy.append(gid)
                     continue
                 news = begin_vacation(post, store, record, player, seconds, count=False)
+                _events(post, store, record, player, events)
         except (StoreError, OSError) as exc:  # an unreadable game file: the others go on
             log.warning("person: game %s not changed: %s", gid, exc)
             continue
