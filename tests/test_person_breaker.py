@@ -14,6 +14,7 @@ from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 
 import icalendar
+import pytest
 
 from moderator.config import Config
 from moderator.moderation.calendar import event_uid
@@ -203,3 +204,154 @@ def test_a_person_level_vacation_moves_the_event_in_every_game(tmp_path):
     # the clock stood still from T0+2h to T0+4h: two hours later than before
     assert events(back) == [("REQUEST", uid(g, s), 2, DUE + 2 * H, f"mailto:{ANN}")
                             for g, s in (("lake", "Ann"), ("pass", "Annie"), ("ridge", "Ann"))]
+
+
+def test_a_zone_set_in_the_same_cycle_reaches_the_vacation_notice(tmp_path):
+    """Find (the brief's gap c): Ann's ``vacation 2d`` and Bob's ``timezone
+    Europe/Berlin`` read in one cycle, Ann's first: the notice to Bob, spooled
+    before his zone was known, said 2026-12-03 13:00 UTC only.  Now a zone set
+    in a game's thread words the cycle's unsent mails to the player again, as
+    ``language`` does (``clock.respeak``), the deadline it moved included:
+    Ann's end at T0+1h+2d in CET, her deadline T0+72h+2d in UTC and CET."""
+    t = Games(tmp_path)
+    t.run(T0)
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "vacation 2d")
+    t.now = T0 + H
+    t.reply(t.last[(BOB, "ridge")], f"Bob <{BOB}>", "timezone Europe/Berlin")
+    mails = to(t.run(T0 + H), BOB)
+    (notice,) = [m for m in mails if "Ann on vacation" in body(m)]
+    assert body(notice) == (
+        "Union Pacific, game ridge: Ann on vacation\n\nAnn is on vacation until 2026-12-03 14:00 CET: their clock "
+        "stands still meanwhile. Ann's move is now due by 2026-12-06 12:00 UTC (2026-12-06 13:00 CET, "
+        "Europe/Berlin).\n")
+
+
+def test_a_person_level_zone_reaches_the_cycles_mails_and_the_vacations_end_is_in_the_seats_zone(tmp_path):
+    """Find: the person-level ``timezone`` and ``language`` set the seats of
+    every game but left the cycle's unsent mails as they were (a game's own
+    ``language`` words them again); now both do.  And a person who set their
+    zone in one game's thread only (ridge: America/New_York) read the end of
+    a person-level vacation in UTC: now in that zone (the seats name no other)."""
+    t = Games(tmp_path)
+    t.run(T0)
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "timezone America/New_York\nme")
+    mails = t.run(T0 + H)
+    (me,) = [m for m in mails if ".pbem-me@" in str(m["Message-ID"])]
+    t.reply(me, f"Ann <{ANN}>", "vacation 2d")
+    (answer,) = to(t.run(T0 + 2 * H), ANN)
+    assert body(answer).startswith("Your vacation has begun in your running games: your clock stands still "
+                                   "until 2026-12-03 09:00 EST (2 days).")
+    # Cy's vacation in lake, then Bob's person-level language in the same cycle: his notice in German
+    t.reply(t.last[(CY, "lake")], f"Cy <{CY}>", "vacation 1d")
+    t.reply(t.last[(BOB, "ridge")], f"Bob <{BOB}>", "me")
+    t.run(T0 + 3 * H)
+    t.now = T0 + 4 * H
+    t.reply(t.last[(CY, "lake")], f"Cy <{CY}>", "vacation off")
+    t.reply(t.last[(BOB, "me")], f"Bob <{BOB}>", "sprache de")
+    mails = to(t.run(T0 + 4 * H), BOB)
+    (notice,) = [m for m in mails if "lake" in str(m["Subject"])]
+    assert body(notice).startswith("Union Pacific, Partie lake: Cy ist aus dem Urlaub zurück\n"), body(notice)
+
+
+def test_two_vacations_in_one_mail_and_a_bad_length_in_the_person_thread(tmp_path):
+    """Finds: the second ``vacation 3d`` of a mail was refused as more than
+    the bank holds (2 days left after 5), where every game was on vacation
+    already; a bad length was answered with "Vacation left in this game" in
+    the person's thread, which is no game's.  Now: "On vacation there already"
+    with the games, and the bank's figure."""
+    t = Games(tmp_path)
+    t.run(T0)
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "me")
+    (me,) = t.run(T0 + H)
+    t.reply(me, f"Ann <{ANN}>", "vacation 5d\nvacation 3d\nvacation 0d")
+    (answer,) = to(t.run(T0 + 2 * H), ANN)
+    parts = body(answer).split("\n\n")
+    assert parts[1] == "On vacation there already, unchanged: lake, pass, ridge."
+    assert parts[2] == ("'0d' is not a length of vacation: write days, hours or minutes, e.g. 'vacation 5d', or "
+                        "'vacation off'. Left in your vacation bank: 2 days. Nothing was changed.\n")
+    assert [e["seconds"] for e in t.mod.bk.vacation_ledger(ANN)] == [5 * 86400]
+
+
+VACATION_OFF_HERE = {
+    "en": "Your vacation is over in ridge: your clock runs again here. Your vacation for all your games goes on "
+          "in lake, pass; to end it there too, write 'vacation off' in reply to your 'me' answer.",
+    "es": "Tus vacaciones han terminado en ridge: tu reloj vuelve a correr aquí. Tus vacaciones para todas tus "
+          "partidas siguen en lake, pass; para terminarlas también allí, escribe 'vacation off' en respuesta a tu "
+          "respuesta de 'me'.",
+    "de": "Dein Urlaub in ridge ist vorbei: deine Uhr läuft hier wieder. Dein Urlaub für all deine Partien geht "
+          "weiter in lake, pass; um ihn auch dort zu beenden, schreib 'vacation off' als Antwort auf deine "
+          "'me'-Antwort.",
+    "cs": "Vaše dovolená v ridge skončila: vaše lhůty zde opět běží. Vaše dovolená pro všechny vaše hry pokračuje "
+          "v lake, pass; chcete-li ji ukončit i tam, napište 'vacation off' v odpovědi na svou odpověď na 'me'.",
+    "zh": "你在 ridge 的休假结束了：这里的计时恢复。 你为所有对局设的休假在 lake, pass 中继续；如也要在那里结束，"
+          "请回复你的 'me' 答复邮件，写 'vacation off'。",
+}
+
+
+
+@pytest.mark.parametrize("language", sorted(VACATION_OFF_HERE))
+def test_vacation_off_in_a_games_thread_ends_a_person_level_vacation_there_only(tmp_path, language):
+    """Find (the brief's gap d): ``vacation off`` in ridge's thread, the
+    vacation being a person-level one, answered "Vacation left in this game:
+    14 days" (the game's own limit, which paid nothing) and did not say that
+    the vacation went on in lake and pass.  Now, in each of the five
+    languages (ridge's seat in it): over here, going on there, and how to end
+    it there; the deadline news follows (not compared: the words of the
+    clock, tested elsewhere)."""
+    t = Games(tmp_path)
+    t.run(T0)
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", f"language {language}\nme")
+    mails = t.run(T0 + H)
+    (me,) = [m for m in mails if ".pbem-me@" in str(m["Message-ID"])]
+    t.reply(me, f"Ann <{ANN}>", "vacation 2d")
+    t.run(T0 + 2 * H)
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "vacation off")
+    (answer,) = to(t.run(T0 + 3 * H), ANN)
+    assert body(answer).startswith(VACATION_OFF_HERE[language]), body(answer)
+    assert t.seat("ridge", ANN)["vacation_until"] == "2026-12-01T15:00:00+00:00"
+    assert t.seat("lake", ANN)["vacation_until"] == t.seat("pass", ANN)["vacation_until"] == \
+        "2026-12-03T14:00:00+00:00"
+
+
+def test_a_person_level_calendar_off_cancels_every_games_event_at_once(tmp_path):
+    """Find: ``calendar off`` in the person thread said "for all your games"
+    and cancelled nothing: each game's event stayed in the calendar until that
+    game's next mail.  Now the answer carries the three cancellations (SEQUENCE
+    1), and ``calendar on`` the three requests again above them (SEQUENCE 2);
+    a game's status mail in between carries nothing."""
+    t = Games(tmp_path)
+    t.run(T0)
+    t.reply(t.last[(ANN, "lake")], f"Ann <{ANN}>", "me")
+    (me,) = t.run(T0 + H)
+    t.reply(me, f"Ann <{ANN}>", "calendar off")
+    (answer,) = to(t.run(T0 + 2 * H), ANN)
+    assert body(answer) == "Your calendar setting is now 'off', for all your games.\n"
+    seats = (("lake", "Ann"), ("pass", "Annie"), ("ridge", "Ann"))
+    assert events(answer) == [("CANCEL", uid(g, s), 1, DUE, f"mailto:{ANN}") for g, s in seats]
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "status")
+    (status,) = to(t.run(T0 + 3 * H), ANN)
+    assert events(status) == []
+    t.reply(answer, f"Ann <{ANN}>", "calendar on")
+    (answer,) = to(t.run(T0 + 4 * H), ANN)
+    assert events(answer) == [("REQUEST", uid(g, s), 2, DUE, f"mailto:{ANN}") for g, s in seats]
+
+
+def test_me_in_the_thread_of_a_game_that_ended_is_answered(tmp_path):
+    """Find: ``me`` in the thread of a game the game master ended was declined
+    ("it takes no more orders"), though ``me`` is the person's, not the game's.
+    Now answered as in a running game (ridge finished, the others due); a
+    person-level vacation then leaves the ended game alone."""
+    t = Games(tmp_path)
+    t.run(T0)
+    t.now = T0 + H
+    t.mod.manage("ridge", "end")
+    t.sent()
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "Me")
+    (me,) = t.run(T0 + 2 * H)
+    assert ".pbem-me@" in str(me["Message-ID"])
+    assert "- lake (as Ann): your move, due by 2026-12-04 12:00 UTC.\n" \
+           "- pass (as Annie): your move, due by 2026-12-04 12:00 UTC.\n- ridge (as Ann): finished.\n" in body(me)
+    t.reply(me, f"Ann <{ANN}>", "vacation 1d")
+    (answer,) = to(t.run(T0 + 3 * H), ANN)
+    assert "It now applies in: lake, pass.\n" in body(answer)
+    assert t.seat("ridge", ANN)["vacation_until"] is None

@@ -412,6 +412,8 @@ def apply(post: Post, store: GameStore, address: str, cmd: str, arrived: datetim
         if value not in CHOICES[name]:
             return word("person", "choice_bad", key=name, asked=arg, choices=" | ".join(CHOICES[name]))
         bk.set_setting(address, name, value, now)
+        if name == "calendar":  # each game's event cancelled (off) or asked again (on) in this answer
+            _calendar_each_game(post, store, address, arrived, report, events)
         if name == "substitute":  # the substitute pool (moderation/pool.py): this thread confirmed the address
             if value == "on":
                 bk.pool_join(address, "*", now)
@@ -466,10 +468,47 @@ def _events(post: Post, store: GameStore, record: GameRecord, player: Any,
         store.save(record)
 
 
+def _calendar_each_game(post: Post, store: GameStore, address: str, arrived: datetime | None,
+                        report: CycleReport | None, events: list[tuple[str, str]] | None) -> None:
+    """After a person-level ``calendar off|on``: the cancellation (or the
+    request again) of ``address``'s event in each running game (``_events``),
+    for the answer to carry, rather than each game's next mail (a breaker's
+    check: the calendar kept every deadline after ``calendar off``)."""
+    if events is None:
+        return
+    for gid in _running(post, address):
+        try:
+            with store.lock(gid):
+                record = _load(post, store, gid, arrived, report)
+                player = record.player_by_address(address)
+                if player is not None:
+                    _events(post, store, record, player, events)
+        except (StoreError, OSError) as exc:
+            log.warning("person: game %s not changed: %s", gid, exc)
+
+
 def _one_per_event(events: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """``events`` with the requests first (the first is the mail's
     alternative, ``mail.compose.build_message``; the others attached)."""
     return [e for e in events if e[0] == "REQUEST"] + [e for e in events if e[0] != "REQUEST"]
+
+
+def _on_vacation(data: dict[str, Any], address: str, now: datetime) -> bool:
+    """Whether ``address``'s seat in the game ``data`` is on vacation at ``now``."""
+    from .deadlines import parse_time
+
+    seat = _seat(data, address)
+    until = parse_time(seat.get("vacation_until")) if seat else None
+    return until is not None and until > now
+
+
+def _seats_zone(games: list[dict[str, Any]], address: str) -> str | None:
+    """The time zone ``address``'s seats in ``games`` were given in those games'
+    own threads, when they name one zone only (else None: UTC); what a person
+    who never set a person-level zone reads their vacation's end in (a
+    breaker's check: it was UTC only)."""
+    zones = {str(s["timezone"]) for s in (_seat(d, address) for d in games) if s and s.get("timezone")}
+    return zones.pop() if len(zones) == 1 else None
 
 
 def _running(post: Post, address: str) -> list[str]:
@@ -506,6 +545,11 @@ def _each_game(post: Post, store: GameStore, address: str, key: str, value: str,
                 if getattr(player, key) != value:
                     setattr(player, key, value)
                     store.save(record)
+                    # the cycle's unsent mails to them in the new zone or language, as a
+                    # game's own command gives them (clock.respeak; a breaker's check)
+                    from .clock import respeak
+
+                    respeak(post, store, record, player)
         except (StoreError, OSError) as exc:
             log.warning("person: game %s not changed: %s", gid, exc)
             continue
@@ -561,7 +605,11 @@ def _vacation(post: Post, store: GameStore, address: str, arg: str, arrived: dat
     try:
         seconds = parse_duration(arg + "d" if arg.isdigit() else arg)
     except ValueError:
-        return word("clock", "vacation_bad", asked=arg, left=format_duration(b.left))
+        return word("person", "vacation_bad", asked=arg, left=format_duration(b.left))
+    running = [d for d in games if str(d.get("game")) in set(_running(post, address))]
+    on = [str(d.get("game")) for d in running if _on_vacation(d, address, now)]
+    if running and len(on) == len(running):  # 'vacation 5d' twice in one mail: the second finds them all taken
+        return word("person", "vacation_busy_in", games=", ".join(sorted(on)))
     if seconds > b.left:
         return word("person", "vacation_refused", asked=format_duration(seconds), left=format_duration(b.left))
     started, busy, moved = [], [], []
@@ -593,7 +641,8 @@ def _vacation(post: Post, store: GameStore, address: str, arg: str, arrived: dat
     bk.add_vacation(address, seconds, started, now)
     b = bank(bk, games, address, now)
     out = [word("person", "vacation_started", days=format_duration(seconds),
-                until=format_when(end, bk.setting(address, "timezone")), left=format_duration(b.left)),
+                until=format_when(end, bk.setting(address, "timezone") or _seats_zone(running, address)),
+                left=format_duration(b.left)),
            word("person", "applies_in", games=", ".join(started))]
     if busy:
         out.append(word("person", "vacation_busy_in", games=", ".join(busy)))
