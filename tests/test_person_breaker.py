@@ -355,3 +355,22 @@ def test_me_in_the_thread_of_a_game_that_ended_is_answered(tmp_path):
     (answer,) = to(t.run(T0 + 3 * H), ANN)
     assert "It now applies in: lake, pass.\n" in body(answer)
     assert t.seat("ridge", ANN)["vacation_until"] is None
+
+
+def test_vacation_then_calendar_off_in_one_mail_carries_each_event_once(tmp_path):
+    """Finds: a mail of ``vacation 1d`` then ``calendar off`` carried each
+    game's request (SEQUENCE 1) and its cancellation (SEQUENCE 2): six objects
+    for three events; now the last of each UID only, the three cancellations.
+    And a command word alone (``timezone``) was answered "Did you mean
+    'timezone'?": now the list of commands only."""
+    t = Games(tmp_path)
+    t.run(T0)
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "me")
+    (me,) = t.run(T0 + H)
+    t.reply(me, f"Ann <{ANN}>", "vacation 1d\ncalendar off\ntimezone")
+    (answer,) = to(t.run(T0 + 2 * H), ANN)
+    assert events(answer) == [("CANCEL", uid(g, s), 2, DUE + DAY, f"mailto:{ANN}")
+                              for g, s in (("lake", "Ann"), ("pass", "Annie"), ("ridge", "Ann"))]
+    assert body(answer).endswith(
+        "\n\n'timezone' is no command of your person thread; nothing was changed for it. Write one of: me, "
+        "timezone ZONE, language CODE, digest daily|off, calendar on|off, substitute on|off, vacation 5d|off.\n")

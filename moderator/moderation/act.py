@@ -214,9 +214,10 @@ def _refuse_in_language(v: Refuse, om: OrderMail, post: Post, store: GameStore, 
     game_id = v.game_id if v.game_id is not None or thread is None else thread.game_id
     parts: list[tuple[str, str]] = []
     sent = None
-    if record is not None and v.player is not None and thread is not None:
+    if record is not None and v.player is not None and thread is not None and not v.orderless:
         # the deadline event of the player's move, as every mail to them carries it (the same
-        # SEQUENCE while it stays; a change no mail carried yet goes with this one; a breaker's check)
+        # SEQUENCE while it stays; a change no mail carried yet goes with this one; a breaker's
+        # check); not in the answer to a mail with no order and no command (a vacation responder's)
         from .calendar import mail_parts
 
         sent = copy.deepcopy(record.calendar)

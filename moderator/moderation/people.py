@@ -360,7 +360,7 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
                 if cmd is None:
                     answers.append(word("person", "unknown_line", line=line[:60]))
                     near = _nearest_command(line)
-                    if near:  # 'timezon Europe/Madrid': the command it is nearest (a new user's check)
+                    if near and near != line.strip().lower():  # 'timezone' alone: not "did you mean 'timezone'"  # 'timezon Europe/Madrid': the command it is nearest (a new user's check)
                         answers[-1] += " " + word("person", "did_you_mean", command=near)
                     continue
                 if cmd == "me":
@@ -488,9 +488,19 @@ def _calendar_each_game(post: Post, store: GameStore, address: str, arrived: dat
 
 
 def _one_per_event(events: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """``events`` with the requests first (the first is the mail's
-    alternative, ``mail.compose.build_message``; the others attached)."""
-    return [e for e in events if e[0] == "REQUEST"] + [e for e in events if e[0] != "REQUEST"]
+    """``events`` with one object per UID, the last (highest ``SEQUENCE``: a
+    mail saying ``vacation 5d`` then ``calendar off`` carries the cancellation
+    only), the requests first (the first is the mail's alternative,
+    ``mail.compose.build_message``; the others attached)."""
+    from ..mail.calendar import uid_of
+
+    last: dict[str, tuple[str, str]] = {}
+    for method, ics in events:
+        uid = uid_of(ics)
+        last.pop(uid, None)  # in the order of the last change
+        last[uid] = (method, ics)
+    kept = list(last.values())
+    return [e for e in kept if e[0] == "REQUEST"] + [e for e in kept if e[0] != "REQUEST"]
 
 
 def _on_vacation(data: dict[str, Any], address: str, now: datetime) -> bool:
