@@ -374,3 +374,29 @@ def test_vacation_then_calendar_off_in_one_mail_carries_each_event_once(tmp_path
     assert body(answer).endswith(
         "\n\n'timezone' is no command of your person thread; nothing was changed for it. Write one of: me, "
         "timezone ZONE, language CODE, digest daily|off, calendar on|off, substitute on|off, vacation 5d|off.\n")
+
+
+def test_me_from_a_resigned_seat_is_answered_and_a_stranger_gets_nothing(tmp_path):
+    """``me`` from the thread of a seat its player resigned is answered (the
+    game goes on without them: "resigned" there is no refusal of ``me``); a
+    stranger's ``me`` (a new mail) gets no answer at all, and no ``me``
+    answer goes to anyone."""
+    t = Games(tmp_path)
+    t.run(T0)
+    t.reply(t.last[(CY, "lake")], f"Cy <{CY}>", "resign")
+    t.run(T0 + H)
+    t.reply(t.last[(CY, "lake")], f"Cy <{CY}>", "resign confirm")
+    t.run(T0 + 2 * H)
+    t.reply(t.last[(CY, "lake")], f"Cy <{CY}>", "me")
+    (me,) = t.run(T0 + 3 * H)
+    assert ".pbem-me@" in str(me["Message-ID"]) and "- pass (as Cy): your move, due by" in body(me)
+    stranger = EmailMessage(policy=policy.default)
+    stranger["From"] = "Eve <eve@elsewhere.example>"
+    stranger["To"] = t.config.moderator_address
+    stranger["Subject"] = "me"
+    stranger["Message-ID"] = make_msgid(domain="elsewhere.example")
+    stranger.set_content("me\n")
+    deliver(t.inbox, stranger.as_bytes(), T0 + 4 * H)
+    mails = t.run(T0 + 4 * H)
+    assert [m for m in mails if "eve@" in str(m["To"])] == []
+    assert all(".pbem-me@" not in str(m["Message-ID"]) for m in mails)
