@@ -400,3 +400,105 @@ def test_me_from_a_resigned_seat_is_answered_and_a_stranger_gets_nothing(tmp_pat
     mails = t.run(T0 + 4 * H)
     assert [m for m in mails if "eve@" in str(m["To"])] == []
     assert all(".pbem-me@" not in str(m["Message-ID"]) for m in mails)
+
+
+def _checked(mails, seen, bad):
+    """Record every calendar object of ``mails`` per (attendee, UID) in
+    ``seen``; add to ``bad`` each that breaks RFC 5546 section 2.1.4 against
+    the one before it for the same event: a lower SEQUENCE, or the same
+    SEQUENCE with another method or DTSTART."""
+    for m in mails:
+        for method, event_id, sequence, start, attendee in events(m):
+            key = (attendee, event_id)
+            before = seen.get(key)
+            if before is not None and (sequence < before[1]
+                                       or sequence == before[1] and (method, start) != (before[0], before[2])):
+                bad.append((key, before, (method, sequence, start)))
+            seen[key] = (method, sequence, start)
+
+
+SEATS = {"ridge": ("Ann", "Bob"), "lake": ("Bob", "Ann", "Cy"), "pass": ("Annie", "Cy")}
+
+
+@pytest.mark.parametrize("seed", [2, 7])
+def test_every_players_calendar_ends_as_the_games_deadlines_are(tmp_path, seed):
+    """Find (by this scenario): a status mail that replaced the built-in
+    player's move notice of the same cycle lost the cancellation that notice
+    carried when it also asked for the seat's next move (the game file
+    remembered the last event only): Bob's calendar kept his first move's
+    deadline, cancelled nowhere, for the rest of the game (seeds 2 and 7).
+    Now the entry keeps the last cancellation (``cancelled``) and a mail made
+    again in place of others carries it again.
+
+    Sixty seeded steps over the three games: orders, illegal orders,
+    vacations, ``calendar off|on`` (in a game's thread and the person's),
+    ``status``, the game master's ``extend``, ``pause``/``resume`` and
+    ``replace``, the clock between.  Every calendar part parsed; for each
+    (attendee, UID) no SEQUENCE goes down and none repeats with other content;
+    at the end each player's calendar (the last object of each UID to their
+    address) holds exactly the event in force (``calendar.event_in_force``:
+    the UID of the move and its deadline), or nothing."""
+    import random
+
+    from moderator.moderation.calendar import event_in_force
+    from moderator.moderation.gm import GmRefusal
+    from moderator.players.heuristic import choose
+
+    rng = random.Random(seed)
+    t = Games(tmp_path)
+    seen, bad = {}, []
+    _checked(t.run(T0), seen, bad)
+    now = T0
+    for step in range(60):
+        now += timedelta(hours=rng.choice([1, 2, 5, 11]))
+        t.now = now
+        game = rng.choice(sorted(SEATS))
+        record = t.store.load(game)
+        seat = rng.choice(SEATS[game])
+        player = record.player_by_name(seat)
+        op = rng.choice(["move", "move", "move", "bad", "vacation 1d", "vacation off", "calendar off",
+                         "calendar on", "extend", "status", "me vacation 1d", "me calendar off", "me calendar on",
+                         "replace", "pause"])
+        if record.game.phase == "over" or player.bot or seat in record.resigned:
+            continue
+        if op in ("extend", "pause", "replace"):
+            try:  # a command the game master may not give now (not on move, paused) is refused
+                if op == "extend":
+                    t.mod.manage(game, f"extend {seat} 24h")
+                elif op == "pause":
+                    t.mod.manage(game, "pause")
+                    _checked(t.sent(), seen, bad)
+                    t.now = now + H
+                    t.mod.manage(game, "resume")
+                elif step > 30:
+                    t.mod.manage(game, f"replace {seat} N{step}=n{step}@example.org")
+            except GmRefusal:
+                pass
+        elif (player.address, game) in t.last:
+            last = t.last[(player.address, game)]
+            if op.startswith("me "):
+                if (player.address, "me") not in t.last:
+                    t.reply(last, player.address, "me")
+                else:
+                    t.reply(t.last[(player.address, "me")], player.address, op[3:])
+            elif op == "move" and seat in record.game.waiting_for():
+                action = choose(record.game, seat, random.Random(step))
+                t.reply(last, player.address, str(action).replace("; ", "\n"))
+            else:
+                t.reply(last, player.address, "build ZZZ" if op == "bad" else "status" if op == "move" else op)
+            _checked(t.run(now), seen, bad)
+            continue
+        _checked(t.sent(), seen, bad)
+    assert bad == []
+    for game in SEATS:
+        record = t.store.load(game)
+        for p in record.players:
+            if not p.address:
+                continue
+            due = event_in_force(record, p, t.mod.bk.setting(p.address, "calendar"))
+            wanted = [] if due is None else [(uid(game, p.name, due[0]), due[1])]
+            mine = uid(game, p.name, 1).partition(".")[2]  # the seat's key and the game: any move of it
+            shown = [(event_id, start) for (attendee, event_id), (method, _, start) in seen.items()
+                     if attendee == f"mailto:{p.address}" and event_id.partition(".")[2] == mine
+                     and method == "REQUEST"]
+            assert shown == wanted, (game, p.name)

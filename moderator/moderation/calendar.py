@@ -5,7 +5,8 @@ One event per move: its UID is derived from the game, the seat and the number
 of the seat's move (``event_uid``), never random, so that every mail about the
 same move names the same event.  The game file keeps, per seat, the last event
 its mails carried (``GameRecord.calendar``: ``move``, ``due``, ``sequence``,
-``open``, ``high``; docs/game-file.md, "Format 6: deadlines in the calendar"),
+``open``, ``high``; docs/game-file.md, "Format 6: deadlines in the calendar";
+``cancelled``, the last cancellation of an earlier move, "Format 7"),
 and ``calendar_parts`` compares it with the deadline in force
 (``deadlines.in_force``, the one rule for it and its changes) whenever a mail
 to the player is made:
@@ -111,8 +112,17 @@ def calendar_parts(record: GameRecord, player: Player, *, stamp: datetime, organ
             sent.update(open=False, sequence=sent["sequence"] + 1)
             sent["high"] = max(int(sent.get("high") or 0), sent["sequence"])
             out.append(("CANCEL", _ical(record, player, "CANCEL", sent, stamp, organizer, organizer_name, domain)))
-        elif sent is not None and not sent.get("open") and now is None and again:
-            out.append(("CANCEL", _ical(record, player, "CANCEL", sent, stamp, organizer, organizer_name, domain)))
+        elif sent is not None and again:
+            # the mail replaces unsent ones: one of them may have carried the last cancellation
+            # (the built-in player's move notice, before the status mail that asks for the next
+            # move; a status mail asking for it, made again): carried again, the same SEQUENCE
+            if not sent.get("open") and (now is None or now[0] != sent["move"]):
+                out.append(("CANCEL", _ical(record, player, "CANCEL", sent, stamp, organizer, organizer_name,
+                                            domain)))
+            elif sent.get("open") and isinstance(sent.get("cancelled"), dict) \
+                    and sent["cancelled"].get("move") != sent["move"]:
+                out.append(("CANCEL", _ical(record, player, "CANCEL", sent["cancelled"], stamp, organizer,
+                                            organizer_name, domain)))
         if now is not None:
             move, when = now
             if sent is not None and sent.get("open") and sent["move"] == move:
@@ -122,7 +132,11 @@ def calendar_parts(record: GameRecord, player: Player, *, stamp: datetime, organ
                 # a new move starts at 0; a move taken back and asked again goes on above all sent
                 high = int(sent.get("high") or 0) if sent is not None else 0
                 first = 0 if sent is None or move > sent["move"] else high + 1
+                old = sent
                 sent = {"move": move, "due": iso(when), "sequence": first, "open": True, "high": max(high, first)}
+                if old is not None and not old.get("open") and old["move"] != move:
+                    # the last cancellation, for a mail made again in its place (``again``)
+                    sent["cancelled"] = {"move": old["move"], "due": old.get("due"), "sequence": old["sequence"]}
             sent["high"] = max(int(sent.get("high") or 0), sent["sequence"])
             record.calendar[player.name] = sent
             out.insert(0, ("REQUEST", _ical(record, player, "REQUEST", sent, stamp, organizer, organizer_name,
