@@ -420,7 +420,7 @@ def _checked(mails, seen, bad):
 SEATS = {"ridge": ("Ann", "Bob"), "lake": ("Bob", "Ann", "Cy"), "pass": ("Annie", "Cy")}
 
 
-@pytest.mark.parametrize("seed", [2, 7])
+@pytest.mark.parametrize("seed", [2, 7, 35])
 def test_every_players_calendar_ends_as_the_games_deadlines_are(tmp_path, seed):
     """Find (by this scenario): a status mail that replaced the built-in
     player's move notice of the same cycle lost the cancellation that notice
@@ -428,7 +428,9 @@ def test_every_players_calendar_ends_as_the_games_deadlines_are(tmp_path, seed):
     remembered the last event only): Bob's calendar kept his first move's
     deadline, cancelled nowhere, for the rest of the game (seeds 2 and 7).
     Now the entry keeps the last cancellation (``cancelled``) and a mail made
-    again in place of others carries it again.
+    again in place of others carries it again; also after a ``calendar off``
+    in the same cycle closed the next move's event (seed 35: Ann's first
+    deadline stayed).
 
     Sixty seeded steps over the three games: orders, illegal orders,
     vacations, ``calendar off|on`` (in a game's thread and the person's),

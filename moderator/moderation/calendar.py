@@ -119,8 +119,7 @@ def calendar_parts(record: GameRecord, player: Player, *, stamp: datetime, organ
             if not sent.get("open") and (now is None or now[0] != sent["move"]):
                 out.append(("CANCEL", _ical(record, player, "CANCEL", sent, stamp, organizer, organizer_name,
                                             domain)))
-            elif sent.get("open") and isinstance(sent.get("cancelled"), dict) \
-                    and sent["cancelled"].get("move") != sent["move"]:
+            if isinstance(sent.get("cancelled"), dict) and sent["cancelled"].get("move") != sent["move"]:
                 out.append(("CANCEL", _ical(record, player, "CANCEL", sent["cancelled"], stamp, organizer,
                                             organizer_name, domain)))
         if now is not None:
@@ -137,6 +136,8 @@ def calendar_parts(record: GameRecord, player: Player, *, stamp: datetime, organ
                 if old is not None and not old.get("open") and old["move"] != move:
                     # the last cancellation, for a mail made again in its place (``again``)
                     sent["cancelled"] = {"move": old["move"], "due": old.get("due"), "sequence": old["sequence"]}
+                elif old is not None and isinstance(old.get("cancelled"), dict):
+                    sent["cancelled"] = old["cancelled"]  # the same move asked again: the earlier one's stays
             sent["high"] = max(int(sent.get("high") or 0), sent["sequence"])
             record.calendar[player.name] = sent
             out.insert(0, ("REQUEST", _ical(record, player, "REQUEST", sent, stamp, organizer, organizer_name,
