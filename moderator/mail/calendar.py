@@ -15,7 +15,7 @@ from datetime import datetime, timedelta, timezone
 
 import icalendar
 
-__all__ = ["DeadlineEvent", "PRODID", "to_ical"]
+__all__ = ["DeadlineEvent", "PRODID", "to_ical", "uid_of"]
 
 PRODID = "-//pbem//Union Pacific play-by-email moderator//EN"
 """The calendar's PRODID (RFC 5545 section 3.7.3)."""
@@ -102,3 +102,13 @@ def to_ical(event: DeadlineEvent) -> str:
         ev.add_component(alarm)
     cal.add_component(ev)
     return cal.to_ical().decode("utf-8")
+
+
+def uid_of(ics: str) -> str:
+    """The UID of the one VEVENT of the VCALENDAR text ``ics`` (as ``to_ical``
+    writes it; read back with ``icalendar``, so a folded line reads whole).
+    Raises ValueError for a text without exactly one VEVENT."""
+    events = icalendar.Calendar.from_ical(ics).walk("VEVENT")
+    if len(events) != 1:
+        raise ValueError(f"{len(events)} VEVENTs, not one")
+    return str(events[0]["UID"])

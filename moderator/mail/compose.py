@@ -213,8 +213,10 @@ def build_message(
       the calendar"): the first is the last alternative of the
       ``multipart/alternative`` (iMIP, RFC 6047: ``text/calendar; method=...;
       charset=utf-8``, what Gmail, Outlook, Apple Mail and Thunderbird show
-      as an invitation), any further one an attachment ``cancel.ics`` beside
-      it (then the message is ``multipart/mixed``): a second object cannot
+      as an invitation), any further one an attachment ``cancel.ics`` (a
+      ``CANCEL``) or ``invite.ics`` (a ``REQUEST``: a person-level vacation
+      moved the deadlines of several games) beside it (then the message is
+      ``multipart/mixed``): a second object cannot
       share the alternative (a client shows one alternative only).
     * ``message_id``: the Message-ID (``<id@domain>``), stored as the last
       header, below the MIME headers (default: ``make_msgid(domain=domain)``,
@@ -283,7 +285,8 @@ def build_message(
             msg.make_mixed(boundary=_boundary())
             for method, ics in calendar[1:]:
                 msg.add_attachment(ics, subtype="calendar", charset="utf-8", cte=_cte(ics),
-                                   params={"method": method}, filename="cancel.ics")
+                                   params={"method": method},
+                                   filename="cancel.ics" if method == "CANCEL" else "invite.ics")
     if msg.is_multipart():
         for part in msg.walk():
             if part is not msg:

@@ -11,6 +11,8 @@ registered address) is rendered in that player's language.
 """
 from __future__ import annotations
 
+import copy
+
 import logging
 from types import SimpleNamespace
 from typing import Any, Callable
@@ -210,8 +212,23 @@ def _refuse_in_language(v: Refuse, om: OrderMail, post: Post, store: GameStore, 
         extra["commands_follow"] = True
     # a sender in one game only is answered in its thread: the title names that game too
     game_id = v.game_id if v.game_id is not None or thread is None else thread.game_id
-    post.reply(om, v.reply_key, to, game_id, word(v.words, v.reason + "_title"),
-               word(v.words, v.reason, **values), player=thread, **extra)
+    parts: list[tuple[str, str]] = []
+    sent = None
+    if record is not None and v.player is not None and thread is not None and not v.orderless:
+        # the deadline event of the player's move, as every mail to them carries it (the same
+        # SEQUENCE while it stays; a change no mail carried yet goes with this one; a breaker's
+        # check); not in the answer to a mail with no order and no command (a vacation responder's)
+        from .calendar import mail_parts
+
+        sent = copy.deepcopy(record.calendar)
+        parts = mail_parts(post, record, record.player_by_name(v.player))
+    spooled = post.reply(om, v.reply_key, to, game_id, word(v.words, v.reason + "_title"),
+                         word(v.words, v.reason, **values), player=thread, calendar=parts, **extra)
+    if sent is not None and record.calendar != sent:
+        if spooled:  # after the mail is spooled: a lost save only repeats the event
+            store.save(record)
+        else:  # not sent (the per-cycle limit): the next mail carries it
+            record.calendar = sent
     if record is not None and v.player is not None:
         _commands(v, om, post, store, report, record, skip_status=True, rotated=rotated)
 

@@ -13,7 +13,7 @@ from ..render import render
 from ..render.words import word
 from ..store.gamefile import GameRecord, Player
 from .deadlines import deadline_news
-from .send import Post, thread_of
+from .send import Post, ThreadOf, thread_of
 
 
 def gm_token(record: GameRecord) -> str | None:
@@ -48,6 +48,21 @@ def _to_player(post: Post, record: GameRecord, player: Player, title: str, text:
                           references=[thread.thread] if thread.thread else [], auto="auto-generated",
                           token=thread.token, calendar=mail_parts(post, record, player)),
              kind="gm", game=record.id, player=player.name, answers=answers)
+
+
+def farewell(post: Post, record: GameRecord, address: str, thread: ThreadOf, language: str, title: Say,
+             text: Say, calendar: list[tuple[str, str]]) -> None:
+    """A last notice (its title and ``text``, no secret) to the player who
+    held a seat until now, at ``address`` in their old ``thread`` (its Subject and
+    Message-ID; no token, so a reply no longer counts as theirs), in their
+    ``language``, carrying ``calendar`` (``calendar.mail_cancel``: the
+    cancellation of their deadline event).  ``title``/``text``: ``Say``."""
+    with i18n.speaking(language):
+        body = word("language", "notice_heading", game_id=record.id, title=_said(title)) + "\n\n" + \
+            _said(text) + "\n"
+        post.put(post.message(record.id, address, thread.subject, body, in_reply_to=thread.thread,
+                              references=[thread.thread] if thread.thread else [], auto="auto-generated",
+                              calendar=calendar), kind="gm", game=record.id)
 
 
 def tell_everyone(post: Post, record: GameRecord, title: Say, text: Say, *,

@@ -5,7 +5,8 @@ One event per move: its UID is derived from the game, the seat and the number
 of the seat's move (``event_uid``), never random, so that every mail about the
 same move names the same event.  The game file keeps, per seat, the last event
 its mails carried (``GameRecord.calendar``: ``move``, ``due``, ``sequence``,
-``open``, ``high``; docs/game-file.md, "Format 6: deadlines in the calendar"),
+``open``, ``high``; docs/game-file.md, "Format 6: deadlines in the calendar";
+``cancelled``, the last cancellation of an earlier move, "Format 7"),
 and ``calendar_parts`` compares it with the deadline in force
 (``deadlines.in_force``, the one rule for it and its changes) whenever a mail
 to the player is made:
@@ -111,8 +112,16 @@ def calendar_parts(record: GameRecord, player: Player, *, stamp: datetime, organ
             sent.update(open=False, sequence=sent["sequence"] + 1)
             sent["high"] = max(int(sent.get("high") or 0), sent["sequence"])
             out.append(("CANCEL", _ical(record, player, "CANCEL", sent, stamp, organizer, organizer_name, domain)))
-        elif sent is not None and not sent.get("open") and now is None and again:
-            out.append(("CANCEL", _ical(record, player, "CANCEL", sent, stamp, organizer, organizer_name, domain)))
+        elif sent is not None and again:
+            # the mail replaces unsent ones: one of them may have carried the last cancellation
+            # (the built-in player's move notice, before the status mail that asks for the next
+            # move; a status mail asking for it, made again): carried again, the same SEQUENCE
+            if not sent.get("open") and (now is None or now[0] != sent["move"]):
+                out.append(("CANCEL", _ical(record, player, "CANCEL", sent, stamp, organizer, organizer_name,
+                                            domain)))
+            if isinstance(sent.get("cancelled"), dict) and sent["cancelled"].get("move") != sent["move"]:
+                out.append(("CANCEL", _ical(record, player, "CANCEL", sent["cancelled"], stamp, organizer,
+                                            organizer_name, domain)))
         if now is not None:
             move, when = now
             if sent is not None and sent.get("open") and sent["move"] == move:
@@ -122,7 +131,13 @@ def calendar_parts(record: GameRecord, player: Player, *, stamp: datetime, organ
                 # a new move starts at 0; a move taken back and asked again goes on above all sent
                 high = int(sent.get("high") or 0) if sent is not None else 0
                 first = 0 if sent is None or move > sent["move"] else high + 1
+                old = sent
                 sent = {"move": move, "due": iso(when), "sequence": first, "open": True, "high": max(high, first)}
+                if old is not None and not old.get("open") and old["move"] != move:
+                    # the last cancellation, for a mail made again in its place (``again``)
+                    sent["cancelled"] = {"move": old["move"], "due": old.get("due"), "sequence": old["sequence"]}
+                elif old is not None and isinstance(old.get("cancelled"), dict):
+                    sent["cancelled"] = old["cancelled"]  # the same move asked again: the earlier one's stays
             sent["high"] = max(int(sent.get("high") or 0), sent["sequence"])
             record.calendar[player.name] = sent
             out.insert(0, ("REQUEST", _ical(record, player, "REQUEST", sent, stamp, organizer, organizer_name,
@@ -151,6 +166,32 @@ def _ical(record: GameRecord, player: Player, method: str, sent: dict, stamp: da
         sequence=int(sent["sequence"]), start=when, length=EVENT_LENGTH, stamp=stamp,
         summary=summary, description=description, organizer=organizer, organizer_name=organizer_name,
         attendee=player.address, language=i18n.current(), alarm=ALARM_BEFORE))
+
+
+def cancel_sent(record: GameRecord, player: Player, *, stamp: datetime, organizer: str, organizer_name: str,
+                domain: str) -> list[tuple[str, str]]:
+    """The cancellation ``[("CANCEL", VCALENDAR text)]`` of the event last
+    sent to ``player`` when it is still open, whatever is in force now, for a
+    mail to the seat's player as they are now (their address, zone and
+    language) before the seat changes hands (``gm replace``, the substitute
+    pool's take-over: the old player's calendar would keep the deadline of a
+    move no longer theirs).  Marks it closed with ``SEQUENCE`` one higher in
+    ``record.calendar`` and keeps the seat's highest ``SEQUENCE`` there, so that
+    the newcomer's event of the same move (same UID) goes above it (RFC 5546
+    section 2.1.4).  ``[]`` when no event is open."""
+    sent = record.calendar.get(player.name)
+    if not player.address or sent is None or not sent.get("open"):
+        return []
+    sent.update(open=False, sequence=sent["sequence"] + 1)
+    sent["high"] = max(int(sent.get("high") or 0), sent["sequence"])
+    with i18n.speaking(record.language_of(player)):
+        return [("CANCEL", _ical(record, player, "CANCEL", sent, stamp, organizer, organizer_name, domain))]
+
+
+def mail_cancel(post: Any, record: GameRecord, player: Player) -> list[tuple[str, str]]:
+    """``cancel_sent`` for a mail of ``post`` (as ``mail_parts``)."""
+    return cancel_sent(record, player, stamp=post.clock(), organizer=post.config.moderator_address,
+                       organizer_name=post.config.moderator_name, domain=post.domain)
 
 
 def mail_parts(post: Any, record: GameRecord, player: Player, again: bool = False) -> list[tuple[str, str]]:

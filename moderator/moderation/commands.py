@@ -205,8 +205,13 @@ def _timezone(post: Post, store: GameStore, record: GameRecord, player: Player, 
         name = check_timezone(zone)
     except ValueError:
         return word("clock", "timezone_unknown", zone=zone, near=timezone_nearest(zone))
+    changed = player.timezone != name
     player.timezone = name
     store.save(record)
+    if changed:  # the cycle's unsent mails to them give their times in the new zone (a breaker's check)
+        from .clock import respeak
+
+        respeak(post, store, record, player)
     # set in this game's own thread: it wins here over the person's zone (moderation/people.py)
     post.bk.set_game_override(player.address, record.id, "timezone", name, post.clock())
     local = format_when(post.clock(), name)
@@ -233,7 +238,14 @@ def _vacation(post: Post, store: GameStore, record: GameRecord, player: Player, 
             return word("clock", "vacation_none")
         # a person-level vacation (people.py: paid from the bank, not this game's limit) ends here
         # without giving anything back to this game's limit
-        _left_over, news = end_vacation(post, store, record, player, count=not person_vacation(post, record, player))
+        person = person_vacation(post, record, player)
+        others = _person_vacation_elsewhere(post, store, record, player) if person else []
+        _left_over, news = end_vacation(post, store, record, player, count=not person)
+        if person:  # this game's limit is not what it was paid from; it goes on in the others (a breaker's check)
+            text = word("clock", "vacation_ended_here", game_id=record.id)
+            if others:
+                text += " " + word("clock", "vacation_goes_on", games=", ".join(others))
+            return _joined(text, news)
         return _joined(word("clock", "vacation_ended", left=_left(limit - player.vacation_used)), news)
     left = max(0, limit - player.vacation_used)
     try:
@@ -262,6 +274,32 @@ def person_vacation(post: Post, record: GameRecord, player: Player) -> bool:
                for e in post.bk.vacation_ledger(player.address))
 
 
+def _person_vacation_elsewhere(post: Post, store: GameStore, record: GameRecord, player: Player) -> list[str]:
+    """The other games where ``player``'s person-level vacation under way in
+    ``record`` (``person_vacation``) still stops their clock: those of its
+    ledger entry whose seat of the same address is on vacation now."""
+    from ..mail.read import canonical_address
+    from .deadlines import parse_time
+
+    now, began = post.clock(), parse_time(player.vacation_from)
+    games = sorted({g for e in post.bk.vacation_ledger(player.address)
+                    if e["seconds"] > 0 and record.id in e["games"] and e["at"] == began for g in e["games"]})
+    out = []
+    for gid in games:
+        if gid == record.id:
+            continue
+        try:
+            data = store.read_data(gid)
+        except Exception:  # an unreadable game file: not named
+            continue
+        for p in data.get("players") or []:
+            if p.get("address") and canonical_address(str(p["address"])) == canonical_address(player.address):
+                until = parse_time(p.get("vacation_until"))
+                if until is not None and until > now:
+                    out.append(gid)
+    return out
+
+
 def _others(record: GameRecord, player: Player) -> list[Player]:
     """The other players of ``record`` still in the game, who are told of a vacation."""
     return [q for q in record.players if q.address and q.name != player.name and q.name not in record.resigned]
@@ -279,7 +317,7 @@ def begin_vacation(post: Post, store: GameStore, record: GameRecord, player: Pla
     from datetime import timedelta
 
     from .clock import save_with_notices
-    from .deadlines import Notice, deadline_news, in_force, iso
+    from .deadlines import Notice, deadline_news, in_force, iso, news_raw
 
     now = post.clock()
     end = now + timedelta(seconds=seconds)
@@ -290,7 +328,8 @@ def begin_vacation(post: Post, store: GameStore, record: GameRecord, player: Pla
     save_with_notices(post, store, record, [Notice(q.address, q.name, "vacation_announce",
                                                    {"player": player.name,
                                                     "until": format_when(end, q.timezone, record.language_of(q)),
-                                                    "news": _news(record, before, q)}, {"until": iso(end)})
+                                                    "news": _news(record, before, q)},
+                                                   {"until": iso(end), "news": news_raw(record, before)})
                                             for q in _others(record, player)], points="vacation", status=False)
     return deadline_news(record, before, player)
 
@@ -302,7 +341,7 @@ def end_vacation(post: Post, store: GameStore, record: GameRecord, player: Playe
     back to the seat's ``vacation_used``.  Returns the unused seconds and the
     news of the player's deadline (as ``begin_vacation``)."""
     from .clock import save_with_notices
-    from .deadlines import Notice, deadline_news, in_force, iso, parse_time, vacations_over
+    from .deadlines import Notice, deadline_news, in_force, iso, news_raw, parse_time, vacations_over
 
     now = post.clock()
     until = parse_time(player.vacation_until)
@@ -313,7 +352,8 @@ def end_vacation(post: Post, store: GameStore, record: GameRecord, player: Playe
     player.vacation_until = iso(now)
     vacations_over(record, now)  # told here: the clock sends no notice of this end
     save_with_notices(post, store, record, [Notice(q.address, q.name, "vacation_back",
-                                                   {"player": player.name, "news": _news(record, before, q)})
+                                                   {"player": player.name, "news": _news(record, before, q)},
+                                                   {"news": news_raw(record, before)})
                                             for q in _others(record, player)], points="vacation", status=False)
     return unused, deadline_news(record, before, player)
 

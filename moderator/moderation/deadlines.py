@@ -382,7 +382,7 @@ def notice_values(item: dict[str, Any], player: Player) -> dict[str, Any]:
     again for ``player`` in the language in force: the deadline from ``raw.due``
     (``_times``), ``duration`` from ``raw.duration`` (seconds,
     ``render.when.format_duration``), ``until`` from ``raw.until`` in their time
-    zone; the other values as they are (orders are worded by the template's
+    zone, ``news`` from ``raw.news`` (``news_raw``); the other values as they are (orders are worded by the template's
     ``order`` filter, names and numbers need no words)."""
     from ..render.when import format_duration as spoken, format_when
 
@@ -394,6 +394,8 @@ def notice_values(item: dict[str, Any], player: Player) -> dict[str, Any]:
         values["duration"] = spoken(raw["duration"], exact=True)
     if raw.get("until"):
         values["until"] = format_when(parse_time(raw["until"]), player.timezone)
+    if isinstance(raw.get("news"), list):  # the deadlines a vacation moved, in the reader's zone
+        values["news"] = news_words([(str(n), parse_time(w)) for n, w in raw["news"]], player)
     if isinstance(raw.get("moves"), list) and isinstance(values.get("moves"), list):
         values["moves"] = [notice_values({"values": m, "raw": r}, player) if isinstance(m, dict) and isinstance(r, dict)
                            else m for m, r in zip(values["moves"], raw["moves"])]
@@ -648,12 +650,28 @@ def deadline_news(record: GameRecord, before: dict[str, datetime | None],
     both in UTC and in the reader's time zone; ``''`` when none changed.  A
     deadline that ends (None: a pause, ``deadline none``) is not named: the
     command's own words say so.  The one place where a change of the instant by
-    which a player must move is worded for a reader."""
-    now = in_force(record)
+    which a player must move is worded for a reader (``news_words``)."""
+    return news_words(changed_deadlines(record, before), reader)
+
+
+def changed_deadlines(record: GameRecord, before: dict[str, datetime | None]) -> list[tuple[str, datetime]]:
+    """``[(seat, new deadline)]`` of ``in_force(record)`` that differ from
+    ``before`` and are not None (what ``deadline_news`` tells), in seat order."""
+    return [(name, when) for name, when in in_force(record).items()
+            if when is not None and before.get(name) != when]
+
+
+def news_raw(record: GameRecord, before: dict[str, datetime | None]) -> list[list[str]]:
+    """``changed_deadlines`` as a notice's ``raw`` keeps it (``[[seat, ISO
+    time]]``), so that ``notice_values`` words the news again for a reader who
+    changed their zone or language in the same cycle."""
+    return [[name, iso(when)] for name, when in changed_deadlines(record, before)]
+
+
+def news_words(changed: list[tuple[str, datetime]], reader: Player | None) -> str:
+    """``deadline_news``'s sentences for ``changed`` (``changed_deadlines``)."""
     parts = []
-    for name, when in now.items():
-        if when is None or before.get(name) == when:
-            continue
+    for name, when in changed:
         if reader is not None and reader.name == name:
             parts.append(word("clock", "deadline_now", **_times(when, reader)))
         else:

@@ -158,6 +158,12 @@ def _in_game(om: OrderMail, key: str, record: GameRecord, *, answered: Lookup,
         return Decline(key=key, reason="observer_no_orders", to=sender, game_id=record.id)
     who = authenticate(om, key, record)
     if isinstance(who, Player):
+        if (record.ended is not None or who.name in record.resigned) and _asks_me(om):
+            # 'me' is the person's, across their games: answered from a game that ended or a
+            # seat resigned too, not declined as an order (a breaker's check)
+            if answered(key + "#commands"):
+                return Answer(key=key, game_id=record.id, player=who.name, repeat_commands=True)
+            return Answer(key=key, game_id=record.id, player=who.name, commands=("me",))
         if record.ended is not None:
             return Decline(key=key, reason="game_ended_no_orders", to=who.address, game_id=record.id,
                            player=who.name)
@@ -309,3 +315,12 @@ def bounce_in_game(v: RecordBounce, record: GameRecord) -> RecordBounce:
         if p is not None and p.address:
             return replace(v, address=canonical_address(p.address), player=p.name)
     return v
+
+
+def _asks_me(om: OrderMail) -> bool:
+    """Whether a line of ``om``'s own text (not quoted, not a signature) is
+    ``me`` (``seats.me_command``)."""
+    from .seats import me_command
+
+    kinds = om.kinds or ["text"] * len(om.lines)
+    return any(k == "text" and me_command(l) for l, k in zip(om.lines, kinds))

@@ -46,7 +46,7 @@ from .deadlines import deadline_news, format_duration, game_master_address, in_f
 from ..render.when import format_duration as spoken_duration, number
 from ..render.orders import localize
 from .interpret import MAX_ORDER_LINES
-from .send import Post
+from .send import Post, thread_of
 # the game master's notices, observers' mails and the seat commands live below gm; their names
 # stay importable from here
 from .announce import Say, _said, _to_player, gm_token, tell_everyone  # noqa: F401
@@ -421,6 +421,9 @@ def _replace(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
         raise GmRefusal("gm_address_in_game", address=address)
     name = cmd.args[1]
     old = seat.address
+    # the old player's calendar still shows the deadline of this seat's move: cancelled in a
+    # last notice to them (same UID, SEQUENCE one higher), worded for them, before the seat changes
+    farewell = _farewell_of(post, record, seat)
     seat.address, seat.secret = address, new_secret()
     # a human again: the seat's clock starts afresh (not the built-in player's, not abandoned)
     seat.bot, seat.abandoned, seat.missed, seat.timezone = False, False, 0, None
@@ -433,7 +436,9 @@ def _replace(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
         if seat.name in names:
             names.remove(seat.name)
     record.resigning.pop(seat.name, None)
-    record.calendar.pop(seat.name, None)  # the newcomer's calendar starts afresh (moderation/calendar.py)
+    sent = record.calendar.get(seat.name)
+    if sent is not None:  # the newcomer's event goes above every SEQUENCE sent for the seat (same UIDs)
+        sent["open"] = False
     entry.update(player=seat.name, name=name, address=address, old_address=old, command=_named(cmd, seat))
     vacancy.refill(post.bk, record.id, seat.name)  # a vacancy's offers to the pool stop (moderation/pool.py)
 
@@ -442,6 +447,8 @@ def _replace(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
 
     for e in post.spool.stale_status(record.id, seat.name):
         post.spool.remove(e.name)
+    if farewell is not None:
+        farewell(lambda: word("gm", "replaced_title", seat=seat.name), event)
     with i18n.speaking(record.language_of(seat)):
         msg = status_mail(post, record, seat, [event()], template="welcome.txt")
     record.threads[seat.name] = str(msg["Message-ID"])
@@ -449,6 +456,25 @@ def _replace(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
     tell_everyone(post, record, lambda: word("gm", "replaced_title", seat=seat.name), event, skip=(seat.name,),
                   before=before)
     return _for_gm(record, event(), before)
+
+
+def _farewell_of(post: Post, record: GameRecord, seat: Player):
+    """What tells ``seat``'s player, as they are now (address, thread, language,
+    zone), that the seat is no longer theirs, with the cancellation of the
+    deadline event their mails carried (``calendar.mail_cancel``); None when no
+    event of theirs is open (nothing in their calendar to take back).  Call it
+    before the seat changes; the returned function ``(title, text)`` (``Say``s)
+    spools the notice (``announce.farewell``)."""
+    from .announce import farewell
+    from .calendar import mail_cancel
+
+    if not seat.address:
+        return None
+    address, thread, language = seat.address, thread_of(record, seat), record.language_of(seat)
+    parts = mail_cancel(post, record, seat)
+    if not parts:
+        return None
+    return lambda title, text: farewell(post, record, address, thread, language, title, text, parts)
 
 
 def _undo(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
@@ -650,6 +676,11 @@ def _eject(ctx: Context, cmd: GmCommand, entry: dict[str, Any]) -> str:
         return word("gm", "ejected", player=seat.name)
 
     tell_everyone(ctx.post, record, lambda: word("gm", "ejected_title", player=seat.name), text)
+    # the ejected player gets no more mail, but their calendar still shows their move's deadline:
+    # one notice cancels it (a breaker's check)
+    farewell = _farewell_of(ctx.post, record, seat)
+    if farewell is not None:
+        farewell(lambda: word("gm", "ejected_title", player=seat.name), text)
     return text()
 
 

@@ -419,7 +419,9 @@ def _status_batch(post: Post, record: GameRecord, events: list[str], news: list 
             meta["digest"] = canonical_address(p.address)
         drawn = [(share, swapped) for at, who, share, swapped in draws if who == p.name and at >= start]
         batch.append((status_mail(post, record, p, mine, answers_mail, drawn=drawn,
-                                  boards=boards, news=told, again=bool(older)), meta))
+                                  boards=boards, news=told, again=bool(older or notices)), meta))
+        # again: it replaces unsent mails, a clock notice alone too (the built-in player's move for
+        # the missed deadline carried the cancellation of its event; a breaker's check)
         replaced += older + notices
     watching = view.stale_observer(record.id)
     for address in record.observers:

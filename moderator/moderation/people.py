@@ -258,16 +258,20 @@ def _within(post: Post, to: str, what: str) -> bool:
     return post.allow(to, what)
 
 
-def _send(post: Post, om: OrderMail, key: str, address: str, text: str) -> None:
+def _send(post: Post, om: OrderMail, key: str, address: str, text: str,
+          calendar: list[tuple[str, str]] | None = None) -> None:
     """Spool ``text`` to ``address`` in their person thread (opened here when
-    it is not yet), answering ``om`` (the mail ``key``)."""
+    it is not yet), answering ``om`` (the mail ``key``); ``calendar``: the
+    deadline events the answer carries (``_events``: a person-level vacation
+    moved the deadlines of several games)."""
     now = post.clock()
     thread = post.bk.open_person_thread(address, secrets.token_hex(8), now)
     subject = " ".join(word("person", "subject").split())
     refs = [r for r in om.references if r]
     if thread["thread"] and thread["thread"] not in refs:
         refs.insert(0, thread["thread"])
-    msg = post.message(None, address, subject, text, in_reply_to=om.message_id, references=refs)
+    msg = post.message(None, address, subject, text, in_reply_to=om.message_id, references=refs,
+                       calendar=calendar or ())
     mid = person_message_id(person_token(thread["secret"]), post.domain)
     del msg["Message-ID"]
     msg.set_raw(*msg.policy.header_store_parse("Message-ID", mid))
@@ -361,6 +365,7 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
             bk.mark_answered(key, None, post.clock())
             return "processed"
         answers: list[str] = []
+        events: list[tuple[str, str]] = []  # the deadline events the commands moved, one per game
         wants_me = False
         with i18n.speaking(language):
             for line in lines:
@@ -368,7 +373,9 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
                 if cmd is None:
                     answers.append(word("person", "unknown_line", line=line[:60]))
                     near = _nearest_command(line)
-                    if near:  # 'timezon Europe/Madrid': the command it is nearest (a new user's check)
+                    # 'timezon Europe/Madrid': the command it is nearest (a new user's check);
+                    # 'timezone' alone: not "did you mean 'timezone'"
+                    if near and near != line.strip().lower():
                         answers[-1] += " " + word("person", "did_you_mean", command=near)
                     continue
                 if cmd == "me":
@@ -382,7 +389,7 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
                     else:
                         privacy.ask_forget(post, om, f"{key}#forget", address, language=language)
                     continue
-                answers.append(apply(post, store, address, cmd, arrived, report))
+                answers.append(apply(post, store, address, cmd, arrived, report, events))
                 language = person_language(bk, address)  # 'language de': what follows in German
             if not lines:
                 answers.append(word("person", "unknown_line", line=""))
@@ -392,8 +399,8 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
                 now = post.clock()
                 games = _games_data(post, store, address)
                 text = (text + "\n\n" if text else "") + me_text(post, address, games, now)
-            if text:
-                _send(post, om, key, address, text.rstrip("\n") + "\n")
+            if text or events:
+                _send(post, om, key, address, text.rstrip("\n") + "\n", _one_per_event(events))
             else:  # only 'export me' / 'forget me': their own mails went
                 bk.mark_answered(key, None, post.clock())
     report.commands += 1
@@ -417,11 +424,13 @@ def _nearest_command(line: str) -> str | None:
 
 
 def apply(post: Post, store: GameStore, address: str, cmd: str, arrived: datetime | None = None,
-          report: CycleReport | None = None) -> str:
+          report: CycleReport | None = None, events: list[tuple[str, str]] | None = None) -> str:
     """Carry out the person-level command ``cmd`` (``person_command``) of
     ``address`` in all their running games; returns the answer (the language in
     force), which says where the setting now applies.  A wrong value is
-    refused with what is legal, nothing changed."""
+    refused with what is legal, nothing changed.  ``events``: where a
+    ``vacation`` adds the deadline events of the games whose deadline it
+    moved (``_events``), for the answer to carry."""
     bk, now = post.bk, post.clock()
     name, _, arg = cmd.partition(" ")
     if name == "digest":
@@ -431,6 +440,8 @@ def apply(post: Post, store: GameStore, address: str, cmd: str, arrived: datetim
         if value not in CHOICES[name]:
             return word("person", "choice_bad", key=name, asked=arg, choices=" | ".join(CHOICES[name]))
         bk.set_setting(address, name, value, now)
+        if name == "calendar":  # each game's event cancelled (off) or asked again (on) in this answer
+            _calendar_each_game(post, store, address, arrived, report, events)
         if name == "substitute":  # the substitute pool (moderation/pool.py): this thread confirmed the address
             if value == "on":
                 bk.pool_join(address, "*", now)
@@ -461,7 +472,7 @@ def apply(post: Post, store: GameStore, address: str, cmd: str, arrived: datetim
         with i18n.speaking(code):
             return _where(word("person", "language_set", language=i18n.LANGUAGES[code]), applied, kept)
     if name == "vacation":
-        return _vacation(post, store, address, arg, arrived, report)
+        return _vacation(post, store, address, arg, arrived, report, events)
     return word("person", "unknown_line", line=cmd)
 
 
@@ -485,6 +496,77 @@ def _digest(post: Post, address: str, arg: str, now: datetime) -> str:
     zone = post.bk.setting(address, "timezone")
     return " ".join([word("person", "digest_set", value=value),
                      word("person", "digest_when", hour=f"{hour:02d}:00", zone=zone_name(zone) if zone else "")])
+def _events(post: Post, store: GameStore, record: GameRecord, player: Any,
+            events: list[tuple[str, str]] | None) -> None:
+    """Add to ``events`` the deadline events (``calendar.mail_parts``) of
+    ``player``'s move in ``record`` after a person-level command changed it
+    (the same UID, ``SEQUENCE`` one higher, the new DTSTART), and save
+    ``record.calendar``: the person's answer carries them, as a game's own
+    answer does (a breaker's check: the calendar kept the old deadlines)."""
+    if events is None:
+        return
+    import copy
+
+    from .calendar import mail_parts
+
+    sent = copy.deepcopy(record.calendar)
+    parts = mail_parts(post, record, player)
+    if record.calendar != sent:  # only what changed: an event unchanged is in the calendar already
+        events.extend(parts)
+        store.save(record)
+
+
+def _calendar_each_game(post: Post, store: GameStore, address: str, arrived: datetime | None,
+                        report: CycleReport | None, events: list[tuple[str, str]] | None) -> None:
+    """After a person-level ``calendar off|on``: the cancellation (or the
+    request again) of ``address``'s event in each running game (``_events``),
+    for the answer to carry, rather than each game's next mail (a breaker's
+    check: the calendar kept every deadline after ``calendar off``)."""
+    if events is None:
+        return
+    for gid in _running(post, address):
+        try:
+            with store.lock(gid):
+                record = _load(post, store, gid, arrived, report)
+                player = record.player_by_address(address)
+                if player is not None:
+                    _events(post, store, record, player, events)
+        except (StoreError, OSError) as exc:
+            log.warning("person: game %s not changed: %s", gid, exc)
+
+
+def _one_per_event(events: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``events`` with one object per UID, the last (highest ``SEQUENCE``: a
+    mail saying ``vacation 5d`` then ``calendar off`` carries the cancellation
+    only), the requests first (the first is the mail's alternative,
+    ``mail.compose.build_message``; the others attached)."""
+    from ..mail.calendar import uid_of
+
+    last: dict[str, tuple[str, str]] = {}
+    for method, ics in events:
+        uid = uid_of(ics)
+        last.pop(uid, None)  # in the order of the last change
+        last[uid] = (method, ics)
+    kept = list(last.values())
+    return [e for e in kept if e[0] == "REQUEST"] + [e for e in kept if e[0] != "REQUEST"]
+
+
+def _on_vacation(data: dict[str, Any], address: str, now: datetime) -> bool:
+    """Whether ``address``'s seat in the game ``data`` is on vacation at ``now``."""
+    from .deadlines import parse_time
+
+    seat = _seat(data, address)
+    until = parse_time(seat.get("vacation_until")) if seat else None
+    return until is not None and until > now
+
+
+def _seats_zone(games: list[dict[str, Any]], address: str) -> str | None:
+    """The time zone ``address``'s seats in ``games`` were given in those games'
+    own threads, when they name one zone only (else None: UTC); what a person
+    who never set a person-level zone reads their vacation's end in (a
+    breaker's check: it was UTC only)."""
+    zones = {str(s["timezone"]) for s in (_seat(d, address) for d in games) if s and s.get("timezone")}
+    return zones.pop() if len(zones) == 1 else None
 
 
 def _running(post: Post, address: str) -> list[str]:
@@ -521,6 +603,11 @@ def _each_game(post: Post, store: GameStore, address: str, key: str, value: str,
                 if getattr(player, key) != value:
                     setattr(player, key, value)
                     store.save(record)
+                    # the cycle's unsent mails to them in the new zone or language, as a
+                    # game's own command gives them (clock.respeak; a breaker's check)
+                    from .clock import respeak
+
+                    respeak(post, store, record, player)
         except (StoreError, OSError) as exc:
             log.warning("person: game %s not changed: %s", gid, exc)
             continue
@@ -538,7 +625,7 @@ def _where(text: str, applied: list[str], kept: list[str]) -> str:
 
 
 def _vacation(post: Post, store: GameStore, address: str, arg: str, arrived: datetime | None = None,
-              report: CycleReport | None = None) -> str:
+              report: CycleReport | None = None, events: list[tuple[str, str]] | None = None) -> str:
     """A person-level ``vacation 5d`` / ``vacation off``: every running game of
     ``address`` (no vacation under way there), paid from the bank."""
     from .commands import begin_vacation, end_vacation, person_vacation
@@ -559,6 +646,7 @@ def _vacation(post: Post, store: GameStore, address: str, arg: str, arrived: dat
                     if player is None or until is None or until <= now or not person_vacation(post, record, player):
                         continue  # none under way, or a game's own (ended in its own thread)
                     left_over, news = end_vacation(post, store, record, player, count=False)
+                    _events(post, store, record, player, events)
             except (StoreError, OSError) as exc:
                 log.warning("person: game %s not changed: %s", gid, exc)
                 continue
@@ -575,7 +663,11 @@ def _vacation(post: Post, store: GameStore, address: str, arg: str, arrived: dat
     try:
         seconds = parse_duration(arg + "d" if arg.isdigit() else arg)
     except ValueError:
-        return word("clock", "vacation_bad", asked=arg, left=format_duration(b.left))
+        return word("person", "vacation_bad", asked=arg, left=format_duration(b.left))
+    running = [d for d in games if str(d.get("game")) in set(_running(post, address))]
+    on = [str(d.get("game")) for d in running if _on_vacation(d, address, now)]
+    if running and len(on) == len(running):  # 'vacation 5d' twice in one mail: the second finds them all taken
+        return word("person", "vacation_busy_in", games=", ".join(sorted(on)))
     if seconds > b.left:
         return word("person", "vacation_refused", asked=format_duration(seconds), left=format_duration(b.left))
     started, busy, moved = [], [], []
@@ -595,6 +687,7 @@ def _vacation(post: Post, store: GameStore, address: str, arg: str, arrived: dat
                     busy.append(gid)
                     continue
                 news = begin_vacation(post, store, record, player, seconds, count=False)
+                _events(post, store, record, player, events)
         except (StoreError, OSError) as exc:  # an unreadable game file: the others go on
             log.warning("person: game %s not changed: %s", gid, exc)
             continue
@@ -606,7 +699,8 @@ def _vacation(post: Post, store: GameStore, address: str, arg: str, arrived: dat
     bk.add_vacation(address, seconds, started, now)
     b = bank(bk, games, address, now)
     out = [word("person", "vacation_started", days=format_duration(seconds),
-                until=format_when(end, bk.setting(address, "timezone")), left=format_duration(b.left)),
+                until=format_when(end, bk.setting(address, "timezone") or _seats_zone(running, address)),
+                left=format_duration(b.left)),
            word("person", "applies_in", games=", ".join(started))]
     if busy:
         out.append(word("person", "vacation_busy_in", games=", ".join(busy)))

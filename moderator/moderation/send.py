@@ -185,24 +185,28 @@ class Post:
             e.meta.get("answers") == key for e in self.spool.entries())
 
     def reply(self, om: OrderMail, key: str, to: str, game_id: str | None, title: str,
-              message: str, player: ThreadOf | None = None, **extra: Any) -> None:
+              message: str, player: ThreadOf | None = None, calendar: Sequence[tuple[str, str]] = (),
+              **extra: Any) -> bool:
         """Spool the reply ``templates/reply.txt`` (``title``, ``message`` and
         ``extra``: ``quoted`` lines (``{"line", "mark"}``, see ``act.quoted``) and
         ``omitted`` (how many were left out), ``legal``, ``position``,
         ``game_over``, ``deadline``: the line saying when the move is still due) to ``to``, answering ``om`` (the mail ``key``); not beyond
         the per-cycle limit of replies to one address.  To a registered
         ``player`` of ``game_id`` it goes in their thread (``ThreadOf``: their
-        Subject, token and thread); else its Subject names ``title``."""
+        Subject, token and thread); else its Subject names ``title``.
+        ``calendar``: the iCalendar objects of a reply in a player's thread (as
+        ``message``).  Returns whether the reply was spooled (False: over the limit)."""
         ctx = {"game_id": game_id, "title": title, "message": message, "quoted": [], "omitted": 0,
                "legal": [], "unchanged": True, "position": "", "game_over": False, "deadline": "", **extra}
         if not self.allow(to, title):
-            return
+            return False
         if player is not None:
             self.put(self.answer(om, player.game_id, to, player.subject, render("reply.txt", **ctx),
-                                 token=player.token, thread=player.thread), answers=key)
-            return
+                                 token=player.token, thread=player.thread, calendar=calendar), answers=key)
+            return True
         subject = word("notices", "subject", game_id=game_id, title=title).replace("  ", " ")
         self.put(self.answer(om, game_id, to, subject, render("reply.txt", **ctx)), answers=key)
+        return True
 
     def allow(self, to: str, what: str, count_only: bool = False) -> bool:
         """Whether one more answer to ``to`` (``what``: for the log) fits the
