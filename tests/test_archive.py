@@ -129,6 +129,20 @@ EXPECTED = {
         money={"Ann": 168, "Bert": 155, "Bella": 152}, winners=["Ann"],
         bot_moves=66, bots=["Bella", "Bert"], language="en", languages=[None, None, None],
     ),
+    # format 7: the last cancellation of a seat's calendar event; a finished game whose
+    # human player was forgotten (tests/fixtures/make_v7_games.py)
+    "v7-calendar-cancelled": dict(
+        players=["Ann", "Bob", "Bella"], ruleset="first-edition", options=NO_OPTIONS_V2, board="default",
+        phase="play", history=10, turn=7, dividends_paid=0,
+        money={"Ann": 0, "Bob": 0, "Bella": 0}, winners=[],
+        bot_moves=3, bots=["Bella"], language="en", languages=[None, None, None],
+    ),
+    "v7-forgotten-finished": dict(
+        players=["Player 1", "Bella", "Bert"], ruleset="first-edition", options=NO_OPTIONS_V2, board="default",
+        phase="over", history=113, turn=110, dividends_paid=4,
+        money={"Player 1": 167, "Bella": 164, "Bert": 149}, winners=["Player 1"],
+        bot_moves=75, bots=["Bella", "Bert"], language="en", languages=[None, None, None],
+    ),
 }
 
 # format 5's own keys, as the files hold them (what a load must keep)
@@ -359,3 +373,38 @@ def test_the_documented_notation_is_the_module_grammar():
     grammar = notation.__doc__.split("Grammar", 1)[1].split("::", 1)[1].split("\n\n")[1]
     for line in grammar.splitlines():
         assert line.strip() in doc, line
+
+
+# format 7's own key, as the files hold it: seat -> (move, due, sequence, open, cancelled)
+V7_CALENDAR = {
+    "v7-calendar-cancelled": {
+        "Ann": (4, "2026-12-03T18:00:00+00:00", 1, False, {"move": 3, "due": "2026-12-03T16:00:00+00:00", "sequence": 1}),
+        "Bob": (4, "2026-12-03T19:00:00+00:00", 0, True, {"move": 3, "due": "2026-12-03T17:00:00+00:00", "sequence": 1}),
+    },
+    "v7-forgotten-finished": {
+        "Player 1": (38, "2026-12-04T02:00:00+00:00", 1, False,
+                     {"move": 37, "due": "2026-12-04T01:00:00+00:00", "sequence": 1}),
+    },
+}
+
+
+@pytest.mark.parametrize("gid", sorted(V7_CALENDAR))
+def test_format_7_keys_load_and_save_unchanged(gid, tmp_path):
+    """The calendar's last cancellation (``calendar.SEAT.cancelled``) survives a
+    load (with full replay) and a save; the forgotten player's game holds neither
+    their name nor their address, and still replays."""
+    src = FIXTURES / "v7" / f"{gid}.yaml"
+    record = GameStore(src.parent).load(gid, check=True)
+    assert {n: (e["move"], e["due"], e["sequence"], e["open"], e.get("cancelled"))
+            for n, e in record.calendar.items()} == V7_CALENDAR[gid]
+    shutil.copy(src, tmp_path / src.name)
+    store = GameStore(tmp_path)
+    store.save(store.load(gid))
+    again = yaml.safe_load((tmp_path / src.name).read_text(encoding="utf-8"))
+    original = yaml.safe_load(src.read_text(encoding="utf-8"))
+    for key in ("calendar", "players", "settings", "history"):
+        assert again.get(key) == original.get(key), key
+    if gid == "v7-forgotten-finished":
+        text = src.read_text(encoding="utf-8")
+        assert "ann@example.org" not in text.lower() and "Ann" not in text
+        assert [p.address for p in record.players][0] == ""

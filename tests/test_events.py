@@ -190,7 +190,7 @@ def test_the_migrated_events_of_a_frozen_game_are_those_its_replay_emits(path):
 
 
 def test_frozen_format_4_files_exist_for_every_earlier_folder():
-    assert sorted(p.name for p in FIXTURES.iterdir() if p.is_dir()) == ["v1", "v2", "v3", "v4", "v5", "v6"]
+    assert sorted(p.name for p in FIXTURES.iterdir() if p.is_dir()) == ["v1", "v2", "v3", "v4", "v5", "v6", "v7"]
     for path in (FIXTURES / "v4").glob("*.yaml"):
         data = yaml.safe_load(path.read_text())
         assert data["format"] == 4 and all(isinstance(e, dict) and "kind" in e for e in data["log"])

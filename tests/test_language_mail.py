@@ -248,7 +248,7 @@ def test_pbem_new_with_languages(cli_home):
                                        "--player-language", "Bob=English"])
     assert r.exit_code == 0, r.output
     data = yaml.safe_load((cli_home / "games" / "ridge.yaml").read_text(encoding="utf-8"))
-    assert data["format"] == 6
+    assert data["format"] == 7
     assert data["settings"]["language"] == "es"
     assert [(p["name"], p["language"]) for p in data["players"]] == [("Ana", None), ("Bob", "en"), ("Jana", "cs")]
     rec = GameStore(cli_home / "games").load("ridge")
@@ -280,7 +280,7 @@ def test_a_format_2_game_loads_in_english_and_saves_as_format_4(tmp_path):
     rec.players[1].language = "de"
     store.save(rec)
     data = yaml.safe_load((tmp_path / src.name).read_text(encoding="utf-8"))
-    assert data["format"] == 6  # the languages of format 3, the events of format 4
+    assert data["format"] == 7  # the languages of format 3, the events of format 4
     assert data["settings"]["language"] == "en" and data["log"][0]["kind"] == "set_up"
     assert [p["language"] for p in data["players"]] == [None, "de", None]
     again = GameStore(tmp_path).load("v2-deadlines-3p", check=True)

@@ -29,9 +29,9 @@ def _rewrite(path: Path, change) -> None:
 
 
 # ------------------------------------------------------------------ migrations
-def test_format_is_6_and_format_1_migrates_to_it():
-    assert FORMAT == 6
-    assert sorted(MIGRATIONS) == [1, 2, 3, 4, 5]
+def test_format_is_7_and_format_1_migrates_to_it():
+    assert FORMAT == 7
+    assert sorted(MIGRATIONS) == [1, 2, 3, 4, 5, 6]
     data = {"format": 1, "game": "x", "created": "2026-11-30T12:00:00+00:00",
             "options": {"hidden_money": True},
             "players": [{"name": "Ann", "address": "a@example.org", "secret": "abcdefgh"}],
@@ -40,7 +40,7 @@ def test_format_is_6_and_format_1_migrates_to_it():
     assert list(out) == ["format", "game", "created", "options", "players", "settings", "clock",
                          "threads", "notified", "log_length", "reply_to", "game_master", "observers", "digest",
                          "resigned", "resigning", "ended", "gm_log", "history", "state"]
-    assert out["format"] == 6
+    assert out["format"] == 7
     # the operator is the game master, without a secret until `pbem gm GAME secret`
     assert out["game_master"] == {"address": None, "secret": None}
     assert (out["observers"], out["digest"], out["resigned"], out["resigning"], out["ended"], out["gm_log"]) == \
@@ -63,7 +63,7 @@ def test_format_3_to_4_reads_the_log_sentences_into_events_once():
     head = {"format": 3, "players": [{"name": "Ann"}, {"name": "Bob"}], "log_length": 2}
     out = migrate({**head, "log": ["Game set up: 2 players (Ann, Bob), ruleset first-edition.",
                                    "Bob took the face-up KCC share."], "state": {}})
-    assert out["format"] == 6 and out["log_length"] == 2  # then 4 -> 5 -> 6, which change nothing
+    assert out["format"] == 7 and out["log_length"] == 2  # then 4 -> 5 -> 6 -> 7, which change nothing
     assert out["log"] == [{"kind": "set_up", "players": ["Ann", "Bob"], "ruleset": "first-edition"},
                           {"kind": "took_face_up", "player": "Bob", "share": "KCC"}]
     out = migrate({**head, "log": ["Game set up: 2 players (Ann, Bob), ruleset first-edition.",
@@ -80,8 +80,8 @@ def test_format_3_to_4_reads_the_log_sentences_into_events_once():
     ({"format": True}, "unknown format version True"),
     ({"format": 0}, "unknown format version 0"),
     ({"format": -3}, "unknown format version -3"),
-    ({"format": 7}, "written by a newer pbem (format 7); this version reads up to format 6"),
-    ({"format": 17}, "written by a newer pbem (format 17); this version reads up to format 6"),
+    ({"format": 8}, "written by a newer pbem (format 8); this version reads up to format 7"),
+    ({"format": 17}, "written by a newer pbem (format 17); this version reads up to format 7"),
 ])
 def test_migrate_refuses_unknown_missing_and_newer_formats(data, message):
     with pytest.raises(StoreError) as info:
@@ -90,11 +90,11 @@ def test_migrate_refuses_unknown_missing_and_newer_formats(data, message):
 
 
 def test_a_newer_file_is_refused_clearly(games):
-    _rewrite(games / f"{GAME}.yaml", lambda d: d.update(format=7))
+    _rewrite(games / f"{GAME}.yaml", lambda d: d.update(format=8))
     with pytest.raises(StoreError) as info:
         GameStore(games).load(GAME)
     assert str(info.value).endswith(
-        "written by a newer pbem (format 7); this version reads up to format 6")
+        "written by a newer pbem (format 8); this version reads up to format 7")
     assert f"{GAME}.yaml" in str(info.value)
 
 
@@ -105,8 +105,8 @@ def test_a_file_without_a_format_is_refused(games):
 
 
 def test_a_missing_migration_step_is_refused(games, monkeypatch):
-    monkeypatch.setattr(gamefile, "FORMAT", 7)
-    with pytest.raises(StoreError, match="no migration from format 6 to format 7"):
+    monkeypatch.setattr(gamefile, "FORMAT", 8)
+    with pytest.raises(StoreError, match="no migration from format 7 to format 8"):
         GameStore(games).load(GAME)
 
 

@@ -78,7 +78,7 @@ from ..rules.history import History
 from ..rules.notation import parse_action
 from .files import atomic_write, fsync_dir  # noqa: F401 - re-exported: their old import path
 
-FORMAT = 6
+FORMAT = 7
 """The format version this pbem writes and the newest it reads (the ``format`` key)."""
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
@@ -217,7 +217,19 @@ def _v5_to_v6(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-MIGRATIONS: dict[int, Migration] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}
+def _v6_to_v7(data: dict[str, Any]) -> dict[str, Any]:
+    """Format 6 → 7: nothing to convert.  Format 7 adds one optional key a
+    format-6 file has none of: ``calendar.SEAT.cancelled``, the last
+    cancellation of a seat's earlier deadline event, carried again by a mail
+    made in place of unsent ones (absent: nothing to carry again).  The number
+    was raised so that a pbem reading format 6 at most refuses a format-7 file
+    instead of loading it and dropping the key at its next save (a player's
+    calendar would keep a cancelled deadline)."""
+    return data
+
+
+MIGRATIONS: dict[int, Migration] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6,
+                                    6: _v6_to_v7}
 """``{N: function}``: the function turns the mapping of a format-N game file into
 the mapping of format N+1 (it may change the given mapping and return it; ``migrate``
 then sets ``format`` to N+1).  A format change raises ``FORMAT``, adds the step
