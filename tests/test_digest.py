@@ -540,3 +540,31 @@ def test_digest_daily_in_every_language(line, language, expected):
     from moderator.moderation.people import person_command
 
     assert person_command(line, language) == expected
+
+
+def test_a_digest_turned_on_after_its_hour_first_comes_the_next_day(day):
+    """Ann turns her digest off, then on again for 07:00 at 08:05 New York time
+    (12:05 UTC): that day counts as done, so the news held from then on wait
+    for 07:00 the next day instead of coming with the next cycle (a new user's
+    check: the first digest came at once, with one event)."""
+    t = day
+    t.now[0] = START + timedelta(minutes=1)
+    t.reply(t.last[(ANN, "me")], f"Ann <{ANN}>", "digest off")
+    t.cycle()
+    t.now[0] = START + timedelta(minutes=5)
+    t.reply(t.last[(ANN, "me")], f"Ann <{ANN}>", "digest daily 7")
+    t.cycle()
+    assert t.m.bk.setting(ANN, "digest") == "daily 7"
+    assert t.m.bk.digest_day(ANN) == "2026-10-31"  # 08:05 EDT: today's 07:00 is past
+    when = START + timedelta(minutes=10)
+    for _ in range(6):  # an hour and more of play: news held, no digest that day
+        step(t, when)
+        when += timedelta(minutes=15)
+    assert _held_games(t) and t.digests == []
+    # the next day (New York left DST in the night: 07:00 EST is 12:00 UTC) it is due
+    assert digest_mod.due_now(datetime(2026, 11, 1, 11, 59, tzinfo=timezone.utc), "America/New_York", 7,
+                              "2026-10-31") is None
+    assert digest_mod.due_now(datetime(2026, 11, 1, 12, 5, tzinfo=timezone.utc), "America/New_York", 7,
+                              "2026-10-31") == "2026-11-01"
+    step(t, datetime(2026, 11, 1, 12, 5, tzinfo=timezone.utc), frozen=GAMES)
+    assert len(t.digests) == 1

@@ -217,9 +217,16 @@ def test_the_operators_export_and_forget(table):
     r = CliRunner().invoke(pbem.main, ["--config", str(t.cfg), "forget", BJ], catch_exceptions=False)
     assert r.exit_code == 0 and "Nothing changed" in r.output, r.output
     assert t.store.read_data("ridge")["players"][1]["address"] == BJ
-    r = CliRunner().invoke(pbem.main, ["--config", str(t.cfg), "forget", BJ, "--yes"], catch_exceptions=False)
+    at = "2026-11-20T10:00:00+00:00"
+    r = CliRunner().invoke(pbem.main, ["--config", str(t.cfg), "forget", BJ, "--yes", "--now", at],
+                           catch_exceptions=False)
     assert r.exit_code == 0, r.output
     assert "games rewritten: lake, pass, ridge" in r.output
+    assert "now have neutral names" in r.output  # three seats
+    # the resignation in each running game is dated by --now, not by the wall clock
+    for gid in ("ridge", "lake"):
+        entries = [e for e in t.store.read_data(gid)["gm_log"] if e.get("by") == "forget me"]
+        assert entries and {str(e["at"]) for e in entries} == {at}, (gid, entries)
     sent = [m.message for m in t.sink.messages[t.seen:]]
     assert sent and BJ not in [_to(m) for m in sent]  # the others told; nothing to the address
     assert _traces(t, BJ, BJN) == []
@@ -227,6 +234,11 @@ def test_the_operators_export_and_forget(table):
 
     for gid in ("ridge", "lake", "pass"):
         GameStore(t.config.games_dir).load(gid)
+    # an address pbem does not know (now also the forgotten one) is an error, and changes nothing
+    for args in (["export", BJ], ["forget", BJ, "--yes"], ["forget", "nobody@example.org", "--yes"],
+                 ["export", "nobody@example.org", "--now", "2026-12-05T12:00:00Z"]):
+        r = CliRunner().invoke(pbem.main, ["--config", str(t.cfg), *args], catch_exceptions=False)
+        assert r.exit_code == 1 and "is not known here" in r.output, (args, r.output)
 
 
 def test_the_confirmation_words_are_those_of_the_sign_up():

@@ -458,9 +458,10 @@ def test_a_person_level_zone_and_language_apply_to_a_later_game(table):
     t.reply(me, f"Ann <{ANN}>", f"timezone Asia/Tokyo\nlanguage cs\n\nAnn\n\nOn {me['Date']}, UP moderator "
                                 f"wrote:\n{quoted}")
     (answer,) = t.cycle()
-    assert _body(answer) == (
-        "Your time zone is now Asia/Tokyo (it is 2026-11-02 18:00 JST there). It now applies in: lake, pass, "
-        "ridge.\n\nTvůj jazyk je nyní Čeština. Nyní platí v: lake, pass, ridge.\n")
+    assert _body(answer) == (  # 'language cs' first: the whole answer in Czech
+        "Tvůj jazyk je nyní Čeština. Nyní platí v: lake, pass, ridge.\n\n"
+        "Tvoje časové pásmo je nyní Asia/Tokyo (je tam po 2. 11. 2026 18:00 (Asia/Tokyo)). Nyní platí v: lake, "
+        "pass, ridge.\n")
     t.m.create_game("dale", [("Ann", ANN), ("Bob", BOB)], seed=4,
                     settings={"deadline": 86400, "on_missed": "bot", "abandon_after": 9, "grace": 0})
     seats = {p["name"]: p for p in t.store.read_data("dale")["players"]}
@@ -541,3 +542,54 @@ def test_a_median_under_a_minute_is_said_in_seconds():
         ("0 seconds", "42 seconds", "4 hours, 30 minutes")
     with i18n.speaking("de"):
         assert _median_words(42) == "42 Sekunden"
+
+
+def test_a_person_thread_reply_in_the_language_of_a_seat(table):
+    """A reply to the ``me`` answer is read in the languages of the person's
+    seats too, not in the person-level language (or English) alone, and answered
+    in the language it was written in; a ``language`` line anywhere in the mail
+    comes first, so the whole answer is in one language (a new user's checks:
+    Dora of a German game replied ``Sammelmail täglich 7`` to her ``ich`` answer
+    and was told it was no command; three lines with ``language de`` in the
+    middle were answered half in English)."""
+    t = table
+    t.reply(t.last[(BOB, "ridge")], f"Bob <{BOB}>", "language de")
+    t.cycle()
+    t.reply(t.last[(BOB, "ridge")], f"Bob <{BOB}>", "ich")
+    (me,) = t.cycle()
+    t.reply(me, f"Bob <{BOB}>", "Sammelmail täglich 7")
+    (answer,) = [m for m in t.cycle() if _to(m) == BOB]
+    assert t.m.bk.settings_of(BOB) == {"digest": "daily 7"}
+    text = _body(answer)
+    assert "keine Anweisung" not in text and "no command" not in text
+    assert text.startswith("Deine Sammelmail-Einstellung ist jetzt 'daily 7', für all deine Partien. "), text
+    # Ann (English seats) writes three lines, 'language es' in the middle: one Spanish answer
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "me")
+    (ann_me,) = [m for m in t.cycle() if _to(m) == ANN]
+    t.reply(ann_me, f"Ann <{ANN}>", "calendar off\nlanguage es\ndigest daily 7")
+    (answer,) = [m for m in t.cycle() if _to(m) == ANN]
+    assert t.m.bk.settings_of(ANN) == {"calendar": "off", "language": "es", "digest": "daily 7"}
+    text = _body(answer)
+    assert text.startswith("Tu idioma es ahora Español. Ahora se aplica en: lake, pass, ridge.\n\n"
+                           "Tu ajuste de calendario es ahora 'off', para todas tus partidas.\n\n"
+                           "Tu ajuste de resumen es ahora 'daily 7', para todas tus partidas. "), text
+
+
+def test_digest_daily_in_a_games_thread_is_the_persons(table):
+    """``digest daily 7`` written in a game's thread (as the README lists it
+    among the commands) sets the person's daily digest, answered in the person
+    thread, not refused as no order (a new user's check); in German too."""
+    t = table
+    t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "digest daily 7")
+    mails = [m for m in t.cycle() if _to(m) == ANN]
+    assert t.m.bk.settings_of(ANN) == {"digest": "daily 7"}
+    (answer,) = [m for m in mails if ".pbem-me@" in m["Message-ID"]]
+    assert _body(answer).startswith("Your digest setting is now 'daily 7', for all your games. ")
+    assert not any("not understood" in _body(m) for m in mails)
+    t.reply(t.last[(BOB, "ridge")], f"Bob <{BOB}>", "language de")
+    t.cycle()
+    t.reply(t.last[(BOB, "ridge")], f"Bob <{BOB}>", "Sammelmail täglich")
+    mails = [m for m in t.cycle() if _to(m) == BOB]
+    assert t.m.bk.settings_of(BOB) == {"digest": "daily"}
+    (answer,) = [m for m in mails if ".pbem-me@" in m["Message-ID"]]
+    assert _body(answer).startswith("Deine Sammelmail-Einstellung ist jetzt 'daily', für all deine Partien. ")

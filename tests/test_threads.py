@@ -194,6 +194,9 @@ def test_forged_in_reply_to_from_a_stranger_is_ignored_and_the_player_warned(tab
     (warning,) = table.sent()
     assert str(warning["To"]).lower() == "ben.carter@gmail.com"
     assert first_line(warning) == "Union Pacific, game ridge: a mail in your name was refused"
+    # the forger's address is not shown whole (it may be another player's): its first letter and domain
+    text = warning.get_body(preferencelist=("plain",)).get_content()
+    assert "mallory" not in text and "from\nthe address m…@evil.example, which" in text
 
 
 def test_another_players_token_does_not_authenticate(table):

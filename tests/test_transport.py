@@ -603,7 +603,7 @@ def test_config_opens_imap_and_smtp(tmp_path, monkeypatch, dovecot, smtp_sink):
      "imap.password: unknown key (known: host, port, security, username, password_env, "
      "mailbox, processed, ignored, timeout, password_file, ca_file, auth)"),
     ("smpt: {host: h}\n",
-     "smpt: unknown key (known: moderator, games_dir, imap, smtp, maildir, spool_dir, operator, outage_after, max_size, max_replies_per_sender, archive, oauth)"),
+     "smpt: unknown key (known: moderator, games_dir, imap, smtp, maildir, spool_dir, operator, outage_after, max_size, max_replies_per_sender, archive, oauth, unsubscribe_url)"),
     ("smtp: {host: h, port: 70000}\n", "smtp.port: must be a port number 1-65535, not 70000"),
     ("smtp: {host: h, port: '465'}\n", "smtp.port: must be a port number 1-65535, not '465'"),
     ("smtp: {host: h, timeout: 0}\n", "smtp.timeout: must be a positive number, not 0"),

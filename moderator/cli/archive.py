@@ -69,21 +69,32 @@ def archive(ctx, out, force):
     sys.exit(0 if _archive(ctx, out, force) else 1)
 
 
-def _person_export(ctx, address):
-    """The JSON of ``pbem export ADDRESS`` (``privacy.export_data``)."""
+def _person_export(ctx, address, now=None):
+    """The JSON of ``pbem export ADDRESS`` (``privacy.export_data``) at ``now``
+    (``--now``; the wall clock when None); an address pbem does not know is an
+    error (exit 1)."""
     from datetime import datetime, timezone
 
+    from moderator.mail.read import canonical_address
     from moderator.moderation.privacy import export_data, export_json
+
     from moderator.store.bookkeeping import Bookkeeping, BookkeepingError
     from moderator.store.gamefile import GameStore
+
+    from .operator import known
 
     config = _config(ctx, passwords=False)
     exists = (config.spool_dir / "pbem.sqlite3").exists()
     try:
         with Bookkeeping.in_spool(config.spool_dir, readonly=exists, legacy=None) as bk:
-            return export_json(export_data(bk, GameStore(config.games_dir), address, datetime.now(timezone.utc)))
+            data = export_data(bk, GameStore(config.games_dir), canonical_address(address),
+                               _timestamp(now) if now is not None else datetime.now(timezone.utc))
     except BookkeepingError as exc:
         raise click.ClickException(str(exc)) from None
+    if not known(data):
+        raise click.ClickException(f"{canonical_address(address)} is not known here: no seat, no registration, "
+                                   "no setting")
+    return export_json(data)
 
 
 @click.command()
@@ -93,8 +104,11 @@ def _person_export(ctx, address):
               help="Keep addresses, secrets, hands and decks (the file as pbem keeps it).")
 @click.option("--out", "out", type=click.Path(dir_okay=False, writable=True), default=None,
               metavar="FILE", help="Write to FILE instead of the standard output.")
+@click.option("--now", "now", default=None, metavar="TIMESTAMP",
+              help="With an ADDRESS: the export's time (ISO 8601; UTC when no offset), as for games run with "
+                   "`pbem run --now`.")
 @click.pass_context
-def export(ctx, game, fmt, with_secrets, out):
+def export(ctx, game, fmt, with_secrets, out, now):
     """Print GAME as one self-contained file in the game-file format
     (docs/game-file.md); without --with-secrets, addresses, secrets and every
     hidden card are removed (see docs/archive.md).  Given an ADDRESS (it has an
@@ -103,7 +117,7 @@ def export(ctx, game, fmt, with_secrets, out):
     from moderator.store.gamefile import GameStore, StoreError
 
     if "@" in game:  # an ADDRESS: that person's data across games (moderation/privacy.py)
-        text = _person_export(ctx, game)
+        text = _person_export(ctx, game, now)
         if out is None:
             click.echo(text, nl=False)
         else:

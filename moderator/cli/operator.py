@@ -175,14 +175,18 @@ def restore(ctx, game):
 @click.command()
 @click.argument("game")
 @click.option("--yes", is_flag=True, help="With an ADDRESS: forget it (without it, only say what would go).")
+@click.option("--now", "now", default=None, metavar="TIMESTAMP",
+              help="With an ADDRESS: as if it were TIMESTAMP (ISO 8601; UTC when no offset), as for games run "
+                   "with `pbem run --now`.")
 @click.pass_context
-def forget(ctx, game, yes):
+def forget(ctx, game, yes, now):
     """Forget GAME, whose file was removed on purpose (its mail then goes to no
     game); or, given an ADDRESS (it has an @), forget that person everywhere:
     registry, game files (a neutral seat name), bookkeeping, spool (with --yes;
-    docs/operations.md, "A person's own data")."""
+    docs/operations.md, "A person's own data"); an address pbem does not know
+    is an error (exit 1)."""
     if "@" in game:
-        _forget_person(ctx, game, yes)
+        _forget_person(ctx, game, yes, now)
         return
     from moderator.admin import forget as drop
 
@@ -190,22 +194,36 @@ def forget(ctx, game, yes):
     click.echo(f"Game {game} forgotten: mail for it is now mail for no game.")
 
 
+def known(data: dict) -> bool:
+    """Whether the export ``data`` of an address (``privacy.export_data``) shows
+    pbem knows it at all: a seat, a registration, a setting, a vacation ledger
+    entry, the substitute pool, a record."""
+    return bool(data.get("seats") or data.get("name") or data.get("settings") or data.get("overrides")
+                or data.get("vacation_ledger") or data.get("pool") or data.get("press"))
+
+
 def _raise(exc):
     """Raise ``exc`` again (for ``_admin`` to word it)."""
     raise exc
 
 
-def _forget_person(ctx, address, yes):
+def _forget_person(ctx, address, yes, now=None):
     from moderator.mail.read import canonical_address
     from moderator.moderation.cycle import Moderator, Unsent
     from moderator.moderation.privacy import export_data
 
+    from . import _clock
+
     config = _config(ctx)
     address = canonical_address(address)
-    m = Moderator(config)
+    m = Moderator(config, **_clock(now))
     try:
         data = export_data(m.bk, m.store, address, m.clock())
+        if not known(data):
+            raise click.ClickException(f"{address} is not known here: no seat, no registration, no setting; "
+                                       "nothing changed")
         seats = ", ".join(f"{s['seat']} in {s['game']}" for s in data["seats"]) or "no seat"
+        n_seats = len(data["seats"])
         if not yes:
             click.echo(f"{address}: {seats}; registered: {'yes' if data['name'] else 'no'}. Nothing changed; "
                        f"`pbem forget {address} --yes` forgets them.")
@@ -221,7 +239,8 @@ def _forget_person(ctx, address, yes):
             raise click.ClickException(f"a cycle holds {config.spool_dir / 'cycle.lock'}; try again later") from None
         except Exception as exc:  # noqa: BLE001 - worded as the other operator commands word theirs
             games = _admin(lambda: _raise(exc))
-        click.echo(f"{address} forgotten: {seats} now have neutral names; games rewritten: "
+        click.echo(f"{address} forgotten: {seats} now {'has' if n_seats == 1 else 'have'} neutral names; "
+                   "games rewritten: "
                    f"{', '.join(games) or 'none'}. Nothing was mailed to the address.")
     finally:
         m.close()

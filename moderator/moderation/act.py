@@ -47,6 +47,19 @@ _IGNORED = {
 """The log line of each ``Ignore`` reason (for the operator's log, not for players)."""
 
 
+
+def hidden_address(address: str | None) -> str:
+    """``address`` as a player may read it of someone else: the first letter of
+    its local part and its domain (``c…@example.net``), so that a player who
+    wrote from another address of theirs knows it, and nobody learns another's
+    address (a new user's check: the notice of a mail in Bob's name showed the
+    address of Cy, a player of another game)."""
+    text = str(address or "")
+    local, at, domain = text.rpartition("@")
+    if not at:
+        return "…"
+    return f"{local[:1]}…@{domain}"
+
 def act(v: Verdict, om: OrderMail, post: Post, store: GameStore, report: CycleReport,
         record: GameRecord | None = None) -> str:
     """Carry out verdict ``v`` on mail ``om``; ``record`` is the mail's game (loaded
@@ -79,7 +92,7 @@ def _ignore(v: Ignore, om: OrderMail, post: Post, store: GameStore, report: Cycl
             return
         thread = thread_of(record, named)
         with i18n.speaking(record.language_of(named)):
-            text = render("notice.txt", game_id=record.id, sender=v.sender)
+            text = render("notice.txt", game_id=record.id, sender=hidden_address(v.sender))
             post.put(post.message(record.id, named.address, thread.subject, text, in_reply_to=thread.thread,
                                   references=[thread.thread or ""], token=thread.token), answers=v.reply_key)
 
@@ -387,7 +400,14 @@ def _commands(v: Duplicate | Refuse | Apply | Answer, om: OrderMail, post: Post,
     """Answer the verdict's commands once (keyed ``MID#commands``)."""
     if v.commands:
         votes = tuple(c for c in v.commands if proposals.is_proposal(c))  # proposals.py's, not commands'
-        rest = tuple(c for c in v.commands if c not in votes and c not in ("me", "export me", "forget me"))
+        daily = [c for c in v.commands if c.startswith("digest daily")]
+        rest = tuple(c for c in v.commands if c not in votes and c not in ("me", "export me", "forget me")
+                     and c not in daily)
+        if daily:  # the daily digest is the person's, across their games (people.py): answered in the person thread
+            from . import people
+
+            people.answer_daily(post, store, om, v.commands_key + "#daily", record.player_by_name(v.player).address,
+                                daily[-1], held=record)
         for own in ("export me", "forget me"):  # the person's own data, across their games (privacy.py)
             if own in v.commands:
                 from . import privacy

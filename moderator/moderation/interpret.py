@@ -111,11 +111,12 @@ def interpret(lines: Iterable[str], board: Board, kinds: Iterable[str] = ()) -> 
     from .seats import seat_command  # resign, digest (the players' seat commands)
     from .ballot import proposal_command  # propose ..., accept, reject (proposals.py)
 
-    from .seats import me_command, privacy_command  # me, export me, forget me: the person (people.py, privacy.py)
+    from .seats import daily_command, me_command, privacy_command  # me, export me, forget me, digest daily:
+    # the person's (people.py, privacy.py)
 
     def seat_or_vote(line: str) -> str | None:
         return seat_command(line) or proposal_command(line) or ("me" if me_command(line) else None) \
-            or privacy_command(line)
+            or privacy_command(line) or daily_command(line)
 
     found = [_line_commands(l, seat_or_vote) for l in lines]  # the command check once per line
     commands = tuple(dict.fromkeys(c for cs in found if cs for c in cs))

@@ -136,6 +136,38 @@ def _games_data(post: Post, store: GameStore, address: str, held: GameRecord | N
     return out
 
 
+def _seat_languages(post: Post, store: GameStore, address: str) -> list[str]:
+    """The languages ``address``'s seats are written to (the seat's
+    ``language``, else its game's ``settings.language``), in the order of the
+    games index, each once: what a reply in the person thread may be written in
+    besides the person-level language and English (a new user's check: Dora of a
+    German game replied ``Sammelmail täglich 7`` to her ``ich`` answer)."""
+    out: list[str] = []
+    for data in _games_data(post, store, address):
+        seat = _seat(data, address) or {}
+        lang = seat.get("language") or (data.get("settings") or {}).get("language")
+        if lang and lang not in out:
+            out.append(str(lang))
+    return out
+
+
+def _read(line: str, languages: list[str]) -> str | None:
+    """``person_command`` of ``line`` in the first of ``languages`` that reads
+    it (each reads English too), or None."""
+    found = _read_in(line, languages)
+    return found[0] if found else None
+
+
+def _read_in(line: str, languages: list[str]) -> tuple[str, str] | None:
+    """``(command, language)``: ``person_command`` of ``line`` and the first of
+    ``languages`` that reads it (each reads English too), or None."""
+    for lang in dict.fromkeys(languages):
+        cmd = person_command(line, lang)
+        if cmd is not None:
+            return cmd, lang
+    return None
+
+
 def _seat(data: dict[str, Any], address: str) -> dict[str, Any] | None:
     for p in data.get("players") or []:
         if p.get("address") and canonical_address(str(p["address"])) == address:
@@ -298,6 +330,25 @@ def answer_me(post: Post, store: GameStore, om: OrderMail, key: str, address: st
         _send(post, om, key, address, me_text(post, address, games, now))
 
 
+def answer_daily(post: Post, store: GameStore, om: OrderMail, key: str, address: str, command: str,
+                 held: GameRecord | None = None) -> None:
+    """``digest daily [H]`` written in a game's thread (``seats.daily_command``):
+    the daily digest is one mail across the person's games, so it is set as the
+    person thread sets it (``_digest``) and answered there, in the person's
+    language (a new user's check: it was refused as no order).  ``held``: the
+    game whose lock the caller holds.  Rate-limited as ``me`` is."""
+    address = canonical_address(address)
+    if not post.daily(f"person:{address}", PER_ADDRESS_PER_DAY) or not post.allow(address, "digest"):
+        return
+    now = post.clock()
+    register(post, address, _games_data(post, store, address, held), now)
+    seat = held.player_by_address(address) if held is not None else None
+    here = held.language_of(seat) if seat is not None else None
+    with i18n.speaking(person_language(post.bk, address, here)):
+        text = _digest(post, address, command[len("digest "):], now, store)
+        _send(post, om, key, address, text.rstrip("\n") + "\n")
+
+
 def is_person_mail(om: OrderMail, bk: Any) -> bool:
     """Whether ``om`` is a reply in its sender's person thread: one of its
     In-Reply-To/References carries the token of the sender's person secret."""
@@ -358,8 +409,12 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
     if post.answered(key):
         return "processed"
     address = canonical_address(om.sender)
-    language = person_language(bk, address)
+    seat_languages = _seat_languages(post, store, address)
+    here = seat_languages[0] if len(seat_languages) == 1 else None
+    language = person_language(bk, address, here)
     lines = [l for l, k in zip(om.lines, om.kinds or ["text"] * len(om.lines)) if k == "text"]
+    # 'language de' first, wherever it stands: the whole answer is then in one language (a new user's check)
+    lines.sort(key=lambda l: (_read(l, [language, *seat_languages]) or "").split()[:1] != ["language"])
     with bk.transaction():
         if not _within(post, address, "person"):
             bk.mark_answered(key, None, post.clock())
@@ -367,9 +422,12 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
         answers: list[str] = []
         events: list[tuple[str, str]] = []  # the deadline events the commands moved, one per game
         wants_me = False
-        with i18n.speaking(language):
-            for line in lines:
-                cmd = person_command(line, language)
+        for line in lines:
+            found = _read_in(line, [language, *seat_languages])
+            if found and found[1] != language and bk.setting(address, "language") is None:
+                language = found[1]  # 'Sammelmail täglich 7': answered in German, the language it was written in
+            cmd = found[0] if found else None
+            with i18n.speaking(language):
                 if cmd is None:
                     answers.append(word("person", "unknown_line", line=line[:60]))
                     near = _nearest_command(line)
@@ -390,8 +448,10 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
                         privacy.ask_forget(post, om, f"{key}#forget", address, language=language)
                     continue
                 answers.append(apply(post, store, address, cmd, arrived, report, events))
-                language = person_language(bk, address)  # 'language de': what follows in German
-            if not lines:
+                if cmd.startswith("language "):  # 'language de': what follows in German
+                    language = person_language(bk, address, here)
+        if not lines:
+            with i18n.speaking(language):
                 answers.append(word("person", "unknown_line", line=""))
         with i18n.speaking(language):
             text = "\n\n".join(answers)
@@ -434,7 +494,7 @@ def apply(post: Post, store: GameStore, address: str, cmd: str, arrived: datetim
     bk, now = post.bk, post.clock()
     name, _, arg = cmd.partition(" ")
     if name == "digest":
-        return _digest(post, address, arg, now)
+        return _digest(post, address, arg, now, store)
     if name in CHOICES:
         value = arg.strip().lower()
         if value not in CHOICES[name]:
@@ -476,11 +536,15 @@ def apply(post: Post, store: GameStore, address: str, cmd: str, arrived: datetim
     return word("person", "unknown_line", line=cmd)
 
 
-def _digest(post: Post, address: str, arg: str, now: datetime) -> str:
+def _digest(post: Post, address: str, arg: str, now: datetime, store: GameStore | None = None) -> str:
     """The person-level ``digest daily [HOUR]`` / ``digest off``
     (``moderation/digest.py``): stored as ``daily`` or ``daily H``; ``off``
-    sends the held status mails with this cycle's mails."""
-    from .digest import DEFAULT_HOUR, parse_hour, release
+    sends the held status mails with this cycle's mails.  Turned on after
+    HOUR o'clock of the person's day, the first digest comes at HOUR the next
+    day (that day is counted as done), not with the next cycle (a new user's
+    check: set at 08:20 for 07:00, the first digest came at 10:05 with one
+    event)."""
+    from .digest import DEFAULT_HOUR, due_now, parse_hour, release
 
     parts = arg.strip().lower().split()
     if parts == ["off"]:
@@ -492,10 +556,34 @@ def _digest(post: Post, address: str, arg: str, now: datetime) -> str:
     if hour is None:
         return word("person", "choice_bad", key="digest", asked=arg, choices="daily | daily 7 | off")
     value = "daily" if len(parts) == 1 else f"daily {hour}"
+    was = post.bk.setting(address, "digest") or "off"
     post.bk.set_setting(address, "digest", value, now)
+    if not was.startswith("daily"):
+        day = due_now(now, _digest_zone(post, store, address), hour, None)
+        if day is not None:
+            post.bk.set_digest_day(address, day, now)
     zone = post.bk.setting(address, "timezone")
     return " ".join([word("person", "digest_set", value=value),
                      word("person", "digest_when", hour=f"{hour:02d}:00", zone=zone_name(zone) if zone else "")])
+
+
+def _digest_zone(post: Post, store: GameStore | None, address: str) -> str:
+    """The zone the digest stage reads ``address``'s day in (``digest._zone``):
+    the person-level ``timezone``, else the first seat's of their games that
+    has one, else ``UTC``."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    zone = post.bk.setting(address, "timezone")
+    if not zone and store is not None:
+        zone = next((str(s["timezone"]) for d in _games_data(post, store, address)
+                     for s in [_seat(d, address)] if s and s.get("timezone")), None)
+    try:
+        ZoneInfo(zone or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        return "UTC"
+    return zone or "UTC"
+
+
 def _events(post: Post, store: GameStore, record: GameRecord, player: Any,
             events: list[tuple[str, str]] | None) -> None:
     """Add to ``events`` the deadline events (``calendar.mail_parts``) of

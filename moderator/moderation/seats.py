@@ -47,6 +47,20 @@ def me_command(line: str) -> bool:
     return line.strip(" .!?:;¿¡？！").lower() in _ME
 
 
+def daily_command(line: str) -> str | None:
+    """``"digest daily"`` or ``"digest daily H"`` when ``line`` is the daily
+    digest's command (in the words of the language in force too: ``resumen
+    diario 7``, ``Sammelmail täglich``, ``souhrn denně``, ``摘要 每天``), written
+    in a game's thread: the digest is the person's, across their games
+    (``people.answer_daily``); else None."""
+    from ..orders.parser import english
+
+    words = english(line).lower().strip(" .!").split()
+    if words[:2] != ["digest", "daily"] or len(words) > 3:
+        return None
+    return " ".join(words)
+
+
 def privacy_command(line: str) -> str | None:
     """``"export me"`` or ``"forget me"`` (a person's own data:
     ``moderation/privacy.py``) when ``line`` is one, in any language; else None."""
