@@ -1126,6 +1126,33 @@ MAIL_PNG_LEVEL = 7
 17.4 KB in 8.3 ms, 8 16.9 KB in 18 ms, 9 16.7 KB in 35 ms (the compression, once
 per position and language, was a tenth of the demo's CPU at level 9); 6 18.0 KB."""
 
+def _mail_area(game: Any, view: dict[str, Any], lay: Layout, key: tuple) -> tuple[bytes, Any]:
+    """The map area of ``mail_map`` (the rows above ``Layout.map_height``, the
+    same in every language: city ids, marks and lines, no words), drawn and
+    compressed once per position (``key``: the trains placed, the companies'
+    letters and home stations) and kept for the board (``_AREAS``): ``(head,
+    compressor)``, the PNG scanlines of those rows fed to a zlib compressor of
+    ``MAIL_PNG_LEVEL`` and what it gave so far.  A copy of the compressor fed the
+    rows below and flushed gives the very bytes of ``zlib.compress`` of all the
+    rows (deflate's output does not depend on how its input is cut without a
+    flush): each language's map compresses only its own rows."""
+    board: Board = game.board
+    kept = _AREAS.get(id(board))
+    if kept is not None and kept[0] is board and kept[1] == key:
+        return kept[2]
+    base = _base_image(game, view, lay, cells=False)
+    area = base.crop((0, 0, lay.width, lay.map_height)).quantize(palette=palette(), dither=Image.Dither.NONE)
+    comp = zlib.compressobj(MAIL_PNG_LEVEL)
+    head = comp.compress(_scanlines(_packed(area), _row_bytes(lay.width)))
+    _AREAS.pop(id(board), None)
+    _AREAS[id(board)] = (board, key, (head, comp))
+    while len(_AREAS) > BASE_CACHE:
+        del _AREAS[next(iter(_AREAS))]
+    return head, comp
+
+
+_AREAS: dict[int, tuple[Board, tuple, tuple[bytes, Any]]] = {}
+
 _MAILS: dict[tuple[int, str], tuple[Board, tuple, bytes]] = {}
 """The last ``mail_map`` of each board and language: ``(id(board), language)
 -> (board, key, PNG)``, its
@@ -1143,7 +1170,9 @@ def mail_map(game: Any) -> bytes:
     50 KB a status mail; the legend's cells and lines were a quarter of the
     PNG).  The same for every reader of a language (only what the public view
     shows); drawn once per position and language (``_MAILS``), without the
-    company cells ``render_map`` draws (``_base_image(cells=False)``)."""
+    company cells ``render_map`` draws (``_base_image(cells=False)``); its map
+    area, the same in every language, drawn and compressed once per position
+    (``_mail_area``)."""
     view = game.public_view()
     board: Board = game.board
     lay = layout(board)
@@ -1153,25 +1182,30 @@ def mail_map(game: Any) -> bytes:
     kept = _MAILS.get(slot)
     if kept is not None and kept[0] is board and kept[1] == key:
         return kept[2]
-    base = _base_image(game, view, lay, cells=False)  # the company cells are not shown
+    area = _mail_area(game, view, lay, key[1:])
     companies = [c["abbr"] for c in view["companies"]]
     top = lay.map_height + CELLS_TOP - _px(6)  # the map and the key
     rows = -(-len(companies) // MAIL_KEY_COLS)
+    # the rows below the map: the legend's key in the language in force, then the companies
     img = Image.new("RGB", (lay.width, top + rows * CELL_H + _px(4)), LEGEND_BACKGROUND)
-    img.paste(base.crop((0, 0, lay.width, top)), (0, 0))
     draw = ImageDraw.Draw(img)
+    _legend(img, draw, lay, view, cells=False)  # its background covers everything below the map
+    draw.rectangle((0, top, img.width, img.height), fill=LEGEND_BACKGROUND)
     cell_w = lay.width // MAIL_KEY_COLS
     for i, abbr in enumerate(companies):
         cx = (i % MAIL_KEY_COLS) * cell_w + _px(14)
         cy = top + (i // MAIL_KEY_COLS) * CELL_H
         _mark(draw, (cx + _px(12), cy + _px(15)), abbr, _px(12))
         _text(img, (cx + _px(32), cy), abbr, LEGEND_SIZE, INK)
-    rows = _scanlines(_packed(img.quantize(palette=palette(), dither=Image.Dither.NONE)), _row_bytes(img.width))
+    below = img.crop((0, lay.map_height, img.width, img.height))
+    rows = _scanlines(_packed(below.quantize(palette=palette(), dither=Image.Dither.NONE)), _row_bytes(img.width))
+    head, comp = area
+    comp = comp.copy()  # the map's rows compressed, then these: zlib.compress(all rows), the same bytes
     out = b"".join([
         b"\x89PNG\r\n\x1a\n",
         _chunk(b"IHDR", struct.pack(">IIBBBBB", img.width, img.height, PALETTE_BITS, 3, 0, 0, 0)),
         _chunk(b"PLTE", bytes(v for c in palette_colours() for v in c)),
-        _chunk(b"IDAT", zlib.compress(rows, MAIL_PNG_LEVEL)),
+        _chunk(b"IDAT", head + comp.compress(rows) + comp.flush()),
         _chunk(b"IEND", b""),
     ])
     _MAILS.pop(slot, None)
