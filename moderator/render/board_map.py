@@ -1126,13 +1126,15 @@ MAIL_PNG_LEVEL = 7
 17.4 KB in 8.3 ms, 8 16.9 KB in 18 ms, 9 16.7 KB in 35 ms (the compression, once
 per position and language, was a tenth of the demo's CPU at level 9); 6 18.0 KB."""
 
-def _mail_area(game: Any, view: dict[str, Any], lay: Layout, key: tuple) -> tuple[bytes, Any]:
+def _mail_area(game: Any, view: dict[str, Any], lay: Layout, key: tuple
+               ) -> tuple[bytes, Any, tuple[str, Image.Image]]:
     """The map area of ``mail_map`` (the rows above ``Layout.map_height``, the
     same in every language: city ids, marks and lines, no words), drawn and
     compressed once per position (``key``: the trains placed, the companies'
     letters and home stations) and kept for the board (``_AREAS``): ``(head,
-    compressor)``, the PNG scanlines of those rows fed to a zlib compressor of
-    ``MAIL_PNG_LEVEL`` and what it gave so far.  A copy of the compressor fed the
+    compressor, (language, base))``, the PNG scanlines of those rows fed to a zlib compressor of
+    ``MAIL_PNG_LEVEL`` and what it gave so far, and the picture they were
+    taken from (``_base_image(cells=False)``, its legend's key in ``language``).  A copy of the compressor fed the
     rows below and flushed gives the very bytes of ``zlib.compress`` of all the
     rows (deflate's output does not depend on how its input is cut without a
     flush): each language's map compresses only its own rows."""
@@ -1145,13 +1147,13 @@ def _mail_area(game: Any, view: dict[str, Any], lay: Layout, key: tuple) -> tupl
     comp = zlib.compressobj(MAIL_PNG_LEVEL)
     head = comp.compress(_scanlines(_packed(area), _row_bytes(lay.width)))
     _AREAS.pop(id(board), None)
-    _AREAS[id(board)] = (board, key, (head, comp))
+    _AREAS[id(board)] = (board, key, (head, comp, (i18n.current(), base)))
     while len(_AREAS) > BASE_CACHE:
         del _AREAS[next(iter(_AREAS))]
-    return head, comp
+    return head, comp, (i18n.current(), base)
 
 
-_AREAS: dict[int, tuple[Board, tuple, tuple[bytes, Any]]] = {}
+_AREAS: dict[int, tuple[Board, tuple, tuple[bytes, Any, tuple[str, Image.Image]]]] = {}
 
 _MAILS: dict[tuple[int, str], tuple[Board, tuple, bytes]] = {}
 """The last ``mail_map`` of each board and language: ``(id(board), language)
@@ -1189,8 +1191,12 @@ def mail_map(game: Any) -> bytes:
     # the rows below the map: the legend's key in the language in force, then the companies
     img = Image.new("RGB", (lay.width, top + rows * CELL_H + _px(4)), LEGEND_BACKGROUND)
     draw = ImageDraw.Draw(img)
-    _legend(img, draw, lay, view, cells=False)  # its background covers everything below the map
-    draw.rectangle((0, top, img.width, img.height), fill=LEGEND_BACKGROUND)
+    head, comp, drawn = area
+    if drawn[0] == key[0]:  # the map area was drawn in this language: its legend's key taken
+        img.paste(drawn[1].crop((0, lay.map_height, lay.width, top)), (0, lay.map_height))
+    else:
+        _legend(img, draw, lay, view, cells=False)  # its background covers everything below the map
+        draw.rectangle((0, top, img.width, img.height), fill=LEGEND_BACKGROUND)
     cell_w = lay.width // MAIL_KEY_COLS
     for i, abbr in enumerate(companies):
         cx = (i % MAIL_KEY_COLS) * cell_w + _px(14)
@@ -1199,7 +1205,6 @@ def mail_map(game: Any) -> bytes:
         _text(img, (cx + _px(32), cy), abbr, LEGEND_SIZE, INK)
     below = img.crop((0, lay.map_height, img.width, img.height))
     rows = _scanlines(_packed(below.quantize(palette=palette(), dither=Image.Dither.NONE)), _row_bytes(img.width))
-    head, comp = area
     comp = comp.copy()  # the map's rows compressed, then these: zlib.compress(all rows), the same bytes
     out = b"".join([
         b"\x89PNG\r\n\x1a\n",
