@@ -18,7 +18,8 @@
 3. ``--code DIR``: the same in another checkout (the code before a change), the
    two run in turn in processes of their own, ``--rounds`` times, so that a busy
    machine slows them alike; the medians and their ratio
-   ``status_mail_vs_code_one`` / ``_mixed``; and ``status_mails_identical``: 1 when
+   ``status_mail_vs_code_one`` / ``_mixed``, and each part's
+   (``status_mail_mail_map_vs_code_one``: the board map alone); and ``status_mails_identical``: 1 when
    every mail of both codes is the same bytes once its Date, Message-IDs,
    Content-IDs and multipart boundaries are masked (``masked``), else 0 and
    the first mail that differs.
@@ -163,6 +164,11 @@ def main(argv: list[str] | None = None) -> int:
             if args.code:
                 print(f"status_mail_cpu_ms_{kind}_code: {med['code']:.2f}")
                 print(f"status_mail_vs_code_{kind}: {med['this'] / med['code']:.3f}")
+                for name in sorted(parts):  # each part against the other code's
+                    here, there = (statistics.median(x["parts"].get(name, 0) for x in results[label, kind])
+                                   for label in ("this", "code"))
+                    print(f"status_mail_{name}_ms_{kind}_code: {there:.2f}")
+                    print(f"status_mail_{name}_vs_code_{kind}: {here / there if there else 0:.3f}")
         if args.code:
             same = True
             for kind in ("one", "mixed"):

@@ -611,7 +611,40 @@ def _mark(draw: ImageDraw.ImageDraw, xy: tuple[float, float], company: str, r: f
     if pts is None:
         _disc(draw, xy, r, fill, outline, width)
     else:
+        _polygon(draw, pts, fill, outline, width)
+
+
+def _polygon(draw: ImageDraw.ImageDraw, pts: list[tuple[float, float]], fill: Colour, outline: Colour,
+             width: int) -> None:
+    """``draw.polygon(pts, fill=fill, outline=outline, width=width)``, the very
+    pixels: for an outline wider than 1 Pillow (``ImageDraw.polygon``) makes a
+    "1" mask of the whole picture to keep the outline inside the fill, a new one
+    for every polygon (a third of a map's drawing was those masks: a train is
+    one); here one mask per picture size is kept (``_polygon_mask``), the
+    polygon's fill drawn on it and taken off again (the same pixels set back to
+    0) after the outline is drawn through it."""
+    if width <= 1 or draw.im is None or draw.palette:
         draw.polygon(pts, fill=fill, outline=outline, width=width)
+        return
+    ink, fill_ink = draw._getink(outline, fill)
+    if fill_ink is not None:
+        draw.draw.draw_polygon(pts, fill_ink, 1)
+    if ink is None or ink == fill_ink:
+        return
+    mask, mask_draw = _polygon_mask(draw.im.size)
+    mask_draw.draw_polygon(pts, 1, 1)
+    try:
+        draw.draw.draw_polygon(pts, ink, 0, width * 2 - 1, mask.im)
+    finally:
+        mask_draw.draw_polygon(pts, 0, 1)
+
+
+@lru_cache(maxsize=4)
+def _polygon_mask(size: tuple[int, int]) -> tuple[Image.Image, Any]:
+    """A "1" picture of ``size``, all 0 between uses, and its core drawing
+    object (``_polygon``)."""
+    mask = Image.new("1", size)
+    return mask, ImageDraw.Draw(mask).draw
 
 
 def _train(draw: ImageDraw.ImageDraw, xy: tuple[float, float], company: str, start: bool = False) -> None:
@@ -773,11 +806,36 @@ def _base_key(game: Any, view: dict[str, Any]) -> tuple:
             tuple((c["abbr"], c["home"], c["value"], c["in_box"]) for c in view["companies"]))
 
 
-def _base_image(game: Any, view: dict[str, Any], lay: Layout) -> Image.Image:
+def _base_image(game: Any, view: dict[str, Any], lay: Layout, cells: bool = True) -> Image.Image:
     """The map as every reader sees it: all but the legend's last lines
     (``_reader_lines``), which say the reader's own shares.  Drawn once per
-    position (``map_image`` keeps it), copied for each reader."""
+    position (``map_image`` keeps it), copied for each reader.  ``cells=False``:
+    without the legend's company cells (their rows left blank; ``mail_map``
+    shows the map and the key alone)."""
     board: Board = game.board
+    homes = {c["home"]: c["abbr"] for c in view["companies"]}
+    layers = _layers(board, lay)
+    if layers is not None:  # the same pixels as below, the position's own marks alone drawn
+        under, starts, discs = layers
+        img = under.copy()  # the lines and the starting spaces
+        draw = ImageDraw.Draw(img)
+        for sid, s in board.sections.items():
+            for co, xy in starts[sid]:
+                _train(draw, xy, co, start=True)
+            row = game.placed.get(sid) or [None] * len(s.spaces)
+            for track, occ, xy in zip(s.spaces, row, lay.slots[sid][len(s.starts):]):
+                if occ is None:
+                    _free_space(draw, xy, track)
+                else:
+                    _train(draw, xy, occ)
+        img.paste(discs[0], (0, 0), discs[1])
+        for cid, xy in lay.cities.items():
+            if cid in homes:
+                _home(draw, xy, homes[cid])
+        for cid, xy in lay.labels.items():
+            _text(img, xy, cid, LABEL_SIZE, INK, halo=BACKGROUND)
+        _legend(img, draw, lay, view, cells)
+        return img
     img = _lines(board, lay).copy()  # the sections' lines, then their spaces
     draw = ImageDraw.Draw(img)
     for sid, s in board.sections.items():
@@ -792,7 +850,6 @@ def _base_image(game: Any, view: dict[str, Any], lay: Layout) -> Image.Image:
                 _train(draw, xy, occ)
 
     # cities: a dot, or the home station's square in its company's colour
-    homes = {c["home"]: c["abbr"] for c in view["companies"]}
     for cid, xy in lay.cities.items():
         if cid in homes:
             _home(draw, xy, homes[cid])
@@ -801,8 +858,79 @@ def _base_image(game: Any, view: dict[str, Any], lay: Layout) -> Image.Image:
     for cid, xy in lay.labels.items():
         _text(img, xy, cid, LABEL_SIZE, INK, halo=BACKGROUND)
 
-    _legend(img, draw, lay, view)
+    _legend(img, draw, lay, view, cells)
     return img
+
+
+Layers = tuple[Image.Image, dict[str, list[tuple[str, tuple[float, float]]]], tuple[Image.Image, Image.Image]]
+
+
+def _layers(board: Board, lay: Layout) -> Layers | None:
+    """What ``_base_image`` draws the same in every position of ``board``, drawn
+    once per board (kept with its layout, ``_LAYERS``): ``(under, starts,
+    discs)``: the background with the sections' lines and the starting spaces
+    (an RGB picture of the whole map), the starting spaces it leaves out (by
+    section: ``(company, centre)``; those near a space of a section drawn
+    before them, drawn in their order), and an overlay of the map area (rows
+    above ``Layout.map_height``: the legend is drawn over the rest), an RGB
+    picture and its "1" mask (1 where it is drawn, else 0): every city's dot.
+    A dot's pixels are of one colour (no antialiasing), so pasting the overlay
+    through its mask gives the very pixels drawing the dots does.  (Not so the
+    labels: their halo's edge is blended with what lies under it.)  The order of drawing
+    changes (the starting spaces before every section's spaces; every dot
+    before the home stations), so this is None, and every mark is drawn in
+    its order, when that could change a pixel: two cities near each other,
+    or a dot a home station's square would not cover."""
+    kept = _LAYERS.get(id(lay))
+    if kept is not None and kept[0] is lay:
+        return kept[1]
+    layers = _make_layers(board, lay)
+    _LAYERS.pop(id(lay), None)
+    _LAYERS[id(lay)] = (lay, layers)
+    while len(_LAYERS) > BASE_CACHE:
+        del _LAYERS[next(iter(_LAYERS))]
+    return layers
+
+
+_LAYERS: dict[int, tuple[Layout, Layers | None]] = {}
+
+
+def _make_layers(board: Board, lay: Layout) -> Layers | None:
+    mark = max(START_R, math.ceil(1.25 * TRAIN_R)) + 3  # what a starting space or train covers at most
+    space = max(FREE_HALF, math.ceil(1.25 * TRAIN_R)) + 3  # a neutral space, free or with a train
+    city = HOME_HALF + 3
+
+    def near(a: tuple[float, float], r: float, b: tuple[float, float], q: float) -> bool:
+        return abs(a[0] - b[0]) <= r + q and abs(a[1] - b[1]) <= r + q
+
+    earlier: list[tuple[float, float, float]] = []  # what the sections drawn so far drew in order
+    kept: dict[str, list[bool]] = {}  # the starting spaces drawn in order (not under), by section
+    for sid, s in board.sections.items():
+        pts = lay.slots[sid]
+        kept[sid] = [any(near(xy, mark, e[:2], e[2]) for e in earlier) for xy in pts[:len(s.starts)]]
+        earlier.extend((*xy, mark) for xy, k in zip(pts, kept[sid]) if k)
+        earlier.extend((*xy, space) for xy in pts[len(s.starts):])
+    cities = list(lay.cities.values())
+    if CITY_R + 2 >= HOME_HALF or any(near(a, city, b, city) for i, a in enumerate(cities)
+                                      for b in cities[i + 1:]):
+        return None
+
+    under = _lines(board, lay).copy()
+    draw = ImageDraw.Draw(under)
+    for sid, s in board.sections.items():
+        for co, xy, k in zip(s.starts, lay.slots[sid], kept[sid]):
+            if not k:
+                _train(draw, xy, co, start=True)
+    area = (lay.width, lay.map_height)
+
+    starts = {sid: [(co, xy) for co, xy, k in zip(s.starts, lay.slots[sid], kept[sid]) if k]
+              for sid, s in board.sections.items()}
+    dots, mask = Image.new("RGB", area, BACKGROUND), Image.new("1", area, 0)
+    for img, ink in ((dots, INK), (mask, 1)):
+        d = ImageDraw.Draw(img)
+        for xy in lay.cities.values():
+            _disc(d, xy, CITY_R, ink, ink, 1)
+    return under, starts, (dots, mask)
 
 
 def _lines(board: Board, lay: Layout) -> Image.Image:
@@ -826,11 +954,13 @@ def _lines(board: Board, lay: Layout) -> Image.Image:
 _LINES: dict[int, tuple[Layout, Image.Image]] = {}
 
 
-def _legend(img: Image.Image, draw: ImageDraw.ImageDraw, lay: Layout, view: dict[str, Any]) -> None:
+def _legend(img: Image.Image, draw: ImageDraw.ImageDraw, lay: Layout, view: dict[str, Any],
+            cells: bool = True) -> None:
     """The legend below the map, in the language in force (``templates/words/
     board.txt``): the key (the free spaces by track type; a train, a starting
     space, a home station), then each company's shape and colour, letters,
-    value in millions, home station and trains left, two companies a row."""
+    value in millions, home station and trains left, two companies a row
+    (``cells=False``: not those)."""
     from .templates import card_text  # track types in the reader's language
     from .words import wording
 
@@ -861,6 +991,8 @@ def _legend(img: Image.Image, draw: ImageDraw.ImageDraw, lay: Layout, view: dict
         x += _px(30) + _text_width(name, SMALL_SIZE) + _px(28)
 
     # the companies: shape and colour, value in millions, home station and trains left
+    if not cells:
+        return
     cols, cell_w = 2, lay.width // 2
     y0 = top + CELLS_TOP
     for i, c in enumerate(view["companies"]):
@@ -994,7 +1126,40 @@ MAIL_PNG_LEVEL = 7
 17.4 KB in 8.3 ms, 8 16.9 KB in 18 ms, 9 16.7 KB in 35 ms (the compression, once
 per position and language, was a tenth of the demo's CPU at level 9); 6 18.0 KB."""
 
-_MAILS: dict[int, tuple[Image.Image, bytes]] = {}
+def _mail_area(game: Any, view: dict[str, Any], lay: Layout, key: tuple
+               ) -> tuple[bytes, Any, tuple[str, Image.Image]]:
+    """The map area of ``mail_map`` (the rows above ``Layout.map_height``, the
+    same in every language: city ids, marks and lines, no words), drawn and
+    compressed once per position (``key``: the trains placed, the companies'
+    letters and home stations) and kept for the board (``_AREAS``): ``(head,
+    compressor, (language, base))``, the PNG scanlines of those rows fed to a zlib compressor of
+    ``MAIL_PNG_LEVEL`` and what it gave so far, and the picture they were
+    taken from (``_base_image(cells=False)``, its legend's key in ``language``).  A copy of the compressor fed the
+    rows below and flushed gives the very bytes of ``zlib.compress`` of all the
+    rows (deflate's output does not depend on how its input is cut without a
+    flush): each language's map compresses only its own rows."""
+    board: Board = game.board
+    kept = _AREAS.get(id(board))
+    if kept is not None and kept[0] is board and kept[1] == key:
+        return kept[2]
+    base = _base_image(game, view, lay, cells=False)
+    area = base.crop((0, 0, lay.width, lay.map_height)).quantize(palette=palette(), dither=Image.Dither.NONE)
+    comp = zlib.compressobj(MAIL_PNG_LEVEL)
+    head = comp.compress(_scanlines(_packed(area), _row_bytes(lay.width)))
+    _AREAS.pop(id(board), None)
+    _AREAS[id(board)] = (board, key, (head, comp, (i18n.current(), base)))
+    while len(_AREAS) > BASE_CACHE:
+        del _AREAS[next(iter(_AREAS))]
+    return head, comp, (i18n.current(), base)
+
+
+_AREAS: dict[int, tuple[Board, tuple, tuple[bytes, Any, tuple[str, Image.Image]]]] = {}
+
+_MAILS: dict[tuple[int, str], tuple[Board, tuple, bytes]] = {}
+"""The last ``mail_map`` of each board and language: ``(id(board), language)
+-> (board, key, PNG)``, its
+key the language in force, the trains placed and the companies' letters and
+home stations (all the picture shows)."""
 
 
 def mail_map(game: Any) -> bytes:
@@ -1006,35 +1171,50 @@ def mail_map(game: Any) -> bytes:
     and text part show right above and below the picture (issue 26: at most
     50 KB a status mail; the legend's cells and lines were a quarter of the
     PNG).  The same for every reader of a language (only what the public view
-    shows); drawn once per position and language (kept with the base image)."""
+    shows); drawn once per position and language (``_MAILS``), without the
+    company cells ``render_map`` draws (``_base_image(cells=False)``); its map
+    area, the same in every language, drawn and compressed once per position
+    (``_mail_area``)."""
     view = game.public_view()
-    lay = layout(game.board)
-    base = _base(game, view, lay)
-    kept = _MAILS.get(id(base))
-    if kept is not None and kept[0] is base:
-        return kept[1]
+    board: Board = game.board
+    lay = layout(board)
+    key = (i18n.current(), tuple((sid, tuple(row)) for sid, row in game.placed.items()),
+           tuple((c["abbr"], c["home"]) for c in view["companies"]))
+    slot = (id(board), key[0])  # one kept per board and language, as ``_base``
+    kept = _MAILS.get(slot)
+    if kept is not None and kept[0] is board and kept[1] == key:
+        return kept[2]
+    area = _mail_area(game, view, lay, key[1:])
     companies = [c["abbr"] for c in view["companies"]]
     top = lay.map_height + CELLS_TOP - _px(6)  # the map and the key
     rows = -(-len(companies) // MAIL_KEY_COLS)
+    # the rows below the map: the legend's key in the language in force, then the companies
     img = Image.new("RGB", (lay.width, top + rows * CELL_H + _px(4)), LEGEND_BACKGROUND)
-    img.paste(base.crop((0, 0, lay.width, top)), (0, 0))
     draw = ImageDraw.Draw(img)
+    head, comp, drawn = area
+    if drawn[0] == key[0]:  # the map area was drawn in this language: its legend's key taken
+        img.paste(drawn[1].crop((0, lay.map_height, lay.width, top)), (0, lay.map_height))
+    else:
+        _legend(img, draw, lay, view, cells=False)  # its background covers everything below the map
+        draw.rectangle((0, top, img.width, img.height), fill=LEGEND_BACKGROUND)
     cell_w = lay.width // MAIL_KEY_COLS
     for i, abbr in enumerate(companies):
         cx = (i % MAIL_KEY_COLS) * cell_w + _px(14)
         cy = top + (i // MAIL_KEY_COLS) * CELL_H
         _mark(draw, (cx + _px(12), cy + _px(15)), abbr, _px(12))
         _text(img, (cx + _px(32), cy), abbr, LEGEND_SIZE, INK)
-    rows = _scanlines(_packed(img.quantize(palette=palette(), dither=Image.Dither.NONE)), _row_bytes(img.width))
+    below = img.crop((0, lay.map_height, img.width, img.height))
+    rows = _scanlines(_packed(below.quantize(palette=palette(), dither=Image.Dither.NONE)), _row_bytes(img.width))
+    comp = comp.copy()  # the map's rows compressed, then these: zlib.compress(all rows), the same bytes
     out = b"".join([
         b"\x89PNG\r\n\x1a\n",
         _chunk(b"IHDR", struct.pack(">IIBBBBB", img.width, img.height, PALETTE_BITS, 3, 0, 0, 0)),
         _chunk(b"PLTE", bytes(v for c in palette_colours() for v in c)),
-        _chunk(b"IDAT", zlib.compress(rows, MAIL_PNG_LEVEL)),
+        _chunk(b"IDAT", head + comp.compress(rows) + comp.flush()),
         _chunk(b"IEND", b""),
     ])
-    _MAILS.pop(id(base), None)
-    _MAILS[id(base)] = (base, out)
+    _MAILS.pop(slot, None)
+    _MAILS[slot] = (board, key, out)
     while len(_MAILS) > BASE_CACHE:
         del _MAILS[next(iter(_MAILS))]
     return out
