@@ -201,7 +201,7 @@ def test_one_digest_a_day_at_her_hour_across_dst_each_event_once(day):
     text = _body(msg)
     html = msg.get_body(preferencelist=("html",)).get_content()  # text and HTML, as every mail
     assert "lake (as Ann):" in html and ANN not in html and BOB not in html
-    assert text.startswith("The news of your games where no move of yours is due, once a day after 18:00 "
+    assert text.startswith("Your daily digest\n\nThe news of your games where no move of yours is due, once a day after 18:00 "
                            "(America/New_York). A move of yours still comes at once, in its game's own mail, "
                            "with your hand.\n\n")
     assert text.endswith("Reply 'digest off' to this mail to get every mail at once again, or 'digest daily 7' "
@@ -568,3 +568,50 @@ def test_a_digest_turned_on_after_its_hour_first_comes_the_next_day(day):
                               "2026-10-31") == "2026-11-01"
     step(t, datetime(2026, 11, 1, 12, 5, tzinfo=timezone.utc), frozen=GAMES)
     assert len(t.digests) == 1
+
+
+def test_the_digest_reads_on_a_phone_in_every_language(day, tmp_path):
+    """The digest's HTML part in each of the five languages, in headless
+    Chromium at 390 and 1280 px, light and dark: nothing beyond the viewport,
+    every game's section there; screenshots (390 px) in
+    ``tests/artifacts/digest/`` to be looked at."""
+    from browser import needs_chromium, run_chromium  # noqa: F401 (the skip when there is no chromium)
+    from test_mail_phone import frame_file, measure
+    import shutil
+
+    if shutil.which("chromium") is None and shutil.which("chromium-browser") is None:
+        pytest.skip("no chromium")
+    t = day
+    step(t, START)  # a round of play: every game has news
+    post = t.m._post()
+    parts = []
+    for gid in GAMES:
+        rec = t.store.load(gid)
+        parts.append((rec, rec.player_by_name(SEAT[gid]), list(rec.game.events[-3:])))
+    mails = {lang: digest_mod.digest_mail(post, ANN, parts, "America/New_York", 18, lang)
+             for lang in ("en", "es", "de", "cs", "zh")}
+    for lang, m in mails.items():
+        html = m.get_body(preferencelist=("html",))
+        assert html is not None, lang
+        text = html.get_content()
+        assert all(gid in text for gid in GAMES), lang
+    artifacts = Path(__file__).parent / "artifacts" / "digest"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    for scheme in ("light", "dark"):
+        sub = tmp_path / scheme
+        sub.mkdir()
+        results = measure(mails, sub, dark=scheme == "dark")
+        for key, r in results.items():
+            width = int(key.split("@")[1])
+            assert "error" not in r, (key, r)
+            assert r["scrollWidth"] <= width and r["tooWide"] == [], (key, r)
+        pages = sub / "shots"
+        pages.mkdir()
+        for lang, m in mails.items():
+            page = pages / frame_file(m, pages, lang)
+            shot = artifacts / f"{lang}-390-{scheme}.png"
+            shot.unlink(missing_ok=True)
+            flags = ["--force-dark-mode"] if scheme == "dark" else []
+            run_chromium("--hide-scrollbars", *flags, f"--screenshot={shot}", "--window-size=390,1200",
+                         page.as_uri(), tmp=tmp_path)
+            assert shot.is_file(), lang

@@ -207,7 +207,8 @@ def digest_mail(post: Post, address: str, parts: list[tuple[GameRecord, Player, 
     ``List-Unsubscribe`` (kind ``digest``).  Returns the ``EmailMessage``."""
     now = post.clock()
     with i18n.speaking(language):
-        lines = [word("person", "digest_intro", hour=f"{hour:02d}:00", zone=zone_name(zone)), ""]
+        lines = [word("person", "digest_title"), "",
+                 word("person", "digest_intro", hour=f"{hour:02d}:00", zone=zone_name(zone)), ""]
         for record, player, events in parts:
             lines += section(record, player, events, zone)
             lines.append("")
