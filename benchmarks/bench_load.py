@@ -712,10 +712,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load_strays_answered_wrongly: {checks['stray_lost'] + checks['stray_doubled']}")
     for p in phases:
         print(f"load_p99_s_at_{p['rate']:g}ps: {p['p99']:.2f}")
-    print(f"load_p50_s_at_1ps: {at1['p50']:.2f}")
-    print(f"load_p90_s_at_1ps: {at1['p90']:.2f}")
-    print(f"load_p99_s_at_1ps: {at1['p99']:.2f}")
-    print(f"load_max_s_at_1ps: {at1['max']:.2f}")
+    first = f"{at1['rate']:g}"  # the lowest rate run: 1/s unless --rates left it out (then named as run)
+    print(f"load_p50_s_at_{first}ps: {at1['p50']:.2f}")
+    print(f"load_p90_s_at_{first}ps: {at1['p90']:.2f}")
+    if at1["rate"] == 1.0:
+        print(f"load_p99_s_at_1ps: {at1['p99']:.2f}")
+    print(f"load_max_s_at_{first}ps: {at1['max']:.2f}")
+    print(f"load_order_slots_without_game: {r['skipped']}")  # > 0: too few games for the rate offered
     print(f"load_throughput_max_per_s: {max(p['throughput'] for p in phases):.2f}")
     print(f"load_cpu_per_order_ms: {cpu_order:.1f}")
     print(f"load_cpu_vs_transport: {cpu_order / raw_cpu:.2f}")
