@@ -566,13 +566,17 @@ def test_a_person_thread_reply_in_the_language_of_a_seat(table):
     # Ann (English seats) writes three lines, 'language es' in the middle: one Spanish answer
     t.reply(t.last[(ANN, "ridge")], f"Ann <{ANN}>", "me")
     (ann_me,) = [m for m in t.cycle() if _to(m) == ANN]
-    t.reply(ann_me, f"Ann <{ANN}>", "calendar off\nlanguage es\ndigest daily 7")
+    t.reply(ann_me, f"Ann <{ANN}>", "calendar off\ndigest daily 7\nlanguage es\ntimezone Europe/Madrid")
     (answer,) = [m for m in t.cycle() if _to(m) == ANN]
-    assert t.m.bk.settings_of(ANN) == {"calendar": "off", "language": "es", "digest": "daily 7"}
+    assert t.m.bk.settings_of(ANN) == {"calendar": "off", "language": "es", "digest": "daily 7",
+                                       "timezone": "Europe/Madrid"}
     text = _body(answer)
     assert text.startswith("Tu idioma es ahora Español. Ahora se aplica en: lake, pass, ridge.\n\n"
-                           "Tu ajuste de calendario es ahora 'off', para todas tus partidas.\n\n"
-                           "Tu ajuste de resumen es ahora 'daily 7', para todas tus partidas. "), text
+                           "Tu zona horaria es ahora Europe/Madrid"), text
+    assert "\n\nTu ajuste de calendario es ahora 'off', para todas tus partidas.\n\n" \
+           "Tu ajuste de resumen es ahora 'daily 7', para todas tus partidas. " in text, text
+    # the digest's sentence names the zone set in the same mail (a line after it)
+    assert "07:00 en tu zona horaria (Europe/Madrid)" in text, text
 
 
 def test_digest_daily_in_a_games_thread_is_the_persons(table):
@@ -586,9 +590,8 @@ def test_digest_daily_in_a_games_thread_is_the_persons(table):
     (answer,) = [m for m in mails if ".pbem-me@" in m["Message-ID"]]
     assert _body(answer).startswith("Your digest setting is now 'daily 7', for all your games. ")
     assert not any("not understood" in _body(m) for m in mails)
-    t.reply(t.last[(BOB, "ridge")], f"Bob <{BOB}>", "language de")
-    t.cycle()
-    t.reply(t.last[(BOB, "ridge")], f"Bob <{BOB}>", "Sammelmail täglich")
+    # 'language de' in the same game-thread mail: the digest's answer in German too
+    t.reply(t.last[(BOB, "ridge")], f"Bob <{BOB}>", "Sammelmail täglich\nlanguage de")
     mails = [m for m in t.cycle() if _to(m) == BOB]
     assert t.m.bk.settings_of(BOB) == {"digest": "daily"}
     (answer,) = [m for m in mails if ".pbem-me@" in m["Message-ID"]]

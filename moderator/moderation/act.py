@@ -403,11 +403,6 @@ def _commands(v: Duplicate | Refuse | Apply | Answer, om: OrderMail, post: Post,
         daily = [c for c in v.commands if c.startswith("digest daily")]
         rest = tuple(c for c in v.commands if c not in votes and c not in ("me", "export me", "forget me")
                      and c not in daily)
-        if daily:  # the daily digest is the person's, across their games (people.py): answered in the person thread
-            from . import people
-
-            people.answer_daily(post, store, om, v.commands_key + "#daily", record.player_by_name(v.player).address,
-                                daily[-1], held=record)
         for own in ("export me", "forget me"):  # the person's own data, across their games (privacy.py)
             if own in v.commands:
                 from . import privacy
@@ -429,6 +424,12 @@ def _commands(v: Duplicate | Refuse | Apply | Answer, om: OrderMail, post: Post,
         if rest:
             commands.answer_commands(post, store, om, v.commands_key, record, record.player_by_name(v.player),
                                      rest, skip_status, rotated)
+        if daily:  # the daily digest is the person's, across their games (people.py): answered in the person
+            # thread, after the game's own commands ('language de' in the same mail: the answer in German)
+            from . import people
+
+            people.answer_daily(post, store, om, v.commands_key + "#daily", record.player_by_name(v.player).address,
+                                daily[-1], held=record)
         if votes:
             proposals.answer(post, store, om, v.commands_key, record, record.player_by_name(v.player), votes)
         report.commands += 1

@@ -414,7 +414,9 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
     language = person_language(bk, address, here)
     lines = [l for l, k in zip(om.lines, om.kinds or ["text"] * len(om.lines)) if k == "text"]
     # 'language de' first, wherever it stands: the whole answer is then in one language (a new user's check)
-    lines.sort(key=lambda l: (_read(l, [language, *seat_languages]) or "").split()[:1] != ["language"])
+    # and 'timezone ZONE' next: what the later answers say (the digest's hour) is in that zone
+    lines.sort(key=lambda l: {"language": 0, "timezone": 1}.get(
+        ((_read(l, [language, *seat_languages]) or "").split() or [""])[0], 2))
     with bk.transaction():
         if not _within(post, address, "person"):
             bk.mark_answered(key, None, post.clock())
