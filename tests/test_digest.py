@@ -28,6 +28,7 @@ from moderator.moderation import deadlines
 from moderator.render.events import english
 from moderator.render.when import format_when
 from moderator.store.gamefile import GameStore
+from browser import needs_chromium
 from phone_game import an_order
 from test_person import ANN, ANN2, BOB, Table, _body, _to
 
@@ -570,17 +571,15 @@ def test_a_digest_turned_on_after_its_hour_first_comes_the_next_day(day):
     assert len(t.digests) == 1
 
 
+@needs_chromium
 def test_the_digest_reads_on_a_phone_in_every_language(day, tmp_path):
     """The digest's HTML part in each of the five languages, in headless
     Chromium at 390 and 1280 px, light and dark: nothing beyond the viewport,
     every game's section there; screenshots (390 px) in
     ``tests/artifacts/digest/`` to be looked at."""
-    from browser import needs_chromium, run_chromium  # noqa: F401 (the skip when there is no chromium)
+    from browser import run_chromium
     from test_mail_phone import frame_file, measure
-    import shutil
 
-    if shutil.which("chromium") is None and shutil.which("chromium-browser") is None:
-        pytest.skip("no chromium")
     t = day
     step(t, START)  # a round of play: every game has news
     post = t.m._post()

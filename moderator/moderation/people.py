@@ -151,13 +151,6 @@ def _seat_languages(post: Post, store: GameStore, address: str) -> list[str]:
     return out
 
 
-def _read(line: str, languages: list[str]) -> str | None:
-    """``person_command`` of ``line`` in the first of ``languages`` that reads
-    it (each reads English too), or None."""
-    found = _read_in(line, languages)
-    return found[0] if found else None
-
-
 def _read_in(line: str, languages: list[str]) -> tuple[str, str] | None:
     """``(command, language)``: ``person_command`` of ``line`` and the first of
     ``languages`` that reads it (each reads English too), or None."""
@@ -416,7 +409,7 @@ def handle(om: OrderMail, key: str, post: Post, store: GameStore, report: CycleR
     # 'language de' first, wherever it stands: the whole answer is then in one language (a new user's check)
     # and 'timezone ZONE' next: what the later answers say (the digest's hour) is in that zone
     lines.sort(key=lambda l: {"language": 0, "timezone": 1}.get(
-        ((_read(l, [language, *seat_languages]) or "").split() or [""])[0], 2))
+        ((_read_in(l, [language, *seat_languages]) or ("",))[0].split() or [""])[0], 2))
     with bk.transaction():
         if not _within(post, address, "person"):
             bk.mark_answered(key, None, post.clock())
