@@ -10,9 +10,9 @@ statistics; ``--no-archive``: the loop without ``--archive DIR``.  The memory ru
 of issue 31: ``--rates R --phase 1800`` with R half the saturation rate.
 
 1. A private Dovecot (IMAP, ``tests/servers.py``) holds the moderator's mailbox;
-   an aiosmtpd server on loopback (``tests/servers.py``'s sink, here with the
-   instant each mail was accepted: the SMTP acceptance the latency ends at) takes
-   its outgoing mail.  (Postfix would put its own queue between the moderator's
+   an aiosmtpd server on loopback in a process of its own (``sink_worker``,
+   keeping the instant each mail was accepted: the SMTP acceptance the latency
+   ends at) takes its outgoing mail.  (Postfix would put its own queue between the moderator's
    acceptance and the measuring point; the moderator's path ends at the SMTP
    server's ``250``.)
 2. ``--games`` running games (default 1,000; ``--quick`` 100) of 2 to 6 seats,
@@ -87,30 +87,85 @@ NAMES = ["Ada", "Brunel", "Cugnot", "Dodge", "Eiffel", "Fulton"]
 
 # ------------------------------------------------------------------ the sink
 class StampedSink:
-    """aiosmtpd on 127.0.0.1 keeping each accepted mail with the instant
-    (``time.time()``) of its ``250``: ``mails`` is a deque of (time, raw)."""
+    """aiosmtpd on 127.0.0.1 in a process of its own (``sink_worker``), keeping
+    each accepted mail with the instant (``time.time()``) of its ``250``:
+    ``mails`` is a deque of (time, raw), filled by a thread reading the
+    worker's pipe.  A process of its own, as a real SMTP server is: in the
+    injector's process its answers waited for the injector's own work (the
+    game files it loads, the built-in player's choices, the mails it reads)
+    under one GIL, and every such wait was counted against the moderator."""
 
     def __init__(self) -> None:
-        from aiosmtpd.controller import Controller
         from servers import LOOPBACK, free_port
 
         self.host, self.port = LOOPBACK, free_port()
         self.mails: deque = deque()
-        sink = self
+        self.proc: subprocess.Popen | None = None
+        self._ready = threading.Event()
 
-        class Handler:
-            async def handle_DATA(self, server, session, envelope):
-                sink.mails.append((time.time(), bytes(envelope.original_content)))
-                return "250 Message accepted for delivery"
+    def _read(self) -> None:
+        import struct
 
-        self.controller = Controller(Handler(), hostname=self.host, port=self.port)
+        out = self.proc.stdout
+        while True:
+            head = out.read(12)
+            if len(head) < 12:
+                return
+            t, n = struct.unpack(">dI", head)
+            if n == 0 and t == 0.0:
+                self._ready.set()
+                continue
+            self.mails.append((t, out.read(n)))
 
     def __enter__(self):
-        self.controller.start()
+        self.proc = subprocess.Popen([sys.executable, __file__, "--sink-worker", f"{self.host}:{self.port}"],
+                                     stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        threading.Thread(target=self._read, daemon=True).start()
+        if not self._ready.wait(30):
+            self.proc.kill()
+            raise SystemExit("the SMTP sink did not start")
         return self
 
     def __exit__(self, *exc) -> None:
-        self.controller.stop()
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def sink_worker(where: str) -> int:
+    """In a process of its own: an aiosmtpd server on ``HOST:PORT`` writing each
+    accepted mail to standard output as ``>dI`` (the instant of its ``250``,
+    its length) and its bytes; a first record ``(0.0, 0)`` once it listens.
+    Stops on SIGTERM."""
+    import struct
+
+    from aiosmtpd.controller import Controller
+
+    host, _, port = where.rpartition(":")
+    out = sys.stdout.buffer
+    lock = threading.Lock()
+
+    class Handler:
+        async def handle_DATA(self, server, session, envelope):
+            raw = bytes(envelope.original_content)
+            with lock:
+                out.write(struct.pack(">dI", time.time(), len(raw)) + raw)
+                out.flush()
+            return "250 Message accepted for delivery"
+
+    controller = Controller(Handler(), hostname=host, port=int(port))
+    controller.start()
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with lock:
+        out.write(struct.pack(">dI", 0.0, 0))
+        out.flush()
+    stop.wait()
+    controller.stop()
+    return 0
 
 
 # ------------------------------------------------------------------ the games
@@ -202,10 +257,13 @@ class Stray:
     answers: int = 0
 
 
-def reply(original: EmailMessage, name: str, address: str, lines: list[str], moderator: str,
+def reply(original: EmailMessage | bytes, name: str, address: str, lines: list[str], moderator: str,
           n: int) -> EmailMessage:
     """A reply to ``original`` with ``lines`` on top of the quoted text, as a
-    mail client writes it (``moderator.demo.Bot.reply``'s form)."""
+    mail client writes it (``moderator.demo.Bot.reply``'s form); ``original``
+    may be its bytes."""
+    if isinstance(original, bytes):
+        original = HEADERS.parsebytes(original)
     msg = EmailMessage(policy=policy.default)
     msg["From"] = f"{name} <{address}>"
     msg["To"] = moderator
@@ -257,7 +315,7 @@ class Injector:
         ended = len(self.cycles)  # lines printed after their cycle's mails, all in the sink now
         while self.sink.mails:
             t, raw = self.sink.mails.popleft()
-            msg = HEADERS.parsebytes(raw)
+            msg = HEADERS.parsebytes(raw, headersonly=True)  # the body only for an order's answer
             mid = str(msg["Message-ID"] or "")
             self.seen_ids[mid] = self.seen_ids.get(mid, 0) + 1
             irt = str(msg["In-Reply-To"] or "").strip()
@@ -268,13 +326,13 @@ class Injector:
             to = msg["To"].addresses[0].addr_spec if msg["To"] and msg["To"].addresses else ""
             gid = game_of(mid)
             if to in self.address_of:
-                self.latest[to] = msg
+                self.latest[to] = raw  # parsed whole only when replied to (``reply``)
             order = self.in_flight.get(gid) if gid else None
             if order is not None and t >= order.t0:
                 order.mails.append((t, raw if len(self.orders) <= 400 else b""))
                 if irt == order.message_id:
                     order.answered = t
-                    body = msg.get_body(("plain",))
+                    body = HEADERS.parsebytes(raw).get_body(("plain",))
                     first = (body.get_content() if body else "").partition("\n")[0]
                     order.refused = "order refused" in first or "refused" in str(msg["Subject"])
         for _ in range(ended):
@@ -676,11 +734,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", metavar="FILE", help="write the loop process's cProfile statistics to FILE "
                     "(read with python -m pstats FILE)")
     ap.add_argument("--transport-worker", help=argparse.SUPPRESS)
+    ap.add_argument("--sink-worker", help=argparse.SUPPRESS)
     if argv is None and sys.argv[1:2] == ["--profile-worker"]:
         return profile_worker(sys.argv[2], sys.argv[3:])
     args = ap.parse_args(argv)
     if args.transport_worker:
         return transport_worker(args.transport_worker)
+    if args.sink_worker:
+        return sink_worker(args.sink_worker)
     if args.quick:
         args.games, args.rates, args.phase = min(args.games, 100), "1,2,4,8", 20.0
     args.rates = [float(r) for r in str(args.rates).split(",") if r.strip()]
