@@ -12,9 +12,9 @@ of issue 31: ``--rates R --phase 1800`` with R half the saturation rate.
 1. A private Dovecot (IMAP, ``tests/servers.py``) holds the moderator's mailbox;
    an aiosmtpd server on loopback in a process of its own (``sink_worker``,
    keeping the instant each mail was accepted: the SMTP acceptance the latency
-   ends at) takes its outgoing mail.  (Postfix would put its own queue between the moderator's
-   acceptance and the measuring point; the moderator's path ends at the SMTP
-   server's ``250``.)
+   ends at) takes its outgoing mail.  (Postfix would put its own queue between
+   the moderator's acceptance and the measuring point; the moderator's path
+   ends at the SMTP server's ``250``.)
 2. ``--games`` running games (default 1,000; ``--quick`` 100) of 2 to 6 seats,
    a tenth with a seat of the built-in player and a tenth finished, at every
    stage (from the initial investments to late in play: each played for a
@@ -62,6 +62,7 @@ import os
 import random
 import signal
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -104,15 +105,13 @@ class StampedSink:
         self._ready = threading.Event()
 
     def _read(self) -> None:
-        import struct
-
         out = self.proc.stdout
         while True:
             head = out.read(12)
             if len(head) < 12:
                 return
             t, n = struct.unpack(">dI", head)
-            if n == 0 and t == 0.0:
+            if n == 0:  # the worker listens (no mail is empty)
                 self._ready.set()
                 continue
             self.mails.append((t, out.read(n)))
@@ -140,8 +139,6 @@ def sink_worker(where: str) -> int:
     accepted mail to standard output as ``>dI`` (the instant of its ``250``,
     its length) and its bytes; a first record ``(0.0, 0)`` once it listens.
     Stops on SIGTERM."""
-    import struct
-
     from aiosmtpd.controller import Controller
 
     host, _, port = where.rpartition(":")
